@@ -1,0 +1,1 @@
+"""Core-internal plugins (``DEFAULT_PLUGINS``), registered exactly like third-party ones."""

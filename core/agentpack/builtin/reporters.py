@@ -1,0 +1,31 @@
+"""The built-in reporters: text, json, junit, sarif, github, html."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from .. import hookimpl
+from ..registry import Reporter
+
+BUILTIN = (
+    ("text", "findings and results for people", "text", ".txt"),
+    ("json", "the versioned JSON envelope (schema_version 1)", "jsonfmt", ".json"),
+    ("junit", "JUnit XML for CI test tabs", "junit", ".xml"),
+    ("sarif", "SARIF 2.1.0 for code scanning", "sarif", ".sarif"),
+    ("github", "GitHub Actions annotations", "github", ".txt"),
+    ("html", "a self-contained HTML report", "html", ".html"),
+)
+
+
+def _lazy(module: str) -> Callable:
+    def render(report):
+        return importlib.import_module(f"agentpack.reporters.{module}").render(report)
+
+    return render
+
+
+@hookimpl
+def agentpack_register_reporters(register):
+    for name, description, module, suffix in BUILTIN:
+        register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix))

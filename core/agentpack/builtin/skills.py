@@ -1,0 +1,73 @@
+"""The base format every other builds on: an Agent Skill directory (``SKILL.md``).
+
+Claims a directory with a SKILL.md at low confidence, so a format that extends
+skills (expert packs, deterministic skills) wins when its plugin is installed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import hookimpl
+from ..registry import FormatInfo
+from ..skillmd import find_skill_md
+
+FORMAT = "agent-skill"
+
+
+def _skill_dir(path: Path) -> Path | None:
+    if path.is_file() and path.name in ("SKILL.md", "skill.md"):
+        return path.parent
+    if path.is_dir() and find_skill_md(path):
+        return path
+    return None
+
+
+@hookimpl
+def agentpack_register_formats(register):
+    register(FormatInfo(name=FORMAT, title="Agent Skill",
+                        description="a directory with a SKILL.md (Agent Skills specification)"))
+
+
+@hookimpl
+def agentpack_detect(path):
+    from ..models import Detection
+
+    if _skill_dir(path) is not None:
+        return Detection(format=FORMAT, confidence=0.1, reason="has SKILL.md")
+    return None
+
+
+@hookimpl
+def agentpack_load(path, format):
+    if format != FORMAT:
+        return None
+    from ..errors import PackError
+    from ..models import Pack
+
+    directory = _skill_dir(path)
+    if directory is None:
+        raise PackError("not an Agent Skill directory: no SKILL.md", file=str(path))
+    return Pack(path=path, root=directory, format=FORMAT, name=directory.name)
+
+
+@hookimpl
+def agentpack_validate(pack, strict):
+    """SKILL.md rules for every pack whose root holds a SKILL.md, whatever its format."""
+    if find_skill_md(pack.root) is None:
+        return None if pack.format != FORMAT else _missing(pack)
+    from ..skillmd import validate_skill_dir
+
+    _, findings = validate_skill_dir(pack.root, display=_display(pack))
+    return findings
+
+
+def _display(pack) -> str:
+    md = find_skill_md(pack.root)
+    return str(md) if md else str(pack.root)
+
+
+def _missing(pack):
+    from ..models import Finding
+
+    return [Finding.error("SKL001", "missing required file SKILL.md", file=str(pack.root))]

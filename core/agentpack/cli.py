@@ -1,0 +1,419 @@
+"""The ``agentpack`` command line. Plugins add command groups through ``agentpack_register_commands``.
+
+Exit codes: 0 ok; 1 ran and found problems; 2 usage, configuration or I/O
+error; 3 internal error or plugin crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+SUFFIX_REPORTERS = {".html": "html", ".htm": "html", ".xml": "junit", ".json": "json", ".sarif": "sarif",
+                    ".txt": "text"}
+
+
+def host():
+    from .plugins import get_host
+
+    return get_host()
+
+
+# -- shared options -------------------------------------------------------------------
+def _complete_reporters(ctx, param, incomplete):
+    try:
+        return [name for name in sorted(host().reporters()) if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
+def output_option(default: str = "text"):
+    """``-o/--output NAME`` (any registered reporter) and ``--json`` as an alias of ``-o json``."""
+
+    def decorate(f):
+        f = click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")(f)
+        return click.option("-o", "--output", default=default, show_default=True, metavar="FORMAT",
+                            shell_complete=_complete_reporters,
+                            help="Output format: text, json, junit, sarif, github, html, or a plugin's.")(f)
+
+    return decorate
+
+
+def emit_report(report, output: str, as_json: bool, report_file: str | None = None) -> None:
+    """Render ``report`` to stdout with the chosen reporter, and to ``report_file`` if given."""
+    from .fsutil import atomic_write_text
+
+    h = host()
+    name = "json" if as_json else output
+    report.tool.version = __version__
+    click.echo(h.reporter(name).render(report), nl=False)
+    if report_file:
+        path = Path(report_file)
+        reporter = h.reporter(SUFFIX_REPORTERS.get(path.suffix.lower(), "json"))
+        atomic_write_text(path, reporter.render(report))
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+# -- the group --------------------------------------------------------------------------------
+class AgentpackGroup(click.Group):
+    """Built-in commands plus plugin commands loaded only when they run."""
+
+    def _plugin_specs(self) -> dict:
+        try:
+            return host().commands()
+        except Exception as exc:  # a broken plugin must not hide the built-in commands
+            logging.getLogger("agentpack").warning("plugins not loaded: %s", exc)
+            return {}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self._plugin_specs()))
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is not None:
+            return command
+        spec = self._plugin_specs().get(name)
+        return spec.load() if spec else None
+
+    def format_commands(self, ctx, formatter):
+        specs = self._plugin_specs()
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(limit=70)))
+            else:
+                rows.append((name, specs[name].help or f"commands of plugin '{specs[name].plugin}'"))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _version(ctx, param, value):
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"agentpack {__version__}")
+    try:
+        for info in host().plugin_infos():
+            if not info.builtin:
+                click.echo(f"  {info.name} {info.version or '?'} ({info.distribution or 'local'})")
+    except Exception as exc:
+        click.echo(f"  (plugins not loaded: {exc})", err=True)
+    ctx.exit(0)
+
+
+@click.group(cls=AgentpackGroup, context_settings=CONTEXT_SETTINGS)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version of agentpack and of every plugin.")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars or notes on stderr.")
+def cli(verbose: int, quiet: bool) -> None:
+    """Load, validate, query, evaluate and report on packaged-agent formats.
+
+    \b
+    Examples:
+      agentpack plugins
+      agentpack validate path/to/skill --strict
+      agentpack query path/to/expert-skill "How are tokens refreshed?"
+      agentpack eval path/to/pack -o junit > results.xml
+
+    Shell completion: eval "$(_AGENTPACK_COMPLETE=bash_source agentpack)"
+    """
+    from . import console
+
+    console.QUIET = quiet
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def plugins(as_json: bool) -> None:
+    """List installed plugins, their versions, hooks and formats.
+
+    \b
+    Example:
+      agentpack plugins --json
+    """
+    h = host()
+    formats = h.formats()
+    rows = []
+    for info in h.plugin_infos():
+        rows.append({
+            "name": info.name, "version": info.version, "distribution": info.distribution,
+            "builtin": info.builtin, "hooks": list(info.hooks),
+            "formats": sorted(f.name for f in formats.values() if f.plugin == info.name),
+        })
+    if as_json:
+        print_json({"schema_version": 1, "command": "plugins", "plugins": rows})
+        return
+    for row in rows:
+        kind = " (built-in)" if row["builtin"] else ""
+        click.echo(f"{row['name']} {row['version'] or ''}{kind}")
+        if row["formats"]:
+            click.echo(f"  formats: {', '.join(row['formats'])}")
+        click.echo(f"  hooks: {', '.join(row['hooks'])}")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def detect(path: Path, as_json: bool) -> None:
+    """Say which format PATH is (exit 1 when none of the installed formats claims it).
+
+    \b
+    Example:
+      agentpack detect examples/ecp/conformance-pack
+    """
+    found = host().detect_all(path)
+    if as_json:
+        print_json({"schema_version": 1, "command": "detect", "path": str(path), "ok": bool(found),
+                    "format": found[0].format if found else None,
+                    "candidates": [d.model_dump() for d in found]})
+    elif found:
+        click.echo(f"{path}: {found[0].format} ({found[0].reason})")
+        for other in found[1:]:
+            click.echo(f"  also: {other.format} ({other.reason}, confidence {other.confidence})")
+    else:
+        click.echo(f"{path}: no installed format recognises it")
+    if not found:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
+@click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@output_option()
+def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str, as_json: bool) -> None:
+    """Validate packs; exit 1 when any has an error.
+
+    \b
+    Examples:
+      agentpack validate skills/my-skill
+      agentpack validate expert-skill --strict -o sarif > results.sarif
+      agentpack validate skills/* -o github
+    """
+    from .clock import SYSTEM_CLOCK
+    from .errors import PackError
+    from .models import Finding, Report, ValidationItem
+
+    h = host()
+    items = []
+    for path in paths:
+        try:
+            pack = h.load(path, format_name)
+        except PackError as exc:
+            finding = Finding.error("PACK", exc.message, file=exc.file or str(path), line=exc.line,
+                                    column=exc.column, hint=exc.hint)
+            items.append(ValidationItem(path=str(path), findings=[finding]))
+            continue
+        items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+    report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    emit_report(report, output, as_json)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
+    result = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"'{value}' is not KEY=VALUE", param_hint=what)
+        result[key] = val
+    return result
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("question")
+@click.option("-k", "--top-k", default=5, show_default=True, type=click.IntRange(min=1), help="Chunks to retrieve.")
+@click.option("--mode", help="Retrieval mode the format offers (e.g. keyword, fts, vector, hybrid).")
+@click.option("--source-id", help="Only material from this source.")
+@click.option("--path-prefix", help="Only material under this path.")
+@click.option("--query-vector-file", type=click.Path(exists=True, dir_okay=False),
+              help="JSON file with a query vector (and its query_embedding) for vector indexes.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Other format-specific filters.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Format-specific options.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON envelope with the format's full response.")
+def query(path: Path, question: str, top_k: int, mode: str | None, source_id: str | None, path_prefix: str | None,
+          query_vector_file: str | None, filters: tuple[str, ...], options: tuple[str, ...], as_json: bool) -> None:
+    """Ask a pack a QUESTION and get an answer with citations.
+
+    \b
+    Examples:
+      agentpack query expert-skill "How do I rotate keys?"
+      agentpack query expert-skill "rotate keys" --source-id repo --path-prefix docs/ --json
+    """
+    from .models import QueryRequest
+
+    h = host()
+    pack = h.load(path)
+    filter_map = _pairs(filters, "--filter")
+    if source_id:
+        filter_map["source_id"] = source_id
+    if path_prefix:
+        filter_map["path_prefix"] = path_prefix
+    option_map: dict[str, Any] = dict(_pairs(options, "--option"))
+    if query_vector_file:
+        option_map["query_vector_file"] = str(query_vector_file)
+    request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
+    response = h.query(pack, request)
+    if as_json:
+        print_json({"schema_version": 1, "command": "query", "ok": True, "path": str(path), "format": pack.format,
+                    "response": response.payload or response.model_dump(mode="json"),
+                    "findings": [f.model_dump(mode="json") for f in response.findings]})
+        return
+    click.echo(response.answer or "(no answer)")
+    if response.citations:
+        click.echo("\nSources:")
+        for i, c in enumerate(response.citations, 1):
+            click.echo(f"  [{i}] {c.label}")
+    for f in response.findings:
+        click.echo(f"{f.severity}: {f.code} {f.message}", err=True)
+
+
+@cli.command(name="eval")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--suite", help="Run only this suite.")
+@click.option("--filter", "filter_", help="Run only cases whose id matches this substring or tag.")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cases in parallel.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False),
+              help="Also write a report file; its format follows the suffix (.html, .xml, .json, .sarif).")
+@output_option()
+def eval_(path: Path, suite: str | None, filter_: str | None, jobs: int, report_file: str | None, output: str,
+          as_json: bool) -> None:
+    """Run a pack's evaluations; exit 1 when any case fails.
+
+    \b
+    Examples:
+      agentpack eval expert-skill
+      agentpack eval expert-skill --suite smoke -o junit > junit.xml
+      agentpack eval manifest.yaml --report out.html
+    """
+    from .clock import SYSTEM_CLOCK
+    from .models import EvalOptions, Report
+
+    h = host()
+    pack = h.load(path)
+    started = SYSTEM_CLOCK.now()
+    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs))
+    report = Report(command="eval", generated_at=started, evaluations=[result])
+    emit_report(report, output, as_json, report_file)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@cli.group()
+def mcp() -> None:
+    """Serve the tools plugins register over the Model Context Protocol."""
+
+
+@mcp.command()
+@click.option("--transport", type=click.Choice(["stdio", "streamable-http"]), default="stdio", show_default=True)
+@click.option("--host", "bind_host", default="127.0.0.1", show_default=True, help="Address for streamable-http.")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port for streamable-http.")
+@click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A pack whose tools to serve (repeatable).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Options passed to plugins.")
+def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], options: tuple[str, ...]) -> None:
+    """Serve every registered MCP tool.
+
+    \b
+    Examples:
+      agentpack mcp serve --pack expert-skill
+      agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
+    """
+    from .mcp_server import serve as run_server
+    from .registry import McpContext
+
+    context = McpContext(packs=list(packs), options=_pairs(options, "--option"))
+    run_server(host(), context, transport=transport, host=bind_host, port=port)
+
+
+@mcp.command(name="tools")
+@click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def mcp_tools(packs: tuple[Path, ...], as_json: bool) -> None:
+    """List the MCP tools that ``mcp serve`` would offer."""
+    from .registry import McpContext
+
+    tools = host().mcp_tools(McpContext(packs=list(packs)))
+    if as_json:
+        print_json([{"name": t.name, "description": t.description, "plugin": t.plugin,
+                     "input_schema": t.input_schema, "output_schema": t.output_schema} for t in tools.values()])
+        return
+    for tool in tools.values():
+        click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+
+
+# -- entry point --------------------------------------------------------------------------------
+def _blame(exc: BaseException) -> str | None:
+    tb = exc.__traceback__
+    culprit = None
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.startswith("agentpack_") or module.startswith("agentpack."):
+            culprit = module.split(".")[0]
+        tb = tb.tb_next
+    return culprit
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    from .errors import AgentpackError
+
+    try:
+        result = cli.main(args=argv, prog_name="agentpack", standalone_mode=False)
+        return result if isinstance(result, int) else EXIT_OK
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.Abort:
+        click.echo("aborted", err=True)
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except AgentpackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:
+        culprit = _blame(exc)
+        where = f" in {culprit}" if culprit and culprit != "agentpack" else ""
+        click.echo(f"internal error{where}: {exc!r}", err=True)
+        if os.environ.get("AGENTPACK_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        else:
+            click.echo("  (set AGENTPACK_DEBUG=1 for the traceback; please report it)", err=True)
+        return EXIT_INTERNAL
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

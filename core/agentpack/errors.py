@@ -1,0 +1,78 @@
+"""Errors that reach the user as a clear message and an exit code, never a traceback."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+
+class AgentpackError(Exception):
+    """A user, configuration or I/O problem: exit status 2, shown as ``file:line: message``."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.hint = hint
+
+    def location(self) -> str:
+        parts = [str(p) for p in (self.file, self.line, self.column) if p is not None]
+        return ":".join(parts)
+
+    def __str__(self) -> str:
+        where = self.location()
+        text = f"{where}: {self.message}" if where else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class PackError(AgentpackError):
+    """A pack that cannot be read or recognised at all."""
+
+
+class YamlError(PackError):
+    """A YAML document that cannot be parsed, or breaks a safety limit."""
+
+
+class PathEscapeError(AgentpackError):
+    """A pack-relative path that is absolute or leaves its root."""
+
+
+class PluginError(AgentpackError):
+    """A plugin that cannot be loaded, or two plugins that claim the same name."""
+
+
+class MissingDependencyError(AgentpackError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, module: str, *, distribution: str, extra: str | None = None, feature: str = "") -> None:
+        target = f"{distribution}[{extra}]" if extra else distribution
+        what = f" for {feature}" if feature else ""
+        super().__init__(
+            f"the optional dependency '{module}' is needed{what} but is not installed",
+            hint=f"pip install '{target}'",
+        )
+        self.module = module
+        self.distribution = distribution
+        self.extra = extra
+
+
+def require(module: str, *, distribution: str, extra: str | None = None, feature: str = "") -> ModuleType:
+    """Import ``module`` or raise ``MissingDependencyError`` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(module, distribution=distribution, extra=extra, feature=feature) from exc

@@ -1,0 +1,54 @@
+"""Canonical JSON and SHA-256 helpers shared by every format."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+_CHUNK = 1 << 20
+
+
+def canonical_json(value: Any) -> str:
+    """Canonical JSON text: sorted keys, no insignificant whitespace, UTF-8 kept as is.
+
+    Floats that are whole numbers keep their ``.0``; NaN and infinities are refused.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def canonical_json_bytes(value: Any) -> bytes:
+    return canonical_json(value).encode("utf-8")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``value``."""
+    return sha256_bytes(canonical_json_bytes(value))
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR to LF, the form text hashes are computed over."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def sha256_text_file(path: str | Path) -> str:
+    """SHA-256 over a text file's UTF-8 content with CRLF normalised to LF."""
+    data = Path(path).read_bytes()
+    return sha256_bytes(data.replace(b"\r\n", b"\n"))

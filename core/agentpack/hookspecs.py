@@ -1,0 +1,108 @@
+"""Every hook agentpack offers to plugins, in one place.
+
+Read this file to know the system. Each hook is prefixed ``agentpack_`` and
+documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
+
+* registration hooks (formats, reporters, CLI commands, MCP tools) receive a
+  ``register`` callback; a duplicate name is an error naming both plugins;
+* ``agentpack_detect`` is gathered from every plugin and the most confident
+  answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
+  recognises the path claims it);
+* ``agentpack_validate`` findings are gathered from every plugin;
+* ``agentpack_query`` and ``agentpack_evaluate`` go to the plugin that owns
+  the pack (``firstresult``; plugins return ``None`` for packs not theirs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import pluggy
+
+if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
+    from pathlib import Path
+
+    from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
+    from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
+
+hookspec = pluggy.HookspecMarker("agentpack")
+
+
+@hookspec
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Add a plugin's own hook specifications (for example graders or drivers).
+
+    Called once, after every plugin is registered and before
+    ``check_pending``, so a plugin may implement hooks another plugin defines.
+    """
+
+
+@hookspec
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
+    """Register the pack formats this plugin owns, as ``FormatInfo`` values."""
+
+
+@hookspec
+def agentpack_detect(path: Path) -> Detection | None:
+    """Say whether ``path`` (a file or directory) is a pack of one of your formats.
+
+    Return a ``Detection`` with a confidence in (0, 1], or ``None``. Answers are
+    gathered from every plugin; the highest confidence wins, ties broken by
+    format name so detection is deterministic.
+    """
+
+
+@hookspec(firstresult=True)
+def agentpack_load(path: Path, format: str) -> Pack | None:
+    """Load ``path`` as a pack of ``format`` and return a ``Pack`` handle.
+
+    Return ``None`` when ``format`` is not yours. Raise
+    ``agentpack.errors.PackError`` (with file and line) for a pack that cannot
+    be read at all; anything merely wrong belongs in ``agentpack_validate``.
+    """
+
+
+@hookspec
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
+    """Return findings for ``pack``. Gathered from every plugin.
+
+    A plugin validates its own formats and may add cross-cutting checks to
+    others (for example SKILL.md rules to any pack that has a SKILL.md).
+    ``strict`` turns on the optional, stricter rules a format defines.
+    """
+
+
+@hookspec(firstresult=True)
+def agentpack_query(pack: Pack, request: QueryRequest) -> QueryResponse | None:
+    """Answer ``request`` against ``pack``; ``None`` when the pack is not yours."""
+
+
+@hookspec(firstresult=True)
+def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport | None:
+    """Run the pack's evaluations; ``None`` when the pack is not yours."""
+
+
+@hookspec
+def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
+    """Register report renderers (``Reporter``), looked up by name by ``-o NAME``."""
+
+
+@hookspec
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    """Register top-level CLI commands or groups as ``CommandSpec`` values.
+
+    A spec names an import path (``"pkg.module:attr"``) that is imported only
+    when the command runs, so ``agentpack --help`` stays fast.
+    """
+
+
+@hookspec
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
+    """Register MCP tools served by ``agentpack mcp serve``.
+
+    ``context`` carries the packs and options the server was started with. Each
+    tool maps one to one to a CLI command and returns the same JSON payload.
+    """
+
+
+__all__ = ["hookspec"]

@@ -1,0 +1,106 @@
+"""A small client for OpenAI-compatible chat completions, shared by graders, synthesis and drivers.
+
+Needs ``httpx`` (installed by the plugins that use it). One ``httpx.Client``
+per ``ChatClient`` keeps connections alive across calls.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from .errors import AgentpackError, require
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class ChatError(AgentpackError):
+    """The chat endpoint could not be reached or answered with an error."""
+
+
+def is_loopback(url: str) -> bool:
+    """True when ``url``'s host is on this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = (urlparse(url).hostname or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class ChatResult:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class ChatClient:
+    """POST ``{base_url}/chat/completions``; ``complete(messages, tools=...)`` returns a ``ChatResult``."""
+
+    def __init__(self, *, model: str, api_key: str | None = None, base_url: str | None = None,
+                 temperature: float | None = None, timeout: float = 60.0, distribution: str = "agentpack-core") -> None:
+        httpx = require("httpx", distribution=distribution, feature="calling a chat model")
+        self.model = model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.temperature = temperature
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(headers=headers, timeout=timeout)
+        self._httpx = httpx
+
+    def complete(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
+                 response_format: dict[str, Any] | None = None, **extra: Any) -> ChatResult:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if tools:
+            body["tools"] = tools
+        if response_format:
+            body["response_format"] = response_format
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = self._client.post(url, json=body)
+        except self._httpx.HTTPError as exc:
+            raise ChatError(f"cannot reach chat endpoint {url}: {exc}") from None
+        if response.status_code >= 400:
+            raise ChatError(f"chat endpoint {url} answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ChatError(f"chat endpoint {url} sent a malformed response: {response.text[:300]}") from None
+        calls = []
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            try:
+                arguments = json.loads(fn.get("arguments") or "{}")
+            except ValueError:
+                arguments = {"_raw": fn.get("arguments")}
+            calls.append(ToolCall(id=call.get("id", ""), name=fn.get("name", ""), arguments=arguments))
+        return ChatResult(content=message.get("content"), tool_calls=calls, usage=data.get("usage") or {},
+                          finish_reason=choice.get("finish_reason"), raw=data)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,233 @@
+"""The plugin manager: entry points, allow/block lists, and a typed facade over ``pm.hook``.
+
+Nothing is loaded at import time; ``get_host()`` builds the manager on first use.
+Environment variables:
+
+* ``AGENTPACK_PLUGINS``: comma-separated entry-point names to load (empty: none);
+* ``AGENTPACK_DISABLE_PLUGINS``: comma-separated entry-point names to skip.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pluggy
+
+from . import hookspecs
+from .errors import PackError, PluginError
+from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
+
+if TYPE_CHECKING:
+    from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
+
+ENTRY_POINT_GROUP = "agentpack"
+DEFAULT_PLUGINS = ("agentpack.builtin.reporters", "agentpack.builtin.skills")
+"""Core-internal plugins, registered before any entry point."""
+
+T = TypeVar("T")
+
+
+def _env_names(name: str) -> set[str] | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    version: str | None
+    distribution: str | None
+    hooks: tuple[str, ...]
+    builtin: bool = False
+
+
+def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, ...] = ()) -> pluggy.PluginManager:
+    """Build a fresh plugin manager: hook specs, built-ins, entry points, extra ``plugins``."""
+    pm = pluggy.PluginManager("agentpack")
+    pm.add_hookspecs(hookspecs)
+    for module_name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module_name), name=module_name)
+    if load_entrypoints:
+        allow = _env_names("AGENTPACK_PLUGINS")
+        block = _env_names("AGENTPACK_DISABLE_PLUGINS") or set()
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if (allow is not None and ep.name not in allow) or ep.name in block:
+                continue
+            if pm.has_plugin(ep.name):
+                continue
+            try:
+                module = ep.load()
+            except Exception as exc:  # a broken install must say which plugin
+                raise PluginError(
+                    f"plugin '{ep.name}' ({ep.value}) failed to load: {exc!r}",
+                    hint=f"reinstall it, or skip it with AGENTPACK_DISABLE_PLUGINS={ep.name}",
+                ) from exc
+            pm.register(module, name=ep.name)
+    for plugin in plugins:
+        pm.register(plugin)
+    pm.hook.agentpack_add_hookspecs(pluginmanager=pm)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plugin '{exc.plugin}' implements an unknown hook: {exc}") from exc
+    return pm
+
+
+class Host:
+    """Typed facade over ``pm.hook``: the one place that spells out hook arguments."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self._cache: dict[str, Any] = {}
+
+    # -- registrations -------------------------------------------------
+    def _collect(self, hook_name: str, kind: str, **kwargs: Any) -> dict[str, Any]:
+        """Call a registration hook one implementation at a time, so duplicates name both plugins."""
+        if hook_name in self._cache:
+            return self._cache[hook_name]
+        found: dict[str, Any] = {}
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):
+            plugin_name = impl.plugin_name
+
+            def register(item: Any, _plugin: str = plugin_name) -> None:
+                item = _with_plugin(item, _plugin)
+                if item.name in found:
+                    raise PluginError(
+                        f"{kind} '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
+                        f"and plugin '{_plugin}'",
+                        hint=f"disable one of them with AGENTPACK_DISABLE_PLUGINS",
+                    )
+                found[item.name] = item
+
+            args = {"register": register, **kwargs}
+            impl.function(**{name: args[name] for name in impl.argnames})
+        self._cache[hook_name] = found
+        return found
+
+    def formats(self) -> dict[str, FormatInfo]:
+        return self._collect("agentpack_register_formats", "format")
+
+    def reporters(self) -> dict[str, Reporter]:
+        return self._collect("agentpack_register_reporters", "reporter")
+
+    def commands(self) -> dict[str, CommandSpec]:
+        return self._collect("agentpack_register_commands", "command")
+
+    def mcp_tools(self, context: McpContext) -> dict[str, McpTool]:
+        self._cache.pop("agentpack_register_mcp_tools", None)
+        return self._collect("agentpack_register_mcp_tools", "MCP tool", context=context)
+
+    def reporter(self, name: str) -> Reporter:
+        reporters = self.reporters()
+        if name not in reporters:
+            raise PluginError(f"unknown output format '{name}'; choose from: {', '.join(sorted(reporters))}")
+        return reporters[name]
+
+    # -- packs -----------------------------------------------------------
+    def detect_all(self, path: Path) -> list[Detection]:
+        found = [d for d in self.pm.hook.agentpack_detect(path=path) if d is not None]
+        return sorted(found, key=lambda d: (-d.confidence, d.format))
+
+    def detect(self, path: Path) -> Detection | None:
+        found = self.detect_all(path)
+        return found[0] if found else None
+
+    def load(self, path: str | Path, format: str | None = None) -> Pack:
+        """Load ``path`` as a pack, detecting its format unless ``format`` is given."""
+        path = Path(path)
+        if not path.exists():
+            raise PackError(f"no such file or directory: {path}")
+        if format is None:
+            detection = self.detect(path)
+            if detection is None:
+                known = ", ".join(sorted(self.formats())) or "none"
+                raise PackError(
+                    f"{path}: not a pack of any installed format (installed formats: {known})",
+                    hint="install the plugin for its format, e.g. pip install 'agentpack-core[ecp]'",
+                )
+            format = detection.format
+        elif format not in self.formats():
+            raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
+        pack = self.pm.hook.agentpack_load(path=path, format=format)
+        if pack is None:
+            raise PackError(f"{path}: no installed plugin could load it as '{format}'")
+        return pack
+
+    def validate(self, pack: Pack, *, strict: bool = False) -> list[Finding]:
+        findings = [f for result in self.pm.hook.agentpack_validate(pack=pack, strict=strict) if result for f in result]
+        return sorted(findings, key=lambda f: f.sort_key())
+
+    def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
+        response = self.pm.hook.agentpack_query(pack=pack, request=request)
+        if response is None:
+            raise PackError(f"format '{pack.format}' does not support queries")
+        return response
+
+    def evaluate(self, pack: Pack, options: EvalOptions) -> EvalReport:
+        report = self.pm.hook.agentpack_evaluate(pack=pack, options=options)
+        if report is None:
+            raise PackError(f"format '{pack.format}' has no evaluations")
+        return report
+
+    # -- introspection -------------------------------------------------
+    def plugin_infos(self) -> list[PluginInfo]:
+        dists = {ep.name: ep.dist for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        infos = []
+        for name, plugin in self.pm.list_name_plugin():
+            hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
+            dist = dists.get(name)
+            builtin = name in DEFAULT_PLUGINS
+            infos.append(PluginInfo(
+                name=name,
+                version=dist.version if dist else (None if not builtin else _core_version()),
+                distribution=dist.metadata["Name"] if dist else ("agentpack-core" if builtin else None),
+                hooks=hooks,
+                builtin=builtin,
+            ))
+        return sorted(infos, key=lambda i: (not i.builtin, i.name))
+
+
+def _core_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _with_plugin(item: T, plugin: str) -> T:
+    from dataclasses import replace
+
+    if getattr(item, "plugin", None):
+        return item
+    return replace(item, plugin=plugin)  # type: ignore[type-var]
+
+
+_HOST: Host | None = None
+
+
+def get_host() -> Host:
+    """The process-wide host, built on first use."""
+    global _HOST
+    if _HOST is None:
+        _HOST = Host(create_plugin_manager())
+    return _HOST
+
+
+def set_host(host: Host | None) -> Host | None:
+    """Replace the process-wide host (tests); returns the previous one."""
+    global _HOST
+    previous, _HOST = _HOST, host
+    return previous
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "DEFAULT_PLUGINS", "Host", "PluginInfo", "create_plugin_manager",
+    "get_host", "set_host",
+]

@@ -1,0 +1,85 @@
+"""Values plugins register through the ``agentpack_register_*`` hooks.
+
+Plain dataclasses (no pydantic) so that building the CLI stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import click
+
+    from .models import Report
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """A pack format a plugin owns."""
+
+    name: str
+    title: str
+    description: str = ""
+    extra: str | None = None
+    """The ``agentpack-core`` extra that installs this format, for messages."""
+    plugin: str | None = None
+    """Filled in by the core: the plugin that registered it."""
+
+
+@dataclass(frozen=True)
+class Reporter:
+    """Renders a ``Report`` (validation findings and/or evaluation results) as text."""
+
+    name: str
+    description: str
+    render: Callable[[Report], str]
+    suffix: str = ".txt"
+    plugin: str | None = None
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A top-level CLI command or group, imported only when it runs."""
+
+    name: str
+    target: str | click.Command
+    """``"package.module:attribute"`` or a ``click.Command``."""
+    help: str = ""
+    plugin: str | None = None
+
+    def load(self) -> click.Command:
+        if not isinstance(self.target, str):
+            return self.target
+        module, _, attr = self.target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+@dataclass
+class McpContext:
+    """What ``agentpack mcp serve`` was started with."""
+
+    packs: list[Path] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """A tool served over MCP. ``handler(arguments)`` returns a JSON-able dict.
+
+    A handler raises ``AgentpackError`` for a tool error (sent as an
+    ``isError`` result with the message); other exceptions are internal errors.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], dict[str, Any]]
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    plugin: str | None = None

@@ -1,0 +1,1 @@
+"""Built-in report renderers. Each module has one ``render(report) -> str``."""

@@ -1,0 +1,162 @@
+"""Agent Skills ``SKILL.md``: parsing and validation with the verdicts of ``skills-ref`` 0.1.1.
+
+Frontmatter scalars are read as strings (``version: 1.0`` stays ``"1.0"``),
+and flow style, anchors, aliases, tags and duplicate keys are rejected, as the
+reference validator does. Each rule has a stable code (``SKL...``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import PackError
+from .frontmatter import MarkdownDocument, read_markdown
+
+MAX_NAME_LENGTH = 64
+MAX_DESCRIPTION_LENGTH = 1024
+MAX_COMPATIBILITY_LENGTH = 500
+ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+SKILL_FILENAMES = ("SKILL.md", "skill.md")
+
+
+def find_skill_md(directory: str | Path) -> Path | None:
+    """``SKILL.md`` in ``directory`` (``skill.md`` accepted, as the reference does)."""
+    for name in SKILL_FILENAMES:
+        candidate = Path(directory) / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@dataclass
+class Skill:
+    """A parsed SKILL.md."""
+
+    directory: Path
+    document: MarkdownDocument
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.document.meta
+
+    @property
+    def name(self) -> str | None:
+        value = self.meta.get("name")
+        return value.strip() if isinstance(value, str) else None
+
+    @property
+    def description(self) -> str | None:
+        value = self.meta.get("description")
+        return value.strip() if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        value = self.meta.get("metadata")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def compatibility(self) -> str | None:
+        value = self.meta.get("compatibility")
+        return value if isinstance(value, str) else None
+
+    @property
+    def body(self) -> str:
+        return self.document.body
+
+    def where(self, pointer: str = "") -> dict[str, Any]:
+        return self.document.frontmatter.where(pointer)
+
+
+def read_skill(directory: str | Path, *, display: str | None = None) -> Skill:
+    """Parse ``directory``'s SKILL.md. Raises ``PackError`` (file:line) when it cannot be parsed."""
+    directory = Path(directory)
+    path = find_skill_md(directory)
+    if path is None:
+        raise PackError("missing required file SKILL.md", file=display or str(directory))
+    shown = display or str(path)
+    document = read_markdown(path, display=shown, strings_only=True)
+    if not isinstance(document.frontmatter.data, dict):
+        raise PackError("SKILL.md frontmatter must be a YAML mapping", file=shown, line=1)
+    return Skill(directory=directory, document=document)
+
+
+def validate_skill_dir(directory: str | Path, *, display: str | None = None) -> tuple[Skill | None, list]:
+    """Validate a skill directory; returns the parsed skill (or None) and findings."""
+    from .models import Finding
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        return None, [Finding.error("SKL001", "not a directory", file=display or str(directory))]
+    try:
+        skill = read_skill(directory, display=display)
+    except PackError as exc:
+        code = "SKL001" if "missing required file" in exc.message else "SKL002"
+        return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column,
+                                    hint=exc.hint)]
+    return skill, validate_frontmatter(skill.meta, skill.directory, where=skill.where)
+
+
+def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=lambda p: {}) -> list:
+    """Validate parsed frontmatter (the reference's ``validate_metadata``)."""
+    from .models import Finding
+
+    findings: list[Finding] = []
+
+    def error(code: str, pointer: str, message: str, hint: str | None = None) -> None:
+        findings.append(Finding.error(code, message, hint=hint, **where(pointer)))
+
+    extra = sorted(set(meta) - ALLOWED_FIELDS)
+    for key in extra:
+        error("SKL010", f"/{key}", f"unexpected frontmatter field '{key}'",
+              hint=f"allowed fields: {', '.join(sorted(ALLOWED_FIELDS))}; put anything else under 'metadata'")
+
+    if "name" not in meta:
+        error("SKL011", "", "missing required field 'name'")
+    else:
+        findings += _name_findings(meta["name"], directory, error)
+
+    if "description" not in meta:
+        error("SKL020", "", "missing required field 'description'")
+    else:
+        description = meta["description"]
+        if not isinstance(description, str) or not description.strip():
+            error("SKL021", "/description", "field 'description' must be a non-empty string")
+        elif len(description) > MAX_DESCRIPTION_LENGTH:
+            error("SKL022", "/description",
+                  f"description is {len(description)} characters, more than the limit of {MAX_DESCRIPTION_LENGTH}")
+
+    if "compatibility" in meta:
+        compatibility = meta["compatibility"]
+        if not isinstance(compatibility, str):
+            error("SKL030", "/compatibility", "field 'compatibility' must be a string")
+        elif len(compatibility) > MAX_COMPATIBILITY_LENGTH:
+            error("SKL031", "/compatibility",
+                  f"compatibility is {len(compatibility)} characters, more than the limit of "
+                  f"{MAX_COMPATIBILITY_LENGTH}")
+    return findings
+
+
+def _name_findings(raw: Any, directory: Path | None, error) -> list:
+    if not isinstance(raw, str) or not raw.strip():
+        error("SKL012", "/name", "field 'name' must be a non-empty string")
+        return []
+    name = unicodedata.normalize("NFKC", raw.strip())
+    if len(name) > MAX_NAME_LENGTH:
+        error("SKL013", "/name", f"name '{name}' is {len(name)} characters, more than the limit of {MAX_NAME_LENGTH}")
+    if name != name.lower():
+        error("SKL014", "/name", f"name '{name}' must be lowercase")
+    if name.startswith("-") or name.endswith("-"):
+        error("SKL015", "/name", f"name '{name}' must not start or end with a hyphen")
+    if "--" in name:
+        error("SKL016", "/name", f"name '{name}' must not contain consecutive hyphens")
+    if not all(c.isalnum() or c == "-" for c in name):
+        error("SKL017", "/name", f"name '{name}' may contain only letters, digits and hyphens")
+    if directory is not None:
+        dir_name = unicodedata.normalize("NFKC", directory.name)
+        if dir_name != name:
+            error("SKL018", "/name", f"directory name '{directory.name}' must match the skill name '{name}'",
+                  hint=f"rename the directory to '{name}' or change 'name'")
+    return []

@@ -1,0 +1,159 @@
+"""Test kit for format plugins: fixtures and a conformance base class.
+
+Opt in from a test package's ``conftest.py``::
+
+    pytest_plugins = ["agentpack.testing"]
+
+then subclass ``FormatPluginConformance`` (see ``docs/writing-a-plugin.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from .plugins import Host, create_plugin_manager, set_host
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cli(args: list[str], *, input: str | None = None, env: dict[str, str] | None = None) -> CliResult:
+    """Run ``agentpack ARGS`` in-process with the real exit-code mapping; capture stdout and stderr."""
+    from click.testing import CliRunner
+
+    from .cli import main
+
+    runner = CliRunner()
+    with runner.isolation(input=input, env=env) as (out, err, _):
+        code = main([str(a) for a in args])
+        return CliResult(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def agentpack_host() -> Iterator[Host]:
+    """A fresh host (entry points loaded) installed as the process-wide one for the test."""
+    host = Host(create_plugin_manager())
+    previous = set_host(host)
+    try:
+        yield host
+    finally:
+        set_host(previous)
+
+
+@pytest.fixture
+def register_plugin(agentpack_host: Host) -> Iterator[Callable[[Any], None]]:
+    """Register a plugin object for one test; it is unregistered afterwards (the undo pattern)."""
+    added: list[Any] = []
+
+    def register(plugin: Any, name: str | None = None) -> None:
+        agentpack_host.pm.register(plugin, name=name)
+        agentpack_host._cache.clear()
+        added.append(plugin)
+
+    try:
+        yield register
+    finally:
+        for plugin in added:
+            agentpack_host.pm.unregister(plugin)
+        agentpack_host._cache.clear()
+
+
+@pytest.fixture
+def agentpack_cli(agentpack_host: Host) -> Callable[..., CliResult]:
+    """``agentpack_cli("validate", path)`` runs the CLI against the test's host."""
+
+    def invoke(*args: Any, input: str | None = None, env: dict[str, str] | None = None) -> CliResult:
+        return run_cli(list(args), input=input, env=env)
+
+    return invoke
+
+
+class FormatPluginConformance:
+    """Base tests every format plugin passes. Subclass it and set the attributes below.
+
+    ``make_valid_pack`` and ``make_invalid_pack`` build packs under ``tmp_path``
+    and return their paths; the invalid one must produce at least one error.
+    """
+
+    plugin_name: str = ""
+    format_name: str = ""
+    module: str = ""
+    """The entry-point module (``agentpack_x.plugin``); importing it must stay light."""
+
+    def make_valid_pack(self, tmp_path: Path) -> Path:
+        raise NotImplementedError
+
+    def make_invalid_pack(self, tmp_path: Path) -> Path:
+        raise NotImplementedError
+
+    # -- the checks ------------------------------------------------------------------------
+    def test_registers_format(self, agentpack_host: Host) -> None:
+        info = agentpack_host.formats().get(self.format_name)
+        assert info is not None, f"format {self.format_name!r} not registered"
+        assert info.plugin == self.plugin_name
+
+    def test_detects_its_pack(self, agentpack_host: Host, tmp_path: Path) -> None:
+        detection = agentpack_host.detect(self.make_valid_pack(tmp_path))
+        assert detection is not None and detection.format == self.format_name
+
+    def test_ignores_foreign_paths(self, agentpack_host: Host, tmp_path: Path) -> None:
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        (tmp_path / "note.txt").write_text("hello\n")
+        for path in (empty, tmp_path / "note.txt"):
+            assert all(d.format != self.format_name for d in agentpack_host.detect_all(path))
+
+    def test_loads_pack(self, agentpack_host: Host, tmp_path: Path) -> None:
+        pack = agentpack_host.load(self.make_valid_pack(tmp_path))
+        assert pack.format == self.format_name
+        assert pack.root.exists()
+
+    def test_valid_pack_has_no_errors(self, agentpack_host: Host, tmp_path: Path) -> None:
+        pack = agentpack_host.load(self.make_valid_pack(tmp_path))
+        errors = [f for f in agentpack_host.validate(pack) if f.severity == "error"]
+        assert errors == []
+
+    def test_invalid_pack_has_located_errors(self, agentpack_host: Host, tmp_path: Path) -> None:
+        from .errors import PackError
+
+        path = self.make_invalid_pack(tmp_path)
+        try:
+            findings = agentpack_host.validate(agentpack_host.load(path, self.format_name))
+        except PackError as exc:  # unreadable packs are reported with a location too
+            assert exc.file
+            return
+        errors = [f for f in findings if f.severity == "error"]
+        assert errors, "the invalid pack produced no error"
+        for f in errors:
+            assert f.code and f.message and f.file, f"finding lacks code, message or file: {f}"
+
+    def test_cli_exit_codes(self, agentpack_host: Host, tmp_path: Path) -> None:
+        ok = run_cli(["validate", "-o", "json", str(self.make_valid_pack(tmp_path / "a"))])
+        assert ok.exit_code == 0, ok.stdout + ok.stderr
+        assert ok.json()["ok"] is True
+        bad = run_cli(["validate", "--format", self.format_name, "-o", "json",
+                       str(self.make_invalid_pack(tmp_path / "b"))])
+        assert bad.exit_code == 1, bad.stdout + bad.stderr
+        assert bad.json()["ok"] is False
+
+    def test_plugin_module_imports_light(self) -> None:
+        if not self.module:
+            pytest.skip("no entry-point module named")
+        code = (f"import sys, {self.module}; heavy = [m for m in ('pydantic', 'jsonschema', 'numpy', 'httpx', "
+                "'rich', 'mcp') if m in sys.modules]; print(','.join(heavy))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        assert out == "", f"importing {self.module} pulls in heavy modules: {out}"

@@ -1,0 +1,13 @@
+"""Hook implementations of the dci plugin (kept light: heavy imports happen inside hooks)."""
+
+from __future__ import annotations
+
+from agentpack import hookimpl
+from agentpack.registry import FormatInfo
+
+FORMAT = "dci"
+
+
+@hookimpl
+def agentpack_register_formats(register):
+    register(FormatInfo(name=FORMAT, title="dci", extra="dci"))

@@ -1,0 +1,3 @@
+"""agentpack plugin: openexperts expert packages."""
+
+__version__ = "0.1.0"
