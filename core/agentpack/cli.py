@@ -341,7 +341,7 @@ def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], op
     from .registry import McpContext
 
     context = McpContext(packs=list(packs), options=_pairs(options, "--option"))
-    run_server(host(), context, transport=transport, host=bind_host, port=port)
+    run_server(host(), context, transport=transport, host_name=bind_host, port=port)
 
 
 @mcp.command(name="tools")

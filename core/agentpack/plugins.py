@@ -71,7 +71,8 @@ def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, 
                 ) from exc
             pm.register(module, name=ep.name)
     for plugin in plugins:
-        pm.register(plugin)
+        if not pm.is_registered(plugin):
+            pm.register(plugin)
     pm.hook.agentpack_add_hookspecs(pluginmanager=pm)
     try:
         pm.check_pending()

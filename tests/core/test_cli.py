@@ -1,0 +1,165 @@
+"""The core CLI: every command, output formats, exit codes, help."""
+
+import json
+
+import click
+import pytest
+
+from agentpack import hookimpl
+from agentpack.cli import cli
+from agentpack.testing import run_cli
+
+BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp"]
+
+
+@pytest.fixture
+def with_sample(agentpack_host, register_plugin, sample_plugin):
+    register_plugin(sample_plugin, name="sample")
+    return agentpack_host
+
+
+def test_help_lists_core_and_plugin_commands(with_sample):
+    result = run_cli(["--help"])
+    assert result.exit_code == 0
+    for name in BUILTIN_COMMANDS + ["todo-stats", "ecp"]:
+        assert f"  {name}" in result.stdout
+
+
+@pytest.mark.parametrize("command", [[c] for c in BUILTIN_COMMANDS] + [["mcp", "serve"], ["mcp", "tools"]])
+def test_every_command_has_help_with_short_flag(command):
+    result = run_cli([*command, "-h"])
+    assert result.exit_code == 0 and "Usage:" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["plugins", "detect", "validate", "query", "eval"])
+def test_core_command_help_has_an_example(command):
+    assert "Example" in run_cli([command, "-h"]).stdout
+
+
+def test_plugin_command_groups_have_help(agentpack_host):
+    for name, spec in agentpack_host.commands().items():
+        result = run_cli([name, "-h"])
+        assert result.exit_code == 0, (name, result.stderr)
+
+
+def test_version_lists_plugin_versions():
+    out = run_cli(["--version"]).stdout
+    assert "ecp 0.1.0 (agentpack-ecp)" in out
+
+
+def test_plugins_json(with_sample):
+    data = run_cli(["plugins", "--json"]).json()
+    sample = next(p for p in data["plugins"] if p["name"] == "sample")
+    assert sample["formats"] == ["sample-todo"]
+    assert "agentpack_validate" in sample["hooks"]
+
+
+def test_detect(with_sample, todo_pack, tmp_path):
+    result = run_cli(["detect", "--json", str(todo_pack("- [ ] a\n"))])
+    assert result.exit_code == 0 and result.json()["format"] == "sample-todo"
+    (tmp_path / "nothing").mkdir()
+    assert run_cli(["detect", str(tmp_path / "nothing")]).exit_code == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github", "html", "count"])
+def test_validate_every_output_format(with_sample, todo_pack, fmt):
+    bad = todo_pack("nope\n")
+    result = run_cli(["validate", "-o", fmt, str(bad)])
+    assert result.exit_code == 1
+    assert result.stdout.strip()
+
+
+def test_validate_json_envelope_and_strict(with_sample, todo_pack):
+    good = todo_pack("- [ ] ab\n")
+    data = run_cli(["validate", "--json", str(good)]).json()
+    assert data["schema_version"] == 1 and data["command"] == "validate" and data["ok"] is True
+    strict = run_cli(["validate", "--strict", "--json", str(good)]).json()
+    assert [f["code"] for f in strict["items"][0]["findings"]] == ["TODO002"]
+    assert strict["ok"] is True  # warnings do not fail
+
+
+def test_validate_several_paths_and_unreadable_one(with_sample, todo_pack, tmp_path):
+    (tmp_path / "plain").mkdir()
+    result = run_cli(["validate", "--json", str(todo_pack("- [ ] abc\n")), str(tmp_path / "plain")])
+    data = result.json()
+    assert result.exit_code == 1
+    assert [i["ok"] for i in data["items"]] == [True, False]
+    assert data["items"][1]["findings"][0]["code"] == "PACK"
+
+
+def test_unknown_output_format_is_a_usage_error(with_sample, todo_pack):
+    result = run_cli(["validate", "-o", "yaml", str(todo_pack("- [ ] abc\n"))])
+    assert result.exit_code == 2
+    assert "choose from" in result.stderr and "sarif" in result.stderr
+
+
+def test_query_text_and_json(with_sample, todo_pack):
+    pack = todo_pack("- [ ] buy milk\n")
+    text = run_cli(["query", str(pack), "milk"])
+    assert text.exit_code == 0 and "buy milk" in text.stdout and "[1] todo.txt#L1" in text.stdout
+    data = run_cli(["query", str(pack), "milk", "--json", "--source-id", "s", "--filter", "a=b"]).json()
+    assert data["response"] == {"matches": [{"line": 1, "text": "buy milk"}]}
+    bad = run_cli(["query", str(pack), "milk", "--filter", "novalue"])
+    assert bad.exit_code == 2
+
+
+def test_query_unsupported_format(tmp_path):
+    skill = tmp_path / "my-skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: my-skill\ndescription: d\n---\n")
+    result = run_cli(["query", str(skill), "anything"])
+    assert result.exit_code == 2 and "does not support queries" in result.stderr
+
+
+def test_eval_exit_codes_and_report_file(with_sample, todo_pack, tmp_path):
+    done = todo_pack("- [x] a\n", name="done")
+    assert run_cli(["eval", str(done)]).exit_code == 0
+    open_ = todo_pack("- [x] a\n- [ ] b\n", name="open")
+    out = tmp_path / "reports" / "r.html"
+    result = run_cli(["eval", str(open_), "--report", str(out), "-o", "junit"])
+    assert result.exit_code == 1
+    assert "<testsuites" in result.stdout
+    assert out.read_text().startswith("<!doctype html>")
+
+
+def test_plugin_command_runs(with_sample, todo_pack):
+    result = run_cli(["todo-stats", str(todo_pack("- [x] a\n- [ ] b\n"))])
+    assert result.stdout.strip() == "1 done, 1 open"
+
+
+def test_mcp_tools_listing(with_sample):
+    data = json.loads(run_cli(["mcp", "tools", "--json"]).stdout)
+    assert "sample.count_todos" in {t["name"] for t in data}
+
+
+def test_internal_error_is_exit_3_and_names_the_plugin(with_sample, register_plugin, todo_pack, monkeypatch):
+    class Buggy:
+        @hookimpl(tryfirst=True)
+        def agentpack_query(self, pack, request):
+            raise ZeroDivisionError("oops")
+
+    register_plugin(Buggy(), name="buggy")
+    monkeypatch.delenv("AGENTPACK_DEBUG", raising=False)
+    result = run_cli(["query", str(todo_pack("- [ ] a\n")), "a"])
+    assert result.exit_code == 3
+    assert "internal error" in result.stderr and "ZeroDivisionError" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_usage_error_is_exit_2():
+    assert run_cli(["validate"]).exit_code == 2
+    assert run_cli(["no-such-command"]).exit_code == 2
+
+
+def test_shell_completion_script():
+    from click.shell_completion import BashComplete
+
+    script = BashComplete(cli, {}, "agentpack", "_AGENTPACK_COMPLETE").source()
+    assert "_AGENTPACK_COMPLETE" in script
+
+
+def test_output_option_completes_reporters(with_sample):
+    command = cli.get_command(click.Context(cli), "validate")
+    option = next(p for p in command.params if p.name == "output")
+    completions = option.shell_complete(click.Context(command), "j")
+    assert [c.value for c in completions] == ["json", "junit"]

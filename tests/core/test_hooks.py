@@ -1,0 +1,133 @@
+"""One test per hook, driven through the host facade with the sample plugin registered."""
+
+import pluggy
+import pytest
+
+from agentpack import hookimpl
+from agentpack.errors import PluginError
+from agentpack.models import EvalOptions, QueryRequest
+from agentpack.registry import McpContext
+
+
+def test_agentpack_register_formats(agentpack_host, register_plugin, sample_plugin):
+    register_plugin(sample_plugin, name="sample")
+    info = agentpack_host.formats()["sample-todo"]
+    assert info.plugin == "sample" and info.title == "To-do list"
+
+
+def test_agentpack_detect(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    detection = agentpack_host.detect(todo_pack("- [ ] a\n"))
+    assert detection.format == "sample-todo" and detection.confidence == 0.9
+
+
+def test_agentpack_load(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    pack = agentpack_host.load(todo_pack("- [ ] a\n", name="mine"))
+    assert (pack.format, pack.name) == ("sample-todo", "mine")
+
+
+def test_agentpack_validate(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    pack = agentpack_host.load(todo_pack("- [ ] okay\nnot an item\n- [x] ab\n"))
+    findings = agentpack_host.validate(pack)
+    assert [(f.code, f.line) for f in findings] == [("TODO001", 2)]
+    strict = agentpack_host.validate(pack, strict=True)
+    assert [(f.code, f.line) for f in strict] == [("TODO001", 2), ("TODO002", 3)]
+
+
+def test_agentpack_validate_gathers_every_plugin(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    class Extra:
+        @hookimpl
+        def agentpack_validate(self, pack, strict):
+            from agentpack.models import Finding
+
+            return [Finding.info("EXTRA1", "seen by another plugin", file="x")]
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Extra(), name="extra")
+    codes = {f.code for f in agentpack_host.validate(agentpack_host.load(todo_pack("oops\n")))}
+    assert codes == {"TODO001", "EXTRA1"}
+
+
+def test_agentpack_query(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    pack = agentpack_host.load(todo_pack("- [ ] buy milk\n- [x] walk dog\n"))
+    response = agentpack_host.query(pack, QueryRequest(question="milk please"))
+    assert response.answer == "buy milk"
+    assert response.citations[0].label == "todo.txt#L1"
+
+
+def test_agentpack_evaluate(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    report = agentpack_host.evaluate(agentpack_host.load(todo_pack("- [ ] a\n- [x] b\n")), EvalOptions())
+    assert (report.totals.passed, report.totals.failed) == (1, 1)
+    assert not report.ok
+
+
+def test_agentpack_register_reporters(agentpack_host, register_plugin, sample_plugin):
+    register_plugin(sample_plugin, name="sample")
+    assert {"text", "json", "junit", "sarif", "github", "html", "count"} <= set(agentpack_host.reporters())
+    assert agentpack_host.reporter("count").plugin == "sample"
+
+
+def test_agentpack_register_commands(agentpack_host, register_plugin, sample_plugin):
+    register_plugin(sample_plugin, name="sample")
+    spec = agentpack_host.commands()["todo-stats"]
+    assert spec.load().name == "stats"
+
+
+def test_agentpack_register_mcp_tools(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    register_plugin(sample_plugin, name="sample")
+    tools = agentpack_host.mcp_tools(McpContext())
+    tool = tools["sample.count_todos"]
+    assert tool.handler({"path": str(todo_pack("- [x] a\n- [ ] b\n- [ ] c\n"))}) == {"done": 1, "open": 2}
+
+
+def test_agentpack_add_hookspecs(agentpack_host, register_plugin):
+    class Spec:
+        @pluggy.HookspecMarker("agentpack")
+        def agentpack_sample_greeting(self, name):
+            """A plugin's own hook."""
+
+    class Owner:
+        @hookimpl
+        def agentpack_add_hookspecs(self, pluginmanager):
+            pluginmanager.add_hookspecs(Spec)
+
+    class Implementer:
+        @hookimpl
+        def agentpack_sample_greeting(self, name):
+            return f"hello {name}"
+
+    from agentpack.plugins import create_plugin_manager
+
+    pm = create_plugin_manager(load_entrypoints=False, plugins=(Owner(), Implementer()))
+    assert pm.hook.agentpack_sample_greeting(name="x") == ["hello x"]
+
+
+def test_duplicate_format_names_both_plugins(agentpack_host, register_plugin, sample_plugin):
+    class Clash:
+        @hookimpl
+        def agentpack_register_formats(self, register):
+            from agentpack.registry import FormatInfo
+
+            register(FormatInfo(name="sample-todo", title="clash"))
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Clash(), name="clash")
+    with pytest.raises(PluginError) as exc:
+        agentpack_host.formats()
+    assert "'sample'" in str(exc.value) and "'clash'" in str(exc.value)
+
+
+def test_unknown_hook_fails_loudly():
+    from agentpack.plugins import create_plugin_manager
+
+    class Typo:
+        @hookimpl
+        def agentpack_valdiate(self, pack, strict):
+            return []
+
+    with pytest.raises(PluginError, match="unknown hook"):
+        create_plugin_manager(load_entrypoints=False, plugins=(Typo(),))

@@ -1,0 +1,89 @@
+"""Rules about the code base itself: hooks documented and tested; the core and plugins keep apart."""
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from agentpack import hookspecs
+
+ROOT = Path(__file__).parents[2]
+HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("agentpack_"))
+
+
+def test_hooks_are_prefixed():
+    assert HOOKS and all(h.startswith("agentpack_") for h in HOOKS)
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_documented(hook):
+    docs = (ROOT / "docs" / "plugin-hooks.md").read_text()
+    assert f"### {hook}\n" in docs, f"{hook} has no section in docs/plugin-hooks.md"
+    signature = re.search(rf"### {hook}\n\n```python\ndef {hook}\((.*?)\)", docs, re.S)
+    assert signature, f"{hook} section lacks its signature"
+    parsed = ast.parse(f"def f({signature.group(1)}): pass").body[0]
+    documented = [a.arg for a in parsed.args.args]
+    assert documented == list(inspect.signature(getattr(hookspecs, hook)).parameters)
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_tested(hook):
+    assert f"def test_{hook}(" in (ROOT / "tests" / "core" / "test_hooks.py").read_text()
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_has_a_docstring(hook):
+    assert (getattr(hookspecs, hook).__doc__ or "").strip()
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def test_core_never_imports_a_plugin():
+    offenders = [f"{p.relative_to(ROOT)}:{line} imports {name}"
+                 for p in (ROOT / "core").rglob("*.py") for line, name in _imports(p)
+                 if name.startswith("agentpack_")]
+    assert offenders == []
+
+
+PLUGIN_PACKAGES = sorted(p for p in (ROOT / "plugins").glob("*/agentpack_*") if p.is_dir())
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_plugins_import_only_public_agentpack_api_and_no_other_plugin(package):
+    offenders = []
+    for path in package.rglob("*.py"):
+        for line, name in _imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            parts = name.split(".")
+            if parts[0] == "agentpack" and any(part.startswith("_") for part in parts[1:]):
+                offenders.append(f"{where} uses private {name}")
+            if parts[0] == "agentpack" and len(parts) > 1 and parts[1] in {"builtin", "cli_internal"}:
+                offenders.append(f"{where} uses core internals {name}")
+            if parts[0].startswith("agentpack_") and parts[0] != package.name:
+                offenders.append(f"{where} imports another plugin: {name}")
+    assert offenders == []
+
+
+def test_plugin_distributions_depend_on_core_not_the_unrelated_pypi_name():
+    import tomllib
+
+    for pyproject in [ROOT / "pyproject.toml", *sorted((ROOT / "plugins").glob("*/pyproject.toml"))]:
+        data = tomllib.loads(pyproject.read_text())
+        deps = data["project"].get("dependencies", []) + [
+            d for group in data["project"].get("optional-dependencies", {}).values() for d in group]
+        names = {re.split(r"[ <>=\[;!~]", d, maxsplit=1)[0].lower() for d in deps}
+        assert "agentpack" not in names, f"{pyproject} depends on the unrelated PyPI project 'agentpack'"
+    for pyproject in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
+        data = tomllib.loads(pyproject.read_text())
+        assert any(d.startswith("agentpack-core") for d in data["project"]["dependencies"])
+        assert list(data["project"]["entry-points"]["agentpack"].values())[0].endswith(".plugin")
