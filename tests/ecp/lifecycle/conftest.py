@@ -1,0 +1,121 @@
+"""Fixtures for the ECP lifecycle tests: small packs written from scratch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+EXPERT_YAML = """\
+# The demo expert. Comments and layout must survive a refresh.
+ecp_version: "1.0"
+id: {name}
+display_name: Demo Expert   # shown to people
+skill:
+  name: {name}
+security:
+  classification: public
+  contains_secrets: {secrets}
+  allow_remote_llm: {remote}
+  allowed_remote_llm_providers: {providers}
+sources:
+  - source_id: docs
+    type: filesystem
+    uri: expert/sources/docs   # bundled corpus
+    scope:
+      include: ["**/*.md"]
+    revision:
+      hash: "0000"
+      timestamp: "2026-01-01T00:00:00Z"
+    refresh:
+      strategy: incremental
+      incremental:
+        method: file-manifest
+context:
+  strategy: retrieval
+  artifacts:
+    indexes:
+{indexes}
+maintenance:
+  policy_path: expert/maintenance/policy.json
+evals:
+  suites:
+    - suite_id: smoke
+      path: expert/evals/smoke.yaml
+{logs}"""
+
+INDEX_ENTRY = """\
+      - id: {id}
+        type: {type}
+        path: expert/context/indexes/{id}
+        descriptor: expert/context/indexes/{id}/index.json
+"""
+
+POLICY = {
+    "policy_version": "1.0",
+    "budgets": {"max_update_duration_seconds": 600, "max_changed_files": 500},
+    "refresh_triggers": [{"type": "manual", "spec": "on-demand"}],
+    "update_strategy": {
+        "default": "incremental",
+        "incremental": {"method": "file-manifest"},
+        "rebuild": {"method": "full-scan"},
+        "rebuild_thresholds": {"changed_files_gt": 100, "changed_lines_gt": 100000, "days_since_full_rebuild_gt": 30},
+    },
+    "validation": {"eval_suites": ["smoke"], "fail_action": "block"},
+    "publishing": {"on_pass": "auto_publish", "rollback_on_fail": True},
+    "retention": {"max_backups_per_index": 3, "max_backup_age_days": 30},
+}
+
+SMOKE = """\
+suite_id: smoke
+suite_version: "1.0"
+cases:
+  - case_id: rotation
+    mode: ephemeral
+    question: How are signing keys rotated?
+    assertions:
+      must_cite: ["keys.md"]
+      min_citations: 1
+"""
+
+DOCS = {
+    "keys.md": "# Keys\n\nSigning keys are rotated every ninety days by the rotation job.\nOld keys stay valid for a week.\n",
+    "tokens.md": "# Tokens\n\nAccess tokens expire after one hour.\nRefresh tokens are single use.\n",
+    "guide/setup.md": "# Setup\n\nInstall the service, then run the bootstrap command.\n",
+}
+
+
+def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, remote: bool = False,
+               providers: list[str] | None = None, indexes: tuple[tuple[str, str], ...] = (("kw", "keyword"),),
+               policy: dict | None = None, logs: dict | None = None) -> Path:
+    """Write a pack at ``root / name`` and return its path."""
+    pack = root / name
+    (pack / "expert" / "maintenance").mkdir(parents=True, exist_ok=True)
+    (pack / "expert" / "evals").mkdir(parents=True, exist_ok=True)
+    (pack / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Answers questions about the demo service.\n"
+                                   "---\n\n# Demo expert\n\nUse expert.query.\n")
+    logs_yaml = ""
+    if logs is not None:
+        logs_yaml = "logs:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in logs.items())
+    (pack / "expert" / "EXPERT.yaml").write_text(EXPERT_YAML.format(
+        name=name, secrets=str(secrets).lower(), remote=str(remote).lower(), providers=json.dumps(providers or []),
+        indexes="".join(INDEX_ENTRY.format(id=i, type=t) for i, t in indexes).rstrip("\n"), logs=logs_yaml))
+    (pack / "expert" / "maintenance" / "policy.json").write_text(json.dumps(policy or POLICY, indent=2))
+    (pack / "expert" / "evals" / "smoke.yaml").write_text(SMOKE)
+    for rel, text in DOCS.items():
+        path = pack / "expert" / "sources" / "docs" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return pack
+
+
+@pytest.fixture
+def make_pack():
+    """``make_pack(root, **options)`` writes a pack (see ``write_pack``)."""
+    return write_pack
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    return write_pack(tmp_path / "packs")
