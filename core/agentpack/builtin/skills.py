@@ -10,13 +10,21 @@ from pathlib import Path
 
 from .. import hookimpl
 from ..registry import FormatInfo
-from ..skillmd import find_skill_md
 
 FORMAT = "agent-skill"
+SKILL_FILENAMES = ("SKILL.md", "skill.md")
+
+
+def find_skill_md(directory: Path) -> Path | None:
+    """The SKILL.md of ``directory``, without importing the YAML machinery (start-up stays fast)."""
+    for name in SKILL_FILENAMES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
 
 
 def _skill_dir(path: Path) -> Path | None:
-    if path.is_file() and path.name in ("SKILL.md", "skill.md"):
+    if path.is_file() and path.name in SKILL_FILENAMES:
         return path.parent
     if path.is_dir() and find_skill_md(path):
         return path
