@@ -2,12 +2,96 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentpack import hookimpl
-from agentpack.registry import FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo
 
 FORMAT = "skillctl"
+MANIFEST = "skill.yaml"
+
+
+def _skill_dir(path: Path) -> Path | None:
+    if path.is_file() and path.name == MANIFEST:
+        return path.parent
+    if path.is_dir() and (path / MANIFEST).is_file():
+        return path
+    return None
+
+
+def _is_tree(path: Path) -> bool:
+    if not path.is_dir() or (path / MANIFEST).is_file():
+        return False
+    try:
+        return any(p.is_dir() and p.name[:1] not in "._" and (p / MANIFEST).is_file() for p in path.iterdir())
+    except OSError:
+        return False
 
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="skillctl", extra="skillctl"))
+    register(FormatInfo(name=FORMAT, title="skillctl",
+                        description="a deterministic skill folder (skill.yaml, apiVersion skill/v1) or a skills/ "
+                                    "tree of them", extra="skillctl"))
+
+
+@hookimpl
+def agentpack_detect(path):
+    from agentpack.models import Detection
+
+    if _skill_dir(path) is not None:
+        return Detection(format=FORMAT, confidence=0.9, reason="has skill.yaml")
+    if _is_tree(path):
+        return Detection(format=FORMAT, confidence=0.6, reason="a skills/ tree of skill.yaml folders")
+    return None
+
+
+@hookimpl
+def agentpack_load(path, format):
+    if format != FORMAT:
+        return None
+    from agentpack.errors import PackError
+    from agentpack.models import Pack
+
+    directory = _skill_dir(path)
+    if directory is not None:
+        from .manifest import load_skill
+
+        skill = load_skill(directory)
+        return Pack(path=path, root=directory, format=FORMAT, name=skill.id, version=skill.version, data=skill)
+    if _is_tree(path):
+        return Pack(path=path, root=path, format=FORMAT, name=path.resolve().name, data=None)
+    raise PackError(f"{path} is neither a skill folder (with {MANIFEST}) nor a skills/ tree", file=str(path))
+
+
+@hookimpl
+def agentpack_validate(pack, strict):
+    if pack.format != FORMAT:
+        return None
+    from .validation import validate_skill, validate_tree
+
+    if pack.data is None:
+        return validate_tree(pack.root, strict=strict)
+    return validate_skill(pack.data, strict=strict)
+
+
+@hookimpl
+def agentpack_evaluate(pack, options):
+    if pack.format != FORMAT:
+        return None
+    from .skilltest import evaluate
+
+    return evaluate(pack.root, options)
+
+
+@hookimpl
+def agentpack_register_commands(register):
+    register(CommandSpec(name="skill", target="agentpack_skillctl.cli:skill",
+                         help="Deterministic skills: list, describe, validate, run, test, new, audit-commits."))
+
+
+@hookimpl
+def agentpack_register_mcp_tools(register, context):
+    from .mcp_tools import register_tools
+
+    register_tools(register, context)

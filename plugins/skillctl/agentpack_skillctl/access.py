@@ -1,0 +1,153 @@
+"""The repository Access Manifest (``skills/_access.yaml``): the most any skill of the tree may be granted.
+
+A skill that declares more fails validation (SKC150-SKC154); a run grants
+only what both the skill and the manifest allow (``grants``). Without a
+manifest, the skill's own declaration is the only limit (an info finding says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentpack.models import Finding
+from agentpack.yamlio import YamlDocument, load_yaml
+
+from .globs import covered
+from .manifest import SkillManifest
+
+ACCESS_FILE = "_access.yaml"
+
+
+@dataclass
+class AccessManifest:
+    doc: YamlDocument
+
+    @property
+    def file(self) -> str | None:
+        return self.doc.file
+
+    def _list(self, *keys: str) -> list[str] | None:
+        value: Any = self.doc.data
+        for key in keys:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+
+    @property
+    def env(self) -> list[str]:
+        return self._list("env", "read") or []
+
+    def globs(self, mode: str) -> list[str]:
+        return self._list("filesystem", mode) or []
+
+    @property
+    def subprocess(self) -> bool:
+        sub = self.doc.data.get("subprocess") if isinstance(self.doc.data, dict) else None
+        return bool(isinstance(sub, dict) and sub.get("allowed") is True)
+
+    def approval(self, approval_id: str | None, skill_id: str) -> bool:
+        network = self.doc.data.get("network") if isinstance(self.doc.data, dict) else None
+        for entry in (network or {}).get("approvals") or []:
+            if isinstance(entry, dict) and entry.get("id") == approval_id:
+                skills = entry.get("skills")
+                return skills is None or skill_id in skills
+        return False
+
+
+def find_access_file(skill_dir: Path) -> Path | None:
+    """The manifest of the tree a skill folder belongs to: ``<tree>/_access.yaml``."""
+    candidate = skill_dir.parent / ACCESS_FILE
+    return candidate if candidate.is_file() else None
+
+
+def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManifest | None, list[Finding]]:
+    """Load and schema-check a manifest; ``(None, findings)`` when it cannot be used."""
+    from agentpack.errors import YamlError
+
+    from .store import ACCESS_SCHEMA, schemas
+
+    try:
+        doc = load_yaml(path, display=display or str(path))
+    except YamlError as exc:
+        return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
+    findings = schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
+    if findings:
+        return None, findings
+    return AccessManifest(doc), []
+
+
+@dataclass
+class Grants:
+    """What a run grants: the intersection of the skill's declaration and the manifest."""
+
+    env: list[str]
+    withheld_env: list[str]
+    read_globs: list[str]
+    write_globs: list[str]
+    network: bool
+    subprocess: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _declared(skill: SkillManifest) -> dict[str, Any]:
+    def strings(*keys: str) -> list[str]:
+        value = skill.access(*keys, default=[])
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    network = (skill.get("determinism", "network") == "allowed"
+               and skill.access("network", "allowed", default=False) is True)
+    return {"env": strings("env", "read"), "read": strings("filesystem", "read"),
+            "write": strings("filesystem", "write"), "network": network,
+            "subprocess": skill.access("subprocess", "allowed", default=False) is True}
+
+
+def grants(skill: SkillManifest, access: AccessManifest | None) -> Grants:
+    d = _declared(skill)
+    if access is None:
+        return Grants(d["env"], [], d["read"], d["write"], d["network"], d["subprocess"])
+    env = [name for name in d["env"] if name in access.env]
+    return Grants(
+        env=env,
+        withheld_env=[name for name in d["env"] if name not in env],
+        read_globs=[g for g in d["read"] if covered(g, access.globs("read"))],
+        write_globs=[g for g in d["write"] if covered(g, access.globs("write"))],
+        network=d["network"] and access.approval(skill.get("x-securityApprovalId"), skill.id),
+        subprocess=d["subprocess"] and access.subprocess,
+    )
+
+
+def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Finding]:
+    """Findings for every declaration of ``skill`` that ``access`` does not allow."""
+    if access is None:
+        return [Finding.info("SKC156", "no access manifest (_access.yaml) beside this skill folder: the skill's own "
+                             "declaration is the only limit", file=skill.file,
+                             hint="add skills/_access.yaml to cap what skills may be granted")]
+    d = _declared(skill)
+    out: list[Finding] = []
+    where = f" (allowed by {access.file})"
+    for i, name in enumerate(skill.access("env", "read", default=[]) or []):
+        if isinstance(name, str) and name not in access.env:
+            out.append(Finding.error("SKC150", f"environment variable '{name}' is not in the access manifest{where}",
+                                     **skill.where(f"/security/access/env/read/{i}")))
+    for mode in ("read", "write"):
+        ceiling = access.globs(mode)
+        for i, glob in enumerate(skill.access("filesystem", mode, default=[]) or []):
+            if isinstance(glob, str) and not covered(glob, ceiling):
+                out.append(Finding.error(
+                    "SKC151", f"filesystem {mode} glob '{glob}' is broader than the access manifest allows "
+                              f"({', '.join(ceiling) or 'nothing'})",
+                    **skill.where(f"/security/access/filesystem/{mode}/{i}")))
+    if d["subprocess"] and not access.subprocess:
+        out.append(Finding.error("SKC152", f"subprocesses are not allowed by the access manifest{where}",
+                                 **skill.where("/security/access/subprocess/allowed")))
+    if d["network"]:
+        approval = skill.get("x-securityApprovalId")
+        if not access.approval(approval, skill.id):
+            out.append(Finding.error(
+                "SKC153", f"network access needs approval '{approval}' listed for skill '{skill.id}' under "
+                          f"network.approvals in the access manifest{where}",
+                **skill.where("/x-securityApprovalId" if approval else "/security/access/network/allowed")))
+    return out

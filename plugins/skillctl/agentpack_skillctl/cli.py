@@ -1,0 +1,324 @@
+"""``agentpack skill ...`` and the ``skillctl`` console script (the same click group)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _envelope(command: str, ok: bool, **fields) -> None:
+    click.echo(json.dumps({"schema_version": 1, "command": command, "ok": ok, **fields}, indent=2,
+                          ensure_ascii=False, default=str))
+
+
+def _output_option(f):
+    from agentpack.cli import output_option
+
+    return output_option()(f)
+
+
+@click.group(context_settings=CONTEXT)
+@click.option("--root", envvar="SKILLCTL_ROOT", type=click.Path(file_okay=False, path_type=Path),
+              help="The skills/ tree (or a folder holding one). Default: $SKILLCTL_ROOT, else ./skills.")
+@click.pass_context
+def skill(ctx: click.Context, root: Path | None) -> None:
+    """Deterministic skills (skill.yaml, skill/v1): schema-checked JSON in and out, no LLM.
+
+    \b
+    Examples:
+      agentpack skill --root examples/skills list
+      agentpack skill run fs.hash_tree --input in.json --report run.json
+      agentpack skill validate --all --strict
+      agentpack skill test schema.validate_json -o junit > junit.xml
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["root"] = str(root) if root else None
+
+
+@skill.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """List the skills of the library root.
+
+    \b
+    Example:
+      skillctl --root examples/skills list --json
+    """
+    from .api import list_skills
+    from .library import library_root
+
+    root = library_root(ctx.obj["root"])
+    skills = list_skills(root)
+    if as_json:
+        _envelope("skill list", True, root=str(root), skills=skills)
+        return
+    for s in skills:
+        if s.get("error"):
+            click.echo(f"{s['path']}  (unreadable: {s['error']})")
+        else:
+            click.echo(f"{s['id']}  {s['version']}  {s['description'][:70]}")
+
+
+@skill.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print the contract and both schemas as JSON.")
+@click.pass_context
+def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """Show a skill's contract: REF is a skill.id or a skill folder.
+
+    \b
+    Example:
+      skillctl describe schema.validate_json --json
+    """
+    from .api import describe_skill
+
+    info = describe_skill(ref, ctx.obj["root"])
+    if as_json:
+        _envelope("skill describe", "errors" not in info, skill=info)
+        return
+    m = info["manifest"]
+    access = (m.get("security") or {}).get("access") or {}
+    click.echo(f"{info['id']} {info['version']}  ({info['path']})")
+    click.echo(f"  {info['description']}")
+    click.echo(f"  command: {' '.join(map(str, (m.get('runtime') or {}).get('command') or []))}")
+    click.echo(f"  determinism: {json.dumps(m.get('determinism'))}")
+    click.echo(f"  access: {json.dumps(access)}")
+    for which in ("input", "output"):
+        schema = info.get(f"{which}Schema") or {}
+        props = ", ".join(sorted((schema.get("properties") or {}) if isinstance(schema, dict) else {}))
+        click.echo(f"  {which}: {props or '(see schema)'}")
+
+
+@skill.command()
+@click.argument("refs", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Validate the whole library root as a tree.")
+@click.option("--strict", is_flag=True, help="Also require README.md and an access manifest.")
+@_output_option
+@click.pass_context
+def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool, output: str, as_json: bool) -> None:
+    """Validate skills (by id or folder), or the whole tree with --all; exit 1 on any error.
+
+    \b
+    Examples:
+      skillctl validate --all
+      agentpack skill validate fs.hash_tree --strict -o sarif > skills.sarif
+    """
+    from agentpack.cli import emit_report
+    from agentpack.clock import SYSTEM_CLOCK
+    from agentpack.errors import PackError
+    from agentpack.models import Finding, Report, ValidationItem
+
+    from .library import find_skill, library_root
+    from .manifest import load_skill
+    from .validation import validate_skill, validate_tree
+
+    if not refs and not all_:
+        raise click.UsageError("name skills to validate, or pass --all")
+    items = []
+    if all_:
+        tree = library_root(ctx.obj["root"])
+        items.append(ValidationItem(path=str(tree), format="skillctl", findings=sorted(
+            validate_tree(tree, strict=strict), key=lambda f: f.sort_key())))
+    for ref in refs:
+        directory = find_skill(ref, ctx.obj["root"])
+        try:
+            findings = validate_skill(load_skill(directory), strict=strict)
+        except PackError as exc:
+            findings = [Finding.error("SKC100", exc.message, file=exc.file, line=exc.line, column=exc.column)]
+        items.append(ValidationItem(path=str(directory), format="skillctl",
+                                    findings=sorted(findings, key=lambda f: f.sort_key())))
+    report = Report(command="skill validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    emit_report(report, output, as_json)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@skill.command()
+@click.argument("ref")
+@click.option("-i", "--input", "input_file", required=True, metavar="FILE|-",
+              help="The input JSON (a file, or - for stdin).")
+@click.option("--output", "output_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the output JSON here (atomically) instead of stdout.")
+@click.option("--timeout-ms", type=click.IntRange(min=1), help="Override runtime.timeoutMs.")
+@click.option("--workspace", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The folder filesystem globs and input paths are relative to. Default: the current folder.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the run report (JSON) here.")
+@click.option("--cache/--no-cache", default=False, help="Reuse outputs of deterministic skills (opt-in).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Cache folder. Default: $SKILLCTL_CACHE_DIR or ~/.cache/agentpack/skillctl.")
+@click.option("--check-determinism", is_flag=True, help="Run twice and fail unless the output bytes are equal.")
+@click.option("--quiet-logs", is_flag=True, help="Do not pass the skill's stderr logs through.")
+@click.option("--json", "as_json", is_flag=True, help="Print an envelope with the output and the run report.")
+@click.pass_context
+def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None, timeout_ms: int | None,
+        workspace: Path | None, report_file: Path | None, cache: bool, cache_dir: Path | None,
+        check_determinism: bool, quiet_logs: bool, as_json: bool) -> None:
+    """Run skill REF (a skill.id or folder) on an input JSON; exit 1 unless the run is ok.
+
+    \b
+    Examples:
+      skillctl run fs.hash_tree --input request.json
+      echo '{"schema": {"type": "integer"}, "instance": 3}' | agentpack skill run schema.validate_json -i -
+      agentpack skill run ./skills/fs-hash-tree -i in.json --output out.json --report run.json
+    """
+    from agentpack.errors import AgentpackError
+    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
+
+    from .library import find_skill
+    from .prepare import prepare
+    from .runner import RunOptions, run_prepared
+
+    prepared = prepare(find_skill(ref, ctx.obj["root"]))
+    try:
+        raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
+    except OSError as exc:
+        raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
+    stderr = click.get_binary_stream("stderr")
+
+    def passthrough(chunk: bytes) -> None:
+        stderr.write(chunk)
+        stderr.flush()
+
+    options = RunOptions(workspace=workspace or Path.cwd(), timeout_ms=timeout_ms, cache=cache, cache_dir=cache_dir,
+                         check_determinism=check_determinism,
+                         on_stderr=None if (quiet_logs or as_json) else passthrough)
+    result = run_prepared(prepared, options, raw=raw)
+    if report_file:
+        atomic_write_json(report_file, result.report)
+    if result.ok and output_file:
+        atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
+    if as_json:
+        _envelope("skill run", result.ok, status=result.status, output=result.output, report=result.report)
+    elif result.ok and not output_file:
+        click.echo(json.dumps(result.output, indent=2, ensure_ascii=False))
+    if not result.ok:
+        if not as_json:
+            for error in result.report["errors"][:5]:
+                where = f"{error['pointer']}: " if error.get("pointer") else ""
+                click.echo(f"error: {prepared.skill.id}: {result.status}: {where}{error['message']}", err=True)
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@skill.command()
+@click.argument("refs", nargs=-1)
+@click.option("--filter", "filter_", help="Only cases whose id contains this (e.g. fixture:basic, test:).")
+@click.option("--check-determinism", is_flag=True, help="Run each fixture twice and compare output bytes.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False),
+              help="Also write a report file (.html, .xml, .json, .sarif by suffix).")
+@_output_option
+@click.pass_context
+def test(ctx: click.Context, refs: tuple[str, ...], filter_: str | None, check_determinism: bool,
+         report_file: str | None, output: str, as_json: bool) -> None:
+    """Run the fixtures and tests/ of every skill (or of the named ones); exit 1 on a failure.
+
+    \b
+    Examples:
+      skillctl test
+      agentpack skill test fs.hash_tree --check-determinism -o junit > junit.xml
+    """
+    from agentpack.cli import emit_report
+    from agentpack.clock import SYSTEM_CLOCK
+    from agentpack.models import EvalOptions, Report
+
+    from .library import find_skill, library_root
+    from .skilltest import evaluate
+
+    options = EvalOptions(filter=filter_, options={"check_determinism": check_determinism})
+    targets = [find_skill(ref, ctx.obj["root"]) for ref in refs] or [library_root(ctx.obj["root"])]
+    report = Report(command="skill test", generated_at=SYSTEM_CLOCK.now(),
+                    evaluations=[evaluate(t, options) for t in targets])
+    emit_report(report, output, as_json, report_file)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@skill.command()
+@click.argument("skill_id")
+@click.argument("slug")
+@click.option("--spec-id", default="SPEC-TODO", show_default=True, help="governance.specId of the new skill.")
+@click.option("--description", default=None, help="One-line description.")
+@click.pass_context
+def new(ctx: click.Context, skill_id: str, slug: str, spec_id: str, description: str | None) -> None:
+    """Scaffold skill SKILL_ID in <root>/SLUG from the template (it validates and passes its smoke test).
+
+    \b
+    Example:
+      agentpack skill --root skills new text.word_count word-count --spec-id SPEC-12
+    """
+    from .library import library_root
+    from .scaffold import scaffold
+
+    root = ctx.obj["root"]
+    tree = Path(root) if root else (Path("skills") if Path("skills").is_dir() else Path("."))
+    if root:
+        tree = library_root(root) if Path(root).is_dir() else Path(root)
+    target = scaffold(tree, skill_id, slug, spec_id=spec_id, description=description)
+    click.echo(f"created {target}")
+
+
+@skill.command("audit-commits")
+@click.argument("rev_range", required=False)
+@click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."),
+              show_default=True, help="The git repository.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def audit_commits(rev_range: str | None, repo: Path, as_json: bool) -> None:
+    """Report commits that touch more than one skill package (one skill per commit); exit 1 if any.
+
+    REV_RANGE is anything git log takes (default: HEAD, the whole history).
+
+    \b
+    Examples:
+      agentpack skill audit-commits origin/main..HEAD
+      skillctl audit-commits --json
+    """
+    from .audit import audit
+
+    result = audit(repo, rev_range or "HEAD")
+    if as_json:
+        _envelope("skill audit-commits", not result["violations"], **result)
+    else:
+        for v in result["violations"]:
+            click.echo(f"{v['commit'][:12]} touches {len(v['skills'])} skill packages: {', '.join(v['skills'])}"
+                       f"  ({v['subject']})")
+        click.echo(f"{result['commits']} commits checked, {len(result['violations'])} touch more than one skill")
+    if result["violations"]:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``skillctl`` console script: the ``skill`` group with agentpack's exit codes."""
+    from agentpack.errors import AgentpackError
+
+    try:
+        skill.main(args=argv, prog_name="skillctl", standalone_mode=False)
+        return EXIT_OK
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.Abort:
+        click.echo("aborted", err=True)
+        return EXIT_USAGE
+    except AgentpackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # pragma: no cover - a bug
+        click.echo(f"internal error in skillctl: {exc!r}", err=True)
+        return EXIT_INTERNAL
+
+
+def run_script() -> None:
+    sys.exit(main())

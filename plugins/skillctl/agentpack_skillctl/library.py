@@ -1,0 +1,66 @@
+"""Find skills: the library root, ``skill.id`` lookup, and listings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentpack.errors import AgentpackError
+
+from .manifest import ID_RE, is_skill_dir, load_skill
+from .validation import tree_skill_dirs
+
+ROOT_ENV = "SKILLCTL_ROOT"
+
+
+def library_root(root: str | Path | None = None) -> Path:
+    """The ``skills/`` tree: ``root`` (a tree, or a folder holding ``skills/``), $SKILLCTL_ROOT, or ./skills."""
+    candidate = Path(root) if root is not None else Path(os.environ.get(ROOT_ENV) or "skills")
+    if root is None and ROOT_ENV not in os.environ and not candidate.is_dir():
+        candidate = Path(".")
+    if (candidate / "skills").is_dir() and not tree_skill_dirs(candidate):
+        candidate = candidate / "skills"
+    if not candidate.is_dir():
+        raise AgentpackError(f"skills library '{candidate}' is not a folder",
+                             hint=f"pass --root DIR or set {ROOT_ENV}")
+    return candidate
+
+
+_INDEX: dict[str, tuple[tuple, dict[str, Path]]] = {}
+
+
+def skill_index(root: Path) -> dict[str, Path]:
+    """``skill.id -> folder`` for the tree, memoised on the folders' modification times."""
+    dirs = tree_skill_dirs(root)
+    stamp = tuple((d.name, (d / "skill.yaml").stat().st_mtime_ns) for d in dirs)
+    key = os.path.realpath(root)
+    cached = _INDEX.get(key)
+    if cached and cached[0] == stamp:
+        return cached[1]
+    index: dict[str, Path] = {}
+    for directory in dirs:
+        try:
+            skill = load_skill(directory)
+        except AgentpackError:
+            continue
+        index.setdefault(skill.id, directory)
+    _INDEX[key] = (stamp, index)
+    return index
+
+
+def find_skill(ref: str | Path, root: str | Path | None = None) -> Path:
+    """A skill folder from a path or a ``skill.id`` (looked up in the library root)."""
+    path = Path(ref)
+    if is_skill_dir(path):
+        return path
+    if path.name == "skill.yaml" and path.is_file():
+        return path.parent
+    text = str(ref)
+    if ID_RE.match(text):
+        tree = library_root(root)
+        found = skill_index(tree).get(text)
+        if found is not None:
+            return found
+        raise AgentpackError(f"no skill with id '{text}' in {tree}",
+                             hint="list them with 'agentpack skill list', or pass the skill folder")
+    raise AgentpackError(f"'{text}' is neither a skill folder (with skill.yaml) nor a skill id")

@@ -1,0 +1,136 @@
+"""A skill folder: its ``skill.yaml`` (with line numbers) and the files it names."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import PackError, PathEscapeError
+from agentpack.yamlio import YamlDocument, load_yaml
+
+MANIFEST = "skill.yaml"
+ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+def is_skill_dir(path: Path) -> bool:
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+@dataclass
+class SkillManifest:
+    """A loaded ``skill.yaml``; ``data`` is the raw mapping (it may be invalid: see ``validate``)."""
+
+    directory: Path
+    doc: YamlDocument
+    _schemas: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def file(self) -> str:
+        return self.doc.file or str(self.directory / MANIFEST)
+
+    def get(self, *keys: str, default: Any = None) -> Any:
+        value: Any = self.data
+        for key in keys:
+            if not isinstance(value, dict) or key not in value:
+                return default
+            value = value[key]
+        return value
+
+    @property
+    def id(self) -> str:
+        value = self.get("id")
+        return value if isinstance(value, str) else self.directory.name
+
+    @property
+    def version(self) -> str:
+        value = self.get("version")
+        return value if isinstance(value, str) else "0.0.0"
+
+    @property
+    def description(self) -> str:
+        value = self.get("description")
+        return value.strip() if isinstance(value, str) else ""
+
+    @property
+    def name(self) -> str:
+        value = self.get("name")
+        return value if isinstance(value, str) else self.id
+
+    @property
+    def command(self) -> list[str]:
+        return list(self.get("runtime", "command", default=[]) or [])
+
+    @property
+    def timeout_ms(self) -> int:
+        value = self.get("runtime", "timeoutMs")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_TIMEOUT_MS
+
+    def access(self, *keys: str, default: Any = None) -> Any:
+        return self.get("security", "access", *keys, default=default)
+
+    def where(self, pointer: str = "") -> dict[str, Any]:
+        return {"file": self.file, "line": self.doc.line_of(pointer), "pointer": pointer or None}
+
+    def resolve(self, relative: str) -> Path:
+        """A path of the contract, resolved under the skill folder (PathEscapeError when it escapes)."""
+        from agentpack.paths import resolve_under
+
+        return resolve_under(self.directory, relative)
+
+    def io_schema(self, which: str) -> dict[str, Any]:
+        """The loaded ``io.inputSchema`` (``which="input"``) or ``io.outputSchema``; PackError when unreadable."""
+        if which in self._schemas:
+            return self._schemas[which]
+        key = f"{which}Schema"
+        relative = self.get("io", key)
+        pointer = f"/io/{key}"
+        if not isinstance(relative, str):
+            raise PackError(f"io.{key} is not set", **_loc(self, pointer))
+        try:
+            path = self.resolve(relative)
+        except PathEscapeError as exc:
+            raise PackError(f"io.{key}: {exc.message}", **_loc(self, pointer)) from None
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise PackError(f"io.{key}: '{relative}' does not exist in the skill folder", **_loc(self, pointer)) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PackError(f"io.{key}: cannot read '{relative}': {exc}", **_loc(self, pointer)) from None
+        except json.JSONDecodeError as exc:
+            raise PackError(f"invalid JSON: {exc.msg}", file=_display(self, relative), line=exc.lineno,
+                            column=exc.colno) from None
+        if not isinstance(schema, (dict, bool)):
+            raise PackError("a JSON Schema must be an object or a boolean", file=_display(self, relative), line=1)
+        self._schemas[which] = schema
+        return schema
+
+
+def _display(skill: SkillManifest, relative: str) -> str:
+    return str(Path(skill.file).parent / relative)
+
+
+def _loc(skill: SkillManifest, pointer: str) -> dict[str, Any]:
+    return {"file": skill.file, "line": skill.doc.line_of(pointer)}
+
+
+def load_skill(directory: str | Path, *, display: str | None = None) -> SkillManifest:
+    """Read ``directory/skill.yaml``. PackError (with file and line) when it is missing or not a YAML mapping."""
+    directory = Path(directory)
+    manifest = directory / MANIFEST
+    name = display or str(manifest)
+    if not manifest.is_file():
+        raise PackError(f"no {MANIFEST} in {directory}", file=name,
+                        hint="a skill folder holds skill.yaml, README.md, schemas/, impl/, tests/ and fixtures/")
+    doc = load_yaml(manifest, display=name)
+    if not isinstance(doc.data, dict):
+        raise PackError(f"{MANIFEST} must be a YAML mapping, not {type(doc.data).__name__}", file=name, line=1)
+    return SkillManifest(directory=directory, doc=doc)

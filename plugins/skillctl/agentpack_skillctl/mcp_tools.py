@@ -1,0 +1,85 @@
+"""Each skill as an MCP tool (spec 3.5): name = skill.id (or a dot-free form), schemas = the skill's own.
+
+``context.packs`` may name skill folders or ``skills/`` trees (default:
+./skills when present). Options (``--option k=v``): ``skillctl.tool_names`` =
+``dotted`` (default), ``mangled`` (``.`` -> ``-``, for hosts that forbid dots)
+or ``both``; ``skillctl.workspace`` = the folder skills work in (default: the
+server's current folder). A failed run is an ``isError`` result carrying the run report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("agentpack_skillctl")
+
+
+def mangle(skill_id: str) -> str:
+    """A tool name without dots: ids never contain '-', so this is reversible."""
+    return skill_id.replace(".", "-")
+
+
+def _skill_dirs(context) -> list[Path]:
+    from .manifest import is_skill_dir
+    from .validation import tree_skill_dirs
+
+    packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
+    dirs: list[Path] = []
+    for pack in packs:
+        pack = Path(pack)
+        if is_skill_dir(pack):
+            dirs.append(pack)
+        elif pack.is_dir():
+            dirs += tree_skill_dirs(pack)
+    return dirs
+
+
+def register_tools(register, context) -> None:
+    from agentpack.errors import AgentpackError
+    from agentpack.registry import McpTool
+
+    from .prepare import prepare
+
+    names = str(context.options.get("skillctl.tool_names", "dotted"))
+    if names not in ("dotted", "mangled", "both"):
+        raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
+    workspace = Path(context.options.get("skillctl.workspace") or Path.cwd())
+    seen: set[str] = set()
+    for directory in _skill_dirs(context):
+        try:
+            prepared = prepare(directory)
+        except AgentpackError as exc:
+            log.warning("skill %s is not served: %s", directory, exc)
+            continue
+        skill = prepared.skill
+        if skill.id in seen:
+            log.warning("skill id %s is served once; %s is skipped", skill.id, directory)
+            continue
+        seen.add(skill.id)
+        object_output = isinstance(prepared.output_schema, dict) and prepared.output_schema.get("type") == "object"
+        handler = _handler(directory, workspace, object_output)
+        tool_names = {"dotted": [skill.id], "mangled": [mangle(skill.id)],
+                      "both": list(dict.fromkeys([skill.id, mangle(skill.id)]))}[names]
+        for name in tool_names:
+            register(McpTool(name=name, title=skill.name, description=skill.description,
+                             input_schema=prepared.input_schema,
+                             output_schema=prepared.output_schema if object_output else None, handler=handler))
+
+
+def _handler(directory: Path, workspace: Path, object_output: bool):
+    def handle(arguments: dict[str, Any]) -> dict[str, Any]:
+        from agentpack.errors import AgentpackError
+
+        from .prepare import prepare
+        from .runner import RunOptions, run_prepared
+
+        result = run_prepared(prepare(directory), RunOptions(workspace=workspace), value=arguments or {})
+        if not result.ok:
+            first = result.report["errors"][0]["message"] if result.report["errors"] else result.status
+            raise AgentpackError(f"{result.status}: {first}\nrun report: {json.dumps(result.report, sort_keys=True)}")
+        return result.output if object_output else {"result": result.output}
+
+    return handle

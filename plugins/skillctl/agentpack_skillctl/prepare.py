@@ -1,0 +1,96 @@
+"""A skill checked and made ready to run, cached in-process until one of its contract files changes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import AgentpackError, PackError
+from agentpack.models import Finding
+
+from .access import AccessManifest, Grants, check_skill, find_access_file, grants, load_access
+from .manifest import MANIFEST, SkillManifest, load_skill
+
+
+class SkillInvalidError(AgentpackError):
+    """The skill's contract has errors, so it is not run."""
+
+    def __init__(self, skill_file: str, findings: list[Finding]) -> None:
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more; run 'agentpack validate')" if len(findings) > 1 else ""
+        super().__init__(f"the skill cannot run: {first.code} {first.message}{more}",
+                         file=first.file or skill_file, line=first.line)
+        self.findings = findings
+
+
+@dataclass
+class Prepared:
+    skill: SkillManifest
+    grants: Grants
+    access: AccessManifest | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    argv: list[str]
+    cwd: Path
+    signature: tuple
+
+
+_CACHE: dict[str, Prepared] = {}
+
+
+def _stat(path: Path | None) -> tuple:
+    if path is None:
+        return ()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (str(path), None)
+    return (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _signature(directory: Path, skill: SkillManifest | None = None) -> tuple:
+    parts = [_stat(directory / MANIFEST), _stat(find_access_file(directory))]
+    if skill is not None:
+        for key in ("inputSchema", "outputSchema"):
+            value = skill.get("io", key)
+            if isinstance(value, str):
+                parts.append(_stat(directory / value))
+    return tuple(parts)
+
+
+def prepare(directory: Path) -> Prepared:
+    """Load, check and cache the skill in ``directory``; SkillInvalidError when its contract has errors."""
+    key = os.path.realpath(directory)
+    cached = _CACHE.get(key)
+    if cached is not None and cached.signature == _signature(directory, cached.skill):
+        return cached
+    skill = load_skill(directory)
+    from .store import SKILL_SCHEMA, schemas
+    from .validation import _io_schemas, _paths
+
+    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    if not findings:
+        findings += _paths(skill) + _io_schemas(skill)
+    access = None
+    access_path = find_access_file(directory)
+    if access_path is not None:
+        access, access_findings = load_access(access_path)
+        findings += access_findings
+    findings += check_skill(skill, access)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        raise SkillInvalidError(skill.file, errors)
+    try:
+        input_schema, output_schema = skill.io_schema("input"), skill.io_schema("output")
+    except PackError as exc:  # pragma: no cover - reported above as SKC13x
+        raise SkillInvalidError(skill.file, [Finding.error("SKC130", exc.message, file=exc.file)]) from None
+    cwd = skill.resolve(skill.get("runtime", "cwd") or ".")
+    argv = [str(skill.resolve(a)) if "/" in a and not a.startswith("-") else a for a in skill.command]
+    prepared = Prepared(skill, grants(skill, access), access, input_schema, output_schema, argv, cwd,
+                        _signature(directory, skill))
+    if len(_CACHE) > 512:
+        _CACHE.clear()
+    _CACHE[key] = prepared
+    return prepared

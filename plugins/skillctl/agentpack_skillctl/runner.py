@@ -1,0 +1,292 @@
+"""Run a prepared skill: schema-checked JSON in and out, the declared limits enforced, a run report.
+
+The status is one of ``ok``, ``invalid_input``, ``invalid_output``,
+``failed`` (non-zero exit), ``timeout``, ``violation`` (an undeclared
+write), ``nondeterministic`` (``check_determinism``) and ``error`` (the
+command could not start). Every outcome gives a report; none raises.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.hashing import canonical_json_bytes, sha256_bytes
+
+from .prepare import Prepared
+from .sandbox import build_env, changed, network_isolation, snapshot, split_writes
+
+MAX_STDOUT = 64 * 1024 * 1024
+KEEP_STDERR = 256 * 1024
+MAX_LOG_RECORDS = 200
+MAX_ERRORS = 20
+
+
+@dataclass
+class RunResult:
+    """What a run gives back: ``status``, the validated ``output`` (None unless ok) and the run ``report``."""
+
+    status: str
+    output: Any
+    report: dict[str, Any]
+    output_bytes: bytes = field(default=b"", repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class RunOptions:
+    workspace: Path
+    timeout_ms: int | None = None
+    cache: bool = False
+    cache_dir: Path | None = None
+    check_determinism: bool = False
+    on_stderr: Callable[[bytes], None] | None = None
+    clock: Clock = SYSTEM_CLOCK
+    watch_filesystem: bool = True
+
+
+def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
+    from .store import user_validator
+
+    errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    return [{"code": f"{side}_schema", "side": side, "message": e.message,
+             "pointer": "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)}
+            for e in errors[:MAX_ERRORS]]
+
+
+def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, raw: bytes | None = None) -> RunResult:
+    """Run once (twice with ``check_determinism``). ``raw`` is JSON text; otherwise ``value`` is the input."""
+    clock = options.clock
+    started = clock.iso()
+    t0 = clock.monotonic()
+    report = _base_report(prepared, options, started)
+    if raw is not None:
+        try:
+            value = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return _finish(report, t0, clock, "invalid_input", errors=[
+                {"code": "input_json", "side": "input", "message": f"the input is not JSON: {exc}"}])
+    try:
+        data = canonical_json_bytes(value)
+    except (TypeError, ValueError) as exc:
+        return _finish(report, t0, clock, "invalid_input", errors=[
+            {"code": "input_json", "side": "input", "message": f"the input cannot be encoded as JSON: {exc}"}])
+    report["input"] = {"sha256": sha256_bytes(data), "bytes": len(data)}
+    errors = _schema_errors(prepared.input_schema, value, "input")
+    if errors:
+        return _finish(report, t0, clock, "invalid_input", errors=errors)
+
+    from . import cache as cache_mod
+
+    eligible, why = cache_mod.eligibility(prepared)
+    report["cache"] = {"eligible": eligible, "hit": False, "key": None, "reason": why}
+    key = None
+    if options.cache and eligible:
+        key = cache_mod.key(prepared, report["input"]["sha256"])
+        report["cache"]["key"] = key
+        hit = cache_mod.load(options.cache_dir, key)
+        if hit is not None and not _schema_errors(prepared.output_schema, json.loads(hit), "output"):
+            report["cache"]["hit"] = True
+            report["exitCode"] = 0
+            report["output"] = {"sha256": sha256_bytes(hit), "bytes": len(hit)}
+            return _finish(report, t0, clock, "ok", output=json.loads(hit), output_bytes=hit)
+
+    outcome = _execute(prepared, options, data, report)
+    if outcome.status == "ok" and options.check_determinism:
+        second = _execute(prepared, options, data, _base_report(prepared, options, started))
+        identical = second.output_bytes == outcome.output_bytes and second.status == "ok"
+        report["determinismCheck"] = {"runs": 2, "identical": identical, "outputSha256": [
+            sha256_bytes(outcome.output_bytes), sha256_bytes(second.output_bytes) if second.status == "ok" else None]}
+        if not identical:
+            outcome.status = "nondeterministic"
+            outcome.errors.append({"code": "nondeterministic", "side": "skill",
+                                   "message": "two runs with the same input gave different output bytes"
+                                   if second.status == "ok" else f"the second run ended with '{second.status}'"})
+    if outcome.status == "ok" and key is not None:
+        cache_mod.store(options.cache_dir, key, outcome.output_bytes)
+    return _finish(report, t0, clock, outcome.status, errors=outcome.errors, output=outcome.output,
+                   output_bytes=outcome.output_bytes)
+
+
+@dataclass
+class _Outcome:
+    status: str
+    errors: list[dict[str, Any]]
+    output: Any = None
+    output_bytes: bytes = b""
+
+
+def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
+    from agentpack.proc import spawn
+
+    from .iopump import pump
+
+    skill, g = prepared.skill, prepared.grants
+    enforcement = report["enforcement"]
+    timeout_ms = options.timeout_ms or skill.timeout_ms
+    enforcement["timeout"] = {"ms": timeout_ms, "expired": False, "killed": "none"}
+    workspace = options.workspace
+    watched = _watched(skill.directory, workspace) if options.watch_filesystem else []
+    before = [snapshot(root) for _, root in watched]
+    scratch = tempfile.mkdtemp(prefix="skillctl-")
+    env, fixed = build_env(granted=g.env, time=skill.get("determinism", "time", default="forbidden"),
+                           randomness=skill.get("determinism", "randomness", default="forbidden"),
+                           extra={"TMPDIR": scratch, "SKILL_DIR": str(Path(skill.directory).resolve()),
+                                  "SKILL_WORKSPACE": str(workspace.resolve()), "SKILL_ID": skill.id})
+    enforcement["env"] = {"level": "reduced", "passed": sorted(k for k in env if k in g.env),
+                          "withheld": sorted(g.withheld_env), "fixed": fixed}
+    argv = list(prepared.argv)
+    if g.network:
+        enforcement["network"] = {"allowed": True, "level": "not-needed", "detail": "network granted"}
+    else:
+        iso = network_isolation()
+        argv = [*iso.prefix, *argv]
+        enforcement["network"] = {"allowed": False, "level": iso.level, "detail": iso.detail}
+    try:
+        try:
+            proc = spawn(argv, stdin=-1, stdout=-1, stderr=-1, cwd=str(prepared.cwd), env=env)
+        except OSError as exc:
+            return _Outcome("error", [{"code": "spawn", "side": "runner",
+                                       "message": f"cannot start {prepared.argv[0]!r}: {exc.strerror or exc}"}])
+        pumped = pump(proc, data, timeout_s=timeout_ms / 1000, max_stdout=MAX_STDOUT, keep_stderr=KEEP_STDERR,
+                      on_stderr=options.on_stderr)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    code = pumped.returncode
+    report["exitCode"] = code
+    report["signal"] = signal.Signals(-code).name if isinstance(code, int) and code < 0 else None
+    enforcement["timeout"].update(expired=pumped.timed_out, killed="process-group" if pumped.timed_out else "none")
+    enforcement["subprocess"]["leftoverKilled"] = pumped.leftover_killed
+    report["logs"] = _logs(skill, pumped)
+    report["output"] = {"sha256": sha256_bytes(pumped.stdout), "bytes": len(pumped.stdout)}
+    writes, undeclared = _writes(watched, before, g.write_globs, enforcement)
+    errors: list[dict[str, Any]] = []
+    if undeclared:
+        errors.append({"code": "undeclared_write", "side": "skill",
+                       "message": f"wrote outside its declared filesystem.write globs: {', '.join(undeclared[:10])}"})
+    if pumped.timed_out:
+        return _Outcome("timeout", [{"code": "timeout", "side": "runner",
+                                     "message": f"no result within {timeout_ms} ms: the process group was killed"}]
+                        + errors)
+    if undeclared:
+        return _Outcome("violation", errors)
+    if pumped.stdout_overflow:
+        return _Outcome("failed", [{"code": "output_too_large", "side": "output",
+                                    "message": f"stdout exceeded {MAX_STDOUT} bytes"}])
+    if code != 0:
+        tail = pumped.stderr_kept[-400:].decode("utf-8", "replace").strip()
+        reason = f"signal {report['signal']}" if report["signal"] else f"exit code {code}"
+        return _Outcome("failed", [{"code": "exit_status", "side": "skill",
+                                    "message": f"the skill ended with {reason}" + (f": {tail}" if tail else "")}])
+    try:
+        output = json.loads(pumped.stdout)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return _Outcome("invalid_output", [{"code": "output_json", "side": "output",
+                                            "message": f"stdout is not one JSON value: {exc}"}])
+    errors = _schema_errors(prepared.output_schema, output, "output")
+    if errors:
+        return _Outcome("invalid_output", errors)
+    return _Outcome("ok", [], output, pumped.stdout)
+
+
+def _watched(skill_dir: Path, workspace: Path) -> list[tuple[str, Path]]:
+    from agentpack.paths import is_within
+
+    watched = [("workspace", workspace)]
+    if not is_within(workspace, skill_dir):
+        watched.append(("skill", Path(skill_dir)))
+    return watched
+
+
+def _writes(watched, before, globs: list[str], enforcement: dict[str, Any]) -> tuple[list[str], list[str]]:
+    fs = enforcement["filesystem"]
+    if not watched:
+        fs.update(level="off", undeclaredWrites=[])
+        return [], []
+    declared: list[str] = []
+    undeclared: list[str] = []
+    truncated = False
+    for (label, root), (snap, cut) in zip(watched, before):
+        after, cut_after = snapshot(root)
+        truncated = truncated or cut or cut_after
+        paths = changed(snap, after)
+        if label == "workspace":
+            ok, bad = split_writes(paths, globs)
+            declared += ok
+            undeclared += bad
+        else:
+            undeclared += [f"<skill>/{p}" for p in paths]
+    fs.update(level="detect", watched=[label for label, _ in watched], writeGlobs=list(globs),
+              declaredWrites=declared[:200], undeclaredWrites=undeclared[:200], truncated=truncated)
+    return declared, undeclared
+
+
+def _logs(skill, pumped) -> dict[str, Any]:
+    fmt = skill.get("observability", "logs", "format", default="jsonl")
+    text = pumped.stderr_kept.decode("utf-8", "replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    logs: dict[str, Any] = {"format": fmt if fmt in ("jsonl", "text") else "jsonl", "lines": len(lines),
+                            "bytes": pumped.stderr_bytes, "truncated": pumped.stderr_truncated}
+    if logs["format"] == "jsonl":
+        records, invalid = [], []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            if isinstance(record, dict):
+                if len(records) < MAX_LOG_RECORDS:
+                    records.append(record)
+            else:
+                invalid.append(line)
+        logs.update(records=records, invalidLines=len(invalid), text=invalid[-20:])
+    else:
+        logs["text"] = lines[-50:]
+    return logs
+
+
+def _base_report(prepared: Prepared, options: RunOptions, started: str) -> dict[str, Any]:
+    skill = prepared.skill
+    g = prepared.grants
+    det = {k: skill.get("determinism", k, default="forbidden") for k in ("network", "time", "randomness")}
+    return {
+        "apiVersion": "skill-run-report/v1", "kind": "SkillRunReport",
+        "skill": {"id": skill.id, "version": skill.version, "path": str(skill.directory), "contentSha256": None},
+        "status": "error", "ok": False, "exitCode": None, "signal": None, "startedAt": started, "durationMs": 0,
+        "input": {"sha256": None, "bytes": 0}, "output": {"sha256": None, "bytes": 0},
+        "enforcement": {
+            "env": {"level": "reduced", "passed": [], "withheld": sorted(g.withheld_env), "fixed": {}},
+            "determinism": det,
+            "network": {"allowed": g.network, "level": "not-needed" if g.network else "none",
+                        "detail": "not started"},
+            "filesystem": {"level": "detect" if options.watch_filesystem else "off", "undeclaredWrites": []},
+            "subprocess": {"allowed": g.subprocess, "level": "process-group", "leftoverKilled": 0},
+            "timeout": {"ms": options.timeout_ms or skill.timeout_ms, "expired": False, "killed": "none"},
+        },
+        "logs": {"format": "jsonl", "lines": 0, "bytes": 0},
+        "errors": [],
+    }
+
+
+def _finish(report: dict[str, Any], t0: float, clock: Clock, status: str, *, errors=(), output=None,
+            output_bytes: bytes = b"") -> RunResult:
+    report["status"] = status
+    report["ok"] = status == "ok"
+    report["errors"] = list(errors)
+    report["durationMs"] = round(max(0.0, (clock.monotonic() - t0) * 1000), 3)
+    from .cache import content_hash_cached
+
+    report["skill"]["contentSha256"] = content_hash_cached(report["skill"]["path"])
+    return RunResult(status, output if status == "ok" else None, report, output_bytes if status == "ok" else b"")
+
+
+__all__ = ["RunOptions", "RunResult", "run_prepared"]

@@ -1,0 +1,135 @@
+"""What a run is allowed to see: a reduced environment, a network namespace, watched filesystem areas."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .globs import matches
+
+BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp
+PRUNE = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache",
+                   ".ruff_cache"})
+MAX_ENTRIES = 20_000
+NETNS_ENV = "AGENTPACK_SKILLCTL_NETNS"
+"""Set to ``off`` to never use a network namespace (the report then says level ``none``)."""
+
+
+def base_path() -> str:
+    """The interpreter's folder first (so ``python3`` is the one running agentpack), then the system's."""
+    first = str(Path(sys.executable).parent)
+    return os.pathsep.join(dict.fromkeys((first, *BASE_PATH)))
+
+
+def build_env(*, granted: list[str], time: str, randomness: str, extra: dict[str, str]) -> tuple[dict[str, str],
+                                                                                                 dict[str, str]]:
+    """The child's environment and the fixed determinism variables it contains.
+
+    Only ``granted`` names are copied from ours; ``time`` and ``randomness``
+    other than ``allowed`` pin TZ, SOURCE_DATE_EPOCH and PYTHONHASHSEED.
+    """
+    env = {"PATH": base_path(), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONUTF8": "1", "PYTHONNOUSERSITE": "1"}
+    for name in granted:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    fixed: dict[str, str] = {}
+    if time != "allowed":
+        fixed.update(TZ="UTC", SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
+    if randomness != "allowed":
+        fixed["PYTHONHASHSEED"] = "0"
+    env.update(fixed)
+    env.update(extra)
+    return env, fixed
+
+
+@dataclass(frozen=True)
+class NetworkIsolation:
+    level: str  # namespace | user-namespace | none
+    prefix: tuple[str, ...]
+    detail: str
+
+
+@lru_cache(maxsize=1)
+def network_isolation() -> NetworkIsolation:
+    """Probe once per process how far network isolation can go here."""
+    if os.environ.get(NETNS_ENV, "").lower() in ("off", "0", "no", "false"):
+        return NetworkIsolation("none", (), f"disabled by {NETNS_ENV}")
+    unshare = shutil.which("unshare", path=os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
+    if not sys.platform.startswith("linux") or unshare is None:
+        return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
+    candidates = [("namespace", (unshare, "--net", "--")),
+                  ("user-namespace", (unshare, "--net", "--map-current-user", "--")),
+                  ("user-namespace", (unshare, "--net", "--map-root-user", "--"))]
+    if os.geteuid() != 0:
+        candidates = candidates[1:]
+    errors = []
+    for level, prefix in candidates:
+        try:
+            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=5)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            errors.append(str(exc))
+            continue
+        if probe.returncode == 0:
+            return NetworkIsolation(level, prefix, f"fresh network namespace via {' '.join(prefix[1:-1])}")
+        errors.append(probe.stderr.decode("utf-8", "replace").strip())
+    return NetworkIsolation("none", (), "network namespaces are not permitted here ("
+                            + "; ".join(e for e in errors if e)[:300] + "): network access is not blocked")
+
+
+# -- filesystem write detection --------------------------------------------------------------------
+Snapshot = dict[str, tuple[int, int, int, int]]
+
+
+def snapshot(root: Path, *, limit: int = MAX_ENTRIES) -> tuple[Snapshot, bool]:
+    """``relative path -> (mode, size, mtime_ns, inode)`` of everything under ``root``; True when truncated."""
+    entries: Snapshot = {}
+    stack = [("", str(root))]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            scan = os.scandir(folder)
+        except OSError:
+            continue
+        with scan:
+            for entry in scan:
+                rel = prefix + entry.name
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name in PRUNE:
+                        continue
+                    entries[rel + "/"] = (st.st_mode, 0, 0, st.st_ino)
+                    stack.append((rel + "/", entry.path))
+                else:
+                    entries[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+                if len(entries) >= limit:
+                    return entries, True
+    return entries, False
+
+
+def changed(before: Snapshot, after: Snapshot) -> list[str]:
+    """Paths created, modified or deleted between two snapshots (folders end with '/')."""
+    out = [p for p, v in after.items() if before.get(p) != v]
+    out += [p for p in before if p not in after]
+    return sorted(set(out))
+
+
+def split_writes(paths: list[str], globs: list[str]) -> tuple[list[str], list[str]]:
+    """``(declared, undeclared)`` writes. A folder counts as declared when a glob reaches into it."""
+    files = [p for p in paths if not p.endswith("/")]
+    declared = [p for p in files if matches(p, globs)]
+    undeclared = [p for p in files if p not in declared]
+    for folder in (p for p in paths if p.endswith("/")):
+        inside = (any(d.startswith(folder) for d in declared) or any(g.startswith(folder) for g in globs)
+                  or matches(folder + "x", globs) or matches(folder.rstrip("/"), globs))
+        (declared if inside else undeclared).append(folder)
+    return sorted(declared), sorted(undeclared)

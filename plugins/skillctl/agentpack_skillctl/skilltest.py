@@ -1,0 +1,159 @@
+"""``skill test``: run every skill's fixtures (input, expected output) and its tests/ scripts.
+
+Each fixture and test runs in a fresh workspace: a temporary copy of the
+skill's ``fixtures/workspace/`` (or an empty folder), so nothing is written
+into the repository and each case starts from the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from agentpack.clock import SYSTEM_CLOCK
+from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
+
+from .manifest import is_skill_dir, load_skill
+from .validation import fixture_cases, tree_skill_dirs
+
+TEST_TIMEOUT_S = 120.0
+STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
+
+
+@contextmanager
+def fresh_workspace(skill_dir: Path) -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="skillctl-ws-"))
+    try:
+        template = skill_dir / "fixtures" / "workspace"
+        workspace = folder / "workspace"
+        if template.is_dir():
+            shutil.copytree(template, workspace, symlinks=True)
+        else:
+            workspace.mkdir()
+        yield workspace
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def evaluate(root: Path, options: EvalOptions) -> EvalReport:
+    started = SYSTEM_CLOCK.now()
+    t0 = time.monotonic()
+    dirs = [root] if is_skill_dir(root) else tree_skill_dirs(root)
+    suites = []
+    for directory in dirs:
+        suite = run_suite(directory, options)
+        if options.suite and suite.id != options.suite and directory.name != options.suite:
+            continue
+        suites.append(suite)
+    return EvalReport(name=root.resolve().name, format="skillctl", path=str(root), started_at=started,
+                      duration_s=round(time.monotonic() - t0, 3), suites=suites,
+                      metadata={"check_determinism": bool(options.options.get("check_determinism"))})
+
+
+def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
+    from agentpack.errors import AgentpackError
+
+    t0 = time.monotonic()
+    try:
+        skill = load_skill(directory)
+        suite_id = skill.id
+    except AgentpackError as exc:
+        return SuiteResult(id=directory.name, file=str(directory), cases=[
+            CaseResult(id="contract", status="error", message=str(exc))])
+    if options.suite and options.suite not in (suite_id, directory.name):
+        return SuiteResult(id=suite_id)
+    cases = []
+    for case, input_path, expected in fixture_cases(directory):
+        if not options.filter or options.filter in f"fixture:{case}":
+            cases.append(_fixture(directory, case, input_path, expected, options))
+    tests = directory / "tests"
+    if tests.is_dir():
+        for script in sorted(tests.iterdir()):
+            if script.is_file() and script.name.startswith("test") and (
+                    not options.filter or options.filter in f"test:{script.name}"):
+                cases.append(_script(directory, script))
+    return SuiteResult(id=suite_id, name=skill.name, file=str(directory / "skill.yaml"),
+                       duration_s=round(time.monotonic() - t0, 3), cases=cases)
+
+
+def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None, options: EvalOptions) -> CaseResult:
+    from agentpack.errors import AgentpackError
+
+    from .prepare import prepare
+    from .runner import RunOptions, run_prepared
+
+    t0 = time.monotonic()
+    cid = f"fixture:{case}"
+    status_file = input_path.parent / f"{case}.status"
+    want_status = status_file.read_text(encoding="utf-8").strip() if status_file.is_file() else "ok"
+    try:
+        prepared = prepare(directory)
+        with fresh_workspace(directory) as workspace:
+            result = run_prepared(prepared, RunOptions(
+                workspace=workspace, check_determinism=bool(options.options.get("check_determinism"))),
+                raw=input_path.read_bytes())
+    except AgentpackError as exc:
+        return CaseResult(id=cid, status="error", message=str(exc), file=str(input_path))
+    assertions = [AssertionResult(name="status", passed=result.status == want_status, expected=want_status,
+                                  actual=result.status,
+                                  message="; ".join(e["message"] for e in result.report["errors"])[:2000])]
+    if expected is not None and want_status == "ok":
+        want = json.loads(expected.read_text(encoding="utf-8"))
+        assertions.append(AssertionResult(name="output", passed=result.output == want, expected=want,
+                                          actual=result.output))
+    passed = all(a.passed for a in assertions)
+    message = "" if passed else "; ".join(f"{a.name}: expected {json.dumps(a.expected)[:300]}, got "
+                                          f"{json.dumps(a.actual)[:300]}" + (f" ({a.message})" if a.message else "")
+                                          for a in assertions if not a.passed)
+    return CaseResult(id=cid, name=case, status="passed" if passed else "failed", message=message,
+                      duration_s=round(time.monotonic() - t0, 3), file=str(input_path), assertions=assertions,
+                      details={"report": result.report})
+
+
+def _interpreter(script: Path) -> list[str]:
+    suffix = script.suffix
+    if suffix == ".py":
+        return [sys.executable, str(script)]
+    if suffix == ".sh":
+        return ["sh", str(script)]
+    if suffix in (".js", ".mjs"):
+        return ["node", str(script)]
+    return [str(script)]
+
+
+def _script(directory: Path, script: Path) -> CaseResult:
+    from agentpack.proc import spawn
+
+    from .iopump import pump
+    from .sandbox import build_env, network_isolation
+
+    t0 = time.monotonic()
+    cid = f"test:{script.name}"
+    with fresh_workspace(directory) as workspace:
+        env, _ = build_env(granted=[], time="forbidden", randomness="forbidden", extra={
+            "SKILL_DIR": str(directory.resolve()), "SKILL_WORKSPACE": str(workspace),
+            "TMPDIR": str(workspace.parent), "SKILLCTL_PYTHON": sys.executable})
+        argv = [*network_isolation().prefix, *_interpreter(script)]
+        try:
+            proc = spawn(argv, stdin=-1, stdout=-1, stderr=-1, cwd=str(directory), env=env)
+        except OSError as exc:
+            return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))
+        out = pump(proc, b"", timeout_s=TEST_TIMEOUT_S, max_stdout=1 << 20, keep_stderr=1 << 16)
+    text = (out.stdout.decode("utf-8", "replace") + out.stderr_kept.decode("utf-8", "replace")).strip()
+    if out.timed_out:
+        status, message = "failed", f"timed out after {TEST_TIMEOUT_S:.0f} s"
+    elif out.returncode == 0:
+        status, message = "passed", ""
+    else:
+        status, message = "failed", f"exit code {out.returncode}: {text[-1500:]}"
+    return CaseResult(id=cid, name=script.name, status=status, message=message, file=str(script),
+                      duration_s=round(time.monotonic() - t0, 3), details={"output": text[-4000:]})
+
+
+__all__ = ["evaluate", "fresh_workspace", "run_suite", "STATUSES"]

@@ -1,0 +1,46 @@
+"""The bundled JSON Schemas of the plugin (skill.yaml, access manifest, run report), loaded once."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentpack.schemas import SchemaStore
+
+BASE = "https://agentpack.dev/schemas/skillctl/"
+SKILL_SCHEMA = BASE + "skill.schema.json"
+ACCESS_SCHEMA = BASE + "access-manifest.schema.json"
+REPORT_SCHEMA = BASE + "run-report.schema.json"
+
+
+@lru_cache(maxsize=1)
+def schemas() -> SchemaStore:
+    from agentpack.schemas import SchemaStore
+
+    return SchemaStore.from_package("agentpack_skillctl", "schemas")
+
+
+def bundled(schema_id: str) -> dict[str, Any]:
+    return schemas().schema(schema_id)
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def user_validator(schema: dict[str, Any]):
+    """A cached draft 2020-12 validator for a skill's own input or output schema (no remote refs)."""
+    from agentpack.hashing import sha256_json
+
+    key = sha256_json(schema)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        from jsonschema import Draft202012Validator, validators
+        from referencing import Registry
+
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+        validator = cls(schema, registry=Registry(), format_checker=cls.FORMAT_CHECKER)
+        if len(_VALIDATORS) > 256:
+            _VALIDATORS.clear()
+        _VALIDATORS[key] = validator
+    return validator

@@ -1,0 +1,265 @@
+"""Validation of a skill folder and of a ``skills/`` tree into located findings (codes SKC1xx)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import PackError, PathEscapeError
+from agentpack.models import Finding
+
+from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
+from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill
+from .store import SKILL_SCHEMA, schemas
+
+SPEC_ID_RE = re.compile(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+                        r"|SPEC-[A-Za-z0-9][A-Za-z0-9._-]*)$")
+PLACEHOLDER_SPEC_IDS = {"SPEC-TODO"}
+RUNTIME_PROGRAMS = {"python": ("python", "python3"), "node": ("node", "nodejs"),
+                    "shell": ("sh", "bash", "dash", "zsh")}
+
+
+def validate_skill(skill: SkillManifest, *, access: AccessManifest | None | bool = True,
+                   strict: bool = False) -> list[Finding]:
+    """Every rule for one skill folder. ``access=True`` looks for ``../_access.yaml`` itself."""
+    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    findings += _spec_id(skill)
+    findings += _paths(skill)
+    findings += _io_schemas(skill)
+    findings += _layout(skill, strict)
+    findings += _fixtures(skill)
+    if access is True:
+        path = find_access_file(skill.directory)
+        access = None
+        if path is not None:
+            access, access_findings = load_access(path)
+            findings += access_findings
+    findings += check_skill(skill, access or None)
+    if strict and access is None:
+        findings.append(Finding.error("SKC156", "strict mode needs an access manifest (_access.yaml) beside the "
+                                      "skill folder", file=skill.file))
+    return findings
+
+
+def _spec_id(skill: SkillManifest) -> list[Finding]:
+    spec_id = skill.get("governance", "specId")
+    if not isinstance(spec_id, str) or not spec_id:
+        return []
+    if not SPEC_ID_RE.match(spec_id):
+        return [Finding.error("SKC110", f"governance.specId '{spec_id}' is neither a UUID nor 'SPEC-<id>'",
+                              hint="e.g. 6f34688b-a76e-46b8-8d2d-8ffe5c88f9c6 or SPEC-42",
+                              **skill.where("/governance/specId"))]
+    if spec_id in PLACEHOLDER_SPEC_IDS:
+        return [Finding.warning("SKC111", f"governance.specId '{spec_id}' is a placeholder",
+                                **skill.where("/governance/specId"))]
+    return []
+
+
+def _paths(skill: SkillManifest) -> list[Finding]:
+    out: list[Finding] = []
+    command = skill.get("runtime", "command")
+    if isinstance(command, list):
+        for i, arg in enumerate(command):
+            if isinstance(arg, str) and "/" in arg and not arg.startswith("-"):
+                out += _existing(skill, arg, f"/runtime/command/{i}", "file")
+        runtime_type = skill.get("runtime", "type")
+        programs = RUNTIME_PROGRAMS.get(runtime_type)
+        if programs and command and isinstance(command[0], str) and Path(command[0]).name not in programs:
+            out.append(Finding.warning("SKC122", f"runtime.type is '{runtime_type}' but the command starts with "
+                                       f"'{command[0]}' (expected one of {', '.join(programs)})",
+                                       **skill.where("/runtime/command/0")))
+    cwd = skill.get("runtime", "cwd")
+    if isinstance(cwd, str):
+        out += _existing(skill, cwd, "/runtime/cwd", "dir")
+    for key in ("inputSchema", "outputSchema"):
+        value = skill.get("io", key)
+        if isinstance(value, str):
+            out += _existing(skill, value, f"/io/{key}", "file")
+    if skill.get("observability", "logs", "destination") == "file":
+        out.append(Finding.warning("SKC143", "log files are not collected: the runner keeps structured logs from "
+                                   "stderr only", **skill.where("/observability/logs/destination")))
+    return out
+
+
+def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> list[Finding]:
+    try:
+        target = skill.resolve(relative)
+    except PathEscapeError as exc:
+        return [Finding.error("SKC120", exc.message, **skill.where(pointer))]
+    exists = target.is_dir() if kind == "dir" else target.is_file()
+    if not exists:
+        what = "folder" if kind == "dir" else "file"
+        return [Finding.error("SKC121", f"'{relative}' is not a {what} in the skill folder", **skill.where(pointer))]
+    return []
+
+
+def _io_schemas(skill: SkillManifest) -> list[Finding]:
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    out: list[Finding] = []
+    for which in ("input", "output"):
+        relative = skill.get("io", f"{which}Schema")
+        if not isinstance(relative, str):
+            continue
+        try:
+            schema = skill.io_schema(which)
+        except PackError as exc:
+            if "does not exist" in exc.message or "escape" in exc.message or "climbs" in exc.message \
+                    or "absolute" in exc.message:
+                continue  # reported by _paths
+            out.append(Finding.error("SKC130", exc.message, file=exc.file, line=exc.line, column=exc.column))
+            continue
+        display = str(Path(skill.file).parent / relative)
+        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+        except SchemaError as exc:
+            where = "/" + "/".join(str(p) for p in exc.absolute_path)
+            out.append(Finding.error("SKC131", f"{which} schema is not a valid JSON Schema at {where}: {exc.message}",
+                                     file=display, pointer=where))
+            continue
+        if not (isinstance(schema, dict) and schema.get("type") == "object"):
+            if which == "input":
+                out.append(Finding.error("SKC132", "the input schema must describe a JSON object (\"type\": "
+                                         "\"object\"): MCP tools and the CLI take an object", file=display))
+            else:
+                out.append(Finding.warning("SKC133", "the output schema does not describe a JSON object: MCP "
+                                           "clients will get it without an outputSchema", file=display))
+        refs = [r for r in _refs(schema) if not r.startswith("#")]
+        if refs:
+            out.append(Finding.error("SKC134", f"{which} schema has a non-local $ref ('{refs[0]}'): schemas are "
+                                     "never fetched, bundle the definition under $defs", file=display))
+    return out
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
+    out: list[Finding] = []
+    root = skill.directory
+    slug = root.resolve().name
+    if not SLUG_RE.match(slug):
+        out.append(Finding.error("SKC160", f"skill folder name '{slug}' is not kebab-case",
+                                 file=skill.file, hint="rename it, e.g. 'validate-json'"))
+    for name, required in (("tests", True), ("fixtures", True), ("impl", False), ("README.md", strict)):
+        path = root / name
+        present = path.is_file() if name.endswith(".md") else path.is_dir()
+        if present:
+            continue
+        message = f"the skill folder has no {name}" + ("" if name.endswith(".md") else "/")
+        if required:
+            out.append(Finding.error("SKC140", message + " (every skill ships offline tests and fixtures)"
+                                     if name in ("tests", "fixtures") else message, file=skill.file))
+        else:
+            out.append(Finding.warning("SKC140", message, file=skill.file))
+    return out
+
+
+def fixture_cases(directory: Path) -> list[tuple[str, Path, Path | None]]:
+    """``(case, input file, expected-output file or None)`` for ``fixtures/<case>.input.json``."""
+    folder = directory / "fixtures"
+    if not folder.is_dir():
+        return []
+    cases = []
+    for path in sorted(folder.glob("*.input.json")):
+        case = path.name[: -len(".input.json")]
+        expected = folder / f"{case}.expected.json"
+        cases.append((case, path, expected if expected.is_file() else None))
+    return cases
+
+
+def _fixtures(skill: SkillManifest) -> list[Finding]:
+    from .store import user_validator
+
+    out: list[Finding] = []
+    folder = skill.directory / "fixtures"
+    if not folder.is_dir():
+        return out
+    cases = fixture_cases(skill.directory)
+    if not cases:
+        out.append(Finding.warning("SKC142", "fixtures/ holds no '<case>.input.json' file", file=str(folder)))
+    inputs = {c for c, _, _ in cases}
+    for path in sorted(folder.glob("*.expected.json")):
+        if path.name[: -len(".expected.json")] not in inputs:
+            out.append(Finding.warning("SKC141", f"{path.name} has no matching .input.json", file=str(path)))
+    for case, input_path, expected in cases:
+        for which, path in (("input", input_path), ("output", expected)):
+            if path is None:
+                continue
+            try:
+                value = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                out.append(Finding.error("SKC141", f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno,
+                                         column=exc.colno))
+                continue
+            except (OSError, UnicodeDecodeError) as exc:
+                out.append(Finding.error("SKC141", f"cannot read: {exc}", file=str(path)))
+                continue
+            try:
+                schema = skill.io_schema(which)
+                errors = list(user_validator(schema).iter_errors(value))
+            except Exception:  # an unusable schema is reported by _io_schemas
+                continue
+            for error in errors[:5]:
+                pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+                out.append(Finding.error("SKC141", f"fixture '{case}' does not match the {which} schema at "
+                                         f"{pointer}: {error.message}", file=str(path), pointer=pointer))
+    return out
+
+
+# -- trees -------------------------------------------------------------------------------------
+def tree_skill_dirs(tree: Path) -> list[Path]:
+    """Skill folders directly under a ``skills/`` tree (``_``- and dot-prefixed folders are infrastructure)."""
+    return sorted(p for p in tree.iterdir() if p.is_dir() and p.name[:1] not in "._" and is_skill_dir(p))
+
+
+def is_tree(path: Path) -> bool:
+    return path.is_dir() and not (path / MANIFEST).is_file() and bool(tree_skill_dirs(path))
+
+
+def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
+    findings: list[Finding] = []
+    access: AccessManifest | None = None
+    access_path = tree / ACCESS_FILE
+    if access_path.is_file():
+        access, findings = load_access(access_path)
+    elif strict:
+        findings.append(Finding.error("SKC156", "strict mode needs an access manifest", file=str(access_path)))
+    seen: dict[str, str] = {}
+    for entry in sorted(tree.iterdir()):
+        if not entry.is_dir() or entry.name[:1] in "._":
+            continue
+        if not is_skill_dir(entry):
+            findings.append(Finding.warning("SKC162", f"'{entry.name}' in the skills tree has no {MANIFEST}",
+                                            file=str(entry)))
+            continue
+        try:
+            skill = load_skill(entry)
+        except PackError as exc:
+            findings.append(Finding.error("SKC100", exc.message, file=exc.file, line=exc.line, column=exc.column))
+            continue
+        skill_findings = validate_skill(skill, access=access if access else False, strict=False)
+        if access is None:  # one note for the tree, not one per skill
+            skill_findings = [f for f in skill_findings if f.code != "SKC156"]
+        findings += skill_findings
+        skill_id = skill.get("id")
+        if isinstance(skill_id, str) and ID_RE.match(skill_id):
+            if skill_id in seen:
+                findings.append(Finding.error("SKC161", f"skill id '{skill_id}' is also used by {seen[skill_id]}",
+                                              **skill.where("/id")))
+            else:
+                seen[skill_id] = skill.file
+    if access is None and not strict and not access_path.is_file():
+        findings.append(Finding.info("SKC156", "no access manifest (_access.yaml) in the tree: each skill's own "
+                                     "declaration is its only limit", file=str(access_path)))
+    return findings

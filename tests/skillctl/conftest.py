@@ -1,0 +1,36 @@
+"""Fixtures for the skillctl tests (helpers live in skillctl_testkit, importable from here)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from skillctl_testkit import write_skill  # noqa: E402
+
+
+@pytest.fixture
+def make_skill(tmp_path: Path) -> Callable[..., Path]:
+    def make(slug: str = "demo-echo", **kwargs: Any) -> Path:
+        return write_skill(tmp_path / "skills", slug, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture(scope="session")
+def report_validator():
+    from agentpack_skillctl.store import REPORT_SCHEMA, schemas
+
+    return schemas().validator(REPORT_SCHEMA)
+
