@@ -1,0 +1,213 @@
+"""``agentpack rpc``: validate manifests, run them against agents, and check agents for conformance."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from agentpack.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, output_option, print_json
+
+EXIT_INTERRUPTED = 130
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def rpc() -> None:
+    """Run agent evaluation manifests over JSON-RPC (stdio or Streamable HTTP).
+
+    \b
+    Examples:
+      agentpack rpc validate manifest.yaml
+      agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
+      agentpack rpc conformance "python agent.py"
+    """
+
+
+@rpc.command()
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--strict", is_flag=True, help="Also require manifest_version, graders on every step, current field "
+                                             "names and a command found on PATH.")
+@output_option()
+def validate(manifests: tuple[Path, ...], strict: bool, output: str, as_json: bool) -> None:
+    """Validate manifests without running an agent; exit 1 when any has an error.
+
+    \b
+    Examples:
+      agentpack rpc validate manifest.yaml
+      agentpack rpc validate evals/*.yaml --strict --json
+    """
+    from agentpack.clock import SYSTEM_CLOCK
+    from agentpack.models import Report, ValidationItem
+
+    from .api import validate_manifest
+
+    items = []
+    summaries = []
+    for path in manifests:
+        manifest, findings = validate_manifest(path, strict=strict)
+        items.append(ValidationItem(path=str(path), format="agent-rpc", findings=findings))
+        if manifest is not None:
+            steps = sum(len(s.steps) for s in manifest.scenarios)
+            graders = sum(len(st.graders) for s in manifest.scenarios for st in s.steps)
+            summaries.append(f"{path}: {manifest.name!r}: {len(manifest.scenarios)} scenarios, {steps} steps, "
+                             f"{graders} graders, target {manifest.target.describe()}")
+    report = Report(command="rpc validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    emit_report(report, output, as_json)
+    if output == "text" and not as_json:
+        for line in summaries:
+            click.echo(line)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def _sigterm_as_interrupt() -> None:
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (e.g. in-process tests from a worker)
+        pass
+
+
+def _text_summary(report: dict) -> str:
+    t, lat = report["totals"], report["latency"]
+    verdict = "PASSED" if report["ok"] else "FAILED"
+    lines = [f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
+             f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
+             f"{t['steps_executed']} steps in {report['run']['duration_ms'] / 1000:.2f} s "
+             f"(mean {lat['mean_ms']:.2f} ms/step)"]
+    for s in report["scenarios"]:
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[s["status"]]
+        flaky = " (flaky)" if s["flaky"] else ""
+        lines.append(f"  {mark:5} {s['id']}{flaky}" + (f": {s['message']}" if s["message"] else ""))
+    agent = report["agent"]
+    if agent:
+        lines.append(f"agent: {agent['name']} (protocol {agent['protocol_version']})")
+    if report["exit_reason"] != "ok":
+        lines.append(f"exit reason: {report['exit_reason']}")
+    lines += [f"warning: {w}" for w in report["warnings"]]
+    return "\n".join(lines) + "\n"
+
+
+def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None) -> None:
+    from agentpack.fsutil import atomic_write_text
+
+    from . import html_report
+    from .report import junit_xml
+
+    if json_out:
+        atomic_write_text(json_out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if html:
+        atomic_write_text(html, html_report.render(report))
+    if junit:
+        atomic_write_text(junit, junit_xml(report))
+
+
+@rpc.command()
+@click.argument("manifest_arg", required=False, metavar="[MANIFEST]", type=click.Path(exists=True, path_type=Path))
+@click.option("-m", "--manifest", type=click.Path(exists=True, path_type=Path), help="The manifest YAML file.")
+@click.option("--report", "html", type=click.Path(dir_okay=False, path_type=Path), help="Write the HTML report here.")
+@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
+@click.option("--filter", "filters", multiple=True, metavar="TEXT",
+              help="Only scenarios whose name contains TEXT or that have tag TEXT ('tag:x' for tags only). Repeatable.")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Scenarios in parallel (each worker has its own agent process).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Per-call timeout in seconds "
+              "(overrides the manifest and ECP_RPC_TIMEOUT).")
+@click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
+@click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
+@click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
+def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, json_out: Path | None,
+        junit: Path | None, as_json: bool, filters: tuple[str, ...], jobs: int, timeout: float | None,
+        max_duration: float | None, isolation: str | None, executor: str) -> None:
+    """Run a manifest's scenarios against its agent and grade every step.
+
+    Exit status: 0 all scenarios passed, 1 checks failed, 2 bad manifest or
+    unreachable agent, 130 interrupted. Requested reports are always written.
+
+    \b
+    Examples:
+      agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
+      agentpack rpc run manifest.yaml --filter smoke -j 4 --junit junit.xml
+    """
+    from agentpack import console
+
+    from .api import require_manifest, run_manifest
+    from .runner import RunOptions
+
+    path = manifest or manifest_arg
+    if path is None:
+        raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
+    loaded = require_manifest(path)
+    if as_json:
+        console.QUIET = True
+    _sigterm_as_interrupt()
+    total = sum(1 for _ in loaded.scenarios)
+    with console.progress(f"{loaded.name}", total=total) as bar:
+        options = RunOptions(jobs=jobs, filters=list(filters), executor=executor, step_timeout=timeout,
+                             max_duration=max_duration, isolation=isolation,
+                             on_result=lambda record: bar.advance())
+        report = run_manifest(path, options, manifest=loaded)
+    _write_reports(report, html, json_out, junit)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(_text_summary(report), nl=False)
+    if report["run"]["interrupted"]:
+        raise SystemExit(EXIT_INTERRUPTED)
+    if any(s["exit_reason"] == "agent_unreachable" for s in report["scenarios"]):
+        click.echo("error: the agent could not be started or reached", err=True)
+        raise SystemExit(EXIT_USAGE)
+    raise SystemExit(EXIT_OK if report["ok"] else EXIT_PROBLEMS)
+
+
+@rpc.command()
+@click.argument("target")
+@click.option("--input", "step_input", default="hello", show_default=True, help="Input for the step calls.")
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Per-call timeout in seconds.")
+@click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Working directory of the agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
+@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
+def conformance(target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, as_json: bool,
+                json_out: Path | None) -> None:
+    """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.
+
+    Exit status: 0 conformant, 1 a required check failed, 2 unreachable.
+
+    \b
+    Examples:
+      agentpack rpc conformance "python agent.py"
+      agentpack rpc conformance http://127.0.0.1:8765/ecp --json
+    """
+    from agentpack.errors import AgentpackError
+    from agentpack.fsutil import atomic_write_text
+
+    from .conformance import run_conformance
+    from .manifest import make_target
+
+    try:
+        spec = make_target(target, shell=shell, cwd=cwd)
+    except ValueError as exc:
+        raise AgentpackError(f"TARGET: {exc}") from None
+    report = run_conformance(spec, step_input=step_input, timeout=timeout)
+    if json_out:
+        atomic_write_text(json_out, json.dumps(report, indent=2) + "\n")
+    if as_json:
+        print_json(report)
+    else:
+        for check in report["checks"]:
+            mark = "PASS" if check["passed"] else ("FAIL" if check["required"] else "WARN")
+            click.echo(f"{mark:4} {check['name']}: {check['message']}")
+        click.echo(f"{'conformant' if report['conformant'] else 'NOT conformant'}: "
+                   f"{report['passed']}/{report['total']} checks passed")
+    if not report["reachable"]:
+        raise SystemExit(EXIT_USAGE)
+    raise SystemExit(EXIT_OK if report["conformant"] else EXIT_PROBLEMS)

@@ -1,0 +1,105 @@
+"""Executors decide where scenarios run. The built-in ``local`` one uses N worker threads on this machine.
+
+An executor receives the scenarios, a ``make_worker()`` factory (a worker owns
+one agent session and runs scenarios one after another) and a cancel event,
+and calls ``on_result(record)`` for each finished scenario. Scenario records
+are plain JSON, so an executor that ships scenarios to other machines (each
+loading the manifest by path and running a worker there) fits the same
+interface. Executors register through ``agentpack_agent_rpc_register_executors``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from agentpack.errors import PluginError
+
+
+class Worker(Protocol):
+    def run_scenario(self, scenario: Any) -> dict[str, Any]: ...
+
+    def kill(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Executor(Protocol):
+    def run(self, scenarios: list[Any], make_worker: Callable[[], Worker], jobs: int,
+            on_result: Callable[[dict[str, Any]], None], cancel: threading.Event) -> None: ...
+
+
+@dataclass(frozen=True)
+class ExecutorInfo:
+    name: str
+    factory: Callable[[], Executor]
+    description: str = ""
+    plugin: str | None = None
+
+
+class LocalExecutor:
+    """Serial in the calling thread for one job; otherwise ``jobs`` threads, each with its own worker."""
+
+    def run(self, scenarios, make_worker, jobs, on_result, cancel) -> None:
+        if jobs <= 1 or len(scenarios) <= 1:
+            worker = make_worker()
+            try:
+                for scenario in scenarios:
+                    if cancel.is_set():
+                        break
+                    on_result(worker.run_scenario(scenario))
+            finally:
+                worker.close()
+            return
+        todo: queue.SimpleQueue = queue.SimpleQueue()
+        for scenario in scenarios:
+            todo.put(scenario)
+        workers: list[Worker] = []
+        lock = threading.Lock()
+
+        def loop() -> None:
+            worker = make_worker()
+            with lock:
+                workers.append(worker)
+            try:
+                while not cancel.is_set():
+                    try:
+                        scenario = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    record = worker.run_scenario(scenario)
+                    with lock:
+                        on_result(record)
+            finally:
+                worker.close()
+
+        threads = [threading.Thread(target=loop, name=f"agent-rpc-worker-{i}", daemon=True)
+                   for i in range(min(jobs, len(scenarios)))]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.1)
+        except KeyboardInterrupt:
+            cancel.set()
+            with lock:
+                for worker in workers:
+                    worker.kill()
+            for thread in threads:
+                thread.join(5.0)
+
+
+def collect_executors(pm) -> dict[str, ExecutorInfo]:
+    found: dict[str, ExecutorInfo] = {}
+    for impl in reversed(pm.hook.agentpack_agent_rpc_register_executors.get_hookimpls()):
+        def register(item: ExecutorInfo, _plugin: str = impl.plugin_name) -> None:
+            if item.name in found:
+                raise PluginError(f"executor '{item.name}' is registered by both plugin "
+                                  f"'{found[item.name].plugin}' and plugin '{_plugin}'")
+            found[item.name] = ExecutorInfo(item.name, item.factory, item.description, item.plugin or _plugin)
+
+        impl.function(register=register)
+    return found

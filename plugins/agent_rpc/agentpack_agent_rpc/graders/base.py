@@ -1,0 +1,107 @@
+"""The grader interface and the registry filled through ``agentpack_agent_rpc_register_graders``.
+
+A grader type is a factory: ``factory(config) -> grader`` checks and compiles
+one manifest entry once (raising ``GraderConfigError``), and
+``grader.grade(result, context) -> Check`` runs on every step.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from agentpack.errors import PluginError
+
+
+class GraderConfigError(Exception):
+    """A grader entry that is well-formed YAML but cannot work; ``key`` names the offending field."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass
+class Check:
+    """One grader's verdict on one step: what was expected, what was seen, and why."""
+
+    grader: str
+    field: str
+    passed: bool
+    expected: Any
+    actual: Any
+    reason: str
+    error: bool = False
+    score: float | None = None
+    name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.grader, "name": self.name, "field": self.field, "passed": self.passed,
+                "error": self.error, "score": self.score if self.score is not None else (1.0 if self.passed else 0.0),
+                "expected": self.expected, "actual": self.actual, "reason": self.reason}
+
+
+@dataclass
+class GradeContext:
+    """What graders may use besides the step result: the step input and shared, thread-safe services."""
+
+    judge: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    clients: dict[tuple, Any] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    input: str = ""
+
+    def for_step(self, text: str) -> GradeContext:
+        return GradeContext(judge=self.judge, env=self.env, clients=self.clients, lock=self.lock, input=text)
+
+    def shared(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """A client built once per run for ``key`` (e.g. one keep-alive chat client per judge endpoint)."""
+        with self.lock:
+            if key not in self.clients:
+                self.clients[key] = make()
+            return self.clients[key]
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            close = getattr(client, "close", None)
+            if close:
+                close()
+        self.clients.clear()
+
+
+class Grader(Protocol):
+    def grade(self, result: Any, context: GradeContext) -> Check: ...
+
+
+@dataclass(frozen=True)
+class GraderType:
+    """A grader a plugin registers: its manifest ``type``, a factory, and (for plugins) a config schema."""
+
+    name: str
+    factory: Callable[[dict[str, Any]], Grader]
+    description: str = ""
+    schema: dict[str, Any] | None = None
+    plugin: str | None = None
+
+
+def collect_graders(pm) -> dict[str, GraderType]:
+    """Every registered grader type, by name; two plugins registering one name is an error naming both."""
+    found: dict[str, GraderType] = {}
+    for impl in reversed(pm.hook.agentpack_agent_rpc_register_graders.get_hookimpls()):
+        def register(item: GraderType, _plugin: str = impl.plugin_name) -> None:
+            if item.name in found:
+                raise PluginError(f"grader '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
+                                  f"and plugin '{_plugin}'")
+            found[item.name] = GraderType(item.name, item.factory, item.description, item.schema,
+                                          item.plugin or _plugin)
+
+        impl.function(register=register)
+    return found
+
+
+def clip(text: Any, limit: int = 500) -> Any:
+    """Shorten long text for a check's ``actual`` (graders always see the full text)."""
+    if isinstance(text, str) and len(text) > limit:
+        return text[:limit] + f"... [{len(text) - limit} more chars]"
+    return text

@@ -1,0 +1,415 @@
+"""Load and validate a manifest: YAML with lines, the bundled schema, then the checks a schema cannot do.
+
+``load_manifest`` never raises for a user mistake: it returns the findings
+(with file, line and JSON pointer) and a ``Manifest`` only when there are no
+errors. Regexes are compiled, datasets read and paths resolved here, once.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from agentpack.errors import PathEscapeError, YamlError
+from agentpack.hashing import sha256_bytes
+from agentpack.models import Finding
+from agentpack.paths import resolve_under
+from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
+
+from .graders.base import GraderConfigError, GraderType
+
+DEFAULT_STEP_TIMEOUT = 30.0
+MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
+
+
+@dataclass
+class GraderSpec:
+    type: str
+    config: dict[str, Any]
+    pointer: str
+    grader: Any
+
+
+@dataclass
+class Step:
+    index: int
+    input: str
+    graders: list[GraderSpec]
+    timeout: float | None = None
+    expect_status: str | None = None
+    name: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Scenario:
+    index: int
+    id: str
+    name: str
+    steps: list[Step]
+    tags: list[str] = field(default_factory=list)
+    description: str = ""
+    skip: str | None = None
+    timeout: float | None = None
+    step_timeout: float = DEFAULT_STEP_TIMEOUT
+    retries: int = 0
+    repeat: int = 1
+    pass_threshold: float = 1.0
+    line: int | None = None
+
+
+@dataclass
+class Target:
+    """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
+
+    command: list[str] | str | None = None
+    url: str | None = None
+    shell: bool = False
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    stderr_limit: int = 64 * 1024
+    max_message: int = 64 * 1024 * 1024
+
+    @property
+    def kind(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def describe(self) -> str:
+        if self.url:
+            return self.url
+        return self.command if isinstance(self.command, str) else shlex.join(self.command or [])
+
+    def open(self):
+        """A connected transport (spawns the agent for stdio)."""
+        if self.url:
+            from .http_transport import HttpTransport
+
+            return HttpTransport(self.url, max_message=self.max_message)
+        from .stdio import StdioTransport
+
+        env = {**os.environ, **self.env} if self.env else None
+        return StdioTransport(self.command, cwd=self.cwd, env=env, shell=self.shell,
+                              stderr_limit=self.stderr_limit, max_message=self.max_message)
+
+
+@dataclass
+class Manifest:
+    path: Path
+    root: Path
+    name: str
+    target: Target
+    scenarios: list[Scenario]
+    config: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    isolation: str = "reset"
+    require_capabilities: bool = False
+    judge: dict[str, Any] = field(default_factory=dict)
+    report_text_chars: int = 20_000
+    digest: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def is_url(target: str) -> bool:
+    parsed = urlparse(target)
+    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+
+
+def manifest_file(path: Path) -> Path | None:
+    """The manifest a path names: the file itself, or ``manifest.yaml`` in a directory."""
+    if path.is_dir():
+        for name in MANIFEST_NAMES:
+            if (path / name).is_file():
+                return path / name
+        return None
+    return path if path.suffix.lower() in (".yaml", ".yml") and path.is_file() else None
+
+
+def looks_like_manifest(data: Any) -> bool:
+    return isinstance(data, dict) and "scenarios" in data and ("target" in data or "manifest_version" in data)
+
+
+class _Builder:
+    def __init__(self, doc: YamlDocument, root: Path, graders: dict[str, GraderType]) -> None:
+        self.doc = doc
+        self.root = root
+        self.graders = graders
+        self.findings: list[Finding] = []
+
+    def error(self, code: str, message: str, pointer: str, **extra: Any) -> None:
+        self.findings.append(Finding.error(code, message, **self.doc.where(pointer), **extra))
+
+    def warning(self, code: str, message: str, pointer: str, **extra: Any) -> None:
+        self.findings.append(Finding.warning(code, message, **self.doc.where(pointer), **extra))
+
+    # -- pieces ------------------------------------------------------------------------
+    def grader(self, spec: dict[str, Any], pointer: str) -> GraderSpec | None:
+        kind = spec["type"]
+        gtype = self.graders.get(kind)
+        if gtype is None:
+            self.error("ARP103", f"unknown grader type '{kind}'; available: {', '.join(sorted(self.graders))}",
+                       join_pointer(pointer, "type"))
+            return None
+        if gtype.schema is not None:
+            from jsonschema import Draft202012Validator
+
+            for err in Draft202012Validator(gtype.schema).iter_errors(spec):
+                sub = pointer
+                for token in err.absolute_path:
+                    sub = join_pointer(sub, token)
+                self.error("ARP104", f"{kind} grader: {err.message}", sub)
+            if any(f.code == "ARP104" and (f.pointer or "").startswith(pointer) for f in self.findings):
+                return None
+        try:
+            instance = gtype.factory(spec)
+        except GraderConfigError as exc:
+            self.error("ARP104", f"{kind} grader: {exc}", join_pointer(pointer, exc.key) if exc.key else pointer)
+            return None
+        return GraderSpec(type=kind, config=spec, pointer=pointer, grader=instance)
+
+    def step(self, data: dict[str, Any], pointer: str, index: int) -> Step:
+        graders = []
+        for g_index, spec in enumerate(data.get("graders") or []):
+            built = self.grader(spec, join_pointer(join_pointer(pointer, "graders"), g_index))
+            if built is not None:
+                graders.append(built)
+        return Step(index=index, input=data["input"], graders=graders, timeout=data.get("timeout"),
+                    expect_status=data.get("expect_status"), name=data.get("name"), line=self.doc.line_of(pointer))
+
+    def dataset(self, spec: dict[str, Any], pointer: str, first: int) -> list[Step]:
+        where = join_pointer(pointer, "source")
+        try:
+            path = resolve_under(self.root, spec["source"])
+        except PathEscapeError as exc:
+            self.error("ARP105", f"dataset source {exc.message}", where)
+            return []
+        if not path.is_file():
+            self.error("ARP102", f"dataset file not found: {spec['source']} (looked in {path.parent})", where)
+            return []
+        in_col, out_col = spec.get("input_column", "input"), spec.get("output_column", "output")
+        condition = spec.get("condition", "equals")
+        rows: list[tuple[int, dict[str, Any]]] = []
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as handle:
+                if spec["type"] == "csv":
+                    reader = csv.DictReader(handle)
+                    if reader.fieldnames is None or in_col not in reader.fieldnames:
+                        self.error("ARP102", f"dataset {spec['source']} has no column '{in_col}' "
+                                   f"(columns: {', '.join(reader.fieldnames or []) or 'none'})",
+                                   join_pointer(pointer, "input_column"))
+                        return []
+                    rows = [(reader.line_num, row) for row in reader]
+                else:
+                    for number, line in enumerate(handle, 1):
+                        if not line.strip():
+                            continue
+                        try:
+                            row = json.loads(line)
+                        except ValueError as exc:
+                            self.findings.append(Finding.error("ARP102", f"invalid JSON line: {exc}",
+                                                               file=str(path), line=number))
+                            continue
+                        if not isinstance(row, dict):
+                            self.findings.append(Finding.error("ARP102", "each JSONL line must be an object",
+                                                               file=str(path), line=number))
+                            continue
+                        rows.append((number, row))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            self.error("ARP102", f"cannot read dataset {spec['source']}: {exc}", where)
+            return []
+        steps = []
+        for offset, (number, row) in enumerate(rows):
+            text = row.get(in_col)
+            if not isinstance(text, str):
+                self.findings.append(Finding.error("ARP102", f"row has no string '{in_col}' value",
+                                                   file=str(path), line=number))
+                continue
+            expected = row.get(out_col)
+            graders = []
+            if expected not in (None, ""):
+                spec_g = {"type": "text_match", "field": "public_output", "condition": condition,
+                          "value": str(expected)}
+                graders.append(GraderSpec("text_match", spec_g, pointer,
+                                          self.graders["text_match"].factory(spec_g)))
+            steps.append(Step(index=first + offset, input=text, graders=graders, name=f"{path.name}:{number}",
+                              line=number))
+        return steps
+
+    def target(self, data: dict[str, Any]) -> Target | None:
+        raw = data["target"]
+        shell = bool(data.get("shell", False))
+        target = Target(shell=shell)
+        if isinstance(raw, str) and is_url(raw.strip()):
+            target.url = raw.strip()
+        elif isinstance(raw, str):
+            if shell:
+                target.command = raw
+            else:
+                try:
+                    target.command = shlex.split(raw)
+                except ValueError as exc:
+                    self.error("ARP106", f"target is not a valid command line: {exc}", "/target")
+                    return None
+        else:
+            if shell:
+                self.error("ARP106", "'shell: true' needs a string target, not an argv list", "/shell")
+                return None
+            target.command = list(raw)
+        cwd = self.root
+        if "cwd" in data:
+            try:
+                cwd = resolve_under(self.root, data["cwd"])
+            except PathEscapeError as exc:
+                self.error("ARP105", f"cwd {exc.message}", "/cwd")
+                return None
+            if not cwd.is_dir():
+                self.error("ARP106", f"cwd is not a directory: {data['cwd']}", "/cwd")
+                return None
+        target.cwd = str(cwd)
+        target.env = {key: _env_text(value) for key, value in (data.get("env") or {}).items()}
+        limits = data.get("limits") or {}
+        target.stderr_limit = limits.get("stderr_bytes", target.stderr_limit)
+        target.max_message = limits.get("max_message_bytes", target.max_message)
+        return target
+
+    def build(self, path: Path, digest: str) -> Manifest | None:
+        data = self.doc.data
+        target = self.target(data)
+        step_timeout = float(data.get("timeout") or os.environ.get("ECP_RPC_TIMEOUT") or DEFAULT_STEP_TIMEOUT)
+        scenarios: list[Scenario] = []
+        seen: dict[str, int] = {}
+        for s_index, sdata in enumerate(data["scenarios"]):
+            pointer = f"/scenarios/{s_index}"
+            steps = [self.step(step, join_pointer(join_pointer(pointer, "steps"), i), i + 1)
+                     for i, step in enumerate(sdata.get("steps") or [])]
+            if "dataset" in sdata:
+                if steps:
+                    self.warning("ARP110", "dataset ignored: the scenario also has steps (as ecp-runtime does)",
+                                 join_pointer(pointer, "dataset"))
+                else:
+                    steps = self.dataset(sdata["dataset"], join_pointer(pointer, "dataset"), 1)
+            if not steps and not any(f.severity == "error" for f in self.findings):
+                self.warning("ARP111", "scenario has no steps", pointer)
+            name = sdata["name"]
+            scenario_id = name
+            if name in seen:
+                seen[name] += 1
+                scenario_id = f"{name} ({seen[name]})"
+                self.warning("ARP112", f"duplicate scenario name '{name}'; reported as '{scenario_id}'",
+                             join_pointer(pointer, "name"))
+            else:
+                seen[name] = 1
+            skip = sdata.get("skip")
+            scenarios.append(Scenario(
+                index=s_index, id=scenario_id, name=name, steps=steps, tags=list(sdata.get("tags") or []),
+                description=sdata.get("description", ""),
+                skip=(skip if isinstance(skip, str) else "skipped by the manifest") if skip else None,
+                timeout=sdata.get("timeout", data.get("scenario_timeout")),
+                step_timeout=float(sdata.get("step_timeout", step_timeout)),
+                retries=sdata.get("retries", data.get("retries", 0)),
+                repeat=sdata.get("repeat", data.get("repeat", 1)),
+                pass_threshold=sdata.get("pass_threshold", data.get("pass_threshold", 1.0)),
+                line=self.doc.line_of(pointer)))
+        if target is None or any(f.severity == "error" for f in self.findings):
+            return None
+        return Manifest(path=path, root=self.root, name=data["name"], target=target, scenarios=scenarios,
+                        config=data.get("config") or {}, description=data.get("description", ""),
+                        isolation=data.get("isolation", "reset"),
+                        require_capabilities=bool(data.get("require_capabilities", False)),
+                        judge=dict(data.get("judge") or {}),
+                        report_text_chars=(data.get("limits") or {}).get("report_text_chars", 20_000),
+                        digest=digest, raw=data)
+
+
+def _env_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def read_document(path: Path) -> tuple[YamlDocument, bytes]:
+    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise YamlError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(path)) from None
+    return parse_yaml(text, file=str(path)), raw
+
+
+def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False) -> tuple[Manifest | None, list[Finding]]:
+    """Validate the manifest at ``path``; returns ``(manifest or None, findings)``."""
+    from .schema_store import MANIFEST, store
+
+    path = Path(path)
+    try:
+        doc, raw = read_document(path)
+    except YamlError as exc:
+        return None, [Finding.error("ARP001", exc.message, file=exc.file or str(path), line=exc.line,
+                                    column=exc.column)]
+    if not isinstance(doc.data, dict):
+        return None, [Finding.error("ARP002", "a manifest must be a YAML mapping with name, target and scenarios",
+                                    file=str(path), line=1)]
+    findings = store().validate(MANIFEST, doc.data, document=doc,
+                                code="ARP100")
+    if any(f.severity == "error" for f in findings):
+        return None, findings
+    builder = _Builder(doc, path.parent.resolve(), graders)
+    manifest = builder.build(path, "sha256:" + sha256_bytes(raw))
+    findings += builder.findings
+    if strict:
+        findings += _strict_findings(doc, manifest)
+    if any(f.severity == "error" for f in findings):
+        manifest = None
+    return manifest, findings
+
+
+def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Finding]:
+    """Rules ``--strict`` adds: explicit version, graded steps, current field names, a runnable command."""
+    import shutil
+
+    found: list[Finding] = []
+    data = doc.data
+    if "manifest_version" not in data:
+        found.append(Finding.error("ARP201", "strict: set manifest_version: v1", **doc.where("")))
+    for s_index, scenario in enumerate(data["scenarios"]):
+        for i, step in enumerate(scenario.get("steps") or []):
+            pointer = f"/scenarios/{s_index}/steps/{i}"
+            if not step.get("graders"):
+                found.append(Finding.error("ARP202", "strict: step has no graders", **doc.where(pointer)))
+            for g_index, grader in enumerate(step.get("graders") or []):
+                if grader.get("field") == "private_thought":
+                    found.append(Finding.error(
+                        "ARP203", "strict: 'private_thought' is deprecated; use 'evaluation_context'",
+                        **doc.where(f"{pointer}/graders/{g_index}/field")))
+    if manifest is not None and manifest.target.kind == "stdio" and not manifest.target.shell:
+        program = manifest.target.command[0]
+        cwd = manifest.target.cwd or "."
+        if shutil.which(program) is None and not (Path(cwd) / program).exists():
+            found.append(Finding.error("ARP204", f"strict: program '{program}' not found on PATH",
+                                       **doc.where("/target")))
+    return found
+
+
+def make_target(raw: str | list[str], *, shell: bool = False, cwd: str | None = None) -> Target:
+    """A ``Target`` from a command line, an argv list or a URL (for ``conformance`` and the pytest fixture)."""
+    if isinstance(raw, str) and is_url(raw.strip()):
+        return Target(url=raw.strip())
+    if isinstance(raw, str) and not shell:
+        try:
+            command: list[str] | str = shlex.split(raw)
+        except ValueError as exc:
+            raise ValueError(f"not a valid command line: {exc}") from None
+    else:
+        command = raw if isinstance(raw, str) else list(raw)
+    if not command:
+        raise ValueError("empty agent command")
+    return Target(command=command, shell=shell, cwd=cwd)

@@ -1,0 +1,75 @@
+"""One conversation channel with one agent: ``initialize`` once, then ``step`` and ``reset`` calls.
+
+Request ids are integers counting up from 1 per session; every result is
+validated before it is returned (``protocol``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+from .protocol import PROTOCOL_VERSION, ProtocolError, StepResult, check_initialize_result, negotiate, \
+    parse_step_result, unwrap
+
+
+def _encode(request_id: int, method: str, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class Session:
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self._ids = itertools.count(1)
+        self.info: dict[str, Any] = {}
+        self.used = False
+        """True once a step ran since the last reset (the next scenario must reset first)."""
+
+    @classmethod
+    def open(cls, target: Any, config: dict[str, Any] | None, timeout: float) -> Session:
+        """Connect (spawn) and initialize; closes the transport again if initialization fails."""
+        session = cls(target.open())
+        try:
+            session.initialize(config or {}, time.monotonic() + timeout)
+        except BaseException as exc:
+            session.close()
+            if isinstance(exc, Exception):
+                exc.stderr = session.transport.stderr.take()  # type: ignore[attr-defined]
+            raise
+        return session
+
+    @property
+    def broken(self) -> bool:
+        return self.transport.broken
+
+    def call(self, method: str, params: dict[str, Any], deadline: float) -> Any:
+        request_id = next(self._ids)
+        response = self.transport.call(_encode(request_id, method, params), request_id, deadline)
+        return unwrap(response, method, request_id)
+
+    def initialize(self, config: dict[str, Any], deadline: float) -> dict[str, Any]:
+        result = check_initialize_result(self.call("agent/initialize",
+                                                   {"protocol_version": PROTOCOL_VERSION, "config": config}, deadline))
+        version, legacy = negotiate(result.get("protocol_version"))
+        self.info = {"name": result["name"], "protocol_version": version, "legacy": legacy,
+                     "capabilities": result.get("capabilities") or {}}
+        return self.info
+
+    def step(self, text: str, deadline: float) -> StepResult:
+        self.used = True
+        return parse_step_result(self.call("agent/step", {"input": text}, deadline))
+
+    def reset(self, deadline: float) -> None:
+        result = self.call("agent/reset", {}, deadline)
+        if result is not True:
+            raise ProtocolError(f"agent/reset result must be true, got {json.dumps(result)[:100]}")
+        self.used = False
+
+    def kill(self) -> None:
+        self.transport.kill()
+
+    def close(self) -> None:
+        self.transport.close()

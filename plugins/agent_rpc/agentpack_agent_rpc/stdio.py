@@ -1,0 +1,258 @@
+"""The stdio transport: one agent process, one JSON object per line, read by one poll loop.
+
+There is no reader thread: the caller's thread polls the agent's stdout and
+stderr (non-blocking pipes) until the answer with the awaited id arrives,
+draining stderr into a bounded tail buffer on the way, so a chatty agent can
+never block on a full pipe while a call is in flight. The agent runs in its
+own process group (``agentpack.proc.spawn``); ``close`` and ``kill`` take
+the whole group down, so no grandchild outlives the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from typing import Any
+
+from agentpack.proc import kill_group, spawn
+
+from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
+
+READ_SIZE = 1 << 16
+MAX_WARNINGS = 20
+
+
+class TailBuffer:
+    """Keeps the last ``limit`` bytes written to it and counts what it dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        excess = len(self.data) - self.limit
+        if excess > 0:
+            del self.data[:excess]
+            self.dropped += excess
+
+    def take(self) -> str:
+        """The text collected since the last ``take`` (with a note of what was dropped), then reset."""
+        text = self.data.decode("utf-8", "replace")
+        if self.dropped:
+            text = f"[... {self.dropped} earlier bytes of stderr dropped ...]\n{text}"
+        self.data = bytearray()
+        self.dropped = 0
+        return text
+
+
+class StdioTransport:
+    kind = "stdio"
+
+    def __init__(self, argv: list[str] | str, *, cwd: str | None = None, env: dict[str, str] | None = None,
+                 shell: bool = False, stderr_limit: int = 64 * 1024, max_message: int = 64 * 1024 * 1024) -> None:
+        self.argv = argv
+        self.max_message = max_message
+        self.stderr = TailBuffer(stderr_limit)
+        self.warnings: list[str] = []
+        try:
+            self.proc = spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              cwd=cwd, env=env, shell=shell, bufsize=0)
+        except OSError as exc:
+            shown = argv if isinstance(argv, str) else " ".join(argv)
+            raise AgentUnreachable(f"cannot start agent '{shown}': {exc.strerror or exc}") from None
+        self.pid = self.pgid = self.proc.pid
+        self._in, self._out, self._err = (self.proc.stdin.fileno(), self.proc.stdout.fileno(),
+                                          self.proc.stderr.fileno())
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        self._poll = select.poll()
+        self._poll.register(self._out, select.POLLIN)
+        self._poll.register(self._err, select.POLLIN)
+        self._open = {self._out, self._err}
+        self._buf = bytearray()
+        self._scan = 0
+        self._closed = False
+        self.broken = False
+        """Set after a timeout or a desynchronised stream: the session must not be reused."""
+
+    # -- reading -------------------------------------------------------------------
+    def _read_ready(self, timeout: float, want_write: bool = False) -> bool:
+        """Poll up to ``timeout`` seconds, read what is there; True when stdin became writable."""
+        if want_write:
+            self._poll.register(self._in, select.POLLOUT)
+        try:
+            events = self._poll.poll(max(0.0, timeout) * 1000)
+        finally:
+            if want_write:
+                self._poll.unregister(self._in)
+        writable = False
+        for fd, mask in events:
+            if fd == self._in:
+                writable = True
+                continue
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                continue
+            if fd == self._err:
+                if chunk:
+                    self.stderr.add(chunk)
+                else:
+                    self._drop(fd)
+            elif chunk:
+                self._buf += chunk
+            else:
+                self._drop(fd)
+        return writable
+
+    def _drop(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            self._poll.unregister(fd)
+
+    def _line(self) -> bytes | None:
+        index = self._buf.find(b"\n", self._scan)
+        if index < 0:
+            self._scan = len(self._buf)
+            if self._scan > self.max_message:
+                self.broken = True
+                raise ProtocolError(f"agent wrote a message larger than {self.max_message} bytes without a newline")
+            return None
+        line = bytes(self._buf[:index])
+        del self._buf[:index + 1]
+        self._scan = 0
+        return line
+
+    def _warn(self, text: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(text)
+        elif len(self.warnings) == MAX_WARNINGS:
+            self.warnings.append("(further warnings suppressed)")
+
+    def receive(self, deadline: float) -> Any:
+        """The next JSON value the agent writes; non-JSON lines are skipped with a warning."""
+        while True:
+            line = self._line()
+            if line is not None:
+                if not line.strip():
+                    continue
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    shown = line[:200].decode("utf-8", "replace")
+                    self._warn(f"skipped non-JSON stdout line: {shown!r}")
+                    continue
+            if self._out not in self._open:
+                raise self._exited()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.broken = True
+                raise AgentTimeout("agent did not answer in time")
+            self._read_ready(remaining)
+
+    def _exited(self) -> TransportError:
+        self.broken = True
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._drain_stderr(0.2)
+        how = "closed its stdout" if code is None else f"exited with status {code}"
+        return TransportError(f"agent {how} before answering")
+
+    def _drain_stderr(self, budget: float) -> None:
+        end = time.monotonic() + budget
+        while self._err in self._open and time.monotonic() < end:
+            self._read_ready(min(0.02, budget))
+
+    # -- writing ---------------------------------------------------------------------
+    def send(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(self._in, view)
+                view = view[written:]
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.broken = True
+                    raise AgentTimeout("agent stopped reading its stdin") from None
+                self._read_ready(remaining, want_write=True)
+            except (BrokenPipeError, OSError):
+                raise self._exited() from None
+
+    def call(self, data: bytes, request_id: int, deadline: float) -> Any:
+        """Send one request line and return the response with ``request_id``.
+
+        Late answers to earlier (timed-out) requests and agent notifications are
+        skipped with a warning; any other id is a protocol error.
+        """
+        self.send(data + b"\n", deadline)
+        while True:
+            message = self.receive(deadline)
+            if not isinstance(message, dict):
+                return message
+            msg_id = message.get("id")
+            if msg_id == request_id and not isinstance(msg_id, bool):
+                return message
+            if "method" in message and "result" not in message and "error" not in message:
+                continue  # a notification from the agent
+            if msg_id is None and "error" in message:
+                return message  # the agent could not parse our request
+            if isinstance(msg_id, int) and not isinstance(msg_id, bool) and 0 < msg_id < request_id:
+                self._warn(f"skipped a late answer to request {msg_id}")
+                continue
+            self.broken = True
+            raise ProtocolError(f"response id mismatch: expected {request_id}, got {msg_id!r}")
+
+    def notify(self, data: bytes, deadline: float) -> None:
+        self.send(data + b"\n", deadline)
+
+    # -- ending --------------------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL the whole process group now (safe from another thread)."""
+        self.broken = True
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self, grace: float = 0.5) -> int | None:
+        """Close stdin, give the agent ``grace`` seconds to exit, then kill its process group."""
+        if self._closed:
+            return self.proc.returncode
+        self._closed = True
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        end = time.monotonic() + (0 if self.broken else grace)
+        while self.proc.poll() is None and time.monotonic() < end:
+            if self._open:
+                self._read_ready(min(0.01, max(0.0, end - time.monotonic())))
+            else:
+                time.sleep(0.005)
+        if self.proc.poll() is None:
+            kill_group(self.proc, grace=0.2)
+        try:  # grandchildren left in the group
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._drain_stderr(0.05)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            return self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return None
