@@ -119,3 +119,51 @@ def make_pack():
 @pytest.fixture
 def pack(tmp_path: Path) -> Path:
     return write_pack(tmp_path / "packs")
+
+
+class FakeChatServer:
+    """An OpenAI-compatible /chat/completions endpoint on 127.0.0.1 that records what it receives."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[dict] = []
+        self.reply = "Keys rotate every ninety days [1]."
+        self.status = 200
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append({"path": self.path, "body": body,
+                                        "authorization": self.headers.get("Authorization")})
+                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": server.reply},
+                                                   "finish_reason": "stop"}],
+                                      "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}})
+                self.send_response(server.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def chat_server():
+    server = FakeChatServer()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -1,0 +1,33 @@
+"""Named points where crash-safety tests stop a refresh for real.
+
+``AGENTPACK_ECP_CRASH_AT=publish.after_swap`` makes the process SIGKILL itself
+when it reaches that point (``AGENTPACK_ECP_CRASH_AT=*`` with
+``AGENTPACK_ECP_CRASH_SKIP=N``: at the N-th point reached, whatever its name).
+``AGENTPACK_ECP_CRASH_TRACE=FILE`` appends each point's name to FILE, so a test
+can list the points a run passes. Unset, a crash point costs one dict lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+_seen = 0
+
+
+def crashpoint(name: str) -> None:
+    global _seen
+    target = os.environ.get("AGENTPACK_ECP_CRASH_AT")
+    trace = os.environ.get("AGENTPACK_ECP_CRASH_TRACE")
+    if trace:
+        with open(trace, "a", encoding="utf-8") as handle:
+            handle.write(name + "\n")
+    if not target:
+        return
+    if target == "*":
+        _seen += 1
+        if _seen != int(os.environ.get("AGENTPACK_ECP_CRASH_SKIP", "1")):
+            return
+    elif name != target:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
