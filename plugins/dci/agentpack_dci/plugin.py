@@ -1,13 +1,102 @@
-"""Hook implementations of the dci plugin (kept light: heavy imports happen inside hooks)."""
+"""Hook implementations of the dci plugin (kept light: heavy imports happen inside hooks).
+
+Format ``dci``: a DCI workspace, i.e. a directory with ``.dci/`` or with a
+``skills/`` tree whose SKILL.md files carry ``metadata.contract`` (confidence
+0.5). Cross-cutting: ``metadata.contract`` is linted in any pack whose root has
+a SKILL.md.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 from agentpack import hookimpl
-from agentpack.registry import FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo
 
 FORMAT = "dci"
+_CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
+_DETECT_SCAN_LIMIT = 200
+
+
+def _has_contract_skills(skills: Path) -> bool:
+    scanned = 0
+    for directory, dirnames, filenames in os.walk(skills):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if "SKILL.md" in filenames:
+            scanned += 1
+            try:
+                head = (Path(directory) / "SKILL.md").read_text(encoding="utf-8", errors="replace")[:8192]
+            except OSError:
+                head = ""
+            if head.startswith("---") and _CONTRACT_LINE.search(head.split("---", 2)[1] if head.count("---") >= 2
+                                                                else ""):
+                return True
+            if scanned >= _DETECT_SCAN_LIMIT:
+                return False
+    return False
+
+
+@hookimpl
+def agentpack_add_hookspecs(pluginmanager):
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="dci", extra="dci"))
+    register(FormatInfo(name=FORMAT, title="DCI workspace",
+                        description="skills with Dependent Capability Contracts (metadata.contract) and .dci/",
+                        extra="dci"))
+
+
+@hookimpl
+def agentpack_detect(path):
+    if not path.is_dir():
+        return None
+    from agentpack.models import Detection
+
+    if (path / ".dci").is_dir():
+        return Detection(format=FORMAT, confidence=0.5, reason="has .dci/")
+    skills = path / "skills"
+    if skills.is_dir() and _has_contract_skills(skills):
+        return Detection(format=FORMAT, confidence=0.5, reason="skills/ with metadata.contract")
+    return None
+
+
+@hookimpl
+def agentpack_load(path, format):
+    if format != FORMAT:
+        return None
+    from agentpack.errors import PackError
+    from agentpack.models import Pack
+
+    if not path.is_dir():
+        raise PackError("a DCI workspace is a directory (with skills/ or .dci/)", file=str(path))
+    return Pack(path=path, root=path, format=FORMAT, name=path.resolve().name)
+
+
+@hookimpl
+def agentpack_validate(pack, strict):
+    from .lint import lint_skill, lint_workspace
+
+    if pack.format == FORMAT:
+        findings = lint_workspace(pack.root)
+    elif (pack.root / "SKILL.md").is_file():
+        findings = lint_skill(pack.root, display=str(pack.root / "SKILL.md"), report_unreadable=False)
+    else:
+        return None
+    if strict:
+        from agentpack.models import Finding
+
+        findings = [Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f
+                    for f in findings]
+    return findings
+
+
+@hookimpl
+def agentpack_register_commands(register):
+    register(CommandSpec(name="dci", target="agentpack_dci.cli:group",
+                         help="Dependent Capability Contracts: parse, lint, resolve, explain, record."))

@@ -1,0 +1,217 @@
+"""``discover_installed_accessible_skills``: workspace skills, runtime roots, then mounted roots.
+
+Order is deterministic: sources in the spec's order, roots in the order given,
+skills inside a root sorted by their POSIX path. Frontmatter is validated by the
+core (``validate_skill_dir``); any error rejects the skill with the core's
+finding as the reason. Duplicates by ``skill-name::skill-path`` keep the first.
+Parsed skills are cached by (real path, mtime, size), so a refresh re-reads only
+changed files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from agentpack.hashing import sha256_json
+from agentpack.paths import is_within
+
+from .config import WorkspaceConfig
+from .grammar import Contract, ContractParseError, parse_contract
+from .text import joined_stem, tokenize
+
+WORKSPACE, RUNTIME, EXTERNAL = "workspace-local", "runtime-installed", "external-mounts"
+SOURCES = (WORKSPACE, RUNTIME, EXTERNAL)
+
+
+@dataclass(frozen=True)
+class Root:
+    source: str
+    path: Path
+    label: str
+
+
+@dataclass
+class SkillRecord:
+    """One included candidate with the token statistics every query reuses."""
+
+    id: str
+    name: str
+    path: str
+    source: str
+    directory: Path
+    description: str
+    compatibility: str | None
+    metadata_hash: str
+    contract_text: str | None
+    contract: Contract | None
+    contract_error: ContractParseError | None
+    desc_tf: Counter
+    desc_length: int
+    namepath_tokens: frozenset[str]
+    provisional: frozenset[str]
+    runtime_tokens: tuple[str, ...]
+
+    @property
+    def has_contract(self) -> bool:
+        return self.contract is not None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    id: str
+    reason: str
+    source: str
+
+
+@dataclass
+class Discovery:
+    records: list[SkillRecord]
+    rejections: list[Rejection]
+    roots: list[dict]
+    sources_scanned: list[str]
+    discovered: int
+    fingerprint: str = ""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"discovered": self.discovered, "included": len(self.records),
+                "excluded": self.discovered - len(self.records)}
+
+
+@dataclass
+class _Parsed:
+    record: SkillRecord | None
+    reason: str | None
+    name: str | None = None
+
+
+@dataclass
+class SkillCache:
+    """Parsed skills keyed by (real path of SKILL.md, mtime_ns, size) and display path."""
+
+    entries: dict[tuple, _Parsed] = field(default_factory=dict)
+
+
+def skill_files(root: Path) -> list[Path]:
+    """Every ``SKILL.md`` under ``root`` (hidden folders skipped, symlinked folders not followed), sorted."""
+    if (root / "SKILL.md").is_file():
+        return [root / "SKILL.md"]
+    found = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if "SKILL.md" in filenames:
+            found.append(Path(directory) / "SKILL.md")
+    return sorted(found, key=lambda p: p.parent.relative_to(root).as_posix())
+
+
+def candidate_path(directory: Path, workspace: Path) -> str:
+    """The ``skill-path`` of a candidate id: workspace-relative when inside it, else absolute (POSIX)."""
+    real, ws = Path(os.path.realpath(directory)), Path(os.path.realpath(workspace))
+    if real == ws or ws in real.parents:
+        rel = real.relative_to(ws).as_posix()
+        return rel or "."
+    return real.as_posix()
+
+
+def _parse(skill_md: Path, root: Path, source: str, workspace: Path) -> _Parsed:
+    from agentpack.skillmd import validate_skill_dir
+
+    directory = skill_md.parent
+    path = candidate_path(directory, workspace)
+    display = f"{path}/SKILL.md"
+    skill, findings = validate_skill_dir(directory, display=display)
+    errors = [f for f in findings if f.severity == "error"]
+    if skill is None or errors:
+        first = errors[0]
+        where = first.location()
+        return _Parsed(None, f"invalid frontmatter: {first.code} {first.message}" + (f" ({where})" if where else ""))
+    name = skill.name or ""
+    meta = skill.meta
+    metadata = skill.metadata
+    contract = error = None
+    contract_text = metadata.get("contract") if isinstance(meta.get("metadata"), dict) else None
+    if contract_text is not None:
+        if isinstance(contract_text, str):
+            try:
+                contract = parse_contract(contract_text)
+            except ContractParseError as exc:
+                error = exc
+        else:
+            error = ContractParseError("metadata.contract must be a string", 1)
+            contract_text = None
+    description = skill.description or ""
+    rel = directory.relative_to(root).as_posix() if directory != root else ""
+    desc_tokens = tokenize(f"{name} {description}")
+    compat = skill.compatibility
+    runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
+    record = SkillRecord(
+        id=f"{name}::{path}", name=name, path=path, source=source, directory=directory,
+        description=description, compatibility=compat, metadata_hash=sha256_json(meta),
+        contract_text=contract_text, contract=contract, contract_error=error,
+        desc_tf=Counter(desc_tokens), desc_length=len(desc_tokens),
+        namepath_tokens=frozenset(tokenize(f"{name} {rel}")),
+        provisional=frozenset(desc_tokens) | {joined_stem(name)} - {""},
+        runtime_tokens=tuple(t for t in runtime_tokens if t),
+    )
+    return _Parsed(record, None, name)
+
+
+def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterable[str | Path] = (),
+             external_roots: Iterable[str | Path] = (), cache: SkillCache | None = None) -> Discovery:
+    """Enumerate candidates in the spec's order and record every rejection with its reason."""
+    cache = cache or SkillCache()
+    roots = [Root(WORKSPACE, workspace / "skills", "skills")]
+    roots += [Root(RUNTIME, _under(workspace, p), str(p)) for p in (*config.runtime_roots, *runtime_roots)]
+    roots += [Root(EXTERNAL, _under(workspace, p), str(p)) for p in (*config.external_roots, *external_roots)]
+    records: list[SkillRecord] = []
+    rejections: list[Rejection] = []
+    seen: dict[str, str] = {}
+    root_log: list[dict] = []
+    scanned: list[str] = []
+    discovered = 0
+    for root in roots:
+        exists = root.path.is_dir()
+        files = skill_files(root.path) if exists else []
+        root_log.append({"source": root.source, "root": root.label, "exists": exists, "skills": len(files)})
+        if exists and root.source not in scanned:
+            scanned.append(root.source)
+        for skill_md in files:
+            discovered += 1
+            display = candidate_path(skill_md.parent, workspace)
+            if not is_within(root.path, skill_md):
+                rejections.append(Rejection(display, f"SKILL.md resolves outside its root {root.label}", root.source))
+                continue
+            try:
+                stat = skill_md.stat()
+            except OSError as exc:
+                rejections.append(Rejection(display, f"unreadable: {exc.strerror or exc}", root.source))
+                continue
+            key = (os.path.realpath(skill_md), stat.st_mtime_ns, stat.st_size, root.source, str(root.path))
+            parsed = cache.entries.get(key)
+            if parsed is None:
+                parsed = _parse(skill_md, root.path, root.source, workspace)
+                cache.entries[key] = parsed
+            if parsed.record is None:
+                rejections.append(Rejection(display, parsed.reason or "rejected", root.source))
+                continue
+            record = parsed.record
+            if record.name in config.disabled or record.id in config.disabled:
+                rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", root.source))
+                continue
+            if record.id in seen:
+                rejections.append(Rejection(record.id, f"duplicate of the candidate found in {seen[record.id]}",
+                                            root.source))
+                continue
+            seen[record.id] = root.source
+            records.append(record)
+    fingerprint = sha256_json([[r.id, r.metadata_hash] for r in records])
+    return Discovery(records, rejections, root_log, scanned, discovered, fingerprint)
+
+
+def _under(workspace: Path, path: str | Path) -> Path:
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else workspace / path

@@ -1,0 +1,217 @@
+"""The corpus index built once per candidate set: postings for BM25 and Jaccard, capability vocabularies.
+
+Every query touches only the candidates that share a term or a capability
+token with it, found through inverted indexes; the others score zero on those
+components without being visited.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aliases import AliasResolver
+from .discovery import SkillRecord
+from .jaro import FUZZY_THRESHOLD, jaro_winkler
+from .text import joined_stem
+
+K1, B = 1.2, 0.75
+SCORES = {"exact": 1.0, "alias": 0.8, "fuzzy": 0.33, "provisional": 0.25, "none": 0.0}
+
+
+@dataclass(frozen=True)
+class Match:
+    """The best match of one query capability in one candidate."""
+
+    capability: str
+    kind: str
+    token: str | None = None
+    similarity: float | None = None
+
+    @property
+    def score(self) -> float:
+        return SCORES[self.kind]
+
+    def to_json(self) -> dict:
+        out = {"capability": self.capability, "kind": self.kind, "score": self.score}
+        if self.token is not None:
+            out["token"] = self.token
+        if self.similarity is not None:
+            out["similarity"] = round(self.similarity, 6)
+        return out
+
+
+_JW: dict[tuple[str, str], float] = {}
+
+
+def similarity(a: str, b: str) -> float:
+    """Memoised Jaro-Winkler (the same pairs recur across queries and candidates)."""
+    key = (a, b)
+    found = _JW.get(key)
+    if found is None:
+        found = jaro_winkler(a, b)
+        if len(_JW) > 500_000:
+            _JW.clear()
+        _JW[key] = found
+    return found
+
+
+def may_reach_threshold(a: str, b: str) -> bool:
+    """A cheap necessary condition for Jaro-Winkler >= 0.90 (length ratio; see docs/dci.md)."""
+    la, lb = len(a), len(b)
+    if not la or not lb:
+        return False
+    ratio = min(la, lb) / max(la, lb)
+    return ratio >= (0.5 if a[0] == b[0] else 0.7)
+
+
+def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
+    """Exact 1.0 > alias 0.8 > fuzzy 0.33 over ``P`` tokens; provisional 0.25 without a contract.
+
+    Ties keep the first token in declaration order. In strict mode invalid
+    tokens take no part (they are unresolved); in best-effort they can match
+    fuzzily, as written.
+    """
+    if record.contract is None:
+        query = joined_stem(capability)
+        best: Match | None = None
+        for token in sorted(record.provisional):
+            if may_reach_threshold(query, token):
+                sim = similarity(query, token)
+                if sim >= FUZZY_THRESHOLD and (best is None or sim > best.similarity):
+                    best = Match(capability, "provisional", token, sim)
+        return best or Match(capability, "none")
+    canonical = aliases.canonical(capability)
+    best = None
+    for cap in record.contract.provides:
+        if strict and not cap.valid:
+            continue
+        token = cap.value
+        if token == capability:
+            return Match(capability, "exact", token)
+        if best is not None and best.kind == "alias":
+            continue
+        if cap.valid and aliases.canonical(token) == canonical:
+            best = Match(capability, "alias", token)
+        elif best is None and may_reach_threshold(capability, token):
+            sim = similarity(capability, token)
+            if sim >= FUZZY_THRESHOLD:
+                best = Match(capability, "fuzzy", token, sim)
+    return best or Match(capability, "none")
+
+
+class Corpus:
+    """Inverted indexes over one discovery result."""
+
+    def __init__(self, records: list[SkillRecord], fingerprint: str) -> None:
+        self.records = records
+        self.fingerprint = fingerprint
+        n = len(records)
+        self.size = n
+        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        name_postings: dict[str, list[int]] = defaultdict(list)
+        ptokens: dict[str, list[int]] = defaultdict(list)
+        provisional: dict[str, list[int]] = defaultdict(list)
+        self.doc_length = np.zeros(n)
+        self.namepath_size = np.zeros(n)
+        self.p_count = np.zeros(n)
+        self.has_contract = np.zeros(n, dtype=bool)
+        self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
+        for i, r in enumerate(records):
+            for term, tf in r.desc_tf.items():
+                postings[term].append((i, tf))
+            for term in r.namepath_tokens:
+                name_postings[term].append(i)
+            self.doc_length[i] = r.desc_length
+            self.namepath_size[i] = len(r.namepath_tokens)
+            if r.contract is not None:
+                self.has_contract[i] = True
+                self.p_count[i] = len(r.contract.provides)
+                for cap in r.contract.provides:
+                    ptokens[cap.value].append(i)
+            else:
+                for token in r.provisional:
+                    provisional[token].append(i)
+        self.postings = {t: (np.array([d for d, _ in p]), np.array([f for _, f in p], dtype=float))
+                         for t, p in postings.items()}
+        self.name_postings = {t: np.array(p) for t, p in name_postings.items()}
+        self.ptokens = dict(ptokens)
+        self.provisional = dict(provisional)
+        self.avgdl = float(self.doc_length.mean()) if n else 0.0
+        with_contract = self.p_count[self.has_contract]
+        self.p_median = float(np.median(with_contract)) if with_contract.size else 0.0
+        self._canon: dict[str, dict[str, list[int]]] = {}
+        self._vocab_hits: dict[tuple, list[str]] = {}
+
+    # -- lexical components ----------------------------------------------------------------
+    def bm25(self, terms: list[str]) -> np.ndarray:
+        """Raw BM25 (k1=1.2, b=0.75, Lucene idf) of the distinct query terms for every candidate."""
+        scores = np.zeros(self.size)
+        if not self.size or self.avgdl == 0:
+            return scores
+        for term in dict.fromkeys(terms):
+            hit = self.postings.get(term)
+            if hit is None:
+                continue
+            docs, tf = hit
+            idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
+            norm = K1 * (1.0 - B + B * self.doc_length[docs] / self.avgdl)
+            scores[docs] += idf * tf * (K1 + 1.0) / (tf + norm)
+        return scores
+
+    def namepath(self, terms: list[str]) -> np.ndarray:
+        """Jaccard between the query's token set and each candidate's name + path token set."""
+        query = set(terms)
+        inter = np.zeros(self.size)
+        for term in query:
+            docs = self.name_postings.get(term)
+            if docs is not None:
+                inter[docs] += 1
+        union = len(query) + self.namepath_size - inter
+        return np.divide(inter, union, out=np.zeros(self.size), where=union > 0)
+
+    # -- capability matching ----------------------------------------------------------------
+    def _canonical_index(self, aliases: AliasResolver) -> dict[str, list[int]]:
+        index = self._canon.get(aliases.version_key)
+        if index is None:
+            index = defaultdict(list)
+            for token, docs in self.ptokens.items():
+                index[aliases.canonical(token)].extend(docs)
+            self._canon[aliases.version_key] = index = dict(index)
+        return index
+
+    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> list[str]:
+        key = (kind, query)
+        hits = self._vocab_hits.get(key)
+        if hits is None:
+            hits = [t for t in vocab if may_reach_threshold(query, t) and similarity(query, t) >= FUZZY_THRESHOLD]
+            self._vocab_hits[key] = hits
+        return hits
+
+    def touched(self, capability: str, aliases: AliasResolver) -> set[int]:
+        """Candidates that can match ``capability`` at all (a superset; ``best_match`` decides)."""
+        docs: set[int] = set(self.ptokens.get(capability, ()))
+        docs.update(self._canonical_index(aliases).get(aliases.canonical(capability), ()))
+        for token in self._fuzzy_vocab(capability, self.ptokens, "p"):
+            docs.update(self.ptokens[token])
+        for token in self._fuzzy_vocab(joined_stem(capability), self.provisional, "provisional"):
+            docs.update(self.provisional[token])
+        return docs
+
+    def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[np.ndarray, dict[int, list[str]]]:
+        """``S_runtime`` per candidate and, per candidate, the unknown compatibility tokens (logged)."""
+        scores = np.ones(self.size)
+        unknown: dict[int, list[str]] = {}
+        for i, r in enumerate(self.records):
+            if not r.runtime_tokens:
+                continue
+            listed = [t for t in r.runtime_tokens if t in known]
+            strange = [t for t in r.runtime_tokens if t not in known]
+            if strange:
+                unknown[i] = strange
+            if listed and "all" not in listed and host not in listed:
+                scores[i] = 0.0
+        return scores, unknown

@@ -1,0 +1,122 @@
+"""Lint ``metadata.contract`` in SKILL.md files and the ``.dci/`` artifacts of a workspace (codes DCI...).
+
+Codes: DCI001 parse error, DCI002 not a string, DCI010 invalid capability token
+(error in a ``^strict`` contract, else warning), DCI011 duplicate token,
+DCI020 unknown clause, DCI021 long clause name, DCI022 clause repeated,
+DCI030 bad ``Pol(...)`` entry, DCI040 unsupported version, DCI050 over-claim
+risk, DCI060 not in canonical form; DCI101/102/103 alias table, config and
+reliability state against their schemas; DCI100 a workspace skill the
+discovery would reject.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentpack.models import Finding
+
+from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
+from .policy import PolicyError, parse_value
+
+OVERCLAIM_FLOOR = 20
+_NOTE_CODES = {"long-form": ("DCI021", "info"), "unknown-clause": ("DCI020", "warning"),
+               "merged-clause": ("DCI022", "warning"), "duplicate-token": ("DCI011", "warning")}
+
+
+def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
+    """Findings for one contract value; ``where`` gives file/line/pointer of ``metadata.contract``."""
+    if not isinstance(text, str):
+        return [Finding.error("DCI002", "metadata.contract must be a string (a DCI contract)", **where)]
+    try:
+        contract = parse_contract(text)
+    except ContractParseError as exc:
+        return [Finding.error("DCI001", f"contract: {exc.message} (column {exc.column})", hint=exc.hint, **where)]
+    findings: list[Finding] = []
+    strict = contract.mode == "strict"
+    for clause, cap in contract.invalid_tokens():
+        message = f"{clause}({cap.value!r}) is not a valid capability token: it {cap.problem} (column {cap.column})"
+        hint = ("a strict contract treats it as unresolved" if strict
+                else "best-effort keeps it, with an invalid_token_penalty of 0.02 each")
+        make = Finding.error if strict else Finding.warning
+        findings.append(make("DCI010", message, hint=hint, **where))
+    for code_name, message, column in contract.notes:
+        code, severity = _NOTE_CODES[code_name]
+        hint = None
+        if code_name == "unknown-clause":
+            written = message.split("'")[1]
+            known = {c.lower(): c for c in (*CLAUSE_ORDER, *LONG_FORMS)}
+            if written.lower() in known:
+                hint = f"clause names are case-sensitive: did you mean '{known[written.lower()]}'?"
+        findings.append(Finding(severity=severity, code=code, message=f"{message} (column {column})", hint=hint,
+                                **where))
+    for key, value in contract.policy:
+        try:
+            parse_value(key, value)
+        except PolicyError as exc:
+            findings.append(Finding.error("DCI030", f"Pol(...): {exc}", **where))
+    if contract.version != 1:
+        findings.append(Finding.warning("DCI040", f"contract version {contract.version} is not supported; "
+                                        "it is read as version 1", **where))
+    if len(contract.provides) > OVERCLAIM_FLOOR:
+        findings.append(Finding.warning(
+            "DCI050", f"P(...) lists {len(contract.provides)} capabilities; more than {OVERCLAIM_FLOOR} "
+            "(or 3x the median of the other candidates) draws an over-claim penalty", **where))
+    canonical = contract.canonical()
+    if canonical != text.strip():
+        findings.append(Finding.info("DCI060", "contract is not in canonical form", hint=canonical, **where))
+    return findings
+
+
+def lint_skill(directory: Path, *, display: str | None = None, report_unreadable: bool = True) -> list[Finding]:
+    """Findings for the ``metadata.contract`` of one skill directory (none when it has no contract)."""
+    from agentpack.errors import PackError
+    from agentpack.skillmd import find_skill_md, read_skill
+
+    md = find_skill_md(directory)
+    shown = display or (str(md) if md else str(directory))
+    try:
+        skill = read_skill(directory, display=shown)
+    except PackError as exc:
+        if not report_unreadable:
+            return []
+        return [Finding.error("DCI100", f"SKILL.md cannot be read: {exc.message}", file=exc.file or shown,
+                              line=exc.line, column=exc.column, hint=exc.hint)]
+    metadata = skill.meta.get("metadata")
+    if not isinstance(metadata, dict) or "contract" not in metadata:
+        return []
+    return lint_contract(metadata["contract"], skill.where("/metadata/contract"))
+
+
+def lint_workspace(root: Path) -> list[Finding]:
+    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace."""
+    from agentpack.errors import YamlError
+    from agentpack.skillmd import find_skill_md, validate_skill_dir
+
+    from . import schemas_store
+    from .discovery import skill_files
+
+    findings: list[Finding] = []
+    if find_skill_md(root):
+        findings += lint_skill(root, display="SKILL.md", report_unreadable=False)
+    skills = root / "skills"
+    for skill_md in skill_files(skills) if skills.is_dir() else []:
+        rel = skill_md.relative_to(root).as_posix()
+        _, core = validate_skill_dir(skill_md.parent, display=rel)
+        findings += [Finding.error("DCI100", f"discovery rejects this skill: {f.code} {f.message}", file=f.file,
+                                   line=f.line, column=f.column, pointer=f.pointer, hint=f.hint)
+                     for f in core if f.severity == "error"]
+        findings += lint_skill(skill_md.parent, display=rel, report_unreadable=False)
+    artifacts = ((".dci/aliases.v1.json", schemas_store.ALIASES, "DCI101"),
+                 (".dci/config.v1.json", schemas_store.CONFIG, "DCI102"),
+                 (".dci/state/reliability.v1.json", schemas_store.RELIABILITY, "DCI103"))
+    for rel, schema_id, code in artifacts:
+        path = root / rel
+        if not path.is_file():
+            continue
+        try:
+            _, found = schemas_store.load_json_artifact(path, schema_id, code=code, display=rel)
+        except YamlError as exc:
+            found = [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column)]
+        findings += found
+    return findings

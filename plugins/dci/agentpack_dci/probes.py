@@ -1,0 +1,92 @@
+"""Capability probes and the offer-emulation decision: the values the dci hooks exchange."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+DECISIONS = ("emulate", "continue-with-partial", "abort")
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """What a probe is asked to check: can ``candidate_id`` really provide ``capability``?"""
+
+    candidate_id: str
+    name: str
+    directory: Path
+    capability: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    capability: str
+    name: str
+    run: Callable[[ProbeTarget], bool]
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    candidate_id: str
+    capability: str
+    probe: str
+    passed: bool
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"candidate": self.candidate_id, "capability": self.capability, "probe": self.probe,
+                "passed": self.passed, **({"detail": self.detail} if self.detail else {})}
+
+
+@dataclass(frozen=True)
+class EmulationRequest:
+    """The pause of ``offer-emulation``: which capabilities are missing and who was selected."""
+
+    unresolved: tuple[str, ...]
+    selected: tuple[str, ...]
+    options: tuple[str, ...] = DECISIONS
+
+
+@dataclass
+class ProbeRunner:
+    """Runs registered probes at most once per (candidate, capability) and keeps the record."""
+
+    probes: dict[str, list[Probe]] = field(default_factory=dict)
+    runs: list[ProbeRun] = field(default_factory=list)
+    _done: dict[tuple[str, str], bool] = field(default_factory=dict)
+
+    @classmethod
+    def from_list(cls, probes: list[Probe]) -> ProbeRunner:
+        by_capability: dict[str, list[Probe]] = {}
+        for probe in probes:
+            by_capability.setdefault(probe.capability, []).append(probe)
+        return cls(by_capability)
+
+    def available(self, capabilities) -> list[str]:
+        return [c for c in capabilities if c in self.probes]
+
+    def check(self, record, capabilities) -> bool | None:
+        """``None`` when no probe exists for any of ``capabilities``; else whether every probe passed."""
+        wanted = self.available(capabilities)
+        if not wanted:
+            return None
+        ok = True
+        for capability in wanted:
+            key = (record.id, capability)
+            if key not in self._done:
+                self._done[key] = self._run(record, capability)
+            ok = ok and self._done[key]
+        return ok
+
+    def _run(self, record, capability: str) -> bool:
+        target = ProbeTarget(record.id, record.name, record.directory, capability)
+        passed = True
+        for probe in self.probes[capability]:
+            try:
+                result, detail = bool(probe.run(target)), ""
+            except Exception as exc:  # a crashing probe fails its check, and says why
+                result, detail = False, f"probe raised {exc!r}"
+            self.runs.append(ProbeRun(record.id, capability, probe.name, result, detail))
+            passed = passed and result
+        return passed

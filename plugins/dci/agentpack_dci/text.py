@@ -1,0 +1,54 @@
+"""The one tokenizer behind ``S_desc``, ``S_namepath`` and provisional capabilities.
+
+lowercase -> split on every non-alphanumeric character (so hyphen, underscore
+and slash are boundaries) -> drop our fixed English stopword list -> stem with
+the original Porter algorithm (``snowballstemmer``'s ``"porter"``, not NLTK's
+default "NLTK extensions" mode and not Snowball English, which differ on words
+such as *dying*, *lying*, *skies* and *news*).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+STOPWORDS_FILE = "english-stopwords.v1.txt"
+_SPLIT = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    text = resources.files("agentpack_dci").joinpath("data", STOPWORDS_FILE).read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
+
+
+_STEMS: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """Porter stem of one lowercase word (memoised: vocabularies are small)."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = _stemmer().stemWord(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = found
+    return found
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` in order (duplicates kept, for term frequencies)."""
+    stop = stopwords()
+    return [stem(w) for w in _SPLIT.split(text.lower()) if w and w not in stop]
+
+
+def joined_stem(capability: str) -> str:
+    """A capability id in provisional form: its tokens stemmed and re-joined with '-'."""
+    return "-".join(tokenize(capability))
