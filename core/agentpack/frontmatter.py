@@ -6,18 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .errors import PackError
+from .yamlio import YamlDocument, parse_yaml
 
-from .errors import PackError, YamlError
-from .yamlio import YamlDocument, _BaseLoader, parse_yaml
-
-_STRICT_DISALLOWED = {
-    "FlowMappingStartToken": "flow-style mappings ({...}) are not allowed; use block style",
-    "FlowSequenceStartToken": "flow-style lists ([...]) are not allowed; use block style",
-    "AnchorToken": "YAML anchors (&) are not allowed",
-    "AliasToken": "YAML aliases (*) are not allowed",
-    "TagToken": "YAML tags (!) are not allowed",
-}
+_YAML11_BREAKS = {"\x85": "\ufdd0", "\u2028": "\ufdd1", "\u2029": "\ufdd2"}
+"""NEL, LS and PS are line breaks to PyYAML (YAML 1.1) but ordinary characters to the reference
+parser (YAML 1.2); they are swapped for Unicode noncharacters while parsing, then swapped back."""
+_RESTORE = {v: k for k, v in _YAML11_BREAKS.items()}
 
 
 @dataclass
@@ -56,27 +51,32 @@ def split_frontmatter(text: str, *, file: str | None = None) -> tuple[str, str, 
     return front, body.strip(), body_line
 
 
-def _check_strict_tokens(text: str, file: str | None) -> None:
-    loader = _BaseLoader(text)
-    try:
-        while (token := loader.get_token()) is not None:
-            reason = _STRICT_DISALLOWED.get(type(token).__name__)
-            if reason:
-                mark = token.start_mark
-                raise YamlError(f"invalid frontmatter: {reason}", file=file, line=mark.line + 1,
-                                column=mark.column + 1)
-    except yaml.MarkedYAMLError:
-        return  # the parser reports syntax errors with a better message
-    finally:
-        loader.dispose()
+def _swap(value: Any, table: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return value.translate(str.maketrans(table))
+    if isinstance(value, dict):
+        return {_swap(k, table): _swap(v, table) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap(item, table) for item in value]
+    return value
 
 
 def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only: bool = False) -> YamlDocument:
     """Parse frontmatter YAML. ``strings_only`` reads it as the Agent Skills reference does:
-    every scalar a string, and no flow style, anchors, aliases or tags."""
-    if strings_only:
-        _check_strict_tokens(front, file)
-    return parse_yaml(front, file=file, strings_only=strings_only)
+    every scalar a string, StrictYAML's rules (no flow style, anchors, aliases, tags; sibling
+    mappings indented alike), and NEL/LS/PS kept as characters, not line breaks (YAML 1.2)."""
+    if not strings_only:
+        return parse_yaml(front, file=file)
+    protect = any(c in front for c in _YAML11_BREAKS) and not any(c in front for c in _RESTORE)
+    if not protect:
+        return parse_yaml(front, file=file, strings_only=True, strict=True)
+    document = parse_yaml(_swap(front, _YAML11_BREAKS), file=file, strings_only=True, strict=True)
+    return YamlDocument(
+        data=_swap(document.data, _RESTORE), file=document.file,
+        lines={_swap(k, _RESTORE): v for k, v in document.lines.items()},
+        columns={_swap(k, _RESTORE): v for k, v in document.columns.items()},
+        merged={_swap(k, _RESTORE) for k in document.merged},
+    )
 
 
 def read_markdown(path: str | Path, *, display: str | None = None, strings_only: bool = False) -> MarkdownDocument:

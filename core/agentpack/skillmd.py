@@ -10,10 +10,13 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import PackError
-from .frontmatter import MarkdownDocument, read_markdown
+
+if TYPE_CHECKING:
+    from .frontmatter import MarkdownDocument
+from .yamlio import escape_pointer
 
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -37,6 +40,8 @@ class Skill:
 
     directory: Path
     document: MarkdownDocument
+    ignored: tuple[str, ...] = ()
+    """Top-level keys that came only through a ``<<`` merge; dropped, as the reference parser drops them."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -76,11 +81,17 @@ def read_skill(directory: str | Path, *, display: str | None = None) -> Skill:
     path = find_skill_md(directory)
     if path is None:
         raise PackError("missing required file SKILL.md", file=display or str(directory))
+    from .frontmatter import read_markdown
+
     shown = display or str(path)
     document = read_markdown(path, display=shown, strings_only=True)
-    if not isinstance(document.frontmatter.data, dict):
+    data = document.frontmatter.data
+    if not isinstance(data, dict):
         raise PackError("SKILL.md frontmatter must be a YAML mapping", file=shown, line=1)
-    return Skill(directory=directory, document=document)
+    ignored = tuple(key for key in data if f"/{escape_pointer(key)}" in document.frontmatter.merged)
+    for key in ignored:
+        del data[key]
+    return Skill(directory=directory, document=document, ignored=ignored)
 
 
 def validate_skill_dir(directory: str | Path, *, display: str | None = None) -> tuple[Skill | None, list]:
@@ -96,7 +107,10 @@ def validate_skill_dir(directory: str | Path, *, display: str | None = None) -> 
         code = "SKL001" if "missing required file" in exc.message else "SKL002"
         return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column,
                                     hint=exc.hint)]
-    return skill, validate_frontmatter(skill.meta, skill.directory, where=skill.where)
+    merges = [Finding.warning("SKL003", f"field '{key}' comes from a '<<' merge key and is ignored at the top "
+                              "level, as the reference validator ignores it", hint="write the field out",
+                              **skill.where("")) for key in skill.ignored]
+    return skill, merges + validate_frontmatter(skill.meta, skill.directory, where=skill.where)
 
 
 def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=lambda p: {}) -> list:

@@ -2,7 +2,10 @@
 
 ``load_yaml`` returns a ``YamlDocument``: the data plus a map from JSON pointer
 to line, so findings can point at ``file:line``. Safety limits stop oversized
-files and alias bombs before they cost memory or time.
+files, alias bombs and runaway nesting before they cost memory or time.
+``strict=True`` adds the rules of the Agent Skills reference parser
+(StrictYAML): no flow style, anchors, aliases or tags, and sibling mappings
+indented alike.
 """
 
 from __future__ import annotations
@@ -23,6 +26,18 @@ except AttributeError:  # pragma: no cover - depends on the build of PyYAML
 MAX_BYTES = 16 * 1024 * 1024
 MAX_NODES = 1_000_000
 """Most nodes a document may expand to, aliases counted each time they are used."""
+MAX_DEPTH = 256
+"""Deepest nesting of collections a document may have."""
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+_STRICT_DISALLOWED = {
+    "FlowMappingStartToken": "flow-style mappings ({...}) are not allowed; use block style",
+    "FlowSequenceStartToken": "flow-style lists ([...]) are not allowed; use block style",
+    "AnchorToken": "YAML anchors (&) are not allowed",
+    "AliasToken": "YAML aliases (*) are not allowed",
+    "TagToken": "YAML tags (!) are not allowed",
+}
 
 
 def escape_pointer(token: Any) -> str:
@@ -39,6 +54,8 @@ class YamlDocument:
     file: str | None = None
     lines: dict[str, int] = field(default_factory=dict)
     columns: dict[str, int] = field(default_factory=dict)
+    merged: set[str] = field(default_factory=set)
+    """Pointers of keys that exist only through a ``<<`` merge key (not written in their mapping)."""
 
     def line_of(self, pointer: str = "") -> int | None:
         """Line (1-based) of the field at ``pointer``, or of its nearest parent that has one."""
@@ -54,99 +71,222 @@ class YamlDocument:
         return {"file": self.file, "line": self.line_of(pointer), "pointer": pointer or None}
 
 
-class _Walker:
-    """Builds the pointer-to-line map, checks duplicate keys and counts expansion."""
+def _merge_sources(node: yaml.Node) -> list[yaml.MappingNode] | None:
+    """The mappings a ``<<`` value merges (a mapping or a list of them), or None if it is neither."""
+    if isinstance(node, yaml.MappingNode):
+        return [node]
+    if isinstance(node, yaml.SequenceNode) and all(isinstance(n, yaml.MappingNode) for n in node.value):
+        return list(node.value)
+    return None
 
-    def __init__(self, file: str | None, strings_only: bool) -> None:
+
+class _Walker:
+    """Builds the pointer-to-line map, checks keys, nesting and indentation, and counts expansion."""
+
+    def __init__(self, file: str | None, strict: bool) -> None:
         self.file = file
-        self.strings_only = strings_only
+        self.strict = strict
         self.lines: dict[str, int] = {}
         self.columns: dict[str, int] = {}
-        self.count = 0
+        self.merged: set[str] = set()
+        self.sizes: dict[int, int] = {}
+        self.active: set[int] = set()
 
     def error(self, message: str, node: yaml.Node) -> YamlError:
         return YamlError(message, file=self.file, line=node.start_mark.line + 1, column=node.start_mark.column + 1)
 
-    def walk(self, node: yaml.Node, pointer: str) -> None:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise self.error(f"document expands to more than {MAX_NODES} nodes (alias bomb?)", node)
+    def mark(self, pointer: str, node: yaml.Node) -> None:
         self.lines.setdefault(pointer, node.start_mark.line + 1)
         self.columns.setdefault(pointer, node.start_mark.column + 1)
+
+    def size(self, node: yaml.Node, depth: int = 0) -> int:
+        """Nodes ``node`` expands to, aliases counted each time; each distinct node is counted once,
+        so an alias bomb is refused in time linear in the text."""
+        key = id(node)
+        if key in self.sizes:
+            return self.sizes[key]
+        if depth > MAX_DEPTH:
+            raise self.error(f"document nests deeper than {MAX_DEPTH} levels", node)
+        if key in self.active:
+            raise self.error("recursive alias: a collection contains itself", node)
+        self.active.add(key)
         if isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    self.walk(value_node, pointer)
-                    continue
-                if not isinstance(key_node, yaml.ScalarNode):
-                    raise self.error("mapping keys must be plain scalars", key_node)
-                key = key_node.value
-                if key in seen:
-                    raise self.error(
-                        f"duplicate key '{key}' (first defined on line {seen[key]})", key_node
-                    )
-                seen[key] = key_node.start_mark.line + 1
-                child = join_pointer(pointer, key)
-                self.lines.setdefault(child, key_node.start_mark.line + 1)
-                self.columns.setdefault(child, key_node.start_mark.column + 1)
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = node.value
+        else:
+            children = []
+        total = 1 + sum(self.size(child, depth + 1) for child in children)
+        self.active.discard(key)
+        if total > MAX_NODES:
+            raise self.error(f"document expands to more than {MAX_NODES} nodes (alias bomb?)", node)
+        self.sizes[key] = total
+        return total
+
+    def walk(self, node: yaml.Node, pointer: str) -> None:
+        """Record lines and columns of every pointer; call ``size`` first (it bounds this walk)."""
+        self.mark(pointer, node)
+        if isinstance(node, yaml.MappingNode):
+            if self.strict:
+                self.check_indent(node)
+            for key_node, value_node, merged in self.pairs(node):
+                child = join_pointer(pointer, key_node.value)
+                if merged:
+                    self.merged.add(child)
+                self.mark(child, key_node)
                 self.walk(value_node, child)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 self.walk(item, join_pointer(pointer, index))
 
+    def pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.ScalarNode, yaml.Node, bool]]:
+        """``(key, value, merged)``: own pairs, then pairs merged with ``<<`` (own and earlier keys win)."""
+        pairs: list[tuple[yaml.ScalarNode, yaml.Node, bool]] = []
+        merges: list[yaml.MappingNode] = []
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.error("mapping keys must be plain scalars", key_node)
+            is_merge = key_node.tag == MERGE_TAG
+            ident = MERGE_TAG if is_merge else key_node.value
+            if ident in seen:
+                label = "merge key '<<'" if is_merge else f"key '{key_node.value}'"
+                raise self.error(f"duplicate {label} (first defined on line {seen[ident]})", key_node)
+            seen[ident] = key_node.start_mark.line + 1
+            if not is_merge:
+                pairs.append((key_node, value_node, False))
+                continue
+            sources = _merge_sources(value_node)
+            if sources is None:
+                raise self.error("merge key '<<' needs a mapping or a list of mappings", value_node)
+            merges.extend(sources)
+        for source in merges:
+            for key_node, value_node, _ in self.pairs(source):
+                if key_node.value not in seen:
+                    seen[key_node.value] = key_node.start_mark.line + 1
+                    pairs.append((key_node, value_node, True))
+        return pairs
+
+    def check_indent(self, node: yaml.MappingNode) -> None:
+        """StrictYAML's rule: the mappings that are values of one mapping start in the same column."""
+        column: int | None = None
+        for key_node, value_node in node.value:
+            if isinstance(value_node, yaml.MappingNode) and key_node.tag != MERGE_TAG:
+                if column is None:
+                    column = value_node.start_mark.column
+                elif value_node.start_mark.column != column:
+                    raise self.error(f"the mapping under '{key_node.value}' is indented differently from the "
+                                     "mappings before it; indent sibling mappings alike", value_node)
+
     def strings(self, node: yaml.Node) -> Any:
-        """Construct with every scalar read as a string (the Agent Skills convention)."""
+        """Construct with every scalar read as a string (the Agent Skills convention); merges applied."""
         if isinstance(node, yaml.MappingNode):
-            return {k.value: self.strings(v) for k, v in node.value}
+            return {key.value: self.strings(value) for key, value, _ in self.pairs(node)}
         if isinstance(node, yaml.SequenceNode):
             return [self.strings(item) for item in node.value]
         return node.value
 
 
-def _compose(text: str, file: str | None) -> yaml.Node | None:
+def _check_strict_tokens(text: str, file: str | None) -> None:
     loader = _BaseLoader(text)
     try:
+        while (token := loader.get_token()) is not None:
+            reason = _STRICT_DISALLOWED.get(type(token).__name__)
+            if reason:
+                mark = token.start_mark
+                raise YamlError(f"invalid YAML: {reason}", file=file, line=mark.line + 1, column=mark.column + 1)
+    except yaml.YAMLError:
+        return  # composing reports syntax errors with a better message
+    finally:
+        loader.dispose()
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None) -> YamlError:
+    """A ``ReaderError`` (bad character) with the line and column of that character."""
+    index = text.find(chr(exc.character)) if isinstance(exc.character, int) else -1
+    if index < 0:
+        return YamlError(f"invalid YAML: {exc.reason}", file=file)
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return YamlError(f"invalid YAML: character U+{exc.character:04X} is not allowed ({exc.reason})",
+                     file=file, line=line, column=column)
+
+
+def _marked_error(exc: yaml.MarkedYAMLError, file: str | None) -> YamlError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or str(exc)
+    if exc.context:
+        problem = f"{exc.context}, {problem}"
+    return YamlError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
+                     column=mark.column + 1 if mark else None)
+
+
+def _compose(text: str, file: str | None) -> yaml.Node | None:
+    try:
+        loader = _BaseLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, file) from None
+    try:
         return loader.get_single_node()
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, file) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or str(exc)
-        if exc.context:
-            problem = f"{exc.context}, {problem}"
-        raise YamlError(
-            f"invalid YAML: {problem}",
-            file=file,
-            line=mark.line + 1 if mark else None,
-            column=mark.column + 1 if mark else None,
-        ) from None
+        raise _marked_error(exc, file) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}", file=file) from None
     finally:
         loader.dispose()
 
 
-def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False) -> YamlDocument:
-    """Parse one YAML document from ``text``; see ``load_yaml``."""
+def _construct(node: yaml.Node, file: str | None) -> Any:
+    constructor = _BaseLoader("")
+    try:
+        return constructor.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        raise _marked_error(exc, file) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. 2001-02-30 or !!int x
+        where = _scalar_hint(node)
+        raise YamlError(f"invalid YAML value: {exc}", file=file, line=where[0], column=where[1]) from None
+    finally:
+        constructor.dispose()
+
+
+def _scalar_hint(node: yaml.Node) -> tuple[int | None, int | None]:
+    """Line and column of the first scalar that fails to construct on its own (for value errors)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.ScalarNode):
+            try:
+                _BaseLoader("").construct_object(current)
+            except Exception:  # noqa: BLE001 - locating the culprit, the caller reports it
+                return current.start_mark.line + 1, current.start_mark.column + 1
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+    return None, None
+
+
+def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False,
+               strict: bool = False) -> YamlDocument:
+    """Parse one YAML document from ``text``; see ``load_yaml``.
+
+    ``strings_only`` reads every scalar as a string; ``strict`` applies the
+    StrictYAML rules the Agent Skills reference parser uses.
+    """
     if len(text) > MAX_BYTES:
         raise YamlError(f"YAML document is larger than {MAX_BYTES} bytes", file=file)
+    if strict:
+        _check_strict_tokens(text, file)
     node = _compose(text, file)
     if node is None:
         return YamlDocument(data=None, file=file)
-    walker = _Walker(file, strings_only)
+    walker = _Walker(file, strict)
+    walker.size(node)
     walker.walk(node, "")
-    if strings_only:
-        data = walker.strings(node)
-    else:
-        constructor = _BaseLoader("")
-        try:
-            data = constructor.construct_document(node)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark
-            raise YamlError(f"invalid YAML: {exc.problem}", file=file,
-                            line=mark.line + 1 if mark else None) from None
-        finally:
-            constructor.dispose()
-    return YamlDocument(data=data, file=file, lines=walker.lines, columns=walker.columns)
+    data = walker.strings(node) if strings_only else _construct(node, file)
+    return YamlDocument(data=data, file=file, lines=walker.lines, columns=walker.columns, merged=walker.merged)
 
 
 def load_yaml(path: str | Path, *, display: str | None = None, strings_only: bool = False) -> YamlDocument:
