@@ -1,0 +1,10 @@
+"""The openexperts runtime: ``ExpertRuntime`` and the pieces drivers and bindings use."""
+
+from .approvals import ApprovalDesk, ApprovalRequest, CallbackBroker, StaticBroker
+from .bindings import PythonBinding, ToolBox, ToolError
+from .executor import RunOutcome
+from .runtime import BindContext, ExpertRuntime
+from .session import AgentResult, AgentSession
+
+__all__ = ["AgentResult", "AgentSession", "ApprovalDesk", "ApprovalRequest", "BindContext", "CallbackBroker",
+           "ExpertRuntime", "PythonBinding", "RunOutcome", "StaticBroker", "ToolBox", "ToolError"]

@@ -1,0 +1,149 @@
+"""Tool binding: abstract tools of a package bound to concrete implementations.
+
+A ``ToolBox`` maps each abstract tool name to a ``ToolBinding`` (``call(operation,
+arguments) -> JSON-able``, ``close()``). Built-in binders: ``python`` (callables),
+``skill`` (deterministic skills of the skillctl format) and ``mcp`` (an MCP server
+over stdio). Bindings come from the Python API or from a bindings file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from agentpack.errors import AgentpackError
+
+
+class ToolError(Exception):
+    """A tool operation failed; the message goes back to the agent and into the execution log."""
+
+
+class PythonBinding:
+    """Operations as Python callables: a mapping ``{op: callable}`` or an object with one method per op.
+
+    Each callable receives the operation's arguments as keyword arguments.
+    """
+
+    def __init__(self, target: Mapping[str, Callable[..., Any]] | Any) -> None:
+        self.target = target
+
+    def operations(self) -> list[str] | None:
+        if isinstance(self.target, Mapping):
+            return sorted(self.target)
+        return None
+
+    def _callable(self, operation: str) -> Callable[..., Any]:
+        fn = self.target.get(operation) if isinstance(self.target, Mapping) else getattr(self.target, operation, None)
+        if fn is None or not callable(fn):
+            raise ToolError(f"operation '{operation}' is not bound")
+        return fn
+
+    def call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        fn = self._callable(operation)
+        try:
+            inspect.signature(fn).bind(**arguments)
+        except TypeError as exc:
+            raise ToolError(f"bad arguments for '{operation}': {exc}") from None
+        except ValueError:  # no signature available (a builtin): just call it
+            pass
+        return fn(**arguments)
+
+    def close(self) -> None:
+        close = getattr(self.target, "close", None)
+        if callable(close) and not isinstance(self.target, Mapping):
+            close()
+
+
+class ToolBox:
+    """The bindings of one runtime, by abstract tool name."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+
+    def bind(self, tool: str, binding: Any, source: str = "python") -> None:
+        if not hasattr(binding, "call"):
+            binding = PythonBinding(binding)
+        self.bindings[tool] = binding
+        self.sources[tool] = source
+
+    def has(self, tool: str) -> bool:
+        return tool in self.bindings
+
+    def missing(self, tools: list[str]) -> list[str]:
+        return [t for t in tools if t not in self.bindings]
+
+    def call(self, tool: str, operation: str, arguments: dict[str, Any]) -> Any:
+        binding = self.bindings.get(tool)
+        if binding is None:
+            raise ToolError(f"tool '{tool}' is not bound")
+        return binding.call(operation, arguments)
+
+    def close(self) -> None:
+        for binding in self.bindings.values():
+            try:
+                binding.close()
+            except Exception:  # closing is best effort
+                pass
+
+
+def import_object(spec: str, base: Path) -> Any:
+    """``module:attr`` or ``path/to/file.py:attr`` (relative to ``base``)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not attr:
+        raise AgentpackError(f"'{spec}' is not MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE")
+    if module_name.endswith(".py"):
+        path = (base / module_name).resolve()
+        if not path.is_file():
+            raise AgentpackError(f"binding module {path} does not exist")
+        name = f"_openexperts_binding_{abs(hash(str(path)))}"
+        module = sys.modules.get(name)
+        if module is None:
+            loader_spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[name] = module
+            loader_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise AgentpackError(f"cannot import binding module '{module_name}': {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise AgentpackError(f"'{module_name}' has no attribute '{attr}'")
+        obj = getattr(obj, part)
+    return obj() if inspect.isclass(obj) else obj
+
+
+def python_binder(config: dict[str, Any], context: Any) -> PythonBinding:
+    return PythonBinding(import_object(config["python"], context.base))
+
+
+def load_bindings_file(path: Path, context: Any, host: Any = None) -> ToolBox:
+    """Build a ``ToolBox`` from a bindings YAML file (schema ``bindings.schema.json``)."""
+    from agentpack.yamlio import load_yaml
+
+    from ..registry import lookup
+    from ..validate import schema_findings
+
+    doc = load_yaml(path)
+    findings = schema_findings(doc.data, "bindings", doc, code="OEX900", unknown_severity="error")
+    if findings:
+        first = findings[0]
+        raise AgentpackError(first.message, file=first.file, line=first.line)
+    box = ToolBox()
+    context.base = path.parent
+    for tool, config in doc.data["tools"].items():
+        kind = next(k for k in ("python", "skill", "skills", "mcp") if k in config)
+        spec = lookup("binder", "skill" if kind == "skills" else kind, host)
+        try:
+            box.bind(tool, spec.factory(config, context), source=f"{kind} ({path.name})")
+        except AgentpackError as exc:
+            raise AgentpackError(f"tool '{tool}': {exc.message}", file=str(path), line=doc.line_of(f"/tools/{tool}"),
+                                 hint=exc.hint) from None
+    return box

@@ -1,0 +1,31 @@
+"""Why a process attempt failed. Each is retried, then handled by ``execution.on_failure``."""
+
+
+class ProcessFailure(Exception):
+    """An attempt failed; ``reason`` is a short machine-readable cause."""
+
+    reason = "failed"
+
+
+class ProcessTimeout(ProcessFailure):
+    reason = "timeout"
+
+
+class OperationRejected(ProcessFailure):
+    """A ``confirm`` operation was rejected, or its approval timed out with ``on_timeout: reject``."""
+
+    reason = "rejected"
+
+
+class ToolFailure(ProcessFailure):
+    reason = "tool_error"
+
+
+class DriverError(ProcessFailure):
+    reason = "driver_error"
+
+
+class Cancelled(ProcessFailure):
+    """The runtime is stopping; the run stays resumable."""
+
+    reason = "cancelled"
