@@ -47,13 +47,35 @@ def write_manifest(tmp_path: Path) -> Callable[..., Path]:
     return write
 
 
+def _live_members(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` that are not zombies (read from /proc; psutil-free)."""
+    live = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            live.append(int(entry.name))
+    return live
+
+
 def group_gone(pgid: int) -> bool:
-    """True when no process of the group is left (zombies of reaped children count as gone)."""
+    """True when no live process of the group is left.
+
+    ``os.killpg(pgid, 0)`` first; a group that still answers may hold only
+    zombies (orphans waiting for init to reap them), which count as gone.
+    """
     deadline = time.monotonic() + 3.0
     while time.monotonic() < deadline:
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
+            return True
+        if Path("/proc").is_dir() and not _live_members(pgid):
             return True
         time.sleep(0.02)
     return False

@@ -316,8 +316,8 @@ class _Worker:
             reason, message = "interrupted", "interrupted while starting the agent"
         else:
             reason = exc.exit_reason if isinstance(exc, CallError) else "error"
-            message = f"agent could not be started: {exc}" if isinstance(exc, AgentUnreachable) else \
-                f"agent/initialize failed: {exc}"
+            message = (f"agent unreachable: {exc}" if isinstance(exc, AgentUnreachable)
+                       else f"agent/initialize failed: {exc}")
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]
         run["stderr"] = getattr(exc, "stderr", "")
@@ -347,9 +347,14 @@ class _Worker:
             else:
                 reason = exc.exit_reason
                 if isinstance(exc, AgentTimeout):
-                    limit = "scenario" if deadline == scenario_deadline and deadline < start + timeout else "step"
-                    reason = "scenario_timeout" if limit == "scenario" else "timeout"
-                    message = f"agent did not answer agent/step within the {limit} timeout ({deadline - start:.3g} s)"
+                    limit, reason = "step timeout", "timeout"
+                    if deadline == scenario_deadline and deadline < start + timeout:
+                        limit, reason = "scenario timeout", "scenario_timeout"
+                        if scenario_deadline >= self.runner.deadline:
+                            limit, reason = "run's --max-duration", "max_duration_exceeded"
+                            self.runner.stop_reason = reason
+                            self.runner.cancel.set()
+                    message = f"agent did not answer agent/step within the {limit} ({deadline - start:.3g} s)"
                     session.kill()
                 else:
                     message = str(exc)

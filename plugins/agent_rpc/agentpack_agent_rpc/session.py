@@ -11,8 +11,8 @@ import json
 import time
 from typing import Any
 
-from .protocol import PROTOCOL_VERSION, ProtocolError, StepResult, check_initialize_result, negotiate, \
-    parse_step_result, unwrap
+from .protocol import (PROTOCOL_VERSION, AgentTimeout, AgentUnreachable, ProtocolError, StepResult, TransportError,
+                       check_initialize_result, negotiate, parse_step_result, unwrap)
 
 
 def _encode(request_id: int, method: str, params: dict[str, Any]) -> bytes:
@@ -36,8 +36,13 @@ class Session:
             session.initialize(config or {}, time.monotonic() + timeout)
         except BaseException as exc:
             session.close()
+            stderr = session.transport.stderr.take()
+            if isinstance(exc, (TransportError, AgentTimeout)) and not isinstance(exc, AgentUnreachable):
+                unreachable = AgentUnreachable(f"no answer to agent/initialize: {exc}")
+                unreachable.stderr = stderr  # type: ignore[attr-defined]
+                raise unreachable from None
             if isinstance(exc, Exception):
-                exc.stderr = session.transport.stderr.take()  # type: ignore[attr-defined]
+                exc.stderr = stderr  # type: ignore[attr-defined]
             raise
         return session
 

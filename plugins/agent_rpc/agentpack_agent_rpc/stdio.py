@@ -53,6 +53,14 @@ class TailBuffer:
         return text
 
 
+def _pidfd(pid: int) -> int | None:
+    """A pollable handle on the process's exit (Linux 5.3+), or None where unavailable."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 class StdioTransport:
     kind = "stdio"
 
@@ -77,6 +85,10 @@ class StdioTransport:
         self._poll.register(self._out, select.POLLIN)
         self._poll.register(self._err, select.POLLIN)
         self._open = {self._out, self._err}
+        self._dead = False
+        self._pidfd = _pidfd(self.pid)
+        if self._pidfd is not None:  # the agent's exit wakes the poll even if a grandchild holds its pipes
+            self._poll.register(self._pidfd, select.POLLIN)
         self._buf = bytearray()
         self._scan = 0
         self._closed = False
@@ -94,9 +106,17 @@ class StdioTransport:
             if want_write:
                 self._poll.unregister(self._in)
         writable = False
+        if not events and self._pidfd is None and not self._dead:
+            self._dead = self.proc.poll() is not None
         for fd, mask in events:
             if fd == self._in:
                 writable = True
+                continue
+            if fd == self._pidfd:
+                self._dead = True
+                self._poll.unregister(fd)
+                os.close(fd)
+                self._pidfd = -1
                 continue
             try:
                 chunk = os.read(fd, READ_SIZE)
@@ -150,13 +170,25 @@ class StdioTransport:
                     shown = line[:200].decode("utf-8", "replace")
                     self._warn(f"skipped non-JSON stdout line: {shown!r}")
                     continue
-            if self._out not in self._open:
+            if self._out not in self._open or (self._dead and not self._more_stdout()):
                 raise self._exited()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.broken = True
                 raise AgentTimeout("agent did not answer in time")
-            self._read_ready(remaining)
+            self._read_ready(remaining if self._pidfd is not None else min(remaining, 0.05))
+
+    def _more_stdout(self) -> bool:
+        """After the agent exited: read what it left in the pipe; False when nothing more will come."""
+        try:
+            chunk = os.read(self._out, READ_SIZE)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            self._drop(self._out)
+            return False
+        self._buf += chunk
+        return True
 
     def _exited(self) -> TransportError:
         self.broken = True
@@ -247,6 +279,9 @@ class StdioTransport:
         except (ProcessLookupError, PermissionError):
             pass
         self._drain_stderr(0.05)
+        if self._pidfd is not None and self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
         for stream in (self.proc.stdout, self.proc.stderr):
             try:
                 stream.close()
