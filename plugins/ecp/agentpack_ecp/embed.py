@@ -1,0 +1,100 @@
+"""Embedders for vector-index-v1: a built-in offline one, and an optional real model behind an extra.
+
+``agentpack-hash-v1`` (provider ``local``) is deterministic and needs no
+download: each term of the canonical tokenizer (weight ``1 + ln tf``) and each
+character trigram of a term (weight 0.25) is hashed (BLAKE2b) to a signed
+dimension; the vector is L2-normalised. It captures lexical and sub-word
+similarity, not meaning. ``provider: sentence-transformers`` loads a real model
+(``pip install 'agentpack-ecp[embeddings]'``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+from agentpack.errors import AgentpackError, require
+
+from .tokenize import term_counts
+
+BUILTIN_MODEL = "agentpack-hash-v1"
+BUILTIN_PROVIDER = "local"
+DEFAULT_DIMENSIONS = 256
+TRIGRAM_WEIGHT = 0.25
+
+
+@lru_cache(maxsize=524288)
+def _slot(feature: str, dims: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return (value >> 1) % dims, (1.0 if value & 1 else -1.0)
+
+
+class HashEmbedder:
+    model = BUILTIN_MODEL
+    provider = BUILTIN_PROVIDER
+
+    def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
+        if dimensions < 8:
+            raise AgentpackError(f"embedding.dimensions must be at least 8 for {BUILTIN_MODEL} (got {dimensions})")
+        self.dimensions = dimensions
+
+    def config(self) -> dict[str, Any]:
+        return {"model": self.model, "dimensions": self.dimensions, "provider": self.provider,
+                "params": {"features": "terms+char3", "trigram_weight": TRIGRAM_WEIGHT, "hash": "blake2b-64"}}
+
+    def embed_counts(self, counts: Counter):
+        import numpy as np
+
+        vec = np.zeros(self.dimensions, dtype=np.float32)
+        dims = self.dimensions
+        for term, tf in counts.items():
+            slot, sign = _slot("t:" + term, dims)
+            vec[slot] += sign * (1.0 + math.log(tf))
+            if len(term) > 3:
+                for i in range(len(term) - 2):
+                    slot, sign = _slot("c:" + term[i:i + 3], dims)
+                    vec[slot] += sign * TRIGRAM_WEIGHT
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm > 0 else vec
+
+    def embed_texts(self, texts: list[str]):
+        import numpy as np
+
+        return np.stack([self.embed_counts(term_counts(t)) for t in texts]) if texts else np.zeros((0, self.dimensions))
+
+
+class SentenceTransformerEmbedder:
+    provider = "sentence-transformers"
+
+    def __init__(self, model: str) -> None:
+        module = require("sentence_transformers", distribution="agentpack-ecp", extra="embeddings",
+                         feature=f"the embedding model '{model}'")
+        self.model = model
+        self._model = module.SentenceTransformer(model)
+        self.dimensions = int(self._model.get_sentence_embedding_dimension())
+
+    def config(self) -> dict[str, Any]:
+        return {"model": self.model, "dimensions": self.dimensions, "provider": self.provider, "params": {}}
+
+    def embed_texts(self, texts: list[str]):
+        import numpy as np
+
+        return np.asarray(self._model.encode(texts, normalize_embeddings=True), dtype=np.float32)
+
+
+def get_embedder(cfg: dict[str, Any], *, for_query: bool = False):
+    """The embedder an ``embedding`` config names; ``None`` at query time when none is available."""
+    model = str(cfg.get("model") or BUILTIN_MODEL)
+    provider = str(cfg.get("provider") or (BUILTIN_PROVIDER if model == BUILTIN_MODEL else ""))
+    if model == BUILTIN_MODEL:
+        return HashEmbedder(int(cfg.get("dimensions") or DEFAULT_DIMENSIONS))
+    if provider == "sentence-transformers":
+        return SentenceTransformerEmbedder(model)
+    if for_query:
+        return None
+    raise AgentpackError(f"no embedder for model '{model}' (provider '{provider or '?'}')",
+                         hint=f"use model: {BUILTIN_MODEL} (built in) or provider: sentence-transformers")

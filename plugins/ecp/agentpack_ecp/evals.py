@@ -1,0 +1,280 @@
+"""Running a pack's eval suites (spec section 8) against its query runtime.
+
+Public, stable API: ``run_suites(pack_root, suite=None, *, case_filter=None,
+clock=SYSTEM_CLOCK, synthesize=None, suite_ids=None) -> EvalReport`` and
+``check_assertions(pack, case, response) -> list[AssertionResult]``.
+
+Semantics (8.3), with the decisions documented in docs/ecp.md: ``must_cite``
+needles are substrings of a cited ``artifact_path`` (or ``uri``); answer
+substring checks ignore case; the three citation-integrity assertions fail when
+there is no evidence to check; a missing ``chunk_hash`` fails.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.errors import AgentpackError
+from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
+
+from .chunking import split_lines
+from .manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
+from .validate import KNOWN_ASSERTIONS
+
+
+def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+class CitationChecker:
+    """Resolves citations against their sources, reading each cited file once per run."""
+
+    def __init__(self, pack: ExpertPack) -> None:
+        self.pack = pack
+        self._texts: dict[tuple, list[str] | AgentpackError] = {}
+        self._scopes: dict[str, Any] = {}
+
+    def _scope(self, source):
+        from .sources import Scope
+
+        if source.source_id not in self._scopes:
+            self._scopes[source.source_id] = Scope(source.include, source.exclude)
+        return self._scopes[source.source_id]
+
+    def lines(self, citation: dict[str, Any]) -> list[str]:
+        """The cited file's lines; raises ``AgentpackError`` saying why it does not resolve."""
+        from agentpack.paths import check_relative, resolve_under
+
+        from .sources import decode_text, open_source_text
+
+        sid = str(citation.get("source_id") or "")
+        path = citation.get("artifact_path")
+        if not isinstance(path, str) or not path:
+            raise AgentpackError("citation has no artifact_path")
+        check_relative(path)
+        revision = citation.get("revision") if isinstance(citation.get("revision"), dict) else {}
+        key = (sid, path, str(revision.get("commit") or ""), str(revision.get("query_hash") or ""))
+        if key in self._texts:
+            cached = self._texts[key]
+            if isinstance(cached, AgentpackError):
+                raise cached
+            return cached
+        try:
+            if sid == ARTIFACT_SOURCE_ID and self.pack.source(sid) is None:
+                if path not in {s.path for s in self.pack.summaries}:
+                    raise AgentpackError(f"'{path}' is not a declared derived artifact")
+                text = decode_text(resolve_under(self.pack.root, path).read_bytes())
+            else:
+                source = self.pack.source(sid)
+                if source is None:
+                    raise AgentpackError(f"source_id '{sid}' is not declared in EXPERT.yaml")
+                if source.type != "database" and not self._scope(source).matches(path):
+                    raise AgentpackError(f"'{path}' is outside the scope of source '{sid}'")
+                if source.type == "git":
+                    commit = str(revision.get("commit") or "")
+                    if not re.fullmatch(r"[0-9a-f]{7,64}", commit):
+                        raise AgentpackError(f"git citation needs a concrete revision.commit (got '{commit}')")
+                text = open_source_text(self.pack, source, path, revision)
+            result: list[str] | AgentpackError = split_lines(text)
+        except AgentpackError as exc:
+            result = exc
+        except OSError as exc:
+            result = AgentpackError(f"cannot read '{path}': {exc.strerror or exc}")
+        self._texts[key] = result
+        if isinstance(result, AgentpackError):
+            raise result
+        return result
+
+    def check(self, item: dict[str, Any], snippet: str | None, *, resolve: bool, snippets: bool, hashes: bool
+              ) -> list[str]:
+        """Problems of one evidence item (a citation, with its chunk's snippet when there is one)."""
+        problems = []
+        label = item.get("chunk_id") or item.get("artifact_path") or "?"
+        if hashes:
+            digest = item.get("chunk_hash")
+            if snippet is None:
+                problems.append(f"{label}: no chunk snippet to hash")
+            elif not isinstance(digest, str) or not digest:
+                problems.append(f"{label}: citation has no chunk_hash")
+            elif sha256_text(normalize_newlines(snippet)) != digest.removeprefix("sha256:"):
+                problems.append(f"{label}: chunk_hash does not match the snippet")
+        if not (resolve or snippets):
+            return problems
+        try:
+            lines = self.lines(item)
+        except AgentpackError as exc:
+            return problems + [f"{label}: {exc.message}"]
+        loc = item.get("loc") if isinstance(item.get("loc"), dict) else {}
+        start, end = loc.get("start_line"), loc.get("end_line")
+        if not loc:
+            if snippets:
+                problems.append(f"{label}: citation has no loc")
+            return problems
+        if not (isinstance(start, int) and isinstance(end, int) and 1 <= start <= end <= max(len(lines), 1)):
+            return problems + [f"{label}: loc {start}-{end} is not a valid range of a {len(lines)}-line file"]
+        if snippets:
+            if snippet is None:
+                problems.append(f"{label}: no chunk snippet to compare")
+            elif "".join(lines[start - 1:end]) != normalize_newlines(snippet):
+                problems.append(f"{label}: the snippet differs from lines {start}-{end} of the source")
+        return problems
+
+
+def _evidence(response: dict[str, Any]) -> list[tuple[dict[str, Any], str | None]]:
+    chunks = response.get("chunks")
+    if isinstance(chunks, list) and chunks:
+        return [(c.get("citation") or {}, c.get("snippet")) for c in chunks if isinstance(c, dict)]
+    return [(c, None) for c in response.get("citations") or [] if isinstance(c, dict)]
+
+
+def _as_of_ids(as_of: Any) -> tuple[str, list[str]]:
+    if not isinstance(as_of, dict):
+        return "missing", []
+    if isinstance(as_of.get("sources"), list):
+        return "multi-source", [str(s.get("source_id")) for s in as_of["sources"] if isinstance(s, dict)]
+    if as_of.get("source_id"):
+        return "single-source", [str(as_of["source_id"])]
+    return "timestamp-only" if "timestamp" in as_of else "unknown", []
+
+
+def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str, Any],
+                     checker: CitationChecker | None = None) -> list[AssertionResult]:
+    """Every known assertion of ``case`` against ``response``."""
+    checker = checker or CitationChecker(pack)
+    asserts = case.get("assertions") if isinstance(case.get("assertions"), dict) else {}
+    citations = [c for c in response.get("citations") or [] if isinstance(c, dict)]
+    cited = [str(c.get("artifact_path") or "") for c in citations]
+    uris = [str(c.get("uri") or "") for c in citations]
+    answer = str(response.get("answer") or "")
+    results: list[AssertionResult] = []
+
+    def add(name: str, passed: bool, expected: Any, actual: Any, message: str = "") -> None:
+        results.append(AssertionResult(name=name, passed=passed, expected=expected, actual=actual,
+                                       message="" if passed else message))
+
+    for key in asserts:
+        if key not in KNOWN_ASSERTIONS:
+            continue
+        value = asserts[key]
+        if key == "must_cite":
+            missing = [n for n in _strings(value) if not any(n in p for p in cited + uris)]
+            add(key, not missing, _strings(value), cited, f"no citation contains {missing}")
+        elif key == "must_not_cite":
+            found = [n for n in _strings(value) if any(n in p for p in cited + uris)]
+            add(key, not found, _strings(value), cited, f"citations contain {found}")
+        elif key == "must_cite_source_ids":
+            ids = sorted({str(c.get("source_id")) for c in citations})
+            missing = [s for s in _strings(value) if s not in ids]
+            add(key, not missing, _strings(value), ids, f"no citation from source(s) {missing}")
+        elif key == "min_citations":
+            add(key, len(citations) >= int(value), int(value), len(citations),
+                f"{len(citations)} citation(s), at least {value} expected")
+        elif key == "max_citations":
+            add(key, len(citations) <= int(value), int(value), len(citations),
+                f"{len(citations)} citation(s), at most {value} expected")
+        elif key == "answer_must_include":
+            missing = [s for s in _strings(value) if s.lower() not in answer.lower()]
+            add(key, not missing, _strings(value), answer, f"the answer lacks {missing}")
+        elif key == "answer_must_not_include":
+            found = [s for s in _strings(value) if s.lower() in answer.lower()]
+            add(key, not found, _strings(value), answer, f"the answer contains {found}")
+        elif key == "answer_must_match":
+            failing = []
+            for pattern in _strings(value):
+                try:
+                    if not re.search(pattern, answer):
+                        failing.append(pattern)
+                except re.error as exc:
+                    failing.append(f"{pattern} (invalid: {exc})")
+            add(key, not failing, _strings(value), answer, f"the answer does not match {failing}")
+        elif key == "response_must_include_fields":
+            missing = [f for f in _strings(value) if f not in response]
+            add(key, not missing, _strings(value), sorted(response), f"the response lacks {missing}")
+        elif key == "as_of_must_include_source_ids":
+            form, ids = _as_of_ids(response.get("as_of"))
+            missing = [s for s in _strings(value) if s not in ids]
+            ok = form in ("single-source", "multi-source") and not missing
+            add(key, ok, _strings(value), {"form": form, "source_ids": ids},
+                f"as_of is {form}" + (f" and lacks {missing}" if missing else ""))
+        elif key in ("citations_must_resolve", "citations_must_match_snippets", "citations_must_match_hashes"):
+            if value is not True:
+                continue
+            evidence = _evidence(response)
+            problems: list[str] = []
+            if not evidence:
+                problems.append("the response has no citation to check")
+            for item, snippet in evidence:
+                problems += checker.check(item, snippet, resolve=key == "citations_must_resolve",
+                                          snippets=key == "citations_must_match_snippets",
+                                          hashes=key == "citations_must_match_hashes")
+            add(key, not problems, True, {"checked": len(evidence), "problems": problems}, "; ".join(problems[:5]))
+    return results
+
+
+def run_suites(pack_root: str | Path, suite: str | None = None, *, case_filter: str | None = None,
+               clock: Clock = SYSTEM_CLOCK, synthesize: Callable | None = None,
+               suite_ids: list[str] | None = None) -> EvalReport:
+    """Run the pack's suites (or ``suite`` / ``suite_ids``) and report every case."""
+    from .query import query_pack
+
+    pack = load_pack(pack_root)
+    started_at, t0 = clock.now(), clock.monotonic()
+    refs = pack.suites
+    wanted = [suite] if suite else list(suite_ids or [])
+    if wanted:
+        unknown = [s for s in wanted if pack.suite(s) is None]
+        if unknown:
+            raise AgentpackError(f"no eval suite {', '.join(map(repr, unknown))} in EXPERT.yaml",
+                                 hint="suites: " + ", ".join(s.suite_id for s in refs))
+        refs = [r for r in refs if r.suite_id in wanted]
+    findings: list[Finding] = []
+    checker = CitationChecker(pack)
+    suites = []
+    for ref in refs:
+        if ref.doc is None:
+            why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
+            findings.append(Finding.error("ECP150", f"suite '{ref.suite_id}': {why}", file=ref.path or None))
+            suites.append(SuiteResult(id=ref.suite_id, file=ref.path, cases=[CaseResult(
+                id="(suite)", status="error", message=why, file=ref.path)]))
+            continue
+        s0 = clock.monotonic()
+        cases = []
+        for i, case in enumerate(ref.cases):
+            case_id = str(case.get("case_id") or f"case-{i + 1}")
+            if case_filter and case_filter not in case_id:
+                continue
+            line = ref.doc.line_of(f"/cases/{i}")
+            for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
+                if key not in KNOWN_ASSERTIONS:
+                    findings.append(Finding.warning("ECP151", f"case '{case_id}': unknown assertion '{key}' "
+                                                              "(ignored)", **ref.doc.where(f"/cases/{i}/assertions/{key}")))
+            c0 = clock.monotonic()
+            request = {"question": case.get("question") or "", "top_k": case.get("top_k") or 5,
+                       "mode": case.get("mode") or "ephemeral", "filters": case.get("filters") or {}}
+            try:
+                response = query_pack(pack.root, request, clock=clock, synthesize=synthesize)
+            except AgentpackError as exc:
+                cases.append(CaseResult(id=case_id, name=case.get("question"), status="error", message=exc.message,
+                                        file=ref.path, line=line, duration_s=clock.monotonic() - c0))
+                continue
+            results = check_assertions(pack, case, response, checker)
+            failed = [r for r in results if not r.passed]
+            cases.append(CaseResult(
+                id=case_id, name=case.get("question"), status="failed" if failed else "passed",
+                duration_s=round(clock.monotonic() - c0, 6), file=ref.path, line=line, assertions=results,
+                message="; ".join(f"{r.name}: {r.message}" for r in failed),
+                details={"answer": response["answer"], "as_of": response["as_of"],
+                         "cited": [c.get("chunk_id") for c in response["citations"]],
+                         "retrieval": response["retrieval"]["indexes"]}))
+        suites.append(SuiteResult(id=ref.suite_id, name=ref.data.get("description") or ref.suite_id, file=ref.path,
+                                  duration_s=round(clock.monotonic() - s0, 6), cases=cases))
+    return EvalReport(name=pack.name, format="ecp", path=str(pack.root), started_at=started_at,
+                      duration_s=round(clock.monotonic() - t0, 6), suites=suites, findings=findings,
+                      metadata={"expert_id": pack.expert_id, "profile": pack.profile,
+                                "indexes": [e.id for e in pack.indexes]})

@@ -1,0 +1,97 @@
+"""``sqlite-fts-index-v1`` (spec 6.1.2): an SQLite FTS5 table of normalised token streams.
+
+Columns (the layout the reference runtime reads and writes, plus ``text``):
+``chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256``
+(unindexed), ``tokens`` (the chunk's terms, each repeated as often as it occurs,
+so FTS5's bm25 sees true term frequencies) and ``text`` (unindexed: the indexed
+text, for snippets). Query terms are quoted, so any table tokenizer accepts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import AgentpackError
+
+from .store import Chunk
+
+FORMAT = "sqlite-fts-index-v1"
+DB_NAME = "fts.sqlite"
+TABLE = "chunks"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def write(out: Path, chunks: list[Chunk], counts: list[Counter], db_name: str = DB_NAME, table: str = TABLE) -> None:
+    con = sqlite3.connect(out / db_name)
+    try:
+        con.execute("PRAGMA journal_mode=OFF")
+        con.execute("PRAGMA synchronous=OFF")
+        con.execute(
+            f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
+            "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
+            "text UNINDEXED, tokenize=\"unicode61 tokenchars '_'\")")
+        rows = ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
+                 " ".join(itertools.chain.from_iterable(itertools.repeat(t, n) for t, n in counts[i].items())),
+                 c.text) for i, c in enumerate(chunks))
+        with con:
+            con.executemany(f"INSERT INTO {table} VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    finally:
+        con.close()
+
+
+def _escape_like(prefix: str) -> str:
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class FtsIndex:
+    """A loaded sqlite-fts-index-v1: one read-only connection, kept open."""
+
+    kind = "fts"
+
+    def __init__(self, index_dir: Path, head: dict[str, Any]) -> None:
+        sqlite_cfg = head.get("sqlite") or {}
+        self.index_dir = index_dir
+        self.head = head
+        self.table = str(sqlite_cfg.get("table") or TABLE)
+        if not _IDENT.match(self.table):
+            raise AgentpackError(f"index_data.json: sqlite.table '{self.table}' is not a plain table name")
+        from agentpack.paths import resolve_under
+
+        db = resolve_under(index_dir, str(sqlite_cfg.get("path") or DB_NAME))
+        if not db.is_file():
+            raise AgentpackError(f"SQLite database not found: {db.name}", file=str(db))
+        self._con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+        columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
+        self.has_text = "text" in columns
+
+    def search(self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
+               ) -> list[tuple[dict[str, Any], float]]:
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where, params = [f"{self.table} MATCH ?"], [match]
+        if source_ids:
+            where.append(f"source_id IN ({','.join('?' * len(source_ids))})")
+            params += list(source_ids)
+        if prefixes:
+            where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
+            params += [_escape_like(p) for p in prefixes]
+        text = "text" if self.has_text else "NULL"
+        sql = (f"SELECT chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text}, bm25({self.table}) "
+               f"AS score FROM {self.table} WHERE {' AND '.join(where)} ORDER BY score, chunk_id LIMIT ?")
+        with self._lock:
+            rows = self._con.execute(sql, [*params, int(k)]).fetchall()
+        return [({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
+                  "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5], "text": r[6]},
+                 -float(r[7])) for r in rows]
+
+    def close(self) -> None:
+        self._con.close()

@@ -1,0 +1,180 @@
+"""``keyword-index-v2`` (spec 6.1.1): writing ``index_data.json`` and BM25 search over it.
+
+Postings are ``[chunk_id, tf]`` with true term frequencies; BM25 parameters are
+recorded in ``config.bm25``. ``index_data.json`` is streamed out term by term
+(no giant intermediate object); the cache holds the same postings as arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .store import CHUNKS_NAME, Chunk, DocTable, load_cache, read_jsonl, read_texts
+
+FORMAT = "keyword-index-v2"
+BM25 = {"k1": 1.2, "b": 0.75}
+
+
+def _postings(counts: list[Counter]) -> dict[str, list[tuple[int, int]]]:
+    postings: dict[str, list[tuple[int, int]]] = {}
+    for doc, counter in enumerate(counts):
+        for term, tf in counter.items():
+            entry = postings.get(term)
+            if entry is None:
+                postings[term] = [(doc, tf)]
+            else:
+                entry.append((doc, tf))
+    return postings
+
+
+def write(out: Path, head: dict[str, Any], chunks: list[Chunk], counts: list[Counter]) -> dict[str, Any]:
+    """Write ``index_data.json``; return the cache arrays for the postings."""
+    import numpy as np
+
+    dumps = json.dumps
+    quoted = [dumps(c.chunk_id, ensure_ascii=False) for c in chunks]
+    postings = _postings(counts)
+    terms = sorted(postings)
+    with open(out / "index_data.json", "w", encoding="utf-8") as handle:
+        handle.write(dumps(head, ensure_ascii=False)[:-1])
+        handle.write(',"documents":{')
+        handle.write(",".join(
+            f'{quoted[i]}:' + dumps({"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
+                                     "end_line": c.end_line, "file_sha256": c.file_sha256,
+                                     "chunk_sha256": c.chunk_sha256, "length": sum(counts[i].values())},
+                                    ensure_ascii=False)
+            for i, c in enumerate(chunks)))
+        handle.write('},"terms":{')
+        first = True
+        for term in terms:
+            plist = postings[term]
+            body = ",".join(f"[{quoted[d]},{tf}]" for d, tf in plist)
+            handle.write(("" if first else ",") + f'{dumps(term)}:{{"df":{len(plist)},"postings":[{body}]}}')
+            first = False
+        handle.write("}}\n")
+    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(postings[t]) for t in terms])
+    flat = [p for t in terms for p in postings[t]]
+    pairs = np.array(flat, dtype=np.int32).reshape(-1, 2) if flat else np.zeros((0, 2), dtype=np.int32)
+    return {"vocab": np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8), "indptr": indptr,
+            "post_doc": np.ascontiguousarray(pairs[:, 0]), "post_tf": np.ascontiguousarray(pairs[:, 1])}
+
+
+class KeywordIndex:
+    """A loaded keyword-index-v2: vocabulary, postings arrays and its doc table."""
+
+    kind = "keyword"
+
+    def __init__(self, index_dir: Path, data_head: dict[str, Any], vocab: dict[str, int], indptr, post_doc, post_tf,
+                 docs: DocTable) -> None:
+        import numpy as np
+
+        self.index_dir = index_dir
+        self.head = data_head
+        self.vocab = vocab
+        self.indptr = indptr
+        self.post_doc = post_doc
+        self.post_tf = post_tf.astype(np.float32)
+        self.docs = docs
+        n = len(docs)
+        self.dl = np.bincount(post_doc, weights=self.post_tf, minlength=n).astype(np.float32)
+        self.avgdl = float(self.dl.mean()) if n else 0.0
+        bm25 = (data_head.get("config") or {}).get("bm25") or {}
+        self.k1 = float(bm25.get("k1", BM25["k1"]))
+        self.b = float(bm25.get("b", BM25["b"]))
+
+    @classmethod
+    def load(cls, index_dir: Path, data_path: Path) -> KeywordIndex:
+        import numpy as np
+
+        cache = load_cache(index_dir)
+        if cache is not None and "vocab" in cache:
+            head = json.loads(cache["head"].tobytes())
+            terms = cache["vocab"].tobytes().decode("utf-8").split("\n") if len(cache["vocab"]) else []
+            return cls(index_dir, head, {t: i for i, t in enumerate(terms)}, cache["indptr"], cache["post_doc"],
+                       cache["post_tf"], DocTable.from_cache(index_dir, cache))
+        with open(data_path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        documents = data.get("documents") or {}
+        order = {cid: i for i, cid in enumerate(documents)}
+        terms = sorted(data.get("terms") or {})
+        indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+        docs_flat: list[int] = []
+        tfs: list[int] = []
+        for t, term in enumerate(terms):
+            for cid, tf in data["terms"][term].get("postings") or []:
+                if cid in order:
+                    docs_flat.append(order[cid])
+                    tfs.append(int(tf))
+            indptr[t + 1] = len(docs_flat)
+        head = {k: v for k, v in data.items() if k not in ("documents", "terms", "doc_terms", "file_chunks")}
+        records = _records_for(index_dir, documents, head)
+        table = DocTable.from_records(index_dir, records, read_texts(index_dir))
+        return cls(index_dir, head, {t: i for i, t in enumerate(terms)}, indptr, np.array(docs_flat, dtype=np.int32),
+                   np.array(tfs, dtype=np.int32), table)
+
+    def search(self, terms: list[str], k: int, mask) -> list[tuple[int, float]]:
+        import numpy as np
+
+        n = len(self.docs)
+        if not n:
+            return []
+        scores = np.zeros(n, dtype=np.float32)
+        hit = False
+        for term in terms:
+            t = self.vocab.get(term)
+            if t is None:
+                continue
+            lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
+            if lo == hi:
+                continue
+            hit = True
+            docs = self.post_doc[lo:hi]
+            tf = self.post_tf[lo:hi]
+            df = hi - lo
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * self.dl[docs] / (self.avgdl or 1.0))
+            scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        if not hit:
+            return []
+        if mask is not None:
+            scores[~mask] = 0.0
+        return top_k(scores, k)
+
+
+def top_k(scores, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best positive scores, best first, ties broken by doc order (chunk id order)."""
+    import numpy as np
+
+    positive = np.flatnonzero(scores > 0)
+    if not len(positive):
+        return []
+    if len(positive) > k:
+        part = np.argpartition(-scores[positive], k - 1)[:k]
+        positive = positive[part]
+    ranked = sorted(positive.tolist(), key=lambda d: (-float(scores[d]), d))
+    return [(d, float(scores[d])) for d in ranked[:k]]
+
+
+def _records_for(index_dir: Path, documents: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
+    """Provenance records in ``documents`` order: from chunks.jsonl, else derived from the payload."""
+    path = index_dir / CHUNKS_NAME
+    by_id = {}
+    if path.is_file():
+        by_id = {r.get("chunk_id"): r for r in read_jsonl(path)}
+    sources = {s.get("source_id"): s for s in head.get("sources") or [] if isinstance(s, dict)}
+    records = []
+    for cid, meta in documents.items():
+        record = by_id.get(cid)
+        if record is None:
+            src = sources.get(meta.get("source_id")) or {}
+            record = {"chunk_id": cid, "source_id": meta.get("source_id"), "uri": src.get("uri", ""),
+                      "artifact_path": meta.get("path"), "revision": src.get("revision") or {},
+                      "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
+                      "chunk_hash": meta.get("chunk_sha256") or ""}
+        records.append(record)
+    return records

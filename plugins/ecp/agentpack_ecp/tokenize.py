@@ -1,0 +1,65 @@
+"""The canonical ECP tokenizer (spec 6.1.1.2) with recorded identifier-split variants.
+
+Base tokens: regex ``[A-Za-z0-9_]+``, lower-cased, stopwords removed, tokens of
+length < 2 dropped. Variants (recorded in ``config.tokenizer``): the parts of
+snake_case, CamelCase and letter/digit boundaries, each counted as often as the
+whole token occurs, so term frequencies stay true.
+
+``TOKENIZER_ID`` names the effective tokenizer; indexes record it and queries
+against an index must use the same one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+TOKENIZER_ID = "regex[A-Za-z0-9_]+;lower;stopwords=agentpack-en-v1;len>=2;split_snake;split_camel;split_digits"
+
+TOKEN_RE = re.compile(r"[A-Za-z0-9_]+")
+_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both but
+by can could did do does doing done down during each else few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once
+only or other our ours ourselves out over own please same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up upon very was we were what when where
+which while who whom whose why will with would yet you your yours yourself yourselves
+tell explain describe
+""".split())
+
+
+@lru_cache(maxsize=262144)
+def _variants(raw: str) -> tuple[str, ...]:
+    """Normalised forms of one raw token: the whole token first, then its parts."""
+    out: list[str] = []
+    whole = raw.lower()
+    if len(whole) >= 2 and whole not in STOPWORDS:
+        out.append(whole)
+    if "_" in raw or not (raw.islower() or raw.isupper()) or (not raw.isalpha() and not raw.isdigit()):
+        for piece in raw.split("_"):
+            for part in _PART_RE.findall(piece):
+                p = part.lower()
+                if len(p) >= 2 and p not in STOPWORDS and p not in out:
+                    out.append(p)
+    return tuple(out)
+
+
+def term_counts(text: str) -> Counter:
+    """Term frequencies of ``text`` (whole tokens and variants)."""
+    counts: Counter = Counter()
+    for raw, n in Counter(TOKEN_RE.findall(text)).items():
+        for term in _variants(raw):
+            counts[term] += n
+    return counts
+
+
+def tokenize(text: str) -> list[str]:
+    """The distinct terms of ``text`` in first-seen order (what a query looks up)."""
+    seen: dict[str, None] = {}
+    for raw in TOKEN_RE.findall(text):
+        for term in _variants(raw):
+            seen.setdefault(term, None)
+    return list(seen)
