@@ -154,7 +154,143 @@ def keygen(keyfile: Path, force: bool, as_json: bool) -> None:
          f"private key {summary['private_key']}\npublic key  {summary['public_key']}\nkey id      {summary['key_id']}")
 
 
-COMMANDS = [package, verify, sign, keygen]
+# -- maintenance -------------------------------------------------------------------------------
+def _refresh_text(r: dict[str, Any]) -> str:
+    plan = r.get("plan") or {}
+    lines = [f"strategy: {r.get('strategy')} ({'; '.join(plan.get('reasons') or [])})"]
+    for change in r.get("changes") or []:
+        files = change["added"] + change["modified"] + change["deleted"]
+        lines.append(f"  {change['source_id']} ({change['method']}): {len(change['added'])} added, "
+                     f"{len(change['modified'])} modified, {len(change['deleted'])} deleted, "
+                     f"{change['changed_lines']} lines" + (": " + ", ".join(files[:10]) if files else ""))
+    if r.get("evals"):
+        e = r["evals"]
+        lines.append(f"evals: {e['total'] - e['failed'] - e['errors']}/{e['total']} passed"
+                     + ("" if e["passed"] else " (FAILED: " + ", ".join(
+                         f"{s['suite_id']}/{c}" for s in e["suites"] for c in s["failed"]) + ")"))
+    lines.append(f"decision: {r['decision']}" + (f" (run {r['run_id']})" if r.get("run_id") else ""))
+    lines += [f"note: {m}" for m in r.get("messages") or []]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--dry-run", is_flag=True, help="Report the strategy and the changed files; write nothing.")
+@click.option("--rebuild", is_flag=True, help="Rebuild every index from scratch.")
+@click.option("--no-evals", is_flag=True, help="Skip the eval gate (the build is published as if it passed).")
+@click.option("--wait", "lock_timeout", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds to wait for another refresh of the pack to finish.")
+@json_option
+def refresh(pack: Path, dry_run: bool, rebuild: bool, no_evals: bool, lock_timeout: float, as_json: bool) -> None:
+    """Refresh PACK's indexes from its sources, gated by its evals and maintenance policy.
+
+    Builds only what changed (git diff for git sources, a file-manifest diff
+    otherwise) into a staging area, runs validation.eval_suites on the staged
+    build and publishes it by an atomic swap (or waits for 'ecp publish').
+    Exit status 1 when the evals fail, the build is rolled back or blocked, or
+    a budget refuses the update.
+
+    \b
+    Examples:
+      agentpack ecp refresh my-expert --dry-run
+      agentpack ecp refresh my-expert --json
+      agentpack ecp refresh my-expert --rebuild
+    """
+    from .refresh import refresh as run
+
+    result = run(pack, dry_run=dry_run, rebuild=rebuild, no_evals=no_evals, lock_timeout=lock_timeout)
+    emit(envelope("refresh", result["exit_status"] == 0, **result), as_json, _refresh_text(result))
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--force", is_flag=True, help="Publish a build that is blocked because its evals failed.")
+@json_option
+def publish(pack: Path, force: bool, as_json: bool) -> None:
+    """Publish the staged build a refresh left waiting for approval (publishing.on_pass: require_approval).
+
+    \b
+    Example:
+      agentpack ecp refresh my-expert && agentpack ecp publish my-expert
+    """
+    from .refresh import publish_pending
+
+    result = publish_pending(pack, force=force)
+    emit(envelope("publish", True, **result), as_json, f"published run {result['run_id']}: "
+                                                        + ", ".join(result["indexes"]))
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@json_option
+def rollback(pack: Path, as_json: bool) -> None:
+    """Restore PACK's previous published indexes and source revisions from the backups.
+
+    \b
+    Example:
+      agentpack ecp rollback my-expert
+    """
+    from .refresh import rollback_pack
+
+    result = rollback_pack(pack)
+    emit(envelope("rollback", True, **result), as_json,
+         f"rolled back run {result['rolled_back']}: restored " + ", ".join(result["indexes"]))
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--no-source-check", is_flag=True, help="Do not read the sources to detect staleness.")
+@json_option
+def status(pack: Path, no_source_check: bool, as_json: bool) -> None:
+    """Show PACK's sources and revisions, index age and staleness, last refresh and eval results.
+
+    \b
+    Example:
+      agentpack ecp status my-expert --json
+    """
+    from .status import pack_status
+
+    s = pack_status(pack, check_sources=not no_source_check)
+    lines = [f"{s['skill']} ({s['expert_id']}): {'STALE' if s['stale'] else 'up to date'}"]
+    for src in s["sources"]:
+        rev = src["revision"]
+        ident = rev.get("commit") or rev.get("hash") or rev.get("retrieved_at") or rev.get("query_hash") or "?"
+        lines.append(f"  source {src['source_id']} ({src['type']}) at {str(ident)[:12]}"
+                     + (f", {src['changed_files']} changed file(s)" if src.get("changed_files") else ""))
+    for idx in s["indexes"]:
+        age = f", built {idx['age_seconds']} s ago" if idx.get("age_seconds") is not None else ""
+        lines.append(f"  index {idx['index_id']} ({idx['format']}){age}"
+                     + (f": stale ({idx.get('stale_reason')})" if idx["stale"] else ""))
+    for key in ("last_refresh", "last_evals", "pending", "interrupted"):
+        if s.get(key):
+            lines.append(f"  {key}: " + ", ".join(f"{k}={v}" for k, v in s[key].items()
+                                                  if k in ("run_id", "at", "decision", "status", "passed",
+                                                           "total", "failed", "action")))
+    lines += [f"  problem: {p}" for p in s["problems"]]
+    emit(envelope("status", True, **s), as_json, "\n".join(lines))
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--dry-run", is_flag=True, help="List what would be deleted.")
+@json_option
+def prune(pack: Path, dry_run: bool, as_json: bool) -> None:
+    """Apply retention: delete old logs and index backups (policy retention, logs/security retention_days).
+
+    \b
+    Example:
+      agentpack ecp prune my-expert --dry-run
+    """
+    from .refresh import prune_pack
+
+    result = prune_pack(pack, dry_run=dry_run)
+    removed = result["deleted_logs"] + result["deleted_backups"]
+    emit(envelope("prune", True, **result), as_json,
+         ("would delete" if dry_run else "deleted") + f" {len(removed)} item(s)"
+         + "".join(f"\n  {r}" for r in removed))
+
+
+COMMANDS = [refresh, publish, rollback, status, prune, package, verify, sign, keygen]
 
 
 def attach(group: click.Group) -> None:

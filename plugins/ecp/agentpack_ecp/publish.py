@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,8 @@ def run_journal(root: Path, journal: dict[str, Any]) -> None:
     for key, value in (journal.get("state") or {}).items():
         current[key] = value
     state.save(root, current)
+    if journal.get("clear_pending"):
+        layout.pending_path(root).unlink(missing_ok=True)
     layout.journal_path(root).unlink(missing_ok=True)
     if journal.get("cleanup"):
         shutil.rmtree(root / journal["cleanup"], ignore_errors=True)
@@ -161,18 +164,25 @@ def recover(root: Path) -> dict[str, Any] | None:
 
 
 def backup_name(clock: Clock, run_id: str, suffix: str = "") -> str:
+    """``<UTC stamp>-<run id><suffix>`` (run ids that start with a stamp are used as they are)."""
+    if not suffix and re.match(r"^\d{8}T\d{6}Z-", run_id):
+        return run_id
     return f"{stamp(clock)}-{run_id}{suffix}"
 
 
 def publish_staged(root: Path, *, run_id: str, indexes: dict[str, str], staged_dir: str,
                    revisions: dict[str, dict[str, Any]], previous_revisions: dict[str, dict[str, Any]],
-                   strategy: str, extra_state: dict[str, Any] | None = None,
+                   strategy: str, extra_state: dict[str, Any] | None = None, clear_pending: bool = False,
                    clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
-    """Swap the staged index directories into place. ``indexes`` maps index id to its published path."""
+    """Swap the staged index directories into place.
+
+    ``indexes`` maps index id to its published path; the staged copy of each is
+    at ``<staged_dir>/<published path>`` (where ``build_pack(out_dir=...)`` writes).
+    """
     steps = []
     generation_indexes: dict[str, Any] = {}
     for index_id, target_rel in indexes.items():
-        incoming_rel = f"{staged_dir}/indexes/{index_id}"
+        incoming_rel = f"{staged_dir}/{target_rel}"
         target = root / target_rel
         backup_rel = (layout.backup_root(target) / backup_name(clock, run_id)).relative_to(root).as_posix()
         step = plan_step(root, target_rel, incoming_rel, backup_rel)
@@ -183,7 +193,7 @@ def publish_staged(root: Path, *, run_id: str, indexes: dict[str, str], staged_d
                   "revisions": revisions, "rolled_back": False}
     journal = {"action": "publish", "run_id": run_id, "started_at": clock.iso(), "steps": steps,
                "revisions": revisions, "generation": generation, "state": extra_state or {},
-               "cleanup": staged_dir}
+               "cleanup": staged_dir, "clear_pending": clear_pending}
     start_journal(root, journal)
     return generation
 

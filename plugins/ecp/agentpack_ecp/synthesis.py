@@ -123,3 +123,36 @@ def synthesize(question: str, response: dict[str, Any], security: dict[str, Any]
     if result.usage:
         meta["usage"] = result.usage
     return {**response, "answer": result.content.strip(), "synthesis": meta}
+
+
+def query_synthesizer(security: dict[str, Any], *, mode: str = "auto", provider: Provider | None = None,
+                      on_usage: Callable[[dict[str, Any]], None] | None = None,
+                      client_factory: Callable[..., Any] | None = None):
+    """A ``synthesize(question, chunks, as_of) -> (answer, synthesis)`` callable for ``query.query_pack``,
+    or ``None`` when the local extractive answer is all there is to do."""
+    if mode == "local":
+        return None
+    provider = provider or Provider.from_env()
+    if provider is None and mode != "llm":
+        return None
+
+    def run(question: str, chunks: list[dict[str, Any]], as_of: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        from .query import MAX_EVIDENCE, extractive_answer
+
+        answer, meta = extractive_answer(question, chunks, MAX_EVIDENCE)
+        out = synthesize(question, {"answer": answer, "chunks": chunks, "synthesis": meta}, security,
+                         provider=provider, mode=mode, client_factory=client_factory, on_usage=on_usage)
+        return out["answer"], out["synthesis"]
+
+    return run
+
+
+def usage_cost(usage: dict[str, Any], env: dict[str, str] | None = None) -> tuple[int, float]:
+    """Tokens of one call and their cost from ``AGENTPACK_ECP_LLM_USD_PER_1K_TOKENS`` (0 when unset)."""
+    env = os.environ if env is None else env
+    tokens = int(usage.get("total_tokens") or (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0))
+    try:
+        price = float(env.get("AGENTPACK_ECP_LLM_USD_PER_1K_TOKENS") or 0)
+    except ValueError:
+        price = 0.0
+    return tokens, tokens * price / 1000

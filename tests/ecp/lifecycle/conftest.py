@@ -20,18 +20,7 @@ security:
   allow_remote_llm: {remote}
   allowed_remote_llm_providers: {providers}
 sources:
-  - source_id: docs
-    type: filesystem
-    uri: expert/sources/docs   # bundled corpus
-    scope:
-      include: ["**/*.md"]
-    revision:
-      hash: "0000"
-      timestamp: "2026-01-01T00:00:00Z"
-    refresh:
-      strategy: incremental
-      incremental:
-        method: file-manifest
+{sources}
 context:
   strategy: retrieval
   artifacts:
@@ -45,12 +34,42 @@ evals:
       path: expert/evals/smoke.yaml
 {logs}"""
 
+FS_SOURCE = """\
+  - source_id: docs
+    type: filesystem
+    uri: expert/sources/docs   # bundled corpus
+    scope:
+      include: ["**/*.md"]
+    revision:
+      hash: "0000"
+      timestamp: "2026-01-01T00:00:00Z"
+    refresh:
+      strategy: incremental
+      incremental:
+        method: file-manifest"""
+
+GIT_SOURCE = """\
+  - source_id: docs
+    type: git
+    uri: {uri}
+    scope:
+      include: ["**/*.md"]
+    revision:
+      commit: {commit}
+      branch: main
+      timestamp: "2026-01-01T00:00:00Z"
+    refresh:
+      strategy: incremental
+      incremental:
+        method: git-diff"""
+
 INDEX_ENTRY = """\
       - id: {id}
         type: {type}
         path: expert/context/indexes/{id}
         descriptor: expert/context/indexes/{id}/index.json
 """
+ALL_FORMATS = (("kw", "keyword"), ("fts", "keyword", "sqlite-fts"), ("vec", "vector"))
 
 POLICY = {
     "policy_version": "1.0",
@@ -77,6 +96,7 @@ cases:
     assertions:
       must_cite: ["keys.md"]
       min_citations: 1
+      answer_must_include: ["ninety"]
 """
 
 DOCS = {
@@ -87,8 +107,8 @@ DOCS = {
 
 
 def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, remote: bool = False,
-               providers: list[str] | None = None, indexes: tuple[tuple[str, str], ...] = (("kw", "keyword"),),
-               policy: dict | None = None, logs: dict | None = None) -> Path:
+               providers: list[str] | None = None, indexes: tuple[tuple[str, ...], ...] = (("kw", "keyword"),),
+               policy: dict | None = None, logs: dict | None = None, sources: str = FS_SOURCE) -> Path:
     """Write a pack at ``root / name`` and return its path."""
     pack = root / name
     (pack / "expert" / "maintenance").mkdir(parents=True, exist_ok=True)
@@ -99,8 +119,9 @@ def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, 
     if logs is not None:
         logs_yaml = "logs:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in logs.items())
     (pack / "expert" / "EXPERT.yaml").write_text(EXPERT_YAML.format(
-        name=name, secrets=str(secrets).lower(), remote=str(remote).lower(), providers=json.dumps(providers or []),
-        indexes="".join(INDEX_ENTRY.format(id=i, type=t) for i, t in indexes).rstrip("\n"), logs=logs_yaml))
+        name=name, sources=sources, secrets=str(secrets).lower(), remote=str(remote).lower(), providers=json.dumps(providers or []),
+        indexes="".join(INDEX_ENTRY.format(id=e[0], type=e[1]) + (f"        backend: {e[2]}\n" if len(e) > 2 else "")
+                        for e in indexes).rstrip("\n"), logs=logs_yaml))
     (pack / "expert" / "maintenance" / "policy.json").write_text(json.dumps(policy or POLICY, indent=2))
     (pack / "expert" / "evals" / "smoke.yaml").write_text(SMOKE)
     for rel, text in DOCS.items():
@@ -108,6 +129,29 @@ def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return pack
+
+
+def git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": __import__("os").environ["PATH"],
+           "HOME": str(repo)}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+def make_git_repo(path: Path) -> str:
+    """A git repository holding DOCS on branch main; returns the commit."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for rel, text in DOCS.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "docs")
+    return git(path, "rev-parse", "HEAD")
 
 
 @pytest.fixture
@@ -167,3 +211,12 @@ def chat_server():
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def kit():
+    """The helpers of this conftest (test modules cannot import it in importlib mode)."""
+    import types
+
+    return types.SimpleNamespace(write_pack=write_pack, ALL_FORMATS=ALL_FORMATS, GIT_SOURCE=GIT_SOURCE, git=git,
+                                 make_git_repo=make_git_repo, DOCS=DOCS, POLICY=POLICY)

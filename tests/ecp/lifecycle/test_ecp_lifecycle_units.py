@@ -230,7 +230,7 @@ def _marker(root: Path, rel: str = "expert/context/indexes/kw") -> str:
 
 
 def _publish(root: Path, run: str, marker: str, when: str, rev: str) -> dict:
-    _index(root, f"{layout.STAGING}/{run}/indexes/kw", marker)
+    _index(root, f"{layout.STAGING}/{run}/expert/context/indexes/kw", marker)
     return publish.publish_staged(root, run_id=run, indexes={"kw": "expert/context/indexes/kw"},
                                   staged_dir=f"{layout.STAGING}/{run}",
                                   revisions={"docs": {"hash": rev}},
