@@ -30,7 +30,8 @@ def _package_dirs(repo: Path, rev_range: str, log_paths: list[str]) -> set[str]:
     except AgentpackError:
         tree = ""
     packages |= {str(PurePosixPath(p).parent) for p in tree.splitlines() if PurePosixPath(p).name == "skill.yaml"}
-    return packages
+    # a skill.yaml inside a package (for example a validator's fixture) belongs to that package
+    return {p for p in packages if not any(str(parent) in packages for parent in PurePosixPath(p).parents)}
 
 
 def _package_of(path: str, packages: set[str]) -> str | None:

@@ -181,11 +181,13 @@ def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None,
         raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
     except OSError as exc:
         raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
-    stderr = click.get_binary_stream("stderr")
-
     def passthrough(chunk: bytes) -> None:
-        stderr.write(chunk)
-        stderr.flush()
+        stream = getattr(sys.stderr, "buffer", None)
+        if stream is None:
+            sys.stderr.write(chunk.decode("utf-8", "replace"))
+        else:
+            stream.write(chunk)
+        sys.stderr.flush()
 
     options = RunOptions(workspace=workspace or Path.cwd(), timeout_ms=timeout_ms, cache=cache, cache_dir=cache_dir,
                          check_determinism=check_determinism,

@@ -67,10 +67,9 @@ def prepare(directory: Path) -> Prepared:
     if cached is not None and cached.signature == _signature(directory, cached.skill):
         return cached
     skill = load_skill(directory)
-    from .store import SKILL_SCHEMA, schemas
-    from .validation import _io_schemas, _paths
+    from .validation import _io_schemas, _paths, schema_findings
 
-    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    findings = schema_findings(skill)
     if not findings:
         findings += _paths(skill) + _io_schemas(skill)
     access = None

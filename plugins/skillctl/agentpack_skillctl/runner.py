@@ -101,7 +101,11 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
             return _finish(report, t0, clock, "ok", output=json.loads(hit), output_bytes=hit)
 
     outcome = _execute(prepared, options, data, report)
-    if outcome.status == "ok" and options.check_determinism:
+    if outcome.status == "ok" and options.check_determinism and prepared.grants.write_globs:
+        report["determinismCheck"] = {"runs": 1, "identical": None, "skipped": (
+            "the skill writes to the workspace, so a second run would not start from the same files; "
+            "'skill test --check-determinism' runs each fixture twice in fresh workspaces")}
+    elif outcome.status == "ok" and options.check_determinism:
         second = _execute(prepared, options, data, _base_report(prepared, options, started))
         identical = second.output_bytes == outcome.output_bytes and second.status == "ok"
         report["determinismCheck"] = {"runs": 2, "identical": identical, "outputSha256": [
@@ -145,6 +149,8 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     enforcement["env"] = {"level": "reduced", "passed": sorted(k for k in env if k in g.env),
                           "withheld": sorted(g.withheld_env), "fixed": fixed}
     argv = list(prepared.argv)
+    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
+    argv[0] = program or argv[0]
     if g.network:
         enforcement["network"] = {"allowed": True, "level": "not-needed", "detail": "network granted"}
     else:
@@ -152,6 +158,9 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
         argv = [*iso.prefix, *argv]
         enforcement["network"] = {"allowed": False, "level": iso.level, "detail": iso.detail}
     try:
+        if program is None:
+            message = f"cannot start {prepared.argv[0]!r}: not found on PATH {env['PATH']}"
+            return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
         try:
             proc = spawn(argv, stdin=-1, stdout=-1, stderr=-1, cwd=str(prepared.cwd), env=env)
         except OSError as exc:

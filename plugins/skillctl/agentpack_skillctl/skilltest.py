@@ -20,10 +20,9 @@ from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
 
 from .manifest import is_skill_dir, load_skill
-from .validation import fixture_cases, tree_skill_dirs
+from .validation import fixture_cases, fixture_status, tree_skill_dirs
 
 TEST_TIMEOUT_S = 120.0
-STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
 
 
 @contextmanager
@@ -90,16 +89,25 @@ def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None
 
     t0 = time.monotonic()
     cid = f"fixture:{case}"
-    status_file = input_path.parent / f"{case}.status"
-    want_status = status_file.read_text(encoding="utf-8").strip() if status_file.is_file() else "ok"
+    want_status = fixture_status(input_path.parent, case)
+    runs = 2 if options.options.get("check_determinism") else 1
+    results = []
     try:
         prepared = prepare(directory)
-        with fresh_workspace(directory) as workspace:
-            result = run_prepared(prepared, RunOptions(
-                workspace=workspace, check_determinism=bool(options.options.get("check_determinism"))),
-                raw=input_path.read_bytes())
+        for _ in range(runs):  # each run in its own fresh workspace, so writes cannot leak between them
+            with fresh_workspace(directory) as workspace:
+                results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=input_path.read_bytes()))
     except AgentpackError as exc:
         return CaseResult(id=cid, status="error", message=str(exc), file=str(input_path))
+    result = results[0]
+    if runs == 2 and result.ok:
+        identical = results[1].ok and results[1].output_bytes == result.output_bytes
+        result.report["determinismCheck"] = {"runs": 2, "identical": identical, "outputSha256": [
+            r.report["output"]["sha256"] for r in results]}
+        if not identical:
+            result.status = "nondeterministic"
+            result.report["errors"].append({"code": "nondeterministic", "side": "skill",
+                                            "message": "two runs in fresh workspaces gave different output bytes"})
     assertions = [AssertionResult(name="status", passed=result.status == want_status, expected=want_status,
                                   actual=result.status,
                                   message="; ".join(e["message"] for e in result.report["errors"])[:2000])]
@@ -117,6 +125,7 @@ def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None
 
 
 def _interpreter(script: Path) -> list[str]:
+    script = script.resolve()
     suffix = script.suffix
     if suffix == ".py":
         return [sys.executable, str(script)]
@@ -156,4 +165,4 @@ def _script(directory: Path, script: Path) -> CaseResult:
                       duration_s=round(time.monotonic() - t0, 3), details={"output": text[-4000:]})
 
 
-__all__ = ["evaluate", "fresh_workspace", "run_suite", "STATUSES"]
+__all__ = ["evaluate", "fresh_workspace", "run_suite"]

@@ -24,7 +24,7 @@ RUNTIME_PROGRAMS = {"python": ("python", "python3"), "node": ("node", "nodejs"),
 def validate_skill(skill: SkillManifest, *, access: AccessManifest | None | bool = True,
                    strict: bool = False) -> list[Finding]:
     """Every rule for one skill folder. ``access=True`` looks for ``../_access.yaml`` itself."""
-    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    findings = schema_findings(skill)
     findings += _spec_id(skill)
     findings += _paths(skill)
     findings += _io_schemas(skill)
@@ -41,6 +41,40 @@ def validate_skill(skill: SkillManifest, *, access: AccessManifest | None | bool
         findings.append(Finding.error("SKC156", "strict mode needs an access manifest (_access.yaml) beside the "
                                       "skill folder", file=skill.file))
     return findings
+
+
+EXPECTED = [
+    (re.compile(r"^/id$"), "must be dot-separated snake_case segments, e.g. 'schema.validate_json'"),
+    (re.compile(r"^/version$"), "must be a SemVer version X.Y.Z (e.g. '1.0.0'; quote it in YAML)"),
+    (re.compile(r"^/(runtime/command/\d+|runtime/cwd|io/inputSchema|io/outputSchema)$"),
+     "must be a path relative to the skill folder: no leading '/', no '..' segment, no backslash"),
+    (re.compile(r"^/security/access/filesystem/(read|write)/\d+$"),
+     "must be a workspace-relative glob: no leading '/', no '..' segment"),
+    (re.compile(r"^/security/access/env/read/\d+$"), "must be an environment variable name"),
+]
+
+
+def schema_findings(skill: SkillManifest) -> list[Finding]:
+    """Schema findings for ``skill.yaml``, with plain-words messages instead of raw regular expressions."""
+    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    network_allowed = skill.get("determinism", "network") == "allowed"
+    out = []
+    for f in findings:
+        pointer = f.pointer or ""
+        message = f.message
+        if "does not match" in message:
+            value = message.split(": ", 1)[1].split(" does not match")[0]
+            for pattern, expected in EXPECTED:
+                if pattern.match(pointer):
+                    message = f"{pointer}: {value} {expected}"
+                    break
+        elif network_allowed and message.endswith("'x-securityApprovalId'"):
+            message = "/: determinism.network is 'allowed', so x-securityApprovalId (a Security approval) is required"
+        elif pointer == "/security/access/network/allowed" and "was expected" in message:
+            message = (f"{pointer}: must be {str(network_allowed).lower()} because determinism.network is "
+                       f"'{skill.get('determinism', 'network')}'")
+        out.append(f if message == f.message else f.model_copy(update={"message": message}))
+    return out
 
 
 def _spec_id(skill: SkillManifest) -> list[Finding]:
@@ -84,6 +118,12 @@ def _paths(skill: SkillManifest) -> list[Finding]:
 
 
 def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> list[Finding]:
+    from agentpack.paths import check_relative
+
+    try:
+        check_relative(relative)
+    except PathEscapeError:
+        return []  # absolute paths and '..' are schema findings (SKC100)
     try:
         target = skill.resolve(relative)
     except PathEscapeError as exc:
@@ -178,6 +218,18 @@ def fixture_cases(directory: Path) -> list[tuple[str, Path, Path | None]]:
     return cases
 
 
+STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
+
+
+def fixture_status(folder: Path, case: str) -> str:
+    """The status a fixture expects: ``fixtures/<case>.status`` (one word), else ``ok``."""
+    path = folder / f"{case}.status"
+    try:
+        return path.read_text(encoding="utf-8").strip() if path.is_file() else "ok"
+    except (OSError, UnicodeDecodeError):
+        return "?"
+
+
 def _fixtures(skill: SkillManifest) -> list[Finding]:
     from .store import user_validator
 
@@ -193,8 +245,13 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
         if path.name[: -len(".expected.json")] not in inputs:
             out.append(Finding.warning("SKC141", f"{path.name} has no matching .input.json", file=str(path)))
     for case, input_path, expected in cases:
+        status = fixture_status(input_path.parent, case)
+        if status not in STATUSES:
+            out.append(Finding.error("SKC141", f"fixture '{case}' expects unknown status '{status}' (one of "
+                                     f"{', '.join(STATUSES)})", file=str(folder / f"{case}.status")))
         for which, path in (("input", input_path), ("output", expected)):
-            if path is None:
+            if path is None or (which == "input" and status == "invalid_input") or (which == "output" and
+                                                                                      status != "ok"):
                 continue
             try:
                 value = json.loads(path.read_text(encoding="utf-8"))
