@@ -326,6 +326,14 @@ class _Builder:
                         digest=digest, raw=data)
 
 
+def _friendlier(finding: Finding) -> Finding:
+    """Schema messages a person can act on, where jsonschema's wording is cryptic."""
+    if finding.message.endswith(" does not match '\\\\S'"):
+        where = finding.message.split(": ", 1)[0]
+        return finding.model_copy(update={"message": f"{where}: must not be empty or blank"})
+    return finding
+
+
 def _env_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -360,6 +368,7 @@ def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = 
                                     file=str(path), line=1)]
     findings = store().validate(MANIFEST, doc.data, document=doc,
                                 code="ARP100")
+    findings = [_friendlier(f) for f in findings]
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)

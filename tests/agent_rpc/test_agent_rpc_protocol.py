@@ -1,0 +1,109 @@
+"""The wire contract: result validation agrees with the bundled schemas; SSE parsing ignores chunking."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentpack_agent_rpc.protocol import (AgentRpcError, ProtocolError, negotiate, parse_step_result,
+                                          unwrap)
+from agentpack_agent_rpc.schema_store import AGENT_RESULT, store
+from agentpack_agent_rpc.sse import SseParser
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=5), st.floats(allow_nan=False))
+values = st.recursive(scalars, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=4), c,
+                                                                                              max_size=3)), max_leaves=6)
+tool_calls = st.one_of(st.none(), values, st.lists(st.one_of(values, st.fixed_dictionaries(
+    {"name": st.one_of(st.text(max_size=4), values)}, optional={"arguments": st.one_of(st.none(), values)})),
+    max_size=3))
+results = st.fixed_dictionaries({}, optional={
+    "status": st.one_of(st.sampled_from(["done", "paused", "finished"]), values),
+    "public_output": st.one_of(st.none(), st.text(max_size=5), values),
+    "evaluation_context": st.one_of(st.none(), st.text(max_size=5)),
+    "private_thought": st.one_of(st.none(), st.text(max_size=5), values),
+    "logs": st.one_of(st.none(), st.text(max_size=5)),
+    "tool_calls": tool_calls,
+    "usage": st.one_of(st.none(), values, st.fixed_dictionaries({}, optional={
+        "input_tokens": st.one_of(st.integers(-2, 5), st.booleans(), st.none()), "total_tokens": values})),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(results)
+def test_hand_written_validation_agrees_with_the_schema(result):
+    schema_ok = store().is_valid(AGENT_RESULT, result)
+    try:
+        parse_step_result(result)
+        ours = True
+    except ProtocolError:
+        ours = False
+    assert ours == schema_ok, json.dumps(result, default=str)
+
+
+def test_alias_is_mirrored_both_ways():
+    a = parse_step_result({"status": "done", "private_thought": "t"})
+    b = parse_step_result({"status": "done", "evaluation_context": "c"})
+    assert (a.evaluation_context, a.private_thought, b.private_thought) == ("t", "t", "c")
+
+
+@pytest.mark.parametrize("result,message", [
+    ([], "agent/step result must be an object, got array"),
+    ({"status": "done", "tool_calls": [{"name": ""}]}, "agent/step result.tool_calls[0].name must be a non-empty "
+                                                        "string, got ''"),
+    ({"status": "done", "tool_calls": [{"name": "a", "arguments": [1]}]},
+     "agent/step result.tool_calls[0].arguments must be an object, got array"),
+    ({"status": "done", "usage": {"input_tokens": -1}},
+     "agent/step result.usage.input_tokens must be a non-negative integer, got -1"),
+    ({"status": "done", "logs": 5}, "agent/step result.logs must be a string or null, got integer"),
+])
+def test_precise_messages(result, message):
+    with pytest.raises(ProtocolError) as info:
+        parse_step_result(result)
+    assert str(info.value) == message
+
+
+def test_envelopes_and_versions():
+    assert unwrap({"jsonrpc": "2.0", "id": 4, "result": True}, "agent/reset", 4) is True
+    with pytest.raises(AgentRpcError, match="agent returned error -32601: nope"):
+        unwrap({"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "nope"}}, "m", 4)
+    with pytest.raises(ProtocolError, match="id mismatch: expected 4, got True"):
+        unwrap({"jsonrpc": "2.0", "id": True, "result": 1}, "m", 4)
+    with pytest.raises(ProtocolError, match='must have "jsonrpc": "2.0"'):
+        unwrap({"id": 4, "result": 1}, "m", 4)
+    assert negotiate(None) == ("0.1", True) and negotiate("1.7") == ("1.0", False)
+    with pytest.raises(ProtocolError, match="major versions differ"):
+        negotiate("2.0")
+
+
+def _events(stream: bytes, cuts: list[int]) -> list[tuple]:
+    parser = SseParser()
+    found = []
+    last = 0
+    for cut in sorted(set(c for c in cuts if 0 < c < len(stream))) + [len(stream)]:
+        found += parser.feed(stream[last:cut])
+        last = cut
+    parser.close()
+    return [(e.event, e.data, e.id) for e in found]
+
+
+lines = st.lists(st.one_of(
+    st.builds(lambda t: f"data: {t}", st.text(alphabet=st.characters(blacklist_categories=["Cs"],
+                                                                        blacklist_characters="\r\n"), max_size=8)),
+    st.sampled_from(["", ": comment", "event: message", "event: progress", "id: 7", "data:x", "retry: 10", "data"])),
+    max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines, st.sampled_from(["\n", "\r\n", "\r"]), st.lists(st.integers(0, 200), max_size=8))
+def test_sse_events_do_not_depend_on_chunking(body, newline, cuts):
+    stream = (newline.join(body) + newline + newline).encode("utf-8")
+    assert _events(stream, cuts) == _events(stream, [])
+
+
+def test_sse_parsing_rules():
+    stream = "\ufeff: hi\r\nevent: message\ndata: {\"a\":\ndata:  1}\nid: 9\n\ndata: tail-without-blank-line"
+    assert _events(stream.encode(), [1, 2, 3, 5]) == [("message", '{"a":\n 1}', "9")]
+    assert _events("data: é\n\n".encode(), [7]) == [("message", "é", None)]
