@@ -49,3 +49,85 @@ def edit_yaml():
 @pytest.fixture
 def edit_front():
     return _edit_front
+
+
+@pytest.fixture
+def fast(acme: Path) -> Path:
+    """The example package with short retry delays, so retry tests take milliseconds."""
+    _edit_yaml(acme / "expert.yaml", lambda d: d["execution"]["retry"].update(delay="20ms"))
+    return acme
+
+
+class Ledger:
+    """Python tool bindings for the example package that record every side effect (thread-safe)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.calls: list[tuple[str, dict]] = []
+        self.lock = threading.Lock()
+        self.fail: dict[str, int] = {}
+        self.hooks: dict[str, Callable[..., Any]] = {}
+
+    def record(self, op: str, args: dict) -> None:
+        with self.lock:
+            self.calls.append((op, args))
+            left = self.fail.get(op, 0)
+            if left:
+                self.fail[op] = left - 1
+        if left:
+            raise RuntimeError(f"{op} is down")
+        if op in self.hooks:
+            self.hooks[op](**args)
+
+    def count(self, op: str) -> int:
+        return sum(1 for name, _ in self.calls if name == op)
+
+    def tools(self) -> dict[str, Any]:
+        def op(name: str, result: Callable[..., Any]):
+            def call(**args):
+                self.record(name, args)
+                return result(**args)
+            return call
+
+        return {
+            "helpdesk": {
+                "get_ticket": op("helpdesk.get_ticket", lambda ticket_id: {
+                    "id": ticket_id, "subject": f"Subject {ticket_id}", "body": "It broke.", "customer_id": "C-1"}),
+                "list_open": op("helpdesk.list_open", lambda: [{"id": "T-1"}]),
+                "add_internal_note": op("helpdesk.add_internal_note", lambda ticket_id, body: {"note_id": "N-1"}),
+                "set_status": op("helpdesk.set_status", lambda ticket_id, status: {"ok": True}),
+                "reply": op("helpdesk.reply", lambda ticket_id, body: {"message_id": "M-1"}),
+            },
+            "crm": {"get_customer": op("crm.get_customer", lambda customer_id: {
+                "id": customer_id, "name": f"Customer {customer_id}", "plan": "team", "health": "green"})},
+        }
+
+
+@pytest.fixture
+def ledger() -> Ledger:
+    return Ledger()
+
+
+@pytest.fixture
+def script() -> dict:
+    return yaml.safe_load((EXAMPLES / "script.yaml").read_text())
+
+
+@pytest.fixture
+def make_runtime(tmp_path: Path):
+    """``make_runtime(pack, **kwargs)``: an ExpertRuntime in a temp workdir, stopped after the test."""
+    from agentpack_openexperts.runtime import ExpertRuntime
+
+    made = []
+
+    def make(pack: Path, **kwargs: Any):
+        kwargs.setdefault("workdir", tmp_path / "work")
+        kwargs.setdefault("broker", "approve")
+        rt = ExpertRuntime(pack, **kwargs)
+        made.append(rt)
+        return rt
+
+    yield make
+    for rt in made:
+        rt.stop()

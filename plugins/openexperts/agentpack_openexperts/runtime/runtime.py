@@ -198,7 +198,7 @@ class ExpertRuntime:
         self.stopping.set()
         if self._started:
             self.queue.stop()
-            self.scheduler.stop()
+        self.scheduler.stop()
         self.tools.close()
         self.store.close()
         self._started = False
