@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Iterable
 
 from agentpack.hashing import sha256_json
-from agentpack.paths import is_within
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -97,31 +96,36 @@ class SkillCache:
 
 
 def skill_files(root: Path) -> list[Path]:
-    """Every ``SKILL.md`` under ``root`` (hidden folders skipped, symlinked folders not followed), sorted."""
+    """Every ``SKILL.md`` under ``root`` (hidden folders skipped, symlinked folders not followed), sorted
+    by the POSIX path of the skill folder relative to ``root``."""
     if (root / "SKILL.md").is_file():
         return [root / "SKILL.md"]
-    found = []
-    for directory, dirnames, filenames in os.walk(root):
+    found: list[tuple[str, str]] = []
+    base = str(root)
+    for directory, dirnames, filenames in os.walk(base):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         if "SKILL.md" in filenames:
-            found.append(Path(directory) / "SKILL.md")
-    return sorted(found, key=lambda p: p.parent.relative_to(root).as_posix())
+            found.append((os.path.relpath(directory, base).replace(os.sep, "/"), directory))
+    return [Path(directory, "SKILL.md") for _, directory in sorted(found)]
 
 
 def candidate_path(directory: Path, workspace: Path) -> str:
     """The ``skill-path`` of a candidate id: workspace-relative when inside it, else absolute (POSIX)."""
-    real, ws = Path(os.path.realpath(directory)), Path(os.path.realpath(workspace))
-    if real == ws or ws in real.parents:
-        rel = real.relative_to(ws).as_posix()
-        return rel or "."
-    return real.as_posix()
+    return _id_path(os.path.realpath(directory), os.path.realpath(workspace))
 
 
-def _parse(skill_md: Path, root: Path, source: str, workspace: Path) -> _Parsed:
+def _id_path(real: str, ws_real: str) -> str:
+    if real == ws_real:
+        return "."
+    if real.startswith(ws_real.rstrip(os.sep) + os.sep):
+        return os.path.relpath(real, ws_real).replace(os.sep, "/")
+    return Path(real).as_posix()
+
+
+def _parse(skill_md: Path, root: Path, source: str, path: str) -> _Parsed:
     from agentpack.skillmd import validate_skill_dir
 
     directory = skill_md.parent
-    path = candidate_path(directory, workspace)
     display = f"{path}/SKILL.md"
     skill, findings = validate_skill_dir(directory, display=display)
     errors = [f for f in findings if f.severity == "error"]
@@ -144,7 +148,7 @@ def _parse(skill_md: Path, root: Path, source: str, workspace: Path) -> _Parsed:
             error = ContractParseError("metadata.contract must be a string", 1)
             contract_text = None
     description = skill.description or ""
-    rel = directory.relative_to(root).as_posix() if directory != root else ""
+    rel = os.path.relpath(directory, root).replace(os.sep, "/") if directory != root else ""
     desc_tokens = tokenize(f"{name} {description}")
     compat = skill.compatibility
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
@@ -173,30 +177,34 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
     root_log: list[dict] = []
     scanned: list[str] = []
     discovered = 0
+    ws_real = os.path.realpath(workspace)
     for root in roots:
         exists = root.path.is_dir()
         files = skill_files(root.path) if exists else []
         root_log.append({"source": root.source, "root": root.label, "exists": exists, "skills": len(files)})
         if exists and root.source not in scanned:
             scanned.append(root.source)
+        root_real = os.path.realpath(root.path).rstrip(os.sep) + os.sep
         for skill_md in files:
             discovered += 1
-            display = candidate_path(skill_md.parent, workspace)
-            if not is_within(root.path, skill_md):
-                rejections.append(Rejection(display, f"SKILL.md resolves outside its root {root.label}", root.source))
+            md_real = os.path.realpath(skill_md)
+            dir_real = os.path.realpath(skill_md.parent) if os.path.islink(skill_md) else os.path.dirname(md_real)
+            path = _id_path(dir_real, ws_real)
+            if not md_real.startswith(root_real):
+                rejections.append(Rejection(path, f"SKILL.md resolves outside its root {root.label}", root.source))
                 continue
             try:
-                stat = skill_md.stat()
+                stat = os.stat(md_real)
             except OSError as exc:
-                rejections.append(Rejection(display, f"unreadable: {exc.strerror or exc}", root.source))
+                rejections.append(Rejection(path, f"unreadable: {exc.strerror or exc}", root.source))
                 continue
-            key = (os.path.realpath(skill_md), stat.st_mtime_ns, stat.st_size, root.source, str(root.path))
+            key = (md_real, stat.st_mtime_ns, stat.st_size, root.source, path)
             parsed = cache.entries.get(key)
             if parsed is None:
-                parsed = _parse(skill_md, root.path, root.source, workspace)
+                parsed = _parse(skill_md, root.path, root.source, path)
                 cache.entries[key] = parsed
             if parsed.record is None:
-                rejections.append(Rejection(display, parsed.reason or "rejected", root.source))
+                rejections.append(Rejection(path, parsed.reason or "rejected", root.source))
                 continue
             record = parsed.record
             if record.name in config.disabled or record.id in config.disabled:

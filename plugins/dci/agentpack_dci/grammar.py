@@ -9,6 +9,7 @@ canonical form; parsing it gives back an equal ``Contract``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from agentpack.errors import AgentpackError
@@ -25,7 +26,6 @@ KV_CLAUSES = ("A", "Pol")
 CLAUSE_ORDER = ("P", "E", "A", "R", "O", "Pol")
 LONG_FORMS = {"Provides": "P", "Expects": "E", "Accepts": "A", "Required": "R", "Optional": "O", "Policy": "Pol"}
 ESCAPABLE = frozenset(",()=\\ ")
-SAFE_VALUE_EXTRA = frozenset("-_.:/@")
 
 
 class ContractParseError(AgentpackError):
@@ -80,24 +80,45 @@ class Contract:
 
 
 # -- scanning ----------------------------------------------------------------------------------
+_SPECIAL = re.compile(r"[\\,()]")
+
+
 @dataclass
-class _Char:
-    ch: str
+class _Piece:
+    """A run of characters of one value: plain text, or one escaped character. ``column`` is 1-based."""
+
+    text: str
     escaped: bool
     column: int
 
 
-def _trim(chars: list[_Char]) -> list[_Char]:
-    start, end = 0, len(chars)
-    while start < end and not chars[start].escaped and chars[start].ch.isspace():
-        start += 1
-    while end > start and not chars[end - 1].escaped and chars[end - 1].ch.isspace():
-        end -= 1
-    return chars[start:end]
+def _trim(pieces: list[_Piece]) -> list[_Piece]:
+    """Drop unescaped whitespace at both ends (escaped characters are never trimmed)."""
+    out = list(pieces)
+    while out and not out[0].escaped:
+        stripped = out[0].text.lstrip()
+        if stripped:
+            out[0] = _Piece(stripped, False, out[0].column + len(out[0].text) - len(stripped))
+            break
+        out.pop(0)
+    while out and not out[-1].escaped:
+        stripped = out[-1].text.rstrip()
+        if stripped:
+            out[-1] = _Piece(stripped, False, out[-1].column)
+            break
+        out.pop()
+    return out
 
 
-def _text(chars: list[_Char]) -> str:
-    return "".join(c.ch for c in chars)
+def _text(pieces: list[_Piece]) -> str:
+    return "".join(p.text for p in pieces)
+
+
+def _chars(pieces: list[_Piece]):
+    """``(character, escaped, column)`` for every character of ``pieces``."""
+    for piece in pieces:
+        for offset, ch in enumerate(piece.text):
+            yield ch, piece.escaped, piece.column + offset
 
 
 class _Scanner:
@@ -123,36 +144,38 @@ class _Scanner:
             self.i += 1
         return self.text[start:self.i]
 
-    def clause_body(self, open_index: int, name: str) -> tuple[list[list[_Char]], str]:
-        """Characters up to the unescaped ``)``, split on unescaped commas; also the raw text."""
-        items: list[list[_Char]] = [[]]
+    def clause_body(self, open_index: int, name: str) -> tuple[list[list[_Piece]], str]:
+        """Pieces up to the unescaped ``)``, split on unescaped commas; also the raw text."""
+        items: list[list[_Piece]] = [[]]
         start = self.i
         text = self.text
         while True:
-            if self.at_end():
+            found = _SPECIAL.search(text, self.i)
+            if found is None:
                 raise self.error(f"clause '{name}(' is not closed with ')'", open_index,
                                  hint="escape a literal parenthesis as \\( or \\)")
-            ch = text[self.i]
+            at = found.start()
+            if at > self.i:
+                items[-1].append(_Piece(text[self.i:at], False, self.i + 1))
+            self.i = at
+            ch = text[at]
             if ch == "\\":
-                if self.i + 1 >= len(text):
+                if at + 1 >= len(text):
                     raise self.error("a backslash at the end of the contract escapes nothing")
-                nxt = text[self.i + 1]
+                nxt = text[at + 1]
                 if nxt not in ESCAPABLE:
-                    raise self.error(f"invalid escape '\\{nxt}'", hint="valid escapes: \\, \\( \\) \\= \\\\ and '\\ '")
-                items[-1].append(_Char(nxt, True, self.i + 1))
-                self.i += 2
-                continue
-            if ch == ")":
-                raw = text[start:self.i]
-                self.i += 1
-                return items, raw
-            if ch == "(":
+                    raise self.error(f"invalid escape '\\{nxt}'",
+                                     hint="valid escapes: \\, \\( \\) \\= \\\\ and '\\ '")
+                items[-1].append(_Piece(nxt, True, at + 2))
+                self.i = at + 2
+            elif ch == ")":
+                self.i = at + 1
+                return items, text[start:at]
+            elif ch == "(":
                 raise self.error(f"unescaped '(' inside clause '{name}'", hint="write a literal parenthesis as \\(")
-            if ch == ",":
-                items.append([])
             else:
-                items[-1].append(_Char(ch, False, self.i + 1))
-            self.i += 1
+                items.append([])
+                self.i = at + 1
 
 
 def _is_clause_char(c: str) -> bool:
@@ -163,9 +186,8 @@ def _is_key_char(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c in "-_")
 
 
-def _is_safe(c: _Char) -> bool:
-    """A value character: safe-char, an escape, or '=' (the key/value split is at the first '=' only)."""
-    return c.escaped or c.ch == "=" or (c.ch.isascii() and (c.ch.isalnum() or c.ch in SAFE_VALUE_EXTRA))
+_SAFE_RUN = re.compile(r"[A-Za-z0-9\-_.:/@=]+")
+"""Unescaped value characters: safe-char, plus '=' (the key/value split is at the first '=' only)."""
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -228,9 +250,9 @@ def parse_contract(text: str) -> Contract:
             raise s.error(f"clause '{written}()' is empty", name_at, hint="remove it, or list at least one value")
         if name in CAPABILITY_CLAUSES:
             for item in items:
-                chars = _trim(item)
-                value = _text(chars)
-                column = chars[0].column if chars else (item[0].column if item else name_at + 1)
+                pieces = _trim(item)
+                value = _text(pieces)
+                column = pieces[0].column if pieces else (item[0].column if item else name_at + 1)
                 caps[name].append(Capability(value, token_problem(value), column))
         else:
             for item in items:
@@ -256,32 +278,48 @@ def parse_contract(text: str) -> Contract:
     )
 
 
-def _first_column(item: list[_Char]) -> int:
-    chars = _trim(item)
-    return chars[0].column if chars else (item[0].column if item else 1)
+def _first_column(item: list[_Piece]) -> int:
+    pieces = _trim(item)
+    return pieces[0].column if pieces else (item[0].column if item else 1)
 
 
-def _parse_pair(s: _Scanner, item: list[_Char], clause: str, clause_at: int) -> tuple[str, str]:
-    chars = _trim(item)
-    if not chars:
+def _split_pair(pieces: list[_Piece]) -> tuple[list[_Piece], list[_Piece], int] | None:
+    """Split at the first unescaped ``=``: key pieces, value pieces, and the column of the ``=``."""
+    for n, piece in enumerate(pieces):
+        if piece.escaped or "=" not in piece.text:
+            continue
+        cut = piece.text.index("=")
+        before = [*pieces[:n], _Piece(piece.text[:cut], False, piece.column)] if cut else pieces[:n]
+        rest = piece.text[cut + 1:]
+        after = ([_Piece(rest, False, piece.column + cut + 1)] if rest else []) + pieces[n + 1:]
+        return before, after, piece.column + cut
+    return None
+
+
+def _parse_pair(s: _Scanner, item: list[_Piece], clause: str, clause_at: int) -> tuple[str, str]:
+    pieces = _trim(item)
+    if not pieces:
         raise s.error(f"empty entry in '{clause}(...)'; expected key=value", clause_at)
-    split = next((n for n, c in enumerate(chars) if c.ch == "=" and not c.escaped), None)
+    split = _split_pair(pieces)
     if split is None:
-        raise s.error(f"expected key=value in '{clause}(...)'", chars[0].column - 1,
+        raise s.error(f"expected key=value in '{clause}(...)'", pieces[0].column - 1,
                       hint="a literal '=' in a value is written \\=")
-    key_chars, value_chars = _trim(chars[:split]), _trim(chars[split + 1:])
-    if not key_chars:
-        raise s.error("missing key before '='", chars[split].column - 1)
-    for c in key_chars:
-        if c.escaped or not _is_key_char(c.ch):
-            raise s.error(f"character {c.ch!r} is not allowed in a key (letters, digits, '-', '_')", c.column - 1)
-    if not value_chars:
-        raise s.error(f"missing value after '{_text(key_chars)}='", chars[split].column - 1)
-    for c in value_chars:
-        if not _is_safe(c):
-            hint = "escape it as '\\ '" if c.ch == " " else "allowed: letters, digits, - _ . / : @ or an escape"
-            raise s.error(f"character {c.ch!r} is not allowed in a value", c.column - 1, hint=hint)
-    return _text(key_chars), _text(value_chars)
+    key_pieces, value_pieces, equals = _trim(split[0]), _trim(split[1]), split[2]
+    if not key_pieces:
+        raise s.error("missing key before '='", equals - 1)
+    for ch, escaped, column in _chars(key_pieces):
+        if escaped or not _is_key_char(ch):
+            raise s.error(f"character {ch!r} is not allowed in a key (letters, digits, '-', '_')", column - 1)
+    if not value_pieces:
+        raise s.error(f"missing value after '{_text(key_pieces)}='", equals - 1)
+    for piece in value_pieces:
+        if piece.escaped or _SAFE_RUN.fullmatch(piece.text):
+            continue
+        for ch, _, column in _chars([piece]):
+            if not _SAFE_RUN.fullmatch(ch):
+                hint = "escape it as '\\ '" if ch == " " else "allowed: letters, digits, - _ . / : @ or an escape"
+                raise s.error(f"character {ch!r} is not allowed in a value", column - 1, hint=hint)
+    return _text(key_pieces), _text(value_pieces)
 
 
 # -- serialising ---------------------------------------------------------------------------------

@@ -120,6 +120,9 @@ class Corpus:
         self.p_count = np.zeros(n)
         self.has_contract = np.zeros(n, dtype=bool)
         self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
+        self.invalid_count = np.zeros(n)
+        self.unknown_count = np.zeros(n)
+        self.hinted: list[int] = []
         for i, r in enumerate(records):
             for term, tf in r.desc_tf.items():
                 postings[term].append((i, tf))
@@ -130,6 +133,10 @@ class Corpus:
             if r.contract is not None:
                 self.has_contract[i] = True
                 self.p_count[i] = len(r.contract.provides)
+                self.invalid_count[i] = len(r.contract.invalid_tokens())
+                self.unknown_count[i] = len(r.contract.unknown)
+                if r.contract.policy:
+                    self.hinted.append(i)
                 for cap in r.contract.provides:
                     ptokens[cap.value].append(i)
             else:
@@ -143,6 +150,10 @@ class Corpus:
         self.avgdl = float(self.doc_length.mean()) if n else 0.0
         with_contract = self.p_count[self.has_contract]
         self.p_median = float(np.median(with_contract)) if with_contract.size else 0.0
+        self.overclaim_limit = max(20.0, 3.0 * self.p_median)
+        excess = np.maximum(0.0, self.p_count - self.overclaim_limit)
+        self.overclaim = np.where(excess > 0, np.minimum(0.25, 0.05 * np.ceil(excess / 5.0)), 0.0)
+        self._runtime: dict[tuple, tuple[np.ndarray, dict[int, list[str]]]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
         self._vocab_hits: dict[tuple, list[str]] = {}
 
@@ -203,6 +214,9 @@ class Corpus:
 
     def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[np.ndarray, dict[int, list[str]]]:
         """``S_runtime`` per candidate and, per candidate, the unknown compatibility tokens (logged)."""
+        key = (host, known)
+        if key in self._runtime:
+            return self._runtime[key]
         scores = np.ones(self.size)
         unknown: dict[int, list[str]] = {}
         for i, r in enumerate(self.records):
@@ -214,4 +228,5 @@ class Corpus:
                 unknown[i] = strange
             if listed and "all" not in listed and host not in listed:
                 scores[i] = 0.0
+        self._runtime[key] = (scores, unknown)
         return scores, unknown

@@ -139,6 +139,7 @@ def score(corpus: Corpus, query: Query, aliases: AliasResolver, *, parser_versio
 
 
 def overclaim(p_count: float, p_median: float) -> float:
+    """The over-claim penalty of one candidate (``Corpus.overclaim`` holds it for every candidate)."""
     limit = max(20.0, 3.0 * p_median)
     if p_count <= limit:
         return 0.0
@@ -162,16 +163,9 @@ def inflation_rule(deltas: np.ndarray) -> tuple[str, float | None, dict]:
 
 def _penalties(table: ScoreTable, corpus: Corpus, query: Query) -> None:
     n = corpus.size
-    invalid = np.zeros(n)
-    unknown_clause = np.zeros(n)
-    over = np.zeros(n)
-    for i in np.flatnonzero(corpus.has_contract):
-        contract = corpus.records[i].contract
-        if not query.strict:
-            invalid[i] = min(0.20, 0.02 * len(contract.invalid_tokens()))
-        unknown_clause[i] = min(0.20, 0.02 * len(contract.unknown))
-        over[i] = overclaim(corpus.p_count[i], corpus.p_median)
-    table.invalid_penalty, table.unknown_clause_penalty, table.overclaim_penalty = invalid, unknown_clause, over
+    table.invalid_penalty = np.zeros(n) if query.strict else np.minimum(0.20, 0.02 * corpus.invalid_count)
+    table.unknown_clause_penalty = np.minimum(0.20, 0.02 * corpus.unknown_count)
+    table.overclaim_penalty = corpus.overclaim
     population = np.flatnonzero(corpus.has_contract)
     deltas = table.s_contract[population] - table.s_skill[population]
     rule, threshold, stats = inflation_rule(deltas)
@@ -183,6 +177,6 @@ def _penalties(table: ScoreTable, corpus: Corpus, query: Query) -> None:
     table.inflation_penalty = np.where(inflated, 0.0 if query.strict else INFLATION_PENALTY, 0.0)
     table.statistics = {
         "p_median": r6(corpus.p_median),
-        "overclaim_limit": r6(max(20.0, 3.0 * corpus.p_median)),
+        "overclaim_limit": r6(corpus.overclaim_limit),
         "inflation": {"rule": rule, **stats, **({"threshold": r6(threshold)} if threshold is not None else {})},
     }

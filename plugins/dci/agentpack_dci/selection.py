@@ -66,9 +66,8 @@ class Selector:
         self.coverage = counts / required if required else np.ones(corpus.size)
         self.resolved_count = counts
         self.hints: dict[int, Hints] = {}
-        for i, record in enumerate(corpus.records):
-            if record.contract is not None and record.contract.policy:
-                self.hints[i] = provider_hints(record.contract.policy, self.effective)
+        for i in corpus.hinted:
+            self.hints[i] = provider_hints(corpus.records[i].contract.policy, self.effective)
 
     # -- scores ------------------------------------------------------------------------------
     def final_scores(self) -> np.ndarray:

@@ -25,9 +25,10 @@ def stopwords() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import snowballstemmer
+    # the module directly: ``snowballstemmer.stemmer("porter")`` imports every language first
+    from snowballstemmer.porter_stemmer import PorterStemmer
 
-    return snowballstemmer.stemmer("porter")
+    return PorterStemmer()
 
 
 _STEMS: dict[str, str] = {}
