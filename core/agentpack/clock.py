@@ -20,7 +20,7 @@ class Clock:
 
     def iso(self) -> str:
         """``now()`` as RFC 3339 with a ``Z`` suffix and second precision."""
-        return self.now().replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        return self.now().astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class FixedClock(Clock):

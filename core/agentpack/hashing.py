@@ -49,6 +49,7 @@ def normalize_newlines(text: str) -> str:
 
 
 def sha256_text_file(path: str | Path) -> str:
-    """SHA-256 over a text file's UTF-8 content with CRLF normalised to LF."""
+    """SHA-256 over a text file's bytes with newlines normalised as ``normalize_newlines`` does
+    (CRLF and lone CR to LF), so it equals ``sha256_text(normalize_newlines(text))``."""
     data = Path(path).read_bytes()
-    return sha256_bytes(data.replace(b"\r\n", b"\n"))
+    return sha256_bytes(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))

@@ -22,14 +22,18 @@ class ChatError(AgentpackError):
 
 
 def is_loopback(url: str) -> bool:
-    """True when ``url``'s host is on this machine (localhost, 127.0.0.0/8, ::1)."""
-    host = (urlparse(url).hostname or "").strip("[]").lower()
+    """True when ``url``'s host is on this machine (localhost, 127.0.0.0/8, ::1, ::ffff:127.x)."""
+    try:
+        host = (urlparse(url).hostname or "").strip("[]").lower().rstrip(".")
+    except ValueError:  # e.g. an unbalanced '[' in the URL
+        return False
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
 
 
 @dataclass
@@ -46,6 +50,22 @@ class ChatResult:
     usage: dict[str, Any] = field(default_factory=dict)
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _tool_call(call: dict[str, Any]) -> ToolCall:
+    """One ``tool_calls`` entry; arguments arrive as a JSON string (or, from some servers, an object)."""
+    fn = call.get("function") or {}
+    raw = fn.get("arguments")
+    if isinstance(raw, dict):
+        arguments = raw
+    else:
+        try:
+            arguments = json.loads(raw or "{}")
+        except (TypeError, ValueError):
+            arguments = None
+        if not isinstance(arguments, dict):
+            arguments = {"_raw": raw}
+    return ToolCall(id=str(call.get("id") or ""), name=str(fn.get("name") or ""), arguments=arguments)
 
 
 class ChatClient:
@@ -83,17 +103,14 @@ class ChatClient:
             data = response.json()
             choice = data["choices"][0]
             message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
+            calls = [_tool_call(call) for call in message.get("tool_calls") or []]
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise TypeError("content is not a string")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise ChatError(f"chat endpoint {url} sent a malformed response: {response.text[:300]}") from None
-        calls = []
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function", {})
-            try:
-                arguments = json.loads(fn.get("arguments") or "{}")
-            except ValueError:
-                arguments = {"_raw": fn.get("arguments")}
-            calls.append(ToolCall(id=call.get("id", ""), name=fn.get("name", ""), arguments=arguments))
-        return ChatResult(content=message.get("content"), tool_calls=calls, usage=data.get("usage") or {},
+        usage = data.get("usage")
+        return ChatResult(content=content, tool_calls=calls, usage=usage if isinstance(usage, dict) else {},
                           finish_reason=choice.get("finish_reason"), raw=data)
 
     def close(self) -> None:

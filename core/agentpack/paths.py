@@ -14,7 +14,9 @@ def check_relative(path: str) -> PurePosixPath:
     Raises ``PathEscapeError`` for an absolute path, a drive or backslash path,
     an empty path, or one that climbs out with ``..``.
     """
-    if not isinstance(path, str) or not path.strip():
+    if not isinstance(path, str):
+        raise PathEscapeError(f"path must be a string, not {type(path).__name__}")
+    if not path.strip():
         raise PathEscapeError("path is empty")
     if "\\" in path or (len(path) > 1 and path[1] == ":"):
         raise PathEscapeError(f"'{path}' is not a POSIX path (use '/' separators and no drive letter)")
