@@ -1,0 +1,183 @@
+"""Builds (formats, payload variants, atomicity, reuse) and the query contract of spec 6.3."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentpack.clock import FixedClock
+from agentpack.errors import AgentpackError
+from agentpack_ecp.build import build_pack
+from agentpack_ecp.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
+from agentpack_ecp.query import query_pack
+from agentpack_ecp.tokenize import term_counts, tokenize
+
+INDEXES = Path("expert/context/indexes")
+
+
+def _status(response: dict, index_id: str) -> str:
+    return next(r["status"] for r in response["retrieval"]["indexes"] if r["index_id"] == index_id)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="abc \n", min_size=0, max_size=40), max_size=30),
+       st.integers(1, 60), st.integers(0, 70))
+def test_line_windows_cover_every_line_and_advance(parts: list[str], max_chars: int, overlap: int) -> None:
+    lines = split_lines("".join(parts))
+    overlap = min(overlap, max_chars - 1)
+    windows = line_windows(lines, max_chars, overlap)
+    assert [w.text for w in windows] == ["".join(lines[w.start_line - 1:w.end_line]) for w in windows]
+    covered = {n for w in windows for n in range(w.start_line, w.end_line + 1)}
+    assert covered == set(range(1, len(lines) + 1))
+    assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in zip(windows, windows[1:]))
+
+
+@given(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), st.from_regex(r"[a-z0-9/._-]{1,20}", fullmatch=True),
+       st.integers(1, 999), st.integers(1, 999))
+def test_chunk_ids_round_trip(source: str, path: str, a: int, b: int) -> None:
+    assert parse_chunk_id(chunk_id(source, path, a, b)) == (source, path, a, b)
+
+
+def test_tokenizer_keeps_whole_tokens_and_true_frequencies() -> None:
+    assert tokenize("The parseHTTPResponse of read_file_v2") == [
+        "parsehttpresponse", "parse", "http", "response", "read_file_v2", "read", "file"]
+    counts = term_counts("cache cache cacheDir the a")
+    assert counts["cache"] == 3 and counts["cachedir"] == 1 and "the" not in counts
+
+
+def test_all_three_formats_and_no_absolute_paths(example_pack: Path) -> None:
+    result = build_pack(example_pack, rebuild=True, clock=FixedClock("2026-03-01T00:00:00Z"))
+    assert {i["format"] for i in result.indexes} == {"keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1"}
+    for name in ("corpus-keyword", "corpus-fts", "corpus-vector"):
+        folder = example_pack / INDEXES / name
+        for artifact in folder.iterdir():
+            if artifact.suffix in (".json", ".jsonl"):
+                assert str(example_pack) not in artifact.read_text(), artifact
+        info = json.loads((folder / "build_info.json").read_text())
+        assert info["built_at"] == "2026-03-01T00:00:00Z"
+    data = json.loads((example_pack / INDEXES / "corpus-keyword" / "index_data.json").read_text())
+    assert data["config"]["bm25"] == {"k1": 1.2, "b": 0.75}
+    postings = data["terms"]["cache"]["postings"]
+    caching = [tf for cid, tf in postings if cid.startswith("corpus::docs/caching.md")]
+    assert caching and caching[0] >= 3
+    matrix = np.load(example_pack / INDEXES / "corpus-vector" / "vectors.npy")
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("payload", ["vectors.jsonl", "dense.jsonl", "vectors.bin", "big.npy"])
+def test_vector_payload_variants_answer_alike(example_pack: Path, payload: str) -> None:
+    manifest = example_pack / "expert" / "EXPERT.yaml"
+    spec = {"vectors.jsonl": "{metric: cosine, vectors_path: vectors.jsonl}",
+            "dense.jsonl": "{metric: cosine, vectors_path: dense.jsonl, vector_format: dense-jsonl-v1}",
+            "vectors.bin": "{metric: cosine, vectors_path: vectors.bin, dtype: float64, endianness: big}",
+            "big.npy": "{metric: cosine, vectors_path: big.npy, endianness: big}"}[payload]
+    manifest.write_text(manifest.read_text().replace("{metric: cosine, vectors_path: vectors.npy}", spec))
+    build_pack(example_pack, index_ids=["corpus-vector"])
+    os.remove(example_pack / INDEXES / "corpus-vector" / "agentpack-cache.npz")
+    response = query_pack(example_pack, {"question": "prediction cache fingerprint", "mode": "vector"})
+    assert _status(response, "corpus-vector") == "ok"
+    assert response["chunks"][0]["path"] in ("docs/caching.md", "src/tidewater/station.py")
+
+
+def test_query_vector_must_match_the_index_embedding(example_pack: Path) -> None:
+    vec = [0.0] * 256
+    vec[3] = 1.0
+    bad = query_pack(example_pack, {"question": "x", "mode": "vector", "query_vector": vec,
+                                    "query_embedding": {"model": "other", "dimensions": 256}})
+    assert _status(bad, "corpus-vector") == "skipped" and "does not match" in bad["limitations"]
+    ok = query_pack(example_pack, {"question": "x", "mode": "vector", "query_vector": [[3, 2.0]],
+                                   "query_embedding": {"model": "agentpack-hash-v1", "dimensions": 256}})
+    assert _status(ok, "corpus-vector") == "ok"
+
+
+def test_response_contract(example_pack: Path) -> None:
+    response = query_pack(example_pack, {"question": "Which settings does tidewater.toml accept?", "top_k": 3},
+                          clock=FixedClock("2026-04-01T00:00:00Z"))
+    assert {"answer", "as_of", "citations", "chunks", "synthesis"} <= set(response)
+    assert response["as_of"]["source_id"] == "corpus" and response["as_of"]["revision"]["hash"]
+    assert response["synthesis"]["provider"] == "local"
+    assert len(response["chunks"]) == 3 and response["retrieval"]["fusion"] == "rrf"
+    for chunk in response["chunks"]:
+        c = chunk["citation"]
+        assert {"source_id", "source_type", "uri", "revision", "artifact_path", "chunk_id", "retrieved_at", "loc",
+                "chunk_hash"} <= set(c)
+        assert c["retrieved_at"] == "2026-04-01T00:00:00Z" and chunk["snippet"]
+        assert parse_chunk_id(c["chunk_id"])[1] == c["artifact_path"] == chunk["path"]
+    assert "[1]" in response["answer"]
+
+
+def test_filters_and_modes(example_pack: Path) -> None:
+    code = query_pack(example_pack, {"question": "station constituents", "filters": {"path_prefix": "src/"}})
+    assert code["chunks"] and all(c["path"].startswith("src/") for c in code["chunks"])
+    none = query_pack(example_pack, {"question": "station constituents", "filters": {"source_id": "nope"}})
+    assert none["citations"] == []
+    for mode, fmt in (("keyword", "keyword-index-v2"), ("fts", "sqlite-fts-index-v1")):
+        response = query_pack(example_pack, {"question": "cache", "mode": mode})
+        used = [r for r in response["retrieval"]["indexes"] if r["status"] == "ok"]
+        assert [r["format"] for r in used] == [fmt]
+    with pytest.raises(AgentpackError, match="unknown mode"):
+        query_pack(example_pack, {"question": "x", "mode": "psychic"})
+
+
+def test_snippets_come_from_the_index_after_sources_change(example_pack: Path) -> None:
+    before = query_pack(example_pack, {"question": "storm surge weather", "top_k": 1})["chunks"][0]
+    (example_pack / "expert/sources/corpus/docs/accuracy.md").write_text("rewritten\n")
+    after = query_pack(example_pack, {"question": "storm surge weather", "top_k": 1})["chunks"][0]
+    assert after["snippet"] == before["snippet"] and "storm surge" in after["snippet"]
+
+
+def test_missing_index_is_reported_not_dropped(example_pack: Path) -> None:
+    import shutil
+
+    shutil.rmtree(example_pack / INDEXES / "corpus-fts")
+    response = query_pack(example_pack, {"question": "cache"})
+    fts = next(r for r in response["retrieval"]["indexes"] if r["index_id"] == "corpus-fts")
+    assert fts["status"] == "error" and "not built" in fts["reason"]
+    assert "corpus-fts" in response["limitations"]
+
+
+def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path: Path) -> None:
+    target = example_pack / INDEXES / "corpus-keyword" / "index_data.json"
+    before = target.read_bytes()
+    code = ("import sys, agentpack_ecp.kwindex as k\n"
+            "def boom(*a, **kw): raise SystemExit(9)\n"
+            "k.write = boom\n"
+            "from agentpack_ecp.build import build_pack\n"
+            f"build_pack({str(example_pack)!r}, rebuild=True)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 9
+    assert target.read_bytes() == before
+    assert not [p for p in (example_pack / INDEXES).iterdir() if p.name.startswith(".staging")]
+    assert query_pack(example_pack, {"question": "cache", "mode": "keyword"})["chunks"]
+
+
+def test_unchanged_files_reuse_chunks_and_out_dir_stages(example_pack: Path, tmp_path: Path) -> None:
+    (example_pack / "expert/sources/corpus/docs/new.md").write_text("# Tide tables\nPrinted tide tables.\n")
+    result = build_pack(example_pack, index_ids=["corpus-keyword"], out_dir=tmp_path / "stage")
+    staged = tmp_path / "stage" / INDEXES / "corpus-keyword"
+    assert (staged / "index_data.json").is_file() and result.indexes[0]["status"] == "built"
+    live = json.loads((example_pack / INDEXES / "corpus-keyword" / "build_info.json").read_text())
+    assert live["stats"]["files"] == 8
+    manifest_before = (example_pack / "expert" / "EXPERT.yaml").read_text()
+    assert "new.md" not in manifest_before
+    built = build_pack(example_pack, index_ids=["corpus-keyword"])
+    assert built.indexes[0]["files"] == 9
+    assert build_pack(example_pack, index_ids=["corpus-keyword"]).indexes[0]["status"] == "up-to-date"
+
+
+def test_build_errors_are_located(example_pack: Path) -> None:
+    manifest = example_pack / "expert" / "EXPERT.yaml"
+    with pytest.raises(AgentpackError, match="no index with id"):
+        build_pack(example_pack, index_ids=["nope"])
+    manifest.write_text(manifest.read_text().replace("type: vector", "type: graph"))
+    with pytest.raises(AgentpackError) as err:
+        build_pack(example_pack)
+    assert err.value.file == "expert/EXPERT.yaml" and err.value.line
