@@ -37,9 +37,9 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
 
 
 def query(pack: Pack, request: QueryRequest) -> QueryResponse:
-    from .query import query_pack
+    from .answering import answer  # lifecycle hook: synthesis provider and query logs
 
-    response = query_pack(pack.root, request_dict(request))
+    response = answer(pack.data, request_dict(request), request.options)
     citations = [Citation(label=f"{c['artifact_path']}:{c['loc']['start_line']}-{c['loc']['end_line']} "
                                 f"({c['source_id']})",
                           source_id=c["source_id"], path=c["artifact_path"], line_start=c["loc"]["start_line"],
