@@ -134,7 +134,7 @@ def load_bindings_file(path: Path, context: Any, host: Any = None) -> ToolBox:
     doc = load_yaml(path)
     findings = schema_findings(doc.data, "bindings", doc, code="OEX900", unknown_severity="error")
     if findings:
-        first = findings[0]
+        first = sorted(findings, key=lambda f: "unknown key" not in f.message)[0]
         raise AgentpackError(first.message, file=first.file, line=first.line)
     box = ToolBox()
     context.base = path.parent

@@ -54,10 +54,13 @@ def _python_runner() -> Callable[[Path, Any], Any] | None:
 def _unwrap(result: Any, path: Path) -> Any:
     status = getattr(result, "status", None) if not isinstance(result, dict) else result.get("status")
     output = getattr(result, "output", None) if not isinstance(result, dict) else result.get("output")
+    if isinstance(result, dict) and result.get("ok") is False and status in (None, "ok"):
+        status = "failed"
     if status not in (None, "ok"):
         report = getattr(result, "report", None) or (result.get("report") if isinstance(result, dict) else None)
         errors = (report or {}).get("errors") if isinstance(report, dict) else None
-        raise ToolError(f"skill {path.name} ended with status '{status}'" + (f": {errors}" if errors else ""))
+        detail = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or [])
+        raise ToolError(f"skill {path.name} ended with status '{status}'" + (f": {detail}" if detail else ""))
     return output
 
 
