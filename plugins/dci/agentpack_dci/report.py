@@ -44,6 +44,8 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     reasons = res.selector.reasons(i, final)
     if i in sel.probe_rejected:
         reasons.append(sel.probe_rejected[i])
+    elif q.strict and t.inflated[i] and i not in sel.probe_cleared:
+        reasons.append("contract-inflated; strict mode excludes it unless a probe passes")
     if i in sel.beyond_limit:
         reasons.append(f"not among the top max-candidates={res.policy.effective['max-candidates']}")
     matches = t.matches.get(i, {})

@@ -1,0 +1,199 @@
+"""Golden vectors for the decisions the spec leaves open (each one is documented in docs/dci.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentpack_dci.aliases import AliasResolver, flatten, table_from_data
+from agentpack_dci.index import may_reach_threshold
+from agentpack_dci.jaro import FUZZY_THRESHOLD, jaro, jaro_winkler
+from agentpack_dci.policy import (PolicyError, defaults, parse_value, provider_hints, resolve_policy)
+from agentpack_dci.reliability import History
+from agentpack_dci.scoring import inflation_rule, overclaim
+from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
+
+
+# -- stemmer: the original Porter algorithm -----------------------------------------------------
+@pytest.mark.parametrize("word, expected", [
+    ("dying", "dy"), ("lying", "ly"), ("skies", "ski"), ("news", "new"),  # NLTK's default mode gives die/lie/sky/news
+    ("generously", "gener"), ("caresses", "caress"), ("relational", "relat"), ("summarization", "summar"),
+])
+def test_original_porter_stemmer(word, expected):
+    assert stem(word) == expected
+
+
+def test_tokenizer_splits_on_hyphen_underscore_slash_and_drops_stopwords():
+    assert tokenize("The Web-Search_tool/paths for AGENTS, and 3D") == ["web", "search", "tool", "path", "agent", "3d"]
+    assert joined_stem("summarization-tools") == "summar-tool"
+
+
+def test_stopword_list_is_our_own_fixed_list():
+    words = stopwords()
+    assert {"the", "and", "would", "about"} <= words and "done" not in words
+    assert all(w == w.lower() and w.isalpha() for w in words)
+
+
+# -- Jaro-Winkler ------------------------------------------------------------------------------
+@pytest.mark.parametrize("a, b, expected", [
+    ("martha", "marhta", 0.961111),
+    ("dixon", "dicksonx", 0.813333),
+    ("reasoning-advanced", "reasoning-basic", 0.893333),  # below 0.90 (the long-string variant gives 0.920988)
+    ("web-search", "web-searching", 0.953846),
+    ("", "", 0.0),
+    ("abc", "abc", 1.0),
+])
+def test_jaro_winkler_golden(a, b, expected):
+    assert round(jaro_winkler(a, b), 6) == expected
+
+
+def test_reasoning_advanced_is_not_a_fuzzy_match_for_reasoning_basic():
+    assert jaro_winkler("reasoning-advanced", "reasoning-basic") < FUZZY_THRESHOLD
+
+
+def test_jaro_winkler_agrees_with_jellyfish_when_installed():
+    jellyfish = pytest.importorskip("jellyfish", reason="jellyfish is only an optional cross-check")
+    import random
+
+    rng = random.Random(3)
+    for _ in range(3000):
+        a = "".join(rng.choice("abcd-") for _ in range(rng.randint(1, 14)))
+        b = "".join(rng.choice("abcd-") for _ in range(rng.randint(1, 14)))
+        ours, theirs = jaro_winkler(a, b), jellyfish.jaro_winkler_similarity(a, b)
+        assert (ours >= FUZZY_THRESHOLD) == (theirs >= FUZZY_THRESHOLD)
+        if jaro(a, b) > 0.7:
+            assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("abcde-", max_size=16), st.text("abcde-", max_size=16))
+def test_length_prefilter_never_drops_a_fuzzy_match(a, b):
+    if jaro_winkler(a, b) >= FUZZY_THRESHOLD:
+        assert may_reach_threshold(a, b)
+
+
+# -- BM25 idf (Lucene form) ----------------------------------------------------------------------
+def _corpus(descriptions):
+    from agentpack_dci.discovery import SkillRecord
+    from agentpack_dci.index import Corpus
+    from collections import Counter
+
+    records = []
+    for n, text in enumerate(descriptions):
+        tokens = tokenize(text)
+        records.append(SkillRecord(
+            id=f"s{n}::p{n}", name=f"s{n}", path=f"p{n}", source="workspace-local", directory=None,
+            description=text, compatibility=None, metadata_hash=str(n), contract_text=None, contract=None,
+            contract_error=None, desc_tf=Counter(tokens), desc_length=len(tokens), namepath_tokens=frozenset(),
+            provisional=frozenset(tokens), runtime_tokens=()))
+    return Corpus(records, "x")
+
+
+def test_bm25_idf_is_positive_for_a_term_in_one_of_two_documents():
+    corpus = _corpus(["search web", "translate text"])
+    scores = corpus.bm25(["search"])
+    # classic idf log((N - n + 0.5) / (n + 0.5)) would be 0 here; Lucene's log(1 + ...) is log(2)
+    tf_part = 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 2 / 2))
+    assert scores[0] == pytest.approx(math.log(2) * tf_part) and scores[1] == 0
+
+
+def test_bm25_idf_is_positive_with_one_document():
+    corpus = _corpus(["search web"])
+    assert corpus.bm25(["search"])[0] == pytest.approx(math.log(1 + 0.5 / 1.5) * 1.0)
+
+
+def test_bm25_counts_each_distinct_query_term_once():
+    corpus = _corpus(["search web", "translate text"])
+    assert np.array_equal(corpus.bm25(["search", "search"]), corpus.bm25(["search"]))
+
+
+# -- penalties ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("p_count, median, expected", [
+    (20, 0, 0.0), (21, 0, 0.05), (25, 0, 0.05), (26, 0, 0.10), (45, 2, 0.25), (100, 0, 0.25),
+    (24, 8, 0.0), (25, 8, 0.05), (30, 8, 0.10),  # the limit is max(20, 3 * 8) = 24; ceil((30 - 24) / 5) = 2
+    (2.5 * 4, 2.5, 0.0),  # an even population's median is the mean of the middle two
+])
+def test_overclaim_formula(p_count, median, expected):
+    assert overclaim(p_count, median) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("deltas, rule, threshold", [
+    ([0.9], "skipped", None),
+    ([0.9, 0.1], "absolute", 0.35),
+    ([0.1, 0.2, 0.3, 0.4], "absolute", 0.35),
+    ([0.2] * 5, "sigma is 0", 0.35),
+    ([0.0, 0.0, 0.0, 0.0, 1.0], "statistical", 0.2 + 2 * 0.4),
+])
+def test_inflation_rule_edge_cases(deltas, rule, threshold):
+    name, value, stats = inflation_rule(np.array(deltas))
+    assert name.startswith(rule)
+    assert value == (None if threshold is None else pytest.approx(threshold))
+    if len(deltas) >= 2:
+        assert stats["sigma_delta"] == pytest.approx(float(np.std(deltas)), abs=1e-6)  # population deviation
+
+
+# -- reliability ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("outcomes, rate, multiplier", [
+    ((), 1.0, 1.0), ((1, 1, 0, 0), 0.5, 0.85), ((0,) * 20, 0.0, 0.70), ((1,) * 20, 1.0, 1.0),
+])
+def test_history_multiplier(outcomes, rate, multiplier):
+    h = History(outcomes, None)
+    assert h.success_rate == rate and h.multiplier == pytest.approx(multiplier)
+
+
+# -- policy ----------------------------------------------------------------------------------------
+def test_policy_defaults_per_mode_and_precedence():
+    assert defaults("strict")["min-required-coverage"] == 1.0 and defaults("strict")["on-missing-required"] == "hard-fail"
+    assert defaults("best-effort")["min-required-coverage"] == 0.6
+    p = resolve_policy("best-effort", {"max-candidates": 2, "selection-mode": "cover"}, {"max-candidates": 4})
+    assert p.effective["max-candidates"] == 4 and p.effective["selection-mode"] == "cover"
+    assert p.source == "consumer+runtime"
+    assert resolve_policy("strict", {}, {}).source == "defaults"
+
+
+@pytest.mark.parametrize("key, raw", [("min-total-score", "1.5"), ("min-total-score", "nan"), ("max-candidates", "0"),
+                                      ("max-providers", "2.0"), ("selection-mode", "many"), ("color", "red")])
+def test_policy_values_are_checked(key, raw):
+    with pytest.raises(PolicyError):
+        parse_value(key, raw)
+
+
+def test_provider_hints_only_tighten():
+    effective = defaults("best-effort")
+    hints = provider_hints((("min-total-score", "0.6"), ("min-contract-score", "0.1"), ("max-candidates", "1"),
+                            ("on-missing-required", "hard-fail"), ("min-required-coverage", "x")), effective)
+    assert hints.thresholds == {"min-total-score": 0.6}
+    assert hints.on_missing == "hard-fail"
+    assert set(hints.ignored) == {"min-contract-score", "max-candidates", "min-required-coverage"}
+    loose = provider_hints((("on-missing-required", "auto-emulate"),), effective)
+    assert loose.on_missing is None and "on-missing-required" in loose.ignored
+
+
+# -- aliases -------------------------------------------------------------------------------------
+def test_alias_cycles_flatten_to_the_first_key():
+    canonical, _ = flatten({"b": ["a"], "a": ["b", "c"], "d": ["e"]})
+    assert canonical == {"a": "b", "b": "b", "c": "b", "d": "d", "e": "d"}
+
+
+def test_alias_chain_keeps_canonical_keys():
+    canonical, _ = flatten({"a": ["b"], "b": ["c"]})
+    assert canonical == {"a": "a", "b": "b", "c": "b"}
+
+
+def test_alias_precedence_is_table_by_table():
+    def table(source, aliases):
+        return table_from_data({"schema_version": "1", "alias_table_version": source, "aliases": aliases}, source)
+
+    resolver = AliasResolver([table("builtin", {"search": ["lookup"]}),
+                              table("runtime-user", {"lookup": ["find"]}),
+                              table("workspace", {"query": ["lookup"]})])
+    assert [t.source for t in resolver.tables] == ["runtime-user", "workspace", "builtin"]
+    assert resolver.canonical("lookup") == "lookup"  # a canonical key of the runtime table wins
+    assert resolver.canonical("find") == "lookup"
+    assert resolver.canonical("search") == "search"
+    assert resolver.canonical("unknown-token") == "unknown-token"
+    assert "runtime-user:runtime-user@" in resolver.version_key
