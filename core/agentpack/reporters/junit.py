@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from ..models import Report
+
+_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Spell out characters XML 1.0 cannot hold (ANSI escapes, NUL, ...) as ``\\xNN``, in place."""
+    def fix(text: str) -> str:
+        return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+    for element in root.iter():
+        if element.text:
+            element.text = fix(element.text)
+        for key, value in element.attrib.items():
+            element.attrib[key] = fix(value)
 
 
 def render(report: Report) -> str:
@@ -45,5 +60,6 @@ def render(report: Report) -> str:
     root.set("tests", str(total))
     root.set("failures", str(failures))
     root.set("errors", str(errors))
+    _xml_safe(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

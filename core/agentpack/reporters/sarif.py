@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from ..models import Report
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(path: str) -> str:
+    """A file path as a URI reference: '/' separators, percent-encoded, never mistaken for a scheme."""
+    uri = quote(path.replace("\\", "/"), safe="/:@!$&'()*+,;=~")
+    first = uri.split("/", 1)[0]
+    return f"./{uri}" if ":" in first else uri
 
 
 def render(report: Report) -> str:
@@ -16,7 +24,7 @@ def render(report: Report) -> str:
         for f in item.findings:
             rules.setdefault(f.code, {"id": f.code, "shortDescription": {"text": f.code},
                                       "defaultConfiguration": {"level": LEVELS[f.severity]}})
-            location = {"physicalLocation": {"artifactLocation": {"uri": (f.file or item.path).replace("\\", "/")}}}
+            location = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or item.path)}}}
             if f.line:
                 region = {"startLine": f.line}
                 if f.column:
@@ -34,7 +42,7 @@ def render(report: Report) -> str:
                 if c.status in ("failed", "error"):
                     code = "EVAL-FAIL" if c.status == "failed" else "EVAL-ERROR"
                     rules.setdefault(code, {"id": code, "shortDescription": {"text": f"evaluation case {c.status}"}})
-                    loc = {"physicalLocation": {"artifactLocation": {"uri": c.file or s.file or ev.path or ev.name}}}
+                    loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(c.file or s.file or ev.path or ev.name)}}}
                     if c.line:
                         loc["physicalLocation"]["region"] = {"startLine": c.line}
                     results.append({"ruleId": code, "level": "error",
