@@ -290,7 +290,47 @@ def prune(pack: Path, dry_run: bool, as_json: bool) -> None:
          + "".join(f"\n  {r}" for r in removed))
 
 
-COMMANDS = [refresh, publish, rollback, status, prune, package, verify, sign, keygen]
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--interval", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
+              help="Seconds between polls of the sources and the schedule.")
+@click.option("--max-runs", type=click.IntRange(min=1), help="Stop after this many refreshes.")
+@click.option("--duration", type=click.FloatRange(min=0), help="Stop after this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per event (JSON Lines).")
+def watch(pack: Path, interval: float, max_runs: int | None, duration: float | None, as_json: bool) -> None:
+    """Run PACK's refresh_triggers until stopped (Ctrl-C): cron schedules, and a refresh whenever a
+    source changes for event triggers. Exit status 1 when any refresh failed.
+
+    \b
+    Examples:
+      agentpack ecp watch my-expert
+      agentpack ecp watch my-expert --json --max-runs 1
+    """
+    import json
+    import sys
+
+    from .watch import Watcher, install_signal_handlers
+
+    def show(event: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(json.dumps(event, sort_keys=True), nl=True)
+        elif event["event"] == "refresh":
+            click.echo(f"{event['at']} refresh ({event['reason']}): {event['decision']}"
+                       + (f" run {event['run_id']}" if event.get("run_id") else "")
+                       + (f" [{event['error']}]" if event.get("error") else ""))
+        elif event["event"] == "watching":
+            click.echo(f"watching {pack}: schedules {event['schedules'] or '-'}, events {event['events'] or '-'}")
+        else:
+            click.echo(f"stopped after {event['runs']} refresh(es), {event['failures']} failed")
+        sys.stdout.flush()
+
+    watcher = Watcher(pack, interval=interval, max_runs=max_runs, duration=duration, on_event=show)
+    install_signal_handlers(watcher)
+    if watcher.run():
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+COMMANDS = [refresh, publish, rollback, status, watch, prune, package, verify, sign, keygen]
 
 
 def attach(group: click.Group) -> None:
