@@ -1,0 +1,130 @@
+"""``agentpack dci ...`` commands, in process and (a few) as real subprocesses; plus the cross-cutting lint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentpack_dci import schemas_store
+from dci_helpers import write_skill
+
+AGENTPACK = Path(sys.executable).parent / "agentpack"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    write_skill(tmp_path, "skills/web-search", description="Search the web and return ranked results.",
+                contract="DCI/1^strict P(web-search) E(query-text)", compatibility="cli, copilot")
+    write_skill(tmp_path, "skills/summarizer", description="Summarize long documents into short briefs.",
+                contract="DCI/1 P(summarize)")
+    return tmp_path
+
+
+def test_parse_prints_canonical_form_and_json(agentpack_cli):
+    result = agentpack_cli("dci", "parse", "DCI/1 Provides( web-search ) Pol(max-candidates=2)")
+    assert result.exit_code == 0 and result.stdout == "DCI/1^best-effort P(web-search) Pol(max-candidates=2)\n"
+    assert "long clause name 'Provides'" in result.stderr
+    data = agentpack_cli("dci", "parse", "DCI/1 P(Web)", "--json").json()
+    assert data["ok"] and data["contract"]["provides"][0] == {"value": "Web", "valid": False,
+                                                             "problem": "contains characters outside lowercase "
+                                                                        "a-z, 0-9 and '-': 'W'"}
+
+
+def test_parse_error_points_at_the_column(agentpack_cli):
+    result = agentpack_cli("dci", "parse", "DCI/1 P(a) A(k=a b)")
+    assert result.exit_code == 1
+    assert "column 17" in result.stderr and "\n" + " " * 18 + "^\n" in result.stderr
+    data = agentpack_cli("dci", "parse", "DCI/1 P(a", "--json")
+    assert data.exit_code == 1 and data.json()["error"]["column"] == 7
+
+
+def test_lint_skill_dirs_and_workspace(agentpack_cli, tmp_path):
+    bad = write_skill(tmp_path, "skills/bad", description="x", contract="DCI/1^strict P(Web) Pol(colour=red) p(x)")
+    broken = write_skill(tmp_path, "skills/broken", description="x", contract="DCI/1 P(a")
+    result = agentpack_cli("dci", "lint", str(bad), str(broken), "--json")
+    assert result.exit_code == 1
+    codes = {f["code"]: f for item in result.json()["items"] for f in item["findings"]}
+    assert codes["DCI010"]["severity"] == "error" and codes["DCI010"]["line"] == 5
+    assert codes["DCI030"]["severity"] == "error" and codes["DCI001"]["message"].endswith("(column 7)")
+    assert "did you mean 'P'" in codes["DCI020"]["hint"]
+    sarif = agentpack_cli("dci", "lint", str(tmp_path), "-o", "sarif")
+    assert sarif.exit_code == 1 and json.loads(sarif.stdout)["runs"]
+    ok = write_skill(tmp_path / "other", "skills/fine", description="x", contract="DCI/1 P(a) P(b)")
+    assert agentpack_cli("dci", "lint", str(ok)).exit_code == 0
+    assert agentpack_cli("dci", "lint", "--strict", str(ok)).exit_code == 1  # DCI022 warning -> error
+
+
+def test_core_validate_lints_contracts_of_any_skill(agentpack_cli, tmp_path):
+    skill = write_skill(tmp_path, "my-skill", description="x", contract="DCI/1 P(ok) A(k=v w)")
+    result = agentpack_cli("validate", str(skill), "-o", "json")
+    assert result.exit_code == 1
+    findings = result.json()["items"][0]["findings"]
+    assert [f["code"] for f in findings] == ["DCI001"] and result.json()["items"][0]["format"] == "agent-skill"
+
+
+def test_resolve_text_json_and_report_file(agentpack_cli, ws, tmp_path):
+    text = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "web-search", "--no-history")
+    assert text.exit_code == 0 and "selected: web-search::skills/web-search" in text.stdout
+    out = tmp_path / "run.json"
+    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--require", "web-search,summarize", "--selection", "cover",
+                           "--mode", "strict", "--json", "--report", str(out), "--run-id", "r1",
+                           "--at", "2026-02-03T04:05:06Z")
+    envelope = result.json()
+    assert result.exit_code == 0 and envelope["ok"] and envelope["command"] == "dci resolve"
+    report = envelope["report"]
+    assert report["run_id"] == "r1" and report["generated_at"] == "2026-02-03T04:05:06Z"
+    assert schemas_store.store().validate(schemas_store.REPORT, report) == []
+    assert json.loads(out.read_text()) == report
+    explained = agentpack_cli("dci", "explain", "--from-report", str(out), "--candidate", "summarizer")
+    assert explained.exit_code == 0 and "summarizer::skills/summarizer" in explained.stdout
+    assert "S_total" in explained.stdout and "web-search::" not in explained.stdout.split("\n\n", 2)[-1]
+
+
+def test_resolve_failures_and_decisions(agentpack_cli, ws):
+    failed = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--mode", "strict", "--json")
+    assert failed.exit_code == 1 and failed.json()["report"]["status"] == "failed"
+    emulated = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--decision", "emulate", "--json")
+    assert emulated.exit_code == 0 and emulated.json()["report"]["emulated_capabilities"] == ["translation"]
+    prompted = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--prompt",
+                             input="continue-with-partial\n")
+    assert prompted.exit_code == 0 and "continued-partial" in prompted.stdout
+    assert "(prompt)" in prompted.stdout
+    bad = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "Not Valid")
+    assert bad.exit_code == 2 and "Not Valid" in bad.stderr
+    bad_policy = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "web-search", "--policy", "max-candidates=0")
+    assert bad_policy.exit_code == 2 and "max-candidates" in bad_policy.stderr
+
+
+def test_resolve_with_consumer_skill(agentpack_cli, ws):
+    consumer = write_skill(ws, "consumers/brief", description="Writes briefs.",
+                           contract="DCI/1^strict R(web-search) Pol(on-missing-required=hard-fail)")
+    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--consumer", str(consumer), "--json")
+    assert result.exit_code == 0 and result.json()["report"]["mode"] == "strict"
+    broken = write_skill(ws, "consumers/broken", description="x", contract="DCI/1 R(a")
+    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--consumer", str(broken))
+    assert result.exit_code == 2 and "consumer contract" in result.stderr and "SKILL.md:5" in result.stderr
+
+
+def test_record_then_explain_shows_history(agentpack_cli, ws):
+    result = agentpack_cli("dci", "record", "web-search", "--failure", "-w", str(ws), "--json",
+                           "--at", "2026-01-01T00:00:00Z")
+    assert result.exit_code == 0 and result.json()["entry"]["outcomes_last_20"] == [0]
+    assert agentpack_cli("dci", "record", "nope", "--success", "-w", str(ws)).exit_code == 2
+    explained = agentpack_cli("dci", "explain", "-w", str(ws), "-r", "web-search")
+    assert "success 0.0 over 1 runs" in explained.stdout and "* 0.7" in explained.stdout
+
+
+def test_real_subprocesses(ws):
+    help_text = subprocess.run([str(AGENTPACK), "dci", "resolve", "-h"], capture_output=True, text=True, check=True)
+    assert "--require" in help_text.stdout and "Examples:" in help_text.stdout
+    run = subprocess.run([str(AGENTPACK), "dci", "resolve", "-r", "web-search", "--json", "--no-history"],
+                         cwd=ws, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["report"]["selected_candidates"] == ["web-search::skills/web-search"]
+    record = subprocess.run([str(AGENTPACK), "dci", "record", "web-search::skills/web-search", "--success"],
+                            cwd=ws, capture_output=True, text=True)
+    assert record.returncode == 0 and (ws / ".dci" / "state" / "reliability.v1.json").is_file()

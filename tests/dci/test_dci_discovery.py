@@ -1,0 +1,152 @@
+"""Discovery order, rejections, deduplication, disabled skills, runtime and external roots, real skills."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from agentpack import hookimpl
+from agentpack.errors import AgentpackError
+from agentpack_dci import schemas_store
+from agentpack_dci.config import load_config, state_root
+from agentpack_dci.discovery import discover
+from agentpack_dci.report import CANDIDATE_EXTENSION_KEYS, EXTENSION_KEYS
+from agentpack_dci.resolve import Resolver, ResolveRequest
+from dci_helpers import write_skill
+
+
+def test_order_sources_and_rejections(tmp_path, register_plugin):
+    ws = tmp_path / "ws"
+    write_skill(ws, "skills/b/zeta", description="Z.")
+    write_skill(ws, "skills/a-b", description="A-B.")
+    write_skill(ws, "skills/a/beta", description="B.")
+    write_skill(ws, "skills/broken", name="Broken_Name", description="Bad name.")
+    (ws / "skills" / "flow").mkdir()
+    (ws / "skills" / "flow" / "SKILL.md").write_text("---\nname: flow\ndescription: x\ntags: [a, b]\n---\n")
+    write_skill(ws, "skills/.hidden/ghost", description="Never seen.")
+    runtime = tmp_path / "runtime"
+    write_skill(runtime, "installed", description="Installed by a runtime.")
+    external = tmp_path / "external"
+    write_skill(external, "mounted", description="Mounted.")
+    write_skill(external, "off", description="Disabled by config.")
+    (ws / ".dci").mkdir()
+    (ws / ".dci" / "config.v1.json").write_text(json.dumps({
+        "schema_version": "1", "external_roots": [str(external), "missing-root"], "disabled": ["off"],
+        "runtime_roots": ["skills"]}))
+
+    class Roots:
+        @hookimpl
+        def agentpack_dci_skill_roots(self, workspace):
+            return [runtime]
+
+    register_plugin(Roots())
+    r = Resolver(ws, ephemeral_history=True)
+    d = r.discovery
+    assert [rec.id for rec in d.records] == [
+        "a-b::skills/a-b", "beta::skills/a/beta", "zeta::skills/b/zeta",
+        "installed::" + (runtime / "installed").resolve().as_posix(),
+        "mounted::" + (external / "mounted").resolve().as_posix()]
+    reasons = {rej.id: rej.reason for rej in d.rejections}
+    assert "SKL01" in reasons["skills/broken"] and "flow-style lists" in reasons["skills/flow"]
+    assert reasons["zeta::skills/b/zeta"].startswith("duplicate of the candidate found in workspace-local")
+    assert reasons["off::" + (external / "off").resolve().as_posix()] == "disabled by .dci/config.v1.json"
+    assert d.sources_scanned == ["workspace-local", "runtime-installed", "external-mounts"]
+    assert d.counts == {"discovered": 13, "included": 5, "excluded": 8}
+    assert {"source": "external-mounts", "root": "missing-root", "exists": False, "skills": 0} in d.roots
+
+
+def test_sorting_is_by_skill_path(tmp_path):
+    ws = tmp_path
+    for rel in ("skills/b", "skills/a/c", "skills/a-b", "skills/a"):
+        write_skill(ws, rel, description="x")
+    found = discover(ws, load_config(ws)).records
+    assert [r.path for r in found] == ["skills/a", "skills/a-b", "skills/a/c", "skills/b"]
+
+
+def test_invalid_config_is_an_error_with_a_line(tmp_path):
+    (tmp_path / ".dci").mkdir()
+    (tmp_path / ".dci" / "config.v1.json").write_text('{\n  "schema_version": "1",\n  "disabled": "x"\n}\n')
+    with pytest.raises(AgentpackError) as info:
+        load_config(tmp_path)
+    assert info.value.file == ".dci/config.v1.json" and info.value.line == 3
+
+
+def test_state_root_prefers_the_git_directory(tmp_path):
+    (tmp_path / ".git").mkdir()
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    assert state_root(inner) == tmp_path.resolve()
+    assert state_root(tmp_path / "a") == tmp_path.resolve()
+
+
+def test_symlink_out_of_the_root_is_rejected(tmp_path):
+    outside = write_skill(tmp_path / "outside", "evil", description="Outside.")
+    ws = tmp_path / "ws"
+    (ws / "skills" / "evil").mkdir(parents=True)
+    (ws / "skills" / "evil" / "SKILL.md").symlink_to(outside / "SKILL.md")
+    d = discover(ws, load_config(ws))
+    assert d.records == [] and "outside its root" in d.rejections[0].reason
+
+
+# -- the 42 real skills of the reference corpus --------------------------------------------------
+def test_real_skills_discovery_and_fuzzy_matching(reference_dir, tmp_path):
+    r = Resolver(tmp_path, skills_roots=(reference_dir / "pax-skills",), ephemeral_history=True)
+    d = r.discovery
+    assert d.discovered == 42 and d.counts["included"] + len(d.rejections) == 42
+    reasons = {rej.id.rsplit("/", 1)[-1]: rej.reason for rej in d.rejections}
+    assert "flow-style" in reasons["create-pr"]  # yolo: [create_pr]
+    assert "SKL017" in reasons["hybrid-decision-analysis.v1"]  # dotted name
+    assert "SKL010" in reasons["process-pr"]  # fields outside the allowed set
+    report = r.resolve(ResolveRequest(required=["audit-backlog"], decision="abort")).report()
+    assert schemas_store.store().validate(schemas_store.REPORT, report) == []
+    top = report["candidates"][0]
+    # stemmed "audit-backlog" equals the provisional capability of the skill name "auditing-backlog"
+    assert top["name"] == "auditing-backlog"
+    assert top["matches"][0] == {"capability": "audit-backlog", "kind": "provisional", "score": 0.25,
+                                 "token": "audit-backlog", "similarity": 1.0}
+    assert top["scores"]["s_total_final"] > 0.45
+    assert all(c["scores"]["s_contract"] in (0.0, 0.25) for c in report["candidates"])  # no contracts there
+    assert report["selected_candidates"] == []  # 0.25 < min-contract-score 0.30
+    unknown = {u["id"].split("::")[0]: u["tokens"] for u in report["runtime"]["unknown_compatibility_tokens"]}
+    assert unknown["capturing-events"] == ["universal"]
+    provisional = [m for c in report["candidates"] for m in c["matches"] if m["kind"] == "provisional"]
+    assert provisional and all(m["similarity"] >= 0.9 for m in provisional)
+
+
+def _strip_extensions(report: dict) -> dict:
+    out = copy.deepcopy(report)
+    for key in EXTENSION_KEYS:
+        out.pop(key, None)
+    for candidate in out["candidates"]:
+        for key in CANDIDATE_EXTENSION_KEYS:
+            candidate.pop(key, None)
+    return out
+
+
+def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    origin = {name: json.loads((reference_dir / name).read_text()) for name in
+              ("capability-resolution-report.v1.schema.json", "reliability.v1.schema.json",
+               "aliases.v1.schema.json")}
+    write_skill(tmp_path, "skills/web-search", description="Search the web.", contract="DCI/1 P(web-search)")
+    r = Resolver(tmp_path)
+    r.history.record("web-search::skills/web-search", True)
+    validator = Draft202012Validator(origin["capability-resolution-report.v1.schema.json"])
+    decided = r.resolve(ResolveRequest(required=["web-search", "translation"], decision="emulate")).report()
+    assert list(validator.iter_errors(_strip_extensions(decided))) == []
+    # the one documented divergence: no user_decision when nothing was missing (nobody was asked)
+    quiet = _strip_extensions(r.resolve(ResolveRequest(required=["web-search"])).report())
+    assert [e.message for e in validator.iter_errors(quiet)] == ["'user_decision' is a required property"]
+    state = json.loads(r.history.path.read_text())
+    assert Draft202012Validator(origin["reliability.v1.schema.json"]).is_valid(state)
+    ours = json.loads((Path(schemas_store.__file__).parent / "data" / "builtin-aliases.v1.json").read_text())
+    assert Draft202012Validator(origin["aliases.v1.schema.json"]).is_valid(ours)
+    # our schemas require at least what the origin's require
+    for name, schema_id in (("capability-resolution-report.v1.schema.json", schemas_store.REPORT),
+                            ("reliability.v1.schema.json", schemas_store.RELIABILITY),
+                            ("aliases.v1.schema.json", schemas_store.ALIASES)):
+        assert set(origin[name]["required"]) <= set(schemas_store.store().schema(schema_id)["required"])
