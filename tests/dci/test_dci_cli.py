@@ -128,3 +128,16 @@ def test_real_subprocesses(ws):
     record = subprocess.run([str(AGENTPACK), "dci", "record", "web-search::skills/web-search", "--success"],
                             cwd=ws, capture_output=True, text=True)
     assert record.returncode == 0 and (ws / ".dci" / "state" / "reliability.v1.json").is_file()
+
+
+def test_example_workspace(agentpack_cli):
+    example = Path(__file__).resolve().parents[2] / "examples" / "dci" / "workspace"
+    result = agentpack_cli("dci", "resolve", "-w", str(example), "--consumer", str(example / "consumers" /
+                           "research-brief"), "--no-history", "--json")
+    report = result.json()["report"]
+    assert result.exit_code == 0 and report["selected_candidates"] == [
+        "web-search::skills/research/web-search", "summarizer::skills/writing/summarizer"]
+    everything = next(c for c in report["candidates"] if c["name"] == "everything")
+    assert "contract-inflated" in everything["flags"] and "overclaim" in everything["flags"]
+    lint = agentpack_cli("dci", "lint", str(example), "--json")
+    assert lint.exit_code == 0 and {f["code"] for f in lint.json()["items"][0]["findings"]} >= {"DCI050", "DCI010"}
