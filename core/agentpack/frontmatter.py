@@ -86,7 +86,9 @@ def read_markdown(path: str | Path, *, display: str | None = None, strings_only:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise PackError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name) from None
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise PackError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
+                        hint="save the file as UTF-8") from None
     except OSError as exc:
         raise PackError(f"cannot read: {exc.strerror or exc}", file=name) from None
     front, body, body_line = split_frontmatter(text, file=name)

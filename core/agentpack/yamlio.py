@@ -304,7 +304,9 @@ def load_yaml(path: str | Path, *, display: str | None = None, strings_only: boo
             raise YamlError(f"YAML file is {size} bytes, more than the limit of {MAX_BYTES}", file=name)
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name) from None
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
+                        hint="save the file as UTF-8") from None
     except OSError as exc:
         raise YamlError(f"cannot read: {exc.strerror or exc}", file=name) from None
     return parse_yaml(text, file=name, strings_only=strings_only)

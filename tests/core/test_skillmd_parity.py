@@ -157,7 +157,7 @@ def test_findings_point_at_file_line_and_field():
     _, findings = validate_skill_dir(FIXTURES / "bom-prefixed")
     assert "byte-order mark" in findings[0].message and findings[0].hint
     _, findings = validate_skill_dir(FIXTURES / "not-utf8")
-    assert "not UTF-8" in findings[0].message
+    assert "not UTF-8" in findings[0].message and findings[0].line == 3
 
 
 def test_body_and_body_line():
@@ -166,3 +166,16 @@ def test_body_and_body_line():
     assert skill.document.body_line == 7
     assert skill.compatibility == "Python 3.11+"
     assert skill.meta["allowed-tools"] == "Read Grep"
+
+
+def test_cli_reports_the_same_codes():
+    """`agentpack validate -o json` on each fixture reports the codes of validate_skill_dir (exit 1 iff errors)."""
+    from agentpack.testing import run_cli
+
+    for case, expected in sorted(CASES.items()):
+        if expected["errors"] == ["SKL001"]:
+            continue  # no SKILL.md: no format claims the directory, a different (non-SKL) error
+        result = run_cli(["validate", "-o", "json", str(FIXTURES / case)])
+        findings = [f for item in result.json()["items"] for f in item["findings"]]
+        assert sorted({f["code"] for f in findings if f["severity"] == "error"}) == expected["errors"], case
+        assert result.exit_code == (1 if expected["errors"] else 0), case

@@ -156,9 +156,10 @@ def test_load_yaml_reads_files(tmp_path):
 def test_load_yaml_io_errors(tmp_path):
     with pytest.raises(YamlError, match="cannot read"):
         load_yaml(tmp_path / "missing.yaml")
-    (tmp_path / "latin1.yaml").write_bytes(b"a: caf\xe9\n")
-    with pytest.raises(YamlError, match="not UTF-8"):
+    (tmp_path / "latin1.yaml").write_bytes(b"a: 1\nb: caf\xe9\n")
+    with pytest.raises(YamlError, match="not UTF-8") as info:
         load_yaml(tmp_path / "latin1.yaml")
+    assert info.value.line == 2
 
 
 def test_strict_mode_rules():
@@ -227,3 +228,32 @@ def test_dumped_data_round_trips_with_a_line_for_every_pointer(value, flow):
     for pointer in pointers(value):
         assert pointer in doc.lines, pointer
         assert 1 <= doc.lines[pointer] <= line_count + 1
+
+
+PURE_LOADER = r'''
+import yaml
+del yaml.CSafeLoader
+from agentpack import yamlio
+from agentpack.errors import YamlError
+assert yamlio._BaseLoader is yaml.SafeLoader
+doc = yamlio.parse_yaml("a: 1\nb:\n  - c: x\n")
+assert doc.data == {"a": 1, "b": [{"c": "x"}]} and doc.line_of("/b/0/c") == 3
+cases = (("a: 1\na: 2\n", False, (2, 1)), ("a: [1\n", False, (2, 1)), ("a: \x07\n", False, (1, 4)),
+         ("a: [1]\n", True, (1, 4)), ("a:\n  x: 1\nb:\n    y: 2\n", True, (4, 5)))
+for text, strict, where in cases:
+    try:
+        yamlio.parse_yaml(text, strings_only=strict, strict=strict)
+    except YamlError as error:
+        assert (error.line, error.column) == where, (text, error)
+    else:
+        raise AssertionError(text)
+print("ok")
+'''
+
+
+def test_pure_python_loader_fallback_behaves_alike():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", PURE_LOADER], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "ok", result.stderr
