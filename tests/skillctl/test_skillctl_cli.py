@@ -15,6 +15,12 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.fixture(autouse=True)
+def _private_workspace(tmp_path, monkeypatch):
+    """Runs default to the current folder as workspace: make it one nothing else writes to."""
+    monkeypatch.chdir(tmp_path)
+
+
 def test_list_and_describe(agentpack_cli):
     listed = agentpack_cli("skill", "--root", EXAMPLES, "list", "--json")
     assert listed.exit_code == 0
@@ -59,7 +65,7 @@ def test_run_writes_output_and_report(agentpack_cli, tmp_path, report_validator)
 
 def test_run_from_stdin_and_json_envelope(agentpack_cli):
     result = agentpack_cli("skill", "--root", EXAMPLES, "run", "schema.validate_json", "-i", "-", "--json",
-                           input='{"schema": true, "instance": 1}')
+                           "--workspace", EXAMPLES / "schema-validate-json", input='{"schema": true, "instance": 1}')
     envelope = result.json()
     assert result.exit_code == 0 and envelope["command"] == "skill run" and envelope["output"]["valid"] is True
     assert envelope["report"]["enforcement"]["env"]["level"] == "reduced"
@@ -178,3 +184,26 @@ def test_real_subprocesses_of_both_scripts(tmp_path):
     bad = subprocess.run([BIN / "skillctl", "--root", EXAMPLES, "run", "x.y", "-i", "-"], input="{}",
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
+
+
+def test_fast_path_parser_falls_back_to_click_for_anything_unusual(tmp_path):
+    from agentpack_skillctl.script import parse_fast_run
+
+    fast = parse_fast_run(["--root", "r", "run", "a.b", "-i", "-", "--timeout-ms", "5", "--json"])
+    assert fast == {"root": "r", "ref": "a.b", "input_file": "-", "timeout_ms": 5, "as_json": True}
+    for argv in (["run", "a.b"], ["run", "-h", "-i", "x"], ["run", "a.b", "-i", "x", "--timeout-ms", "0"],
+                 ["list"], ["run", "a.b", "-i"], ["run", "a.b", "-i", "x", "--workspace", str(tmp_path / "no")]):
+        assert parse_fast_run(argv) is None, argv
+
+
+def test_fast_path_and_click_give_the_same_output(tmp_path, capsys):
+    from agentpack_skillctl.script import main
+
+    request = tmp_path / "in.json"
+    request.write_text('{"schema": {"type": "string"}, "instance": 1}')
+    common = ["--workspace", str(tmp_path), "--quiet-logs"]
+    code = main(["--root", str(EXAMPLES), "run", "schema.validate_json", "-i", str(request), *common])
+    fast_out = capsys.readouterr().out
+    slow = main(["--root", str(EXAMPLES), "run", "schema.validate_json", "--input=" + str(request), *common])
+    assert code == slow == 0 and fast_out == capsys.readouterr().out and json.loads(fast_out)["valid"] is False
+    assert main(["--root", str(EXAMPLES), "run", "no.such", "-i", str(request)]) == 2

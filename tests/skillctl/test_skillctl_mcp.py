@@ -15,6 +15,12 @@ from skillctl_testkit import EXAMPLES, write_skill
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(autouse=True)
+def _private_workspace(tmp_path, monkeypatch):
+    """Runs default to the current folder as workspace: make it one nothing else writes to."""
+    monkeypatch.chdir(tmp_path)
+
+
 def tools_for(host, *packs, **options):
     return host.mcp_tools(McpContext(packs=[Path(p) for p in packs], options=options))
 

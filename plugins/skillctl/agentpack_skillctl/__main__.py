@@ -1,5 +1,5 @@
 """``python -m agentpack_skillctl`` is ``skillctl``."""
 
-from .cli import run_script
+from .script import run_script
 
 run_script()

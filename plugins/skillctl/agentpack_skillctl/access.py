@@ -11,11 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpack.models import Finding
+from typing import TYPE_CHECKING
+
 from agentpack.yamlio import YamlDocument, load_yaml
 
 from .globs import covered
 from .manifest import SkillManifest
+
+if TYPE_CHECKING:
+    from agentpack.models import Finding
 
 ACCESS_FILE = "_access.yaml"
 
@@ -67,16 +71,19 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
     """Load and schema-check a manifest; ``(None, findings)`` when it cannot be used."""
     from agentpack.errors import YamlError
 
-    from .store import ACCESS_SCHEMA, schemas
+    from .store import ACCESS_SCHEMA, bundled, bundled_validator, schemas
 
     try:
         doc = load_yaml(path, display=display or str(path))
     except YamlError as exc:
+        from agentpack.models import Finding
+
         return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
-    findings = schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
-    if findings:
-        return None, findings
-    return AccessManifest(doc), []
+    from .quickschema import is_valid
+
+    if is_valid(bundled(ACCESS_SCHEMA), doc.data) or bundled_validator(ACCESS_SCHEMA).is_valid(doc.data):
+        return AccessManifest(doc), []
+    return None, schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
 
 
 @dataclass
@@ -122,32 +129,36 @@ def grants(skill: SkillManifest, access: AccessManifest | None) -> Grants:
 def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Finding]:
     """Findings for every declaration of ``skill`` that ``access`` does not allow."""
     if access is None:
+        from agentpack.models import Finding
+
         return [Finding.info("SKC156", "no access manifest (_access.yaml) beside this skill folder: the skill's own "
                              "declaration is the only limit", file=skill.file,
                              hint="add skills/_access.yaml to cap what skills may be granted")]
     d = _declared(skill)
-    out: list[Finding] = []
+    problems: list[tuple[str, str, str]] = []  # (code, message, pointer); findings built only when needed
     where = f" (allowed by {access.file})"
     for i, name in enumerate(skill.access("env", "read", default=[]) or []):
         if isinstance(name, str) and name not in access.env:
-            out.append(Finding.error("SKC150", f"environment variable '{name}' is not in the access manifest{where}",
-                                     **skill.where(f"/security/access/env/read/{i}")))
+            problems.append(("SKC150", f"environment variable '{name}' is not in the access manifest{where}",
+                             f"/security/access/env/read/{i}"))
     for mode in ("read", "write"):
         ceiling = access.globs(mode)
         for i, glob in enumerate(skill.access("filesystem", mode, default=[]) or []):
             if isinstance(glob, str) and not covered(glob, ceiling):
-                out.append(Finding.error(
-                    "SKC151", f"filesystem {mode} glob '{glob}' is broader than the access manifest allows "
-                              f"({', '.join(ceiling) or 'nothing'})",
-                    **skill.where(f"/security/access/filesystem/{mode}/{i}")))
+                problems.append(("SKC151", f"filesystem {mode} glob '{glob}' is broader than the access manifest "
+                                 f"allows ({', '.join(ceiling) or 'nothing'})",
+                                 f"/security/access/filesystem/{mode}/{i}"))
     if d["subprocess"] and not access.subprocess:
-        out.append(Finding.error("SKC152", f"subprocesses are not allowed by the access manifest{where}",
-                                 **skill.where("/security/access/subprocess/allowed")))
+        problems.append(("SKC152", f"subprocesses are not allowed by the access manifest{where}",
+                         "/security/access/subprocess/allowed"))
     if d["network"]:
         approval = skill.get("x-securityApprovalId")
         if not access.approval(approval, skill.id):
-            out.append(Finding.error(
-                "SKC153", f"network access needs approval '{approval}' listed for skill '{skill.id}' under "
-                          f"network.approvals in the access manifest{where}",
-                **skill.where("/x-securityApprovalId" if approval else "/security/access/network/allowed")))
-    return out
+            problems.append(("SKC153", f"network access needs approval '{approval}' listed for skill '{skill.id}' "
+                             f"under network.approvals in the access manifest{where}",
+                             "/x-securityApprovalId" if approval else "/security/access/network/allowed"))
+    if not problems:
+        return []
+    from agentpack.models import Finding
+
+    return [Finding.error(code, message, **skill.where(pointer)) for code, message, pointer in problems]

@@ -169,44 +169,14 @@ def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None,
       echo '{"schema": {"type": "integer"}, "instance": 3}' | agentpack skill run schema.validate_json -i -
       agentpack skill run ./skills/fs-hash-tree -i in.json --output out.json --report run.json
     """
-    from agentpack.errors import AgentpackError
-    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
+    from .runcmd import run_command
 
-    from .library import find_skill
-    from .prepare import prepare
-    from .runner import RunOptions, run_prepared
-
-    prepared = prepare(find_skill(ref, ctx.obj["root"]))
-    try:
-        raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
-    except OSError as exc:
-        raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
-    def passthrough(chunk: bytes) -> None:
-        stream = getattr(sys.stderr, "buffer", None)
-        if stream is None:
-            sys.stderr.write(chunk.decode("utf-8", "replace"))
-        else:
-            stream.write(chunk)
-        sys.stderr.flush()
-
-    options = RunOptions(workspace=workspace or Path.cwd(), timeout_ms=timeout_ms, cache=cache, cache_dir=cache_dir,
-                         check_determinism=check_determinism,
-                         on_stderr=None if (quiet_logs or as_json) else passthrough)
-    result = run_prepared(prepared, options, raw=raw)
-    if report_file:
-        atomic_write_json(report_file, result.report)
-    if result.ok and output_file:
-        atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
-    if as_json:
-        _envelope("skill run", result.ok, status=result.status, output=result.output, report=result.report)
-    elif result.ok and not output_file:
-        click.echo(json.dumps(result.output, indent=2, ensure_ascii=False))
-    if not result.ok:
-        if not as_json:
-            for error in result.report["errors"][:5]:
-                where = f"{error['pointer']}: " if error.get("pointer") else ""
-                click.echo(f"error: {prepared.skill.id}: {result.status}: {where}{error['message']}", err=True)
-        raise SystemExit(EXIT_PROBLEMS)
+    code = run_command(root=ctx.obj["root"], ref=ref, input_file=input_file, output_file=output_file,
+                       timeout_ms=timeout_ms, workspace=workspace, report_file=report_file, cache=cache,
+                       cache_dir=cache_dir, check_determinism=check_determinism, quiet_logs=quiet_logs,
+                       as_json=as_json)
+    if code:
+        raise SystemExit(code)
 
 
 @skill.command()
@@ -320,7 +290,3 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # pragma: no cover - a bug
         click.echo(f"internal error in skillctl: {exc!r}", err=True)
         return EXIT_INTERNAL
-
-
-def run_script() -> None:
-    sys.exit(main())

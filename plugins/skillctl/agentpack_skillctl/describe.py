@@ -7,8 +7,7 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 
-from .manifest import load_skill
-from .validation import tree_skill_dirs
+from .manifest import load_skill, tree_skill_dirs
 
 
 def summary(directory: Path) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from agentpack.errors import AgentpackError
 
-from .manifest import ID_RE, is_skill_dir, load_skill
-from .validation import tree_skill_dirs
+from .manifest import ID_RE, is_skill_dir, load_skill, tree_skill_dirs
 
 ROOT_ENV = "SKILLCTL_ROOT"
 

@@ -21,6 +21,11 @@ def is_skill_dir(path: Path) -> bool:
     return path.is_dir() and (path / MANIFEST).is_file()
 
 
+def tree_skill_dirs(tree: Path) -> list[Path]:
+    """Skill folders directly under a ``skills/`` tree (``_``- and dot-prefixed folders are infrastructure)."""
+    return sorted(p for p in tree.iterdir() if p.is_dir() and p.name[:1] not in "._" and is_skill_dir(p))
+
+
 @dataclass
 class SkillManifest:
     """A loaded ``skill.yaml``; ``data`` is the raw mapping (it may be invalid: see ``validate``)."""
@@ -112,6 +117,16 @@ class SkillManifest:
             raise PackError("a JSON Schema must be an object or a boolean", file=_display(self, relative), line=1)
         self._schemas[which] = schema
         return schema
+
+
+def schema_refs(node: Any) -> list[str]:
+    """Every ``$ref`` string in a JSON Schema."""
+    if isinstance(node, dict):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for v in node.values() for r in schema_refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in schema_refs(v)]
+    return []
 
 
 def _display(skill: SkillManifest, relative: str) -> str:

@@ -23,9 +23,8 @@ def mangle(skill_id: str) -> str:
 
 
 def _skill_dirs(context) -> list[Path]:
-    from .manifest import is_skill_dir
-    from .validation import tree_skill_dirs
-
+    from .manifest import is_skill_dir, tree_skill_dirs
+    
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
     for pack in packs:

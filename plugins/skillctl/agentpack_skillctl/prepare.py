@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError, PackError
-from agentpack.models import Finding
 
 from .access import AccessManifest, Grants, check_skill, find_access_file, grants, load_access
-from .manifest import MANIFEST, SkillManifest, load_skill
+from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
+
+if TYPE_CHECKING:
+    from agentpack.models import Finding
 
 
 class SkillInvalidError(AgentpackError):
@@ -60,6 +62,44 @@ def _signature(directory: Path, skill: SkillManifest | None = None) -> tuple:
     return tuple(parts)
 
 
+def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool:
+    """A cheap yes/no on the rules that stop a run; the full validator explains a no (and may overrule it)."""
+    from agentpack.paths import resolve_under
+
+    from .quickschema import is_valid
+    from .store import SKILL_SCHEMA, bundled, bundled_validator
+
+    verdict = is_valid(bundled(SKILL_SCHEMA), skill.data)
+    if verdict is None:
+        verdict = bundled_validator(SKILL_SCHEMA).is_valid(skill.data)
+    if not verdict:
+        return False
+    relative = [a for a in skill.command if "/" in a and not a.startswith("-")]
+    try:
+        if not all(resolve_under(skill.directory, a).is_file() for a in relative):
+            return False
+        if not resolve_under(skill.directory, skill.get("runtime", "cwd") or ".").is_dir():
+            return False
+        schemas = [skill.io_schema("input"), skill.io_schema("output")]
+    except AgentpackError:
+        return False
+    if not (isinstance(schemas[0], dict) and schemas[0].get("type") == "object"):
+        return False
+    if any(not r.startswith("#") for s in schemas for r in schema_refs(s)):
+        return False
+    return access is None or not check_skill(skill, access)
+
+
+def _errors(skill: SkillManifest, access_findings: list) -> list:
+    """Every contract error that stops a run, as findings (the full, slower validation)."""
+    from .validation import _io_schemas, _paths, schema_findings
+
+    findings = schema_findings(skill)
+    if not findings:
+        findings += _paths(skill) + _io_schemas(skill)
+    return [f for f in findings + access_findings if f.severity == "error"]
+
+
 def prepare(directory: Path) -> Prepared:
     """Load, check and cache the skill in ``directory``; SkillInvalidError when its contract has errors."""
     key = os.path.realpath(directory)
@@ -67,24 +107,20 @@ def prepare(directory: Path) -> Prepared:
     if cached is not None and cached.signature == _signature(directory, cached.skill):
         return cached
     skill = load_skill(directory)
-    from .validation import _io_schemas, _paths, schema_findings
-
-    findings = schema_findings(skill)
-    if not findings:
-        findings += _paths(skill) + _io_schemas(skill)
-    access = None
+    access, access_findings = None, []
     access_path = find_access_file(directory)
     if access_path is not None:
         access, access_findings = load_access(access_path)
-        findings += access_findings
-    findings += check_skill(skill, access)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        raise SkillInvalidError(skill.file, errors)
+    if access_findings or not _looks_runnable(skill, access):
+        errors = _errors(skill, access_findings)
+        if access is not None:
+            errors += [f for f in check_skill(skill, access) if f.severity == "error"]
+        if errors:
+            raise SkillInvalidError(skill.file, errors)
     try:
         input_schema, output_schema = skill.io_schema("input"), skill.io_schema("output")
     except PackError as exc:  # pragma: no cover - reported above as SKC13x
-        raise SkillInvalidError(skill.file, [Finding.error("SKC130", exc.message, file=exc.file)]) from None
+        raise SkillInvalidError(skill.file, [_finding(exc)]) from None
     cwd = skill.resolve(skill.get("runtime", "cwd") or ".")
     argv = [str(skill.resolve(a)) if "/" in a and not a.startswith("-") else a for a in skill.command]
     prepared = Prepared(skill, grants(skill, access), access, input_schema, output_schema, argv, cwd,
@@ -93,3 +129,9 @@ def prepare(directory: Path) -> Prepared:
         _CACHE.clear()
     _CACHE[key] = prepared
     return prepared
+
+
+def _finding(exc: PackError):
+    from agentpack.models import Finding
+
+    return Finding.error("SKC130", exc.message, file=exc.file, line=exc.line)

@@ -9,6 +9,7 @@ command could not start). Every outcome gives a report; none raises.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import tempfile
@@ -55,9 +56,17 @@ class RunOptions:
 
 
 def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
+    from .quickschema import is_valid
     from .store import user_validator
 
-    errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    if is_valid(schema, value):
+        return []
+    try:
+        errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    except Exception as exc:  # a broken schema (validate reports it as SKC131); never a traceback
+        return [{"code": f"{side}_schema_unusable", "side": "runner", "pointer": None,
+                 "message": f"the {side} schema cannot be applied ({type(exc).__name__}: {exc}); "
+                            "run 'agentpack validate' on the skill"}]
     return [{"code": f"{side}_schema", "side": side, "message": e.message,
              "pointer": "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)}
             for e in errors[:MAX_ERRORS]]
@@ -141,7 +150,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     workspace = options.workspace
     watched = _watched(skill.directory, workspace) if options.watch_filesystem else []
     before = [snapshot(root) for _, root in watched]
-    scratch = tempfile.mkdtemp(prefix="skillctl-")
+    scratch = _scratch()
     env, fixed = build_env(granted=g.env, time=skill.get("determinism", "time", default="forbidden"),
                            randomness=skill.get("determinism", "randomness", default="forbidden"),
                            extra={"TMPDIR": scratch, "SKILL_DIR": str(Path(skill.directory).resolve()),
@@ -169,7 +178,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
         pumped = pump(proc, data, timeout_s=timeout_ms / 1000, max_stdout=MAX_STDOUT, keep_stderr=KEEP_STDERR,
                       on_stderr=options.on_stderr)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        _empty(scratch)
     code = pumped.returncode
     report["exitCode"] = code
     report["signal"] = signal.Signals(-code).name if isinstance(code, int) and code < 0 else None
@@ -205,6 +214,31 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     if errors:
         return _Outcome("invalid_output", errors)
     return _Outcome("ok", [], output, pumped.stdout)
+
+
+_SCRATCH: list[str] = []
+
+
+def _scratch() -> str:
+    """The skill's TMPDIR: one private folder per process, emptied after every run (cheaper than a new one)."""
+    if not _SCRATCH or not os.path.isdir(_SCRATCH[0]):
+        import atexit
+
+        _SCRATCH[:] = [tempfile.mkdtemp(prefix="skillctl-")]
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
+def _empty(folder: str) -> None:
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
 
 
 def _watched(skill_dir: Path, workspace: Path) -> list[tuple[str, Path]]:

@@ -19,8 +19,8 @@ from typing import Iterator
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
 
-from .manifest import is_skill_dir, load_skill
-from .validation import fixture_cases, fixture_status, tree_skill_dirs
+from .manifest import is_skill_dir, load_skill, tree_skill_dirs
+from .validation import fixture_cases, fixture_status
 
 TEST_TIMEOUT_S = 120.0
 

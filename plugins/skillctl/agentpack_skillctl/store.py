@@ -21,8 +21,22 @@ def schemas() -> SchemaStore:
     return SchemaStore.from_package("agentpack_skillctl", "schemas")
 
 
+@lru_cache(maxsize=8)
 def bundled(schema_id: str) -> dict[str, Any]:
-    return schemas().schema(schema_id)
+    """A bundled schema by ``$id``, read straight from package data (no validator machinery)."""
+    import json
+    from importlib import resources
+
+    name = schema_id.rsplit("/", 1)[-1]
+    return json.loads(resources.files("agentpack_skillctl").joinpath("schemas", name).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=8)
+def bundled_validator(schema_id: str):
+    """A validator for a bundled schema, built without re-checking it against its meta-schema (tests do)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(bundled(schema_id))
 
 
 _VALIDATORS: dict[str, Any] = {}

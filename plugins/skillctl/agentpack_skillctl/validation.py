@@ -11,7 +11,7 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
-from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill
+from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs, tree_skill_dirs
 from .store import SKILL_SCHEMA, schemas
 
 SPEC_ID_RE = re.compile(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -168,20 +168,11 @@ def _io_schemas(skill: SkillManifest) -> list[Finding]:
             else:
                 out.append(Finding.warning("SKC133", "the output schema does not describe a JSON object: MCP "
                                            "clients will get it without an outputSchema", file=display))
-        refs = [r for r in _refs(schema) if not r.startswith("#")]
+        refs = [r for r in schema_refs(schema) if not r.startswith("#")]
         if refs:
             out.append(Finding.error("SKC134", f"{which} schema has a non-local $ref ('{refs[0]}'): schemas are "
                                      "never fetched, bundle the definition under $defs", file=display))
     return out
-
-
-def _refs(node: Any) -> list[str]:
-    if isinstance(node, dict):
-        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
-        return found + [r for v in node.values() for r in _refs(v)]
-    if isinstance(node, list):
-        return [r for v in node for r in _refs(v)]
-    return []
 
 
 def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
@@ -275,11 +266,6 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
 
 
 # -- trees -------------------------------------------------------------------------------------
-def tree_skill_dirs(tree: Path) -> list[Path]:
-    """Skill folders directly under a ``skills/`` tree (``_``- and dot-prefixed folders are infrastructure)."""
-    return sorted(p for p in tree.iterdir() if p.is_dir() and p.name[:1] not in "._" and is_skill_dir(p))
-
-
 def is_tree(path: Path) -> bool:
     return path.is_dir() and not (path / MANIFEST).is_file() and bool(tree_skill_dirs(path))
 

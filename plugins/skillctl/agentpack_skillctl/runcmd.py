@@ -1,0 +1,60 @@
+"""The body of ``skill run``, free of click so the ``skillctl run`` fast path can call it too."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_PROBLEMS = 0, 1
+
+
+def _passthrough(chunk: bytes) -> None:
+    stream = getattr(sys.stderr, "buffer", None)
+    if stream is None:
+        sys.stderr.write(chunk.decode("utf-8", "replace"))
+    else:
+        stream.write(chunk)
+    sys.stderr.flush()
+
+
+def run_command(*, root: str | None, ref: str, input_file: str, output_file: Path | None = None,
+                timeout_ms: int | None = None, workspace: Path | None = None, report_file: Path | None = None,
+                cache: bool = False, cache_dir: Path | None = None, check_determinism: bool = False,
+                quiet_logs: bool = False, as_json: bool = False) -> int:
+    """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
+    from agentpack.errors import AgentpackError
+    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
+
+    from .library import find_skill
+    from .prepare import prepare
+    from .runner import RunOptions, run_prepared
+
+    prepared = prepare(find_skill(ref, root))
+    try:
+        raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
+    except OSError as exc:
+        raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
+    options = RunOptions(workspace=workspace or Path.cwd(), timeout_ms=timeout_ms, cache=cache, cache_dir=cache_dir,
+                         check_determinism=check_determinism,
+                         on_stderr=None if (quiet_logs or as_json) else _passthrough)
+    result = run_prepared(prepared, options, raw=raw)
+    if report_file:
+        atomic_write_json(report_file, result.report)
+    if result.ok and output_file:
+        atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
+    if as_json:
+        envelope = {"schema_version": 1, "command": "skill run", "ok": result.ok, "status": result.status,
+                    "output": result.output, "report": result.report}
+        sys.stdout.write(json.dumps(envelope, indent=2, ensure_ascii=False, default=str) + "\n")
+    elif result.ok and not output_file:
+        sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    if result.ok:
+        return EXIT_OK
+    if not as_json:
+        for error in result.report["errors"][:5]:
+            where = f"{error['pointer']}: " if error.get("pointer") else ""
+            sys.stderr.write(f"error: {prepared.skill.id}: {result.status}: {where}{error['message']}\n")
+        sys.stderr.flush()
+    return EXIT_PROBLEMS
