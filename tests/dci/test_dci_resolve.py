@@ -318,3 +318,23 @@ def test_golden_report(tmp_path):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     assert report == json.loads(golden.read_text())
+
+
+def test_only_provides_matches_and_expects_does_not(tmp_path):
+    write_skill(tmp_path, "skills/needs-search", description="x", contract="DCI/1 P(other) E(web-search) R(web-search)")
+    report = run(tmp_path, required=["web-search"], decision="abort")
+    assert report["candidates"][0]["matches"][0]["kind"] == "none"
+
+
+def test_gates_compare_rounded_values(tmp_path):
+    """0.7 - 0.25 is 0.44999999999999996 in floating point; rounded to 6 decimals it meets 0.45."""
+    claims = ",".join(["web-search", *[f"claim-{i}" for i in range(29)]])  # 30 tokens: over-claim 0.10
+    write_skill(tmp_path, "skills/big", description="General helper.", contract=f"DCI/1 P({claims})")
+    for n in range(3):  # the median P count stays 1, so the over-claim limit stays 20
+        write_skill(tmp_path, f"skills/other-{n}", description="Other.", contract=f"DCI/1 P(other-{n})")
+    assert 0.7 - 0.25 < 0.45
+    report = run(tmp_path, required=["web-search"])
+    big = by_id(report)["big::skills/big"]
+    assert big["penalties"]["total_penalty"] == 0.25  # over-claim 0.10 + inflation 0.15 (absolute rule, n < 5)
+    assert big["scores"]["s_total_final"] == 0.45 and big["rejection_reasons"] == []
+    assert report["selected_candidates"] == ["big::skills/big"]

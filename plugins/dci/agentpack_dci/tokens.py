@@ -16,6 +16,8 @@ def is_capability(value: str) -> bool:
 
 def token_problem(value: str) -> str | None:
     """Why ``value`` is not a valid capability token, or ``None`` when it is."""
+    if is_capability(value):
+        return None
     if not value:
         return "is empty"
     if len(value) > MAX_TOKEN_LENGTH:
@@ -28,4 +30,4 @@ def token_problem(value: str) -> str | None:
         return "starts or ends with a hyphen"
     if "--" in value:
         return "contains consecutive hyphens"
-    return None
+    return "is not a valid capability token"
