@@ -133,16 +133,12 @@ class _Scanner:
         return self.i >= len(self.text)
 
     def skip_space(self) -> int:
-        start = self.i
-        while not self.at_end() and self.text[self.i].isspace():
-            self.i += 1
-        return self.i - start
+        return len(self.word(_SPACE))
 
-    def word(self, allowed) -> str:
-        start = self.i
-        while not self.at_end() and allowed(self.text[self.i]):
-            self.i += 1
-        return self.text[start:self.i]
+    def word(self, pattern: re.Pattern) -> str:
+        found = pattern.match(self.text, self.i).group()
+        self.i += len(found)
+        return found
 
     def clause_body(self, open_index: int, name: str) -> tuple[list[list[_Piece]], str]:
         """Pieces up to the unescaped ``)``, split on unescaped commas; also the raw text."""
@@ -178,8 +174,10 @@ class _Scanner:
                 self.i = at + 1
 
 
-def _is_clause_char(c: str) -> bool:
-    return c.isascii() and (c.isalnum() or c in "-_")
+_SPACE = re.compile(r"\s*")
+_DIGITS = re.compile(r"[0-9]*")
+_MODE = re.compile(r"[A-Za-z0-9-]*")
+_CLAUSE_NAME = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def _is_key_char(c: str) -> bool:
@@ -201,14 +199,14 @@ def parse_contract(text: str) -> Contract:
         raise s.error("a contract must start with 'DCI/<version>'", hint="for example: DCI/1 P(web-search)")
     s.i += 4
     digits_at = s.i
-    digits = s.word(lambda c: c in "0123456789")
+    digits = s.word(_DIGITS)
     if not digits:
         raise s.error("expected a version number after 'DCI/'", digits_at)
     mode, declared = DEFAULT_MODE, False
     if not s.at_end() and text[s.i] == "^":
         s.i += 1
         mode_at = s.i
-        mode = s.word(lambda c: c.isascii() and (c.isalnum() or c == "-"))
+        mode = s.word(_MODE)
         if mode not in MODES:
             raise s.error(f"unknown mode '{mode}'; expected 'strict' or 'best-effort'", mode_at)
         declared = True
@@ -226,7 +224,7 @@ def parse_contract(text: str) -> Contract:
         if not spaces:
             raise s.error("expected a space before the next clause", at_clause_end)
         name_at = s.i
-        written = s.word(_is_clause_char)
+        written = s.word(_CLAUSE_NAME)
         if not written or s.at_end() or text[s.i] != "(":
             shown = written or text[s.i]
             raise s.error(f"expected a clause such as P(...), found '{shown}'", name_at,
