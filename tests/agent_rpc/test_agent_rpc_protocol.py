@@ -107,3 +107,11 @@ def test_sse_parsing_rules():
     stream = "\ufeff: hi\r\nevent: message\ndata: {\"a\":\ndata:  1}\nid: 9\n\ndata: tail-without-blank-line"
     assert _events(stream.encode(), [1, 2, 3, 5]) == [("message", '{"a":\n 1}', "9")]
     assert _events("data: é\n\n".encode(), [7]) == [("message", "é", None)]
+
+
+def test_bundled_schemas_are_valid_draft_2020_12():
+    from jsonschema import Draft202012Validator
+
+    for schema_id in store().ids():
+        Draft202012Validator.check_schema(store().schema(schema_id))
+    assert len(store().ids()) == 4

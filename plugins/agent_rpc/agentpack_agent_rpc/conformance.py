@@ -119,8 +119,11 @@ def _http_rules(checks: _Checks, transport: Any, dl) -> None:
         status, ctype = transport.get_status(dl())
         ok = status == 405 or (status == 200 and "text/event-stream" in ctype)
         checks.add("GET is 405 or an SSE stream", ok, f"HTTP {status} {ctype}".strip(), method="GET")
-        code = transport.notify(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), dl())
-        checks.add("notification gets 202 Accepted", code == 202, f"HTTP {code}", method="POST")
+        code = transport.notify(json.dumps({"jsonrpc": "2.0", "method": "agent/reset"}).encode(), dl())
+        checks.add("notification gets 202 Accepted", code == 202, f"HTTP {code}", method="agent/reset")
+        code = transport.notify(json.dumps({"jsonrpc": "2.0", "method": "notifications/unknown"}).encode(), dl())
+        checks.add("unknown notification gets 202 (never an answer)", code == 202, f"HTTP {code}",
+                   method="notifications/unknown", required=False)
         body = json.dumps({"jsonrpc": "2.0", "id": 999_999, "method": "agent/reset", "params": {}}).encode()
         response = transport.post(body, dl(), extra_headers={"Accept": "text/plain"})
         response.close()

@@ -13,16 +13,18 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError
 from agentpack.hashing import sha256_bytes
-from agentpack.models import Finding
 from agentpack.paths import resolve_under
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
 from .graders.base import GraderConfigError, GraderType
+
+if TYPE_CHECKING:
+    from agentpack.models import Finding
 
 DEFAULT_STEP_TIMEOUT = 30.0
 MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
@@ -134,6 +136,13 @@ def looks_like_manifest(data: Any) -> bool:
     return isinstance(data, dict) and "scenarios" in data and ("target" in data or "manifest_version" in data)
 
 
+def _finding(severity: str, code: str, message: str, **where: Any) -> Finding:
+    """A ``Finding`` (pydantic is imported only when there is something to report)."""
+    from agentpack.models import Finding
+
+    return Finding(severity=severity, code=code, message=message, **where)
+
+
 class _Builder:
     def __init__(self, doc: YamlDocument, root: Path, graders: dict[str, GraderType]) -> None:
         self.doc = doc
@@ -142,10 +151,10 @@ class _Builder:
         self.findings: list[Finding] = []
 
     def error(self, code: str, message: str, pointer: str, **extra: Any) -> None:
-        self.findings.append(Finding.error(code, message, **self.doc.where(pointer), **extra))
+        self.findings.append(_finding("error", code, message, **self.doc.where(pointer), **extra))
 
     def warning(self, code: str, message: str, pointer: str, **extra: Any) -> None:
-        self.findings.append(Finding.warning(code, message, **self.doc.where(pointer), **extra))
+        self.findings.append(_finding("warning", code, message, **self.doc.where(pointer), **extra))
 
     # -- pieces ------------------------------------------------------------------------
     def grader(self, spec: dict[str, Any], pointer: str) -> GraderSpec | None:
@@ -211,11 +220,11 @@ class _Builder:
                         try:
                             row = json.loads(line)
                         except ValueError as exc:
-                            self.findings.append(Finding.error("ARP102", f"invalid JSON line: {exc}",
+                            self.findings.append(_finding("error", "ARP102", f"invalid JSON line: {exc}",
                                                                file=str(path), line=number))
                             continue
                         if not isinstance(row, dict):
-                            self.findings.append(Finding.error("ARP102", "each JSONL line must be an object",
+                            self.findings.append(_finding("error", "ARP102", "each JSONL line must be an object",
                                                                file=str(path), line=number))
                             continue
                         rows.append((number, row))
@@ -226,7 +235,7 @@ class _Builder:
         for offset, (number, row) in enumerate(rows):
             text = row.get(in_col)
             if not isinstance(text, str):
-                self.findings.append(Finding.error("ARP102", f"row has no string '{in_col}' value",
+                self.findings.append(_finding("error", "ARP102", f"row has no string '{in_col}' value",
                                                    file=str(path), line=number))
                 continue
             expected = row.get(out_col)
@@ -326,6 +335,29 @@ class _Builder:
                         digest=digest, raw=data)
 
 
+def _schema_findings(doc: YamlDocument) -> list[Finding]:
+    """Schema errors as findings: the manifest skeleton, then every built-in grader entry, in document order."""
+    from agentpack.schemas import error_findings
+
+    from .schema_store import grader_validator, skeleton_validator
+
+    errors = list(skeleton_validator().iter_errors(doc.data))
+    scenarios = doc.data.get("scenarios")
+    for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
+        steps = scenario.get("steps") if isinstance(scenario, dict) else None
+        for i, step in enumerate(steps if isinstance(steps, list) else []):
+            graders = step.get("graders") if isinstance(step, dict) else None
+            for g_index, grader in enumerate(graders if isinstance(graders, list) else []):
+                validator = grader_validator(grader.get("type")) if isinstance(grader, dict) else None
+                if validator is None:
+                    continue
+                for error in validator.iter_errors(grader):
+                    error.path.extendleft(reversed(("scenarios", s_index, "steps", i, "graders", g_index)))
+                    errors.append(error)
+    found = [f for error in errors for f in error_findings(error, document=doc, code="ARP100")]
+    return sorted(found, key=lambda f: (f.line or 0, f.pointer or ""))
+
+
 def _friendlier(finding: Finding) -> Finding:
     """Schema messages a person can act on, where jsonschema's wording is cryptic."""
     if finding.message.endswith(" does not match '\\\\S'"):
@@ -355,20 +387,16 @@ def read_document(path: Path) -> tuple[YamlDocument, bytes]:
 
 def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False) -> tuple[Manifest | None, list[Finding]]:
     """Validate the manifest at ``path``; returns ``(manifest or None, findings)``."""
-    from .schema_store import MANIFEST, store
-
     path = Path(path)
     try:
         doc, raw = read_document(path)
     except YamlError as exc:
-        return None, [Finding.error("ARP001", exc.message, file=exc.file or str(path), line=exc.line,
+        return None, [_finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line,
                                     column=exc.column)]
     if not isinstance(doc.data, dict):
-        return None, [Finding.error("ARP002", "a manifest must be a YAML mapping with name, target and scenarios",
+        return None, [_finding("error", "ARP002", "a manifest must be a YAML mapping with name, target and scenarios",
                                     file=str(path), line=1)]
-    findings = store().validate(MANIFEST, doc.data, document=doc,
-                                code="ARP100")
-    findings = [_friendlier(f) for f in findings]
+    findings = [_friendlier(f) for f in _schema_findings(doc)]
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)
@@ -388,22 +416,22 @@ def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Findi
     found: list[Finding] = []
     data = doc.data
     if "manifest_version" not in data:
-        found.append(Finding.error("ARP201", "strict: set manifest_version: v1", **doc.where("")))
+        found.append(_finding("error", "ARP201", "strict: set manifest_version: v1", **doc.where("")))
     for s_index, scenario in enumerate(data["scenarios"]):
         for i, step in enumerate(scenario.get("steps") or []):
             pointer = f"/scenarios/{s_index}/steps/{i}"
             if not step.get("graders"):
-                found.append(Finding.error("ARP202", "strict: step has no graders", **doc.where(pointer)))
+                found.append(_finding("error", "ARP202", "strict: step has no graders", **doc.where(pointer)))
             for g_index, grader in enumerate(step.get("graders") or []):
                 if grader.get("field") == "private_thought":
-                    found.append(Finding.error(
+                    found.append(_finding("error", 
                         "ARP203", "strict: 'private_thought' is deprecated; use 'evaluation_context'",
                         **doc.where(f"{pointer}/graders/{g_index}/field")))
     if manifest is not None and manifest.target.kind == "stdio" and not manifest.target.shell:
         program = manifest.target.command[0]
         cwd = manifest.target.cwd or "."
         if shutil.which(program) is None and not (Path(cwd) / program).exists():
-            found.append(Finding.error("ARP204", f"strict: program '{program}' not found on PATH",
+            found.append(_finding("error", "ARP204", f"strict: program '{program}' not found on PATH",
                                        **doc.where("/target")))
     return found
 

@@ -1,7 +1,15 @@
-"""The plugin's bundled JSON Schemas (``schemas/*.json``), loaded once."""
+"""The plugin's bundled JSON Schemas (``schemas/*.json``), loaded once.
+
+Manifests are validated in two passes that together equal the bundled
+``manifest`` schema: the manifest with each grader reduced to ``{type}``,
+then each built-in grader against its own ``$defs`` entry. That skips three
+``if/then`` evaluations per grader, and validators are built without
+re-checking the schemas against the meta-schema on every run (a test does it).
+"""
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 
 from agentpack.schemas import SchemaStore
@@ -9,8 +17,31 @@ from agentpack.schemas import SchemaStore
 BASE = "https://schemas.agentpack.dev/agent-rpc/"
 MANIFEST, AGENT_RESULT, TOOL_CALL, REPORT = (BASE + n for n in ("manifest.json", "agent-result.json",
                                                                 "tool-call.json", "report.json"))
+BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
 
 
 @lru_cache(maxsize=1)
 def store() -> SchemaStore:
     return SchemaStore.from_package("agentpack_agent_rpc", "schemas")
+
+
+def _validator(schema: dict):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema, registry=store().registry)
+
+
+@lru_cache(maxsize=1)
+def skeleton_validator():
+    schema = copy.deepcopy(store().schema(MANIFEST))
+    schema["$defs"]["grader"] = {"type": "object", "required": ["type"],
+                                 "properties": {"type": {"type": "string", "minLength": 1}}}
+    return _validator(schema)
+
+
+@lru_cache(maxsize=None)
+def grader_validator(kind: str):
+    """The validator for a built-in grader entry, or None for other types."""
+    if kind not in BUILTIN_GRADERS:
+        return None
+    return _validator({"$ref": f"{MANIFEST}#/$defs/{kind}"})

@@ -1,0 +1,170 @@
+"""Benchmark the agent-rpc runtime against ecp-runtime 0.10.0 (when it can be installed in a throwaway venv).
+
+Agents: a raw stdlib echo agent, an agent written with our SDK and, with the
+reference present, one written with ecp-sdk. Manifests: 1 scenario x 200
+steps and 200 scenarios x 1 step. Each cell is the wall time of the whole
+CLI run (``agentpack rpc run`` vs ``ecp run``) and the mean per-step latency
+the runtime reports. Prints figures side by side; asserts nothing.
+
+    .venv/bin/python bench/agent_rpc.py [--steps 200] [--no-ref]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from pathlib import Path
+
+REF_VERSION = "0.10.0"
+REF_HOME = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{REF_VERSION}"
+AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
+
+RAW_AGENT = '''import json, sys
+out = sys.stdout
+for line in sys.stdin:
+    m = json.loads(line)
+    method = m["method"]
+    if method == "agent/initialize":
+        r = {"name": "raw-echo", "protocol_version": "1.0", "capabilities": {}}
+    elif method == "agent/reset":
+        r = True
+    else:
+        r = {"status": "done", "public_output": "Echo: " + m["params"]["input"]}
+    out.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\\n")
+    out.flush()
+'''
+
+OUR_SDK_AGENT = '''from agentpack_agent_rpc.sdk import Agent, Result
+agent = Agent("sdk-echo")
+@agent.step
+def step(text):
+    return Result(public_output="Echo: " + text)
+@agent.reset
+def reset():
+    pass
+agent.main()
+'''
+
+REF_SDK_AGENT = '''from ecp import Result, agent, on_reset, on_step, serve
+@agent(name="ecp-sdk-echo")
+class Echo:
+    @on_step
+    def step(self, text):
+        return Result(public_output="Echo: " + text)
+    @on_reset
+    def reset(self):
+        pass
+serve(Echo())
+'''
+
+
+def reference() -> Path | None:
+    if (REF_HOME / ".ready").exists():
+        return REF_HOME
+    try:
+        REF_HOME.parent.mkdir(parents=True, exist_ok=True)
+        venv.create(REF_HOME, with_pip=True, clear=True)
+        subprocess.run([str(REF_HOME / "bin" / "python"), "-m", "pip", "install", "-q", f"ecp-runtime=={REF_VERSION}",
+                        f"ecp-sdk=={REF_VERSION}"], check=True, capture_output=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"(reference runtime unavailable: {exc})", file=sys.stderr)
+        return None
+    (REF_HOME / ".ready").write_text("ok\n")
+    return REF_HOME
+
+
+def manifest(folder: Path, name: str, target: str, scenarios: int, steps: int) -> Path:
+    path = folder / f"{name}.yaml"
+    body = {"manifest_version": "v1", "name": name, "target": target, "scenarios": [
+        {"name": f"s{i}", "steps": [{"input": f"m{i}-{j}", "graders": [
+            {"type": "text_match", "condition": "equals", "value": f"Echo: m{i}-{j}"}]} for j in range(steps)]}
+        for i in range(scenarios)]}
+    path.write_text(json.dumps(body))
+    return path
+
+
+def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv + ["--json-out", str(out)], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if not out.exists():
+        print(f"  run failed ({proc.returncode}): {proc.stderr[-400:]}", file=sys.stderr)
+        return wall, None
+    return wall, json.loads(out.read_text())
+
+
+def ours(path: Path, out: Path) -> tuple[float, float | None]:
+    wall, report = timed([AGENTPACK, "-q", "rpc", "run", "-m", str(path)], out)
+    ok = report and report["ok"]
+    return wall, report["latency"]["mean_ms"] if ok else None
+
+
+def theirs(ref: Path, path: Path, out: Path) -> tuple[float, float | None]:
+    wall, report = timed([str(ref / "bin" / "ecp"), "run", "--manifest", str(path)], out)
+    ok = report and report["passed"] == report["total"]
+    return wall, report["audit"]["latency"]["mean_ms"] if ok else None
+
+
+def overhead_per_step(folder: Path, target: str, steps: int) -> float:
+    """Our runtime's marginal CPU per step (ms): CPU of a 1x2N run minus a 1xN run, over N (agent excluded)."""
+    from agentpack_agent_rpc.api import run_manifest
+    from agentpack_agent_rpc.runner import RunOptions
+
+    def cpu(count: int) -> float:
+        path = manifest(folder, f"overhead-{count}", target, 1, count)
+        samples = []
+        for _ in range(3):
+            start = time.process_time()
+            run_manifest(path, RunOptions())
+            samples.append(time.process_time() - start)
+        return min(samples)
+
+    return (cpu(2 * steps) - cpu(steps)) * 1000 / steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--no-ref", action="store_true", help="skip the reference runtime")
+    args = parser.parse_args()
+    ref = None if args.no_ref else reference()
+    n = args.steps
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "raw_agent.py").write_text(RAW_AGENT)
+        (folder / "sdk_agent.py").write_text(OUR_SDK_AGENT)
+        agents = {"raw echo": f"{sys.executable} {folder / 'raw_agent.py'}",
+                  "our SDK": f"{sys.executable} {folder / 'sdk_agent.py'}"}
+        if ref:
+            (folder / "ref_sdk_agent.py").write_text(REF_SDK_AGENT)
+            agents["ecp-sdk"] = f"{ref / 'bin' / 'python'} {folder / 'ref_sdk_agent.py'}"
+        print(f"{'agent':10} {'manifest':9} {'agentpack s':>12} {'ecp-runtime s':>14} {'speed-up':>9} "
+              f"{'ours ms/step':>13} {'ref ms/step':>12}")
+        for label, target in agents.items():
+            for shape, (scenarios, steps) in {f"1x{n}": (1, n), f"{n}x1": (n, 1)}.items():
+                path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
+                wall, lat = ours(path, folder / "ours.json")
+                row = f"{label:10} {shape:9} {wall:12.2f}"
+                if ref:
+                    rwall, rlat = theirs(ref, path, folder / "ref.json")
+                    row += f" {rwall:14.2f} {rwall / wall:8.1f}x"
+                else:
+                    rlat = None
+                    row += f" {'-':>14} {'-':>9}"
+                row += f" {lat if lat is not None else float('nan'):13.3f}"
+                row += f" {rlat:12.3f}" if rlat is not None else f" {'-':>12}"
+                print(row, flush=True)
+        cost = overhead_per_step(folder, agents["raw echo"], n)
+        print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. grading): {cost:.3f} ms")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    main()

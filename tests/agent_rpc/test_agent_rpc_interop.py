@@ -1,0 +1,157 @@
+"""Interoperability with ecp-runtime==0.10.0 and ecp-sdk==0.10.0, installed in a throwaway venv (cached in /tmp).
+
+Both directions, over stdio and HTTP: our runtime runs agents written with
+ecp-sdk (including the starter ``ecp init`` writes), and ``ecp run`` runs
+agents written with our SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+import pytest
+
+from agentpack.fsutil import file_lock
+
+pytestmark = pytest.mark.interop
+
+VERSION = "0.10.0"
+AGENTS = Path(__file__).parent / "agents"
+AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
+
+
+@pytest.fixture(scope="module")
+def ref() -> Path:
+    """The reference venv, built once per version and reused (skip when the registry is unreachable)."""
+    home = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{VERSION}"
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(home.parent / f"ecp-{VERSION}.lock", timeout=600, what="the interop venv"):
+        ready = home / ".ready"
+        if not ready.exists():
+            venv.create(home, with_pip=True, clear=True)
+            pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
+                                  f"ecp-runtime=={VERSION}", f"ecp-sdk=={VERSION}"], capture_output=True, text=True)
+            if pip.returncode != 0:
+                pytest.skip(f"cannot install ecp-runtime/ecp-sdk {VERSION} (no registry?): {pip.stderr[-300:]}")
+            ready.write_text("ok\n")
+    return home
+
+
+def spawn_http(argv: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    from agentpack.proc import spawn
+
+    proc = spawn(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    for _ in range(20):
+        line = proc.stderr.readline()
+        match = re.search(r"(http://\S+/ecp)", line)
+        if match:
+            return proc, match.group(1)
+    proc.kill()
+    raise AssertionError("HTTP agent did not announce its URL")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def our_run(manifest: Path, env: dict | None = None) -> tuple[int, dict]:
+    out = manifest.parent / "ours.json"
+    proc = subprocess.run([AGENTPACK, "rpc", "run", "-m", str(manifest), "--json-out", str(out)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    return proc.returncode, json.loads(out.read_text())
+
+
+def ref_run(ref: Path, manifest: Path) -> tuple[int, dict]:
+    out = manifest.parent / "ref.json"
+    proc = subprocess.run([str(ref / "bin" / "ecp"), "run", "--manifest", str(manifest), "--json-out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert out.exists(), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(out.read_text())
+
+
+def test_our_runtime_passes_the_ecp_init_starter_over_stdio(ref, tmp_path):
+    starter = tmp_path / "ecp_eval"
+    subprocess.run([str(ref / "bin" / "ecp"), "init", str(starter)], check=True, capture_output=True, timeout=60)
+    env = {**os.environ, "PATH": f"{ref / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    code, report = our_run(starter / "manifest.yaml", env)
+    assert code == 0, json.dumps(report["scenarios"], indent=1)[:2000]
+    assert report["agent"]["name"] == "StarterAgent" and report["totals"]["checks_passed"] == 3
+
+
+def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
+    agent = tmp_path / "ecp_http_agent.py"
+    agent.write_text(
+        "import sys\nfrom ecp import Result, agent, on_reset, on_step, serve_http\n\n"
+        "@agent(name='RefHttp', capabilities={'tool_calls': {}})\nclass A:\n"
+        "    def __init__(self):\n        self.n = 0\n"
+        "    @on_step\n    def step(self, text):\n        self.n += 1\n"
+        "        return Result(public_output=f'#{self.n} {text}', tool_calls=[{'name': 'echo', 'arguments': {'t': text}}])\n"
+        "    @on_reset\n    def reset(self):\n        self.n = 0\n\n"
+        "serve_http(A(), port=int(sys.argv[1]))\n")
+    proc, url = spawn_http([str(ref / "bin" / "python"), str(agent), str(free_port())])
+    try:
+        manifest = tmp_path / "m.yaml"
+        manifest.write_text(json.dumps({"manifest_version": "v1", "name": "interop http", "target": url, "scenarios": [
+            {"name": f"s{i}", "steps": [{"input": "hi", "graders": [
+                {"type": "text_match", "condition": "equals", "value": "#1 hi"},
+                {"type": "tool_usage", "tool_name": "echo", "arguments": {"t": "hi"}}]}]} for i in range(2)]}))
+        code, report = our_run(manifest)
+        assert code == 0, json.dumps(report["scenarios"], indent=1)[:2000]
+        conformance = subprocess.run([AGENTPACK, "rpc", "conformance", url, "--json"], capture_output=True, text=True)
+        assert json.loads(conformance.stdout)["conformant"], conformance.stdout
+    finally:
+        from agentpack.proc import kill_group
+
+        kill_group(proc)
+
+
+def _manifest_for_ref(path: Path, target: str) -> Path:
+    path.write_text(json.dumps({"manifest_version": "v1", "name": "ours under ecp", "target": target, "scenarios": [
+        {"name": "lookup", "steps": [{"input": "lookup A-9", "graders": [
+            {"type": "text_match", "field": "public_output", "condition": "contains", "value": "A-9"},
+            {"type": "text_match", "field": "evaluation_context", "condition": "contains", "value": "looked"},
+            {"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A-9"}}]}]},
+        {"name": "echo", "steps": [{"input": "hello", "graders": [
+            {"type": "text_match", "condition": "equals", "value": "Echo: hello"}]}]}]}))
+    return path
+
+
+def test_ecp_run_passes_our_sdk_agent_over_stdio(ref, tmp_path):
+    target = f"{sys.executable} {AGENTS / 'sdk_agent.py'}"
+    code, report = ref_run(ref, _manifest_for_ref(tmp_path / "m.yaml", target))
+    assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
+    check = subprocess.run([str(ref / "bin" / "ecp"), "conformance", "--target", target, "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert json.loads(check.stdout)["conformant"], check.stdout
+
+
+def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
+    proc, url = spawn_http([sys.executable, str(AGENTS / "sdk_agent.py"), "--http", "--port", "0"])
+    try:
+        code, report = ref_run(ref, _manifest_for_ref(tmp_path / "m.yaml", url))
+        assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
+        check = subprocess.run([str(ref / "bin" / "ecp"), "conformance", "--target", url, "--json"],
+                               capture_output=True, text=True, timeout=60)
+        assert json.loads(check.stdout)["conformant"], check.stdout
+    finally:
+        from agentpack.proc import kill_group
+
+        kill_group(proc)
+
+
+def test_reference_validates_what_we_validate(ref, tmp_path):
+    manifest = _manifest_for_ref(tmp_path / "m.yaml", "python agent.py")
+    ours = subprocess.run([AGENTPACK, "rpc", "validate", str(manifest)], capture_output=True, text=True)
+    theirs = subprocess.run([str(ref / "bin" / "ecp"), "validate", str(manifest)], capture_output=True, text=True)
+    assert ours.returncode == theirs.returncode == 0, ours.stdout + theirs.stderr
