@@ -91,6 +91,7 @@ class _Walker:
         self.merged: set[str] = set()
         self.sizes: dict[int, int] = {}
         self.active: set[int] = set()
+        self.memo: dict[int, list[tuple[yaml.ScalarNode, yaml.Node, bool]]] = {}
 
     def error(self, message: str, node: yaml.Node) -> YamlError:
         return YamlError(message, file=self.file, line=node.start_mark.line + 1, column=node.start_mark.column + 1)
@@ -123,8 +124,10 @@ class _Walker:
         self.sizes[key] = total
         return total
 
-    def walk(self, node: yaml.Node, pointer: str) -> None:
-        """Record lines and columns of every pointer; call ``size`` first (it bounds this walk)."""
+    def walk(self, node: yaml.Node, pointer: str, depth: int = 0) -> None:
+        """Record lines and columns of every pointer. With aliases, call ``size`` first: it bounds this walk."""
+        if depth > MAX_DEPTH:
+            raise self.error(f"document nests deeper than {MAX_DEPTH} levels", node)
         self.mark(pointer, node)
         if isinstance(node, yaml.MappingNode):
             if self.strict:
@@ -134,13 +137,15 @@ class _Walker:
                 if merged:
                     self.merged.add(child)
                 self.mark(child, key_node)
-                self.walk(value_node, child)
+                self.walk(value_node, child, depth + 1)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
-                self.walk(item, join_pointer(pointer, index))
+                self.walk(item, join_pointer(pointer, index), depth + 1)
 
     def pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.ScalarNode, yaml.Node, bool]]:
         """``(key, value, merged)``: own pairs, then pairs merged with ``<<`` (own and earlier keys win)."""
+        if id(node) in self.memo:
+            return self.memo[id(node)]
         pairs: list[tuple[yaml.ScalarNode, yaml.Node, bool]] = []
         merges: list[yaml.MappingNode] = []
         seen: dict[str, int] = {}
@@ -165,6 +170,7 @@ class _Walker:
                 if key_node.value not in seen:
                     seen[key_node.value] = key_node.start_mark.line + 1
                     pairs.append((key_node, value_node, True))
+        self.memo[id(node)] = pairs
         return pairs
 
     def check_indent(self, node: yaml.MappingNode) -> None:
@@ -283,7 +289,8 @@ def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False
     if node is None:
         return YamlDocument(data=None, file=file)
     walker = _Walker(file, strict)
-    walker.size(node)
+    if "*" in text:  # only aliases make a document expand beyond its text
+        walker.size(node)
     walker.walk(node, "")
     data = walker.strings(node) if strings_only else _construct(node, file)
     return YamlDocument(data=data, file=file, lines=walker.lines, columns=walker.columns, merged=walker.merged)
