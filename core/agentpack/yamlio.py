@@ -259,18 +259,22 @@ def _construct(node: yaml.Node, file: str | None) -> Any:
 
 def _scalar_hint(node: yaml.Node) -> tuple[int | None, int | None]:
     """Line and column of the first scalar that fails to construct on its own (for value errors)."""
+    constructor = _BaseLoader("")
     stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, yaml.ScalarNode):
-            try:
-                _BaseLoader("").construct_object(current)
-            except Exception:  # noqa: BLE001 - locating the culprit, the caller reports it
-                return current.start_mark.line + 1, current.start_mark.column + 1
-        elif isinstance(current, yaml.MappingNode):
-            stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(reversed(current.value))
+    try:
+        while stack:
+            current = stack.pop()
+            if isinstance(current, yaml.ScalarNode):
+                try:
+                    constructor.construct_object(current)
+                except Exception:  # noqa: BLE001 - locating the culprit, the caller reports it
+                    return current.start_mark.line + 1, current.start_mark.column + 1
+            elif isinstance(current, yaml.MappingNode):
+                stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
+            elif isinstance(current, yaml.SequenceNode):
+                stack.extend(reversed(current.value))
+    finally:
+        constructor.dispose()
     return None, None
 
 
