@@ -166,8 +166,10 @@ def test_core_commands_on_skills(agentpack_cli):
     assert detect["format"] == "skillctl" and detect["candidates"][0]["confidence"] == 0.9
     tree = agentpack_cli("detect", EXAMPLES, "--json").json()
     assert tree["format"] == "skillctl" and tree["candidates"][0]["confidence"] == 0.6
-    evaluated = agentpack_cli("eval", EXAMPLES / "schema-validate-json", "--json")
-    assert evaluated.exit_code == 0 and evaluated.json()["summary"]["cases"]["passed"] == 5
+    skill = write_skill(Path.cwd() / "skills", "echo", fixtures={"a": ({"value": 1}, {"echo": 1}),
+                                                                 "b": ({"value": 2}, {"echo": 2})})
+    evaluated = agentpack_cli("eval", skill, "--json")
+    assert evaluated.exit_code == 0 and evaluated.json()["summary"]["cases"]["passed"] == 2
 
 
 def test_real_subprocesses_of_both_scripts(tmp_path):

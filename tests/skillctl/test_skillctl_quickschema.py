@@ -45,13 +45,13 @@ def agrees(schema, instance) -> None:
         assert quick == Draft202012Validator(schema).is_valid(instance), (schema, instance)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.sampled_from(SCHEMAS), json_values)
 def test_agrees_on_the_project_schemas(schema, instance):
     agrees(schema, instance)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(schemas, json_values)
 def test_agrees_on_random_schemas(schema, instance):
     agrees(schema, instance)

@@ -238,7 +238,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
                                                                                         max_size=3), max_leaves=8)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.sampled_from(list(manifest()) + ["x-a", "zz"]), json_values, max_size=6))
 def test_property_any_mapping_gives_findings_not_crashes(tmp_path, overrides):
     data = {**manifest(), **overrides}
