@@ -225,3 +225,10 @@ def test_validate_command_text_and_json(agentpack_cli, tmp_path):
     messages = [f["message"] for f in envelope["items"][1]["findings"]]
     assert messages == ["/scenarios/0/steps/0: missing required key 'input'",
                         "/scenarios/0/steps/0/inputs: unknown key 'inputs'"]
+
+
+def test_the_example_manifest_is_strictly_valid(agentpack_cli):
+    example = Path(__file__).parents[2] / "examples" / "agent_rpc" / "manifest.yaml"
+    result = agentpack_cli("rpc", "validate", "--strict", example)
+    assert result.exit_code == 0, result.stdout
+    assert "4 scenarios, 6 steps, 17 graders" in result.stdout

@@ -115,3 +115,70 @@ def test_bundled_schemas_are_valid_draft_2020_12():
     for schema_id in store().ids():
         Draft202012Validator.check_schema(store().schema(schema_id))
     assert len(store().ids()) == 4
+
+
+junk = st.one_of(st.none(), st.booleans(), st.integers(-2, 3), st.floats(-1, 2, allow_nan=False),
+                 st.sampled_from(["", " ", "x", "v1", "reset", "contains", "regex", "csv", "text_match"]),
+                 st.just([]), st.just({}))
+text = st.sampled_from(["a", "hello", "x y"])
+field = st.sampled_from(["public_output", "evaluation_context", "private_thought"])
+graders = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text_match"), "condition": st.sampled_from(["contains", "equals",
+                                                                                         "does_not_contain"]),
+                           "value": text}, optional={"field": field, "case_sensitive": st.booleans()}),
+    st.fixed_dictionaries({"type": st.just("text_match"), "condition": st.sampled_from(["regex", "not_regex"]),
+                           "pattern": st.just("a+")}, optional={"name": text}),
+    st.fixed_dictionaries({"type": st.just("tool_usage")}, optional={
+        "tool_name": text, "arguments": st.just({"k": [1, {"a": None}]}), "not_called": st.booleans(),
+        "min_count": st.integers(0, 3), "sequence": st.lists(st.one_of(text, st.fixed_dictionaries(
+            {"name": text}, optional={"arguments": st.just({})})), min_size=1, max_size=2)}),
+    st.fixed_dictionaries({"type": st.just("llm_judge"), "prompt": text},
+                          optional={"model": text, "temperature": st.floats(0, 2), "field": field}),
+    st.fixed_dictionaries({"type": st.just("plugin_grader")}, optional={"anything": junk}))
+steps = st.fixed_dictionaries({"input": text}, optional={
+    "graders": st.lists(graders, max_size=3), "timeout": st.floats(0.1, 5), "expect_status": st.sampled_from(
+        ["done", "paused"]), "constraints": st.just({"k": 1})})
+scenarios = st.fixed_dictionaries({"name": text, "steps": st.lists(steps, max_size=3)}, optional={
+    "tags": st.lists(text, max_size=2, unique=True), "repeat": st.integers(1, 3),
+    "pass_threshold": st.floats(0, 1), "retries": st.integers(0, 3), "skip": st.one_of(st.booleans(), text),
+    "dataset": st.fixed_dictionaries({"type": st.sampled_from(["csv", "jsonl"]), "source": text})})
+valid_manifests = st.fixed_dictionaries({
+    "name": text, "target": st.one_of(text, st.lists(text, min_size=1, max_size=2), st.just("http://h:1/ecp")),
+    "scenarios": st.lists(scenarios, min_size=1, max_size=3)}, optional={
+    "manifest_version": st.just("v1"), "isolation": st.sampled_from(["reset", "process"]),
+    "timeout": st.integers(1, 30), "env": st.dictionaries(text, st.one_of(text, st.integers(), st.booleans()),
+                                                           max_size=2),
+    "judge": st.fixed_dictionaries({}, optional={"model": text, "temperature": st.floats(0, 2),
+                                                 "base_url": st.just("http://127.0.0.1:1/v1")}),
+    "limits": st.fixed_dictionaries({}, optional={"max_message_bytes": st.integers(1024, 10**6)})})
+
+
+def _mutate(data, draw):
+    """Replace, drop or add one thing somewhere in ``data``."""
+    if isinstance(data, dict) and data and draw(st.integers(0, 3)):
+        key = draw(st.sampled_from(sorted(data)))
+        return {**data, key: _mutate(data[key], draw)}
+    if isinstance(data, list) and data and draw(st.integers(0, 3)):
+        index = draw(st.integers(0, len(data) - 1))
+        return data[:index] + [_mutate(data[index], draw)] + data[index + 1:]
+    choice = draw(st.integers(0, 2))
+    if choice == 0 and isinstance(data, dict) and data:
+        key = draw(st.sampled_from(sorted(data)))
+        return {k: v for k, v in data.items() if k != key}
+    if choice == 1 and isinstance(data, dict):
+        return {**data, draw(st.sampled_from(["extra", "type", "name", "value", "pattern"])): draw(junk)}
+    return draw(junk)
+
+
+manifest_st = st.one_of(valid_manifests, st.builds(lambda pair: pair, st.data()).flatmap(
+    lambda data: valid_manifests.map(lambda m: _mutate(m, data.draw))))
+
+
+@settings(max_examples=250, deadline=None)
+@given(manifest_st)
+def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
+    from agentpack_agent_rpc.fastcheck import Checker
+    from agentpack_agent_rpc.schema_store import MANIFEST, bundled
+
+    schema = bundled("manifest.json")
+    assert Checker(schema, MANIFEST).valid(schema, manifest) == store().is_valid(MANIFEST, manifest)

@@ -335,6 +335,15 @@ class _Builder:
                         digest=digest, raw=data)
 
 
+def _fast_valid(data: Any) -> bool:
+    """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
+    from .fastcheck import Checker
+    from .schema_store import MANIFEST, bundled
+
+    schema = bundled("manifest.json")
+    return Checker(schema, MANIFEST).valid(schema, data)
+
+
 def _schema_findings(doc: YamlDocument) -> list[Finding]:
     """Schema errors as findings: the manifest skeleton, then every built-in grader entry, in document order."""
     from agentpack.schemas import error_findings
@@ -396,7 +405,7 @@ def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = 
     if not isinstance(doc.data, dict):
         return None, [_finding("error", "ARP002", "a manifest must be a YAML mapping with name, target and scenarios",
                                     file=str(path), line=1)]
-    findings = [_friendlier(f) for f in _schema_findings(doc)]
+    findings = [] if _fast_valid(doc.data) else [_friendlier(f) for f in _schema_findings(doc)]
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)

@@ -10,7 +10,9 @@ re-checking the schemas against the meta-schema on every run (a test does it).
 from __future__ import annotations
 
 import copy
+import json
 from functools import lru_cache
+from importlib import resources
 
 from agentpack.schemas import SchemaStore
 
@@ -18,6 +20,12 @@ BASE = "https://schemas.agentpack.dev/agent-rpc/"
 MANIFEST, AGENT_RESULT, TOOL_CALL, REPORT = (BASE + n for n in ("manifest.json", "agent-result.json",
                                                                 "tool-call.json", "report.json"))
 BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
+
+
+@lru_cache(maxsize=None)
+def bundled(name: str) -> dict:
+    """One bundled schema read as plain JSON (no jsonschema import)."""
+    return json.loads(resources.files("agentpack_agent_rpc").joinpath("schemas", name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
