@@ -196,6 +196,8 @@ class Budget:
         self._monotonic = clock_monotonic
         self.tokens = 0
         self.cost_usd = 0.0
+        self.exceeded: BudgetExceeded | None = None
+        """The first budget error, kept: callers that catch errors (an eval case) must not hide it."""
 
     def elapsed(self) -> float:
         return self._monotonic() - self.started
@@ -210,16 +212,24 @@ class Budget:
     def charge(self, tokens: int, cost_usd: float = 0.0) -> None:
         self.tokens += tokens
         self.cost_usd += cost_usd
+        error = None
         if self.policy.max_tokens is not None and self.tokens > self.policy.max_tokens:
-            raise BudgetExceeded(f"LLM work used {self.tokens} tokens, over budgets.max_tokens "
-                                 f"({self.policy.max_tokens})", file=self.policy.file)
-        if self.policy.max_cost_usd is not None and self.cost_usd > self.policy.max_cost_usd:
-            raise BudgetExceeded(f"LLM work cost ${self.cost_usd:.4f}, over budgets.max_update_cost_usd "
-                                 f"(${self.policy.max_cost_usd})", file=self.policy.file)
+            error = BudgetExceeded(f"LLM work used {self.tokens} tokens, over budgets.max_tokens "
+                                   f"({self.policy.max_tokens})", file=self.policy.file)
+        elif self.policy.max_cost_usd is not None and self.cost_usd > self.policy.max_cost_usd:
+            error = BudgetExceeded(f"LLM work cost ${self.cost_usd:.4f}, over budgets.max_update_cost_usd "
+                                   f"(${self.policy.max_cost_usd})", file=self.policy.file)
+        if error is not None:
+            self.exceeded = self.exceeded or error
+            raise error
 
     def allows_llm(self) -> bool:
-        """False once a zero token or cost budget forbids any LLM call."""
-        return self.policy.max_tokens != 0 and self.policy.max_cost_usd != 0
+        """False when a zero token or cost budget forbids any LLM call, or a budget is already spent."""
+        return self.policy.max_tokens != 0 and self.policy.max_cost_usd != 0 and self.exceeded is None
+
+    def raise_if_exceeded(self) -> None:
+        if self.exceeded is not None:
+            raise self.exceeded
 
     def as_dict(self) -> dict[str, Any]:
         return {"elapsed_s": round(self.elapsed(), 3), "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6),

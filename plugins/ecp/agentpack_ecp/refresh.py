@@ -213,6 +213,7 @@ def _refresh_locked(root: Path, pack, policy: Policy, result: dict[str, Any], bu
         result["messages"].append("evals skipped (--no-evals): publishing without the eval gate")
     else:
         report = _run_evals(root, pack, policy, staging_rel, budget, clock)
+        budget.raise_if_exceeded()
         result["evals"] = eval_summary(report)
         crashpoint("refresh.after_evals")
         budget.check_time("the evals")

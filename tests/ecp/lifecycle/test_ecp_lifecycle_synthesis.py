@@ -85,3 +85,53 @@ def test_provider_from_env_and_modes(chat_server) -> None:
     out = synthesize("q", RESPONSE, {}, provider=None, mode="llm")
     assert "no synthesis provider" in out["synthesis"]["fallback_reason"]
     assert chat_server.requests == []
+
+
+# -- through the CLI and a refresh ---------------------------------------------------------------
+def _llm_env(server, monkeypatch) -> None:
+    monkeypatch.setenv("AGENTPACK_ECP_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("AGENTPACK_ECP_LLM_BASE_URL", server.base_url)
+
+
+def test_cli_query_uses_a_local_provider_and_logs_it(chat_server, monkeypatch, tmp_path, make_pack) -> None:
+    import json
+
+    from agentpack.testing import run_cli
+    from agentpack_ecp.build import build_pack
+
+    pack = make_pack(tmp_path, logs={"enabled": True})
+    build_pack(pack)
+    _llm_env(chat_server, monkeypatch)
+    response = run_cli(["query", pack, "How are signing keys rotated?", "--json"]).json()["response"]
+    assert response["answer"] == "Keys rotate every ninety days [1]."
+    assert response["synthesis"]["provider"] == "127.0.0.1" and response["synthesis"]["remote"] is False
+    local = run_cli(["query", pack, "How are signing keys rotated?", "--option", "synthesis=local", "--json"])
+    assert local.json()["response"]["synthesis"]["provider"] == "local" and len(chat_server.requests) == 1
+    bad = run_cli(["query", pack, "keys", "--option", "synthesis=maybe"])
+    assert bad.exit_code == 2 and "unknown synthesis mode" in bad.stderr
+    log = next((pack / "expert/logs/queries").glob("*.jsonl")).read_text().splitlines()
+    assert [json.loads(line)["outputs"]["synthesis"] for line in log] == ["127.0.0.1", "local"]
+
+
+def test_refresh_charges_llm_tokens_to_the_budget(chat_server, monkeypatch, tmp_path, make_pack) -> None:
+    import json
+
+    from agentpack.testing import run_cli
+    from agentpack_ecp.build import build_pack
+
+    pack = make_pack(tmp_path)
+    build_pack(pack)
+    policy_path = pack / "expert/maintenance/policy.json"
+    policy = json.loads(policy_path.read_text())
+    policy["budgets"]["max_tokens"] = 10
+    policy_path.write_text(json.dumps(policy))
+    (pack / "expert/sources/docs/tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")
+    _llm_env(chat_server, monkeypatch)
+    result = run_cli(["ecp", "refresh", pack, "--json"])
+    data = result.json()
+    assert result.exit_code == 1 and data["decision"] == "refused" and "max_tokens" in data["messages"][0]
+    assert data["budget"]["tokens"] == 60 and len(chat_server.requests) == 1
+    policy["budgets"]["max_tokens"] = 0  # zero: no model call at all, the evals answer locally
+    policy_path.write_text(json.dumps(policy))
+    data = run_cli(["ecp", "refresh", pack, "--json"]).json()
+    assert data["decision"] == "published" and len(chat_server.requests) == 1
