@@ -107,7 +107,8 @@ class SkillManifest:
         try:
             schema = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise PackError(f"io.{key}: '{relative}' does not exist in the skill folder", **_loc(self, pointer)) from None
+            raise PackError(f"io.{key}: '{relative}' does not exist in the skill folder",
+                            **_loc(self, pointer)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise PackError(f"io.{key}: cannot read '{relative}': {exc}", **_loc(self, pointer)) from None
         except json.JSONDecodeError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
