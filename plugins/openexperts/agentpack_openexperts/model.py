@@ -51,6 +51,7 @@ class ExpertPackage:
     manifest: YamlDocument
     components: dict[str, list[Component]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    _named: dict[str, dict[str, Component]] = field(default_factory=dict, repr=False)
 
     # -- manifest views ------------------------------------------------------------------
     @property
@@ -94,12 +95,16 @@ class ExpertPackage:
         return found[0] if found else None
 
     def by_name(self, kind: str) -> dict[str, Component]:
-        """Components of ``kind`` by ``name`` (first wins; duplicates are a validation error)."""
-        named: dict[str, Component] = {}
-        for component in self.of(kind):
-            if component.name and component.name not in named:
-                named[component.name] = component
-        return named
+        """Components of ``kind`` by ``name`` (first wins; duplicates are a validation error).
+
+        Memoised: a loaded package is not changed afterwards."""
+        if kind not in self._named:
+            named: dict[str, Component] = {}
+            for component in self.of(kind):
+                if component.name and component.name not in named:
+                    named[component.name] = component
+            self._named[kind] = named
+        return self._named[kind]
 
     def functions(self) -> dict[str, Component]:
         return self.by_name("functions")

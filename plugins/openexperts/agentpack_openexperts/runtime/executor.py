@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentpack.errors import AgentpackError
@@ -46,6 +46,7 @@ class RunOutcome:
 class Executor:
     def __init__(self, runtime: Any) -> None:
         self.rt = runtime
+        self._policies: dict[str, effective.ProcessPolicy] = {}
 
     def execute(self, run_id: str, *, dry_run: bool = False) -> RunOutcome:
         rt = self.rt
@@ -55,13 +56,12 @@ class Executor:
         if run["status"] in TERMINAL:
             return RunOutcome(run_id, run["process"], run["status"], run["attempt"], run["result"], run["error"])
         process = rt.package.process(run["process"])
-        policy = effective.process_policy(rt.package, process)
+        policy = self._policy(process)
         if dry_run:
-            policy.max_attempts = 1
+            policy = replace(policy, max_attempts=1)
         interrupted = run["status"] == "running"
         first = not rt.store.segments(run_id)
         attempt = run["attempt"] if interrupted and run["attempt"] else run["attempt"] + 1
-        rt.store.update_run(run_id, rt.now(), status="running")
         if first and run["session"] != "main":
             rt.workspace.start_session(run["session"])
         scratchpad = rt.workspace.scratchpad(process.meta.get("scratchpad"), run["inputs"])
@@ -71,7 +71,7 @@ class Executor:
         try:
             while True:
                 segment = rt.store.start_segment(run_id, attempt, reason, rt.now())
-                rt.store.update_run(run_id, rt.now(), attempt=attempt)
+                rt.store.update_run(run_id, rt.now(), status="running", attempt=attempt)
                 session = AgentSession(
                     runtime=rt, run=run, process=process, policy=policy, segment=segment, attempt=attempt,
                     deadline=time.monotonic() + policy.timeout if policy.timeout else None,
@@ -114,6 +114,12 @@ class Executor:
             outcome.steps = [{"step": i, "text": text, "completed": i in done}
                              for i, text in enumerate(session.steps, start=1)]
         return outcome
+
+    def _policy(self, process) -> effective.ProcessPolicy:
+        """The process's resolved policy, computed once per process."""
+        if process.name not in self._policies:
+            self._policies[process.name] = effective.process_policy(self.rt.package, process)
+        return self._policies[process.name]
 
     def _drive(self, session: AgentSession) -> AgentResult:
         try:

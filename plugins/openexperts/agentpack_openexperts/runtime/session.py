@@ -205,9 +205,9 @@ class AgentSession:
             return {"ok": False, "error": f"tool '{tool}' has no operation '{op}' (operations: "
                     f"{', '.join(sorted(declared))})"}
         problem = rt.check_arguments(full, declared.get(op, {}).get("input"), arguments)
-        if problem:
-            return {"ok": False, "error": problem}
         tier = effective.tier(package, full).value
+        if problem and not (self.dry_run and (tier != "auto" or not rt.tools.has(tool))):
+            return {"ok": False, "error": problem}
         digest = sha256_json(arguments)
         replay = self._replay(full, digest)
         if replay is not None:
@@ -217,6 +217,8 @@ class AgentSession:
         description = declared.get(op, {}).get("description", full)
         if self.dry_run and (tier != "auto" or not rt.tools.has(tool)):
             why = "not executed in a dry run" if tier != "auto" else "no binding for this tool"
+            if problem:
+                why += f"; {problem}"
             entry = {"operation": full, "tier": tier, "arguments": arguments, "executed": False,
                      "description": description, "note": why}
             self.plan.append(entry)
