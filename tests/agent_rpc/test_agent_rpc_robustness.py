@@ -110,14 +110,14 @@ def test_missing_program_is_unreachable_and_exits_2(agentpack_cli, write_manifes
     assert "cannot start agent 'no-such-agent-program --flag'" in report["scenarios"][0]["message"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_still_writes_every_report(write_manifest, helpers, tmp_path, sig):
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGINT, 2)])
+def test_interrupted_run_still_writes_every_report(write_manifest, helpers, tmp_path, sig, jobs):
     pgids = tmp_path / "pgids"
     path = write_manifest([{"name": f"s{i}", "steps": [{"input": "a"}, {"input": "b"}]} for i in range(3)],
                           target=helpers.bad_target("hang"), env={"PGID_FILE": str(pgids)}, timeout=60)
     out = tmp_path / "out"
-    proc = subprocess.Popen([AGENTPACK, "rpc", "run", "-m", str(path), "--json-out", str(out / "r.json"),
-                             "--report", str(out / "r.html"), "--junit", str(out / "r.xml")],
+    proc = subprocess.Popen([AGENTPACK, "rpc", "run", "-m", str(path), "-j", str(jobs), "--json-out",
+                             str(out / "r.json"), "--report", str(out / "r.html"), "--junit", str(out / "r.xml")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not pgids.exists() and time.monotonic() < deadline:

@@ -87,6 +87,8 @@ def test_filters_by_name_and_tag(write_manifest):
     report = run(path, filters=["tag:smoke"])
     assert [s["id"] for s in report["scenarios"]] == ["login"]
     assert report["run"]["scenarios_selected"] == 1 and report["run"]["scenarios_in_manifest"] == 3
+    none = run(path, filters=["nothing-matches"])
+    assert none["scenarios"] == [] and none["warnings"] == ["no scenario matches the filters ['nothing-matches']"]
 
 
 def test_config_env_and_cwd_reach_the_agent(write_manifest, tmp_path):

@@ -106,6 +106,8 @@ class Runner:
         if self.options.max_duration:
             self.deadline = wall + self.options.max_duration
         chosen = select_scenarios(self.manifest.scenarios, self.options.filters)
+        if not chosen:
+            self.warnings.append(f"no scenario matches the filters {self.options.filters}")
         jobs = self.options.jobs
         if jobs > 1 and self.manifest.target.kind == "http":
             self.warnings.append("--jobs ignored for an HTTP agent: the protocol has no sessions, so parallel "
