@@ -7,7 +7,6 @@ error; 3 internal error or plugin crash.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
@@ -75,7 +74,7 @@ class AgentpackGroup(click.Group):
         try:
             return host().commands()
         except Exception as exc:  # a broken plugin must not hide the built-in commands
-            logging.getLogger("agentpack").warning("plugins not loaded: %s", exc)
+            click.echo(f"warning: plugins not loaded: {exc}", err=True)
             return {}
 
     def list_commands(self, ctx):
@@ -131,6 +130,8 @@ def cli(verbose: int, quiet: bool) -> None:
 
     Shell completion: eval "$(_AGENTPACK_COMPLETE=bash_source agentpack)"
     """
+    import logging
+
     from . import console
 
     console.QUIET = quiet

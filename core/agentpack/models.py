@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -14,6 +14,14 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        """Accept our own JSON back: computed fields (``ok``, ``totals``...) are derived, not input."""
+        if isinstance(data, dict) and cls.model_computed_fields:
+            data = {k: v for k, v in data.items() if k not in cls.model_computed_fields}
+        return data
 
 
 class Finding(_Model):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
 
 from . import hookspecs
+from .entrypoints import entry_points
 from .errors import PackError, PluginError
 from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
 
@@ -57,7 +57,7 @@ def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, 
     if load_entrypoints:
         allow = _env_names("AGENTPACK_PLUGINS")
         block = _env_names("AGENTPACK_DISABLE_PLUGINS") or set()
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in entry_points(ENTRY_POINT_GROUP):
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 continue
             if pm.has_plugin(ep.name):
@@ -180,7 +180,7 @@ class Host:
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:
-        dists = {ep.name: ep.dist for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        dists = {ep.name: ep for ep in entry_points(ENTRY_POINT_GROUP)}
         infos = []
         for name, plugin in self.pm.list_name_plugin():
             hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
@@ -188,8 +188,8 @@ class Host:
             builtin = name in DEFAULT_PLUGINS
             infos.append(PluginInfo(
                 name=name,
-                version=dist.version if dist else (None if not builtin else _core_version()),
-                distribution=dist.metadata["Name"] if dist else ("agentpack-core" if builtin else None),
+                version=dist.version if dist else (_core_version() if builtin else None),
+                distribution=dist.distribution if dist else ("agentpack-core" if builtin else None),
                 hooks=hooks,
                 builtin=builtin,
             ))

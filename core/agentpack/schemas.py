@@ -74,17 +74,24 @@ class SchemaStore:
             (sid, Resource.from_contents(s, default_specification=DRAFT202012)) for sid, s in self._schemas.items()
         )
 
-    def validator(self, schema_id: str) -> jsonschema.protocols.Validator:
-        if schema_id not in self._validators:
-            from jsonschema import Draft202012Validator
-            from jsonschema.exceptions import SchemaError
+    def check(self) -> None:
+        """Check every schema against the draft 2020-12 meta-schema (tests do this for bundled schemas;
+        it costs tens of milliseconds, so validation at run time skips it)."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
 
-            schema = self.schema(schema_id)
+        for schema_id, schema in self._schemas.items():
             try:
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
                 raise AgentpackError(f"bundled schema '{schema_id}' is not a valid draft 2020-12 schema: "
                                      f"{exc.message}") from None
+
+    def validator(self, schema_id: str) -> jsonschema.protocols.Validator:
+        if schema_id not in self._validators:
+            from jsonschema import Draft202012Validator
+
+            schema = self.schema(schema_id)
             self._validators[schema_id] = Draft202012Validator(
                 schema, registry=self.registry, format_checker=format_checker()
             )

@@ -87,3 +87,19 @@ def test_plugin_distributions_depend_on_core_not_the_unrelated_pypi_name():
         data = tomllib.loads(pyproject.read_text())
         assert any(d.startswith("agentpack-core") for d in data["project"]["dependencies"])
         assert list(data["project"]["entry-points"]["agentpack"].values())[0].endswith(".plugin")
+
+
+def _schema_packages():
+    packages = [("agentpack", ROOT / "core" / "agentpack" / "schemas")]
+    packages += [(p.name, p / "schemas") for p in PLUGIN_PACKAGES if (p / "schemas").is_dir()]
+    return packages
+
+
+@pytest.mark.parametrize("package,folder", _schema_packages(), ids=lambda v: str(v).rsplit("/", 1)[-1])
+def test_every_bundled_schema_is_valid_draft_2020_12(package, folder):
+    """Run time skips the meta-schema check for speed, so it happens here for every bundled schema."""
+    from agentpack.schemas import SchemaStore
+
+    store = SchemaStore()
+    store.add_directory(folder)
+    store.check()
