@@ -92,6 +92,16 @@ def test_run_with_rejection_exits_1(acme, tmp_path, edit_yaml):
     assert result.json()["run"]["status"] == "failed" and "rejected" in result.json()["run"]["error"]
 
 
+@pytest.mark.parametrize("answer,code", [("y\n", 0), ("n\n", 1)])
+def test_prompt_broker_asks_on_the_terminal(acme, tmp_path, edit_yaml, answer, code):
+    edit_yaml(acme / "expert.yaml", lambda d: d["execution"]["retry"].update(max_attempts=1))
+    result = run_cli(["experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-100",
+                      "--script", str(EXAMPLES / "script.yaml"), "--approve", "prompt", *common(tmp_path)],
+                     input=answer)
+    assert result.exit_code == code, result.stdout + result.stderr
+    assert 'approve helpdesk.set_status {"status": "triaged", "ticket_id": "T-100"}' in result.stderr
+
+
 def test_missing_bindings_is_a_clear_error(acme, tmp_path):
     result = run_cli(["experts", "run", str(acme), "--process", "answer-chat", "--workdir", str(tmp_path / "w")])
     assert result.exit_code == 2
@@ -195,3 +205,22 @@ def test_help_has_examples():
         assert "Example" in out, command
     for command in ("list", "replay"):
         assert "Example" in run_cli(["experts", "dead-letters", command, "-h"]).stdout
+
+
+def test_mcp_tools_match_the_cli(acme, agentpack_host):
+    from agentpack.errors import AgentpackError
+    from agentpack.registry import McpContext
+
+    tools = agentpack_host.mcp_tools(McpContext(packs=[acme]))
+    explained = tools["openexperts_explain"].handler({"process": "answer-chat"})
+    cli = run_cli(["experts", "explain", str(acme), "--process", "answer-chat", "--json"]).json()
+    assert explained == cli
+    planned = tools["openexperts_dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
+    assert planned["ok"] and planned["run"]["plan"][0] == {
+        "operation": "crm.get_customer", "tier": "auto", "arguments": {"customer_id": "C-1"}, "executed": False,
+        "description": "Fetch a customer by id", "note": "no binding for this tool"}
+    with pytest.raises(AgentpackError, match="not an expert package served"):
+        tools["openexperts_explain"].handler({"pack": "/elsewhere"})
+    none = agentpack_host.mcp_tools(McpContext(packs=[]))
+    with pytest.raises(AgentpackError, match="name the package"):
+        none["openexperts_explain"].handler({})

@@ -93,8 +93,6 @@ MUTATIONS = [
     ("duplicate-tool", tool_yaml("tools/crm.yaml", lambda d: d.update(name="helpdesk")), "OEX207", "error"),
     ("empty-function-body", write("functions/summarise-queue.md", "---\nname: summarise-queue\ndescription: x\n---\n"),
      "OEX208", "warning"),
-    ("resumable-without-checklist", front("processes/answer-chat.md", lambda d: d.update(scratchpad="scratch/x.md")),
-     None, None),
     ("not-kebab", front("functions/summarise-queue.md", lambda d: d.update(name="Summarise_Queue")), "OEX212", "info"),
     ("tool-yaml-syntax", write("tools/crm.yaml", "name: crm\noperations: [\n"), "OEX220", "error"),
     ("tool-missing-operations", tool_yaml("tools/crm.yaml", lambda d: d.pop("operations")), "OEX221", "error"),
@@ -179,8 +177,6 @@ def test_the_example_is_clean(agentpack_host, acme):
 @pytest.mark.parametrize("case", MUTATIONS, ids=[m[0] for m in MUTATIONS])
 def test_mutation(case, agentpack_host, acme, edit_yaml, edit_front):
     name, mutate, code, severity = case
-    if code is None:
-        pytest.skip("covered by test_resumable_process_needs_a_checklist")
     mutate(acme, edit_yaml, edit_front)
     found = findings(agentpack_host, acme)
     matching = [f for f in found if f.code == code]

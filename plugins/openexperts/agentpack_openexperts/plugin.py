@@ -109,3 +109,11 @@ def agentpack_openexperts_register_channels(register):
 
     for spec in builtins.channels():
         register(spec)
+
+
+@hookimpl
+def agentpack_register_mcp_tools(register, context):
+    from .mcp_tools import tools
+
+    for tool in tools(context):
+        register(tool)
