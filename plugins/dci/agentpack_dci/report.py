@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .grammar import PARSER_VERSION
 from .index import Match
 from .reliability import STATE_FILE
-from .scoring import r6
+from .scoring import DIGITS, r6
 from .selection import TIE_BREAKERS, id_hash
 
 if TYPE_CHECKING:
@@ -24,16 +26,29 @@ CANDIDATE_EXTENSION_KEYS = ("name", "path", "source", "contract", "matches", "op
                             "resolved_required", "flags", "ranking", "policy_hints", "selected")
 
 
+LEXICAL_LISTED = 20
+"""Candidates listed by default with only a lexical signal (BM25 or name/path overlap): the best ones."""
+
+
 def _relevant(res: Resolution) -> list[int]:
+    """Candidates the report lists, best first: all with ``--all-candidates``; by default every candidate
+    with a capability match, every ranked, selected or probed one, and the best ``LEXICAL_LISTED`` of the
+    candidates with only a lexical signal (the rest score 0 on ``S_contract`` and fail its gate)."""
     t, sel = res.table, res.selection
+    key = res.selector.key
     if res.request.listing == "all":
-        wanted = range(res.corpus.size)
+        wanted = set(range(res.corpus.size))
     else:
-        wanted = {*t.matches, *sel.ranked, *sel.selected, *sel.probe_rejected,
-                  *(int(i) for i in (t.s_desc > 0).nonzero()[0]),
-                  *(int(i) for i in (t.s_namepath > 0).nonzero()[0])}
+        wanted = {*t.matches, *sel.ranked, *sel.selected, *sel.probe_rejected}
+        lexical = np.flatnonzero((t.s_desc > 0) | (t.s_namepath > 0))
+        lexical = lexical[~np.isin(lexical, list(wanted))] if wanted else lexical
+        if lexical.size > LEXICAL_LISTED:
+            finals = np.round(sel.final[lexical], DIGITS)
+            cut = np.sort(finals)[-LEXICAL_LISTED]
+            lexical = lexical[finals >= cut]
+        wanted |= set(sorted((int(i) for i in lexical), key=lambda i: key(i, sel.final))[:LEXICAL_LISTED])
     ranked = {i: n for n, i in enumerate(sel.ranked)}
-    return sorted(wanted, key=lambda i: (i not in ranked, ranked.get(i, 0), res.selector.key(i, sel.final)))
+    return sorted(wanted, key=lambda i: (i not in ranked, ranked.get(i, 0), key(i, sel.final)))
 
 
 def _candidate(res: Resolution, i: int) -> dict[str, Any]:

@@ -162,10 +162,10 @@ class Resolver:
     def find(self, skill: str) -> str:
         """A candidate id from an id, a skill name or a skill directory."""
         records = self.discovery.records
-        if "::" in skill:
-            return skill
         path = Path(skill)
-        if path.exists():
+        if "::" in skill:
+            hits = [r.id for r in records if r.id == skill]
+        elif path.exists():
             real = path.resolve()
             hits = [r.id for r in records if r.directory.resolve() == real]
         else:
