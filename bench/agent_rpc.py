@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
+import resource
 import subprocess
 import sys
 import tempfile
@@ -90,10 +90,22 @@ def manifest(folder: Path, name: str, target: str, scenarios: int, steps: int) -
     return path
 
 
+CPU: dict[str, float] = {}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
+    """Wall time of the run; its CPU (runtime and agents, user+system) goes to ``CPU['last']``."""
+    out.unlink(missing_ok=True)
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(argv + ["--json-out", str(out)], capture_output=True, text=True)
     wall = time.perf_counter() - start
+    CPU["last"] = _children_cpu() - cpu
     if not out.exists():
         print(f"  run failed ({proc.returncode}): {proc.stderr[-400:]}", file=sys.stderr)
         return wall, None
@@ -146,18 +158,19 @@ def main() -> None:
             (folder / "ref_sdk_agent.py").write_text(REF_SDK_AGENT)
             agents["ecp-sdk"] = f"{ref / 'bin' / 'python'} {folder / 'ref_sdk_agent.py'}"
         print(f"{'agent':10} {'manifest':9} {'agentpack s':>12} {'ecp-runtime s':>14} {'speed-up':>9} "
-              f"{'ours ms/step':>13} {'ref ms/step':>12}")
+              f"{'CPU ours/ref s':>15} {'ours ms/step':>13} {'ref ms/step':>12}")
         for label, target in agents.items():
             for shape, (scenarios, steps) in {f"1x{n}": (1, n), f"{n}x1": (n, 1)}.items():
                 path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
                 wall, lat = ours(path, folder / "ours.json")
+                cpu = CPU["last"]
                 row = f"{label:10} {shape:9} {wall:12.2f}"
                 if ref:
                     rwall, rlat = theirs(ref, path, folder / "ref.json")
-                    row += f" {rwall:14.2f} {rwall / wall:8.1f}x"
+                    row += f" {rwall:14.2f} {rwall / wall:8.1f}x {cpu:6.2f}/{CPU['last']:<8.2f}"
                 else:
                     rlat = None
-                    row += f" {'-':>14} {'-':>9}"
+                    row += f" {'-':>14} {'-':>9} {cpu:6.2f}/{'-':<8}"
                 row += f" {lat if lat is not None else float('nan'):13.3f}"
                 row += f" {rlat:12.3f}" if rlat is not None else f" {'-':>12}"
                 print(row, flush=True)

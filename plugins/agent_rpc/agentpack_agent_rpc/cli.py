@@ -96,14 +96,15 @@ def _text_summary(report: dict) -> str:
 def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None) -> None:
     from agentpack.fsutil import atomic_write_text
 
-    from . import html_report
-    from .report import junit_xml
-
     if json_out:
         atomic_write_text(json_out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     if html:
+        from . import html_report
+
         atomic_write_text(html, html_report.render(report))
     if junit:
+        from .report import junit_xml
+
         atomic_write_text(junit, junit_xml(report))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from agentpack.schemas import SchemaStore
 
@@ -25,7 +25,7 @@ BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
 @lru_cache(maxsize=None)
 def bundled(name: str) -> dict:
     """One bundled schema read as plain JSON (no jsonschema import)."""
-    return json.loads(resources.files("agentpack_agent_rpc").joinpath("schemas", name).read_text(encoding="utf-8"))
+    return json.loads((Path(__file__).parent / "schemas" / name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
