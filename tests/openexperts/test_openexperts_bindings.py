@@ -127,14 +127,14 @@ def test_mcp_server_that_cannot_start(make_runtime, acme, tmp_path):
         runtime_with(make_runtime, acme, bindings)
 
 
-@pytest.mark.parametrize("route", ["python-api", "subprocess"])
+@pytest.mark.parametrize("route", ["in-process", "subprocess"])
 def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
     from agentpack_openexperts.runtime import skill_adapter
 
-    if route == "python-api" and skill_adapter._python_runner() is None:
-        pytest.skip("agentpack_skillctl is not installed")
+    if route == "in-process" and skill_adapter._in_process_runner() is None:
+        pytest.skip("no installed plugin offers the skillctl format")
     if route == "subprocess":
-        monkeypatch.setattr(skill_adapter, "_python_runner", lambda: None)
+        monkeypatch.setattr(skill_adapter, "_in_process_runner", lambda: None)
         probe = skill_adapter._subprocess_runner
         try:
             probe(make_skill(tmp_path / "probe"), {"customer_id": "x"})

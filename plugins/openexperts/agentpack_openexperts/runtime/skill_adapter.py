@@ -1,19 +1,16 @@
 """Bind tool operations to deterministic skills of the skillctl format (a folder with ``skill.yaml``).
 
-``agentpack_skillctl`` is imported lazily, never at module level. When it offers a
-``run_skill(path, value)`` function it is used; otherwise its ``prepare`` +
-``run_prepared`` pair; otherwise ``agentpack skill run PATH --input -`` runs as a
-subprocess and its JSON output is parsed.
+Skills run in-process through the MCP tools the skillctl plugin registers with the
+core (this plugin never imports another one); without that plugin,
+``agentpack skill run PATH --input -`` runs as a subprocess and its JSON output is parsed.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,30 +20,34 @@ from agentpack.paths import resolve_under
 from .bindings import ToolError
 
 
-def _python_runner() -> Callable[[Path, Any], Any] | None:
-    try:
-        skillctl = importlib.import_module("agentpack_skillctl")
-    except ImportError:
+def _in_process_runner() -> Callable[[Path, Any], Any] | None:
+    """Run skills through the MCP tools the skillctl plugin registers with the core.
+
+    Uses only the core's public API (the host and its registered tools), never the other
+    plugin's modules; ``None`` when no installed plugin offers the skillctl format.
+    """
+    from agentpack.plugins import get_host
+    from agentpack.registry import McpContext
+
+    host = get_host()
+    if "skillctl" not in host.formats():
         return None
-    for module_name in ("agentpack_skillctl", "agentpack_skillctl.api", "agentpack_skillctl.runner"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        run_skill = getattr(module, "run_skill", None)
-        if callable(run_skill):
-            return lambda path, value: _unwrap(run_skill(path, value), path)
-    try:
-        prepare = importlib.import_module("agentpack_skillctl.prepare").prepare
-        runner = importlib.import_module("agentpack_skillctl.runner")
-    except (ImportError, AttributeError):
-        return None
-    del skillctl
+    tools: dict[Path, Any] = {}
 
     def run(path: Path, value: Any) -> Any:
-        with tempfile.TemporaryDirectory(prefix="openexperts-skill-") as workspace:
-            result = runner.run_prepared(prepare(path), runner.RunOptions(workspace=Path(workspace)), value=value)
-        return _unwrap(result, path)
+        tool = tools.get(path)
+        if tool is None:
+            offered = [t for t in host.mcp_tools(McpContext(packs=[path])).values() if t.plugin == "skillctl"]
+            if not offered:
+                raise ToolError(f"skill {path.name} cannot run: check it with 'agentpack validate {path}'")
+            tool = tools[path] = offered[0]
+        try:
+            result = tool.handler(value)
+        except AgentpackError as exc:
+            raise ToolError(f"skill {path.name} ended with status {exc.message.splitlines()[0]}") from None
+        if tool.output_schema is None and isinstance(result, dict) and set(result) == {"result"}:
+            return result["result"]
+        return result
 
     return run
 
@@ -82,7 +83,7 @@ def _subprocess_runner(path: Path, value: Any) -> Any:
 
 
 def runner() -> Callable[[Path, Any], Any]:
-    return _python_runner() or _subprocess_runner
+    return _in_process_runner() or _subprocess_runner
 
 
 class SkillBinding:
