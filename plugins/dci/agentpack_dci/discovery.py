@@ -185,10 +185,17 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
         if exists and root.source not in scanned:
             scanned.append(root.source)
         root_real = os.path.realpath(root.path).rstrip(os.sep) + os.sep
+        base = str(root.path)
         for skill_md in files:
             discovered += 1
-            md_real = os.path.realpath(skill_md)
-            dir_real = os.path.realpath(skill_md.parent) if os.path.islink(skill_md) else os.path.dirname(md_real)
+            # the walk does not follow folder symlinks, so only SKILL.md itself can be a link
+            if os.path.islink(skill_md):
+                md_real = os.path.realpath(skill_md)
+                dir_real = os.path.realpath(skill_md.parent)
+            else:
+                rel = os.path.relpath(skill_md.parent, base)
+                dir_real = root_real.rstrip(os.sep) if rel == "." else root_real + rel
+                md_real = os.path.join(dir_real, "SKILL.md")
             path = _id_path(dir_real, ws_real)
             if not md_real.startswith(root_real):
                 rejections.append(Rejection(path, f"SKILL.md resolves outside its root {root.label}", root.source))
