@@ -314,6 +314,9 @@ def eval_(path: Path, suite: str | None, filter_: str | None, jobs: int, report_
     result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs))
     report = Report(command="eval", generated_at=started, evaluations=[result])
     emit_report(report, output, as_json, report_file)
+    if result.aborted:
+        click.echo(f"error: {result.aborted}", err=True)
+        raise SystemExit(EXIT_USAGE)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

@@ -187,6 +187,8 @@ class EvalReport(_Model):
     suites: list[SuiteResult] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
+    aborted: str | None = Field(default=None, description="why the run could not start or finish (e.g. the "
+                                "agent is unreachable); the report is still emitted and the CLI exits 2")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,7 +20,7 @@ import pluggy
 
 from . import hookspecs
 from .entrypoints import entry_points
-from .errors import PackError, PluginError
+from .errors import AgentpackError, PackError, PluginError
 from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
 
 if TYPE_CHECKING:
@@ -89,8 +90,12 @@ class Host:
         self._cache: dict[str, Any] = {}
 
     # -- registrations -------------------------------------------------
-    def _collect(self, hook_name: str, kind: str, **kwargs: Any) -> dict[str, Any]:
-        """Call a registration hook one implementation at a time, so duplicates name both plugins."""
+    def _collect(self, hook_name: str, kind: str, *, tolerant: bool = False, **kwargs: Any) -> dict[str, Any]:
+        """Call a registration hook one implementation at a time, so duplicates name both plugins.
+
+        ``tolerant``: a plugin whose registration crashes is skipped with a warning on stderr
+        (used for MCP tools, so one broken plugin does not take the whole server down).
+        """
         if hook_name in self._cache:
             return self._cache[hook_name]
         found: dict[str, Any] = {}
@@ -109,7 +114,14 @@ class Host:
                 found[item.name] = item
 
             args = {"register": register, **kwargs}
-            impl.function(**{name: args[name] for name in impl.argnames})
+            try:
+                impl.function(**{name: args[name] for name in impl.argnames})
+            except PluginError:
+                raise
+            except Exception as exc:
+                if not tolerant or isinstance(exc, AgentpackError):
+                    raise
+                print(f"warning: plugin '{plugin_name}' registered no {kind}s: {exc!r}", file=sys.stderr)
         self._cache[hook_name] = found
         return found
 
@@ -124,7 +136,7 @@ class Host:
 
     def mcp_tools(self, context: McpContext) -> dict[str, McpTool]:
         self._cache.pop("agentpack_register_mcp_tools", None)
-        return self._collect("agentpack_register_mcp_tools", "MCP tool", context=context)
+        return self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context)
 
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()

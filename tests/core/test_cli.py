@@ -163,3 +163,18 @@ def test_output_option_completes_reporters(with_sample):
     option = next(p for p in command.params if p.name == "output")
     completions = option.shell_complete(click.Context(command), "j")
     assert [c.value for c in completions] == ["json", "junit"]
+
+
+def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plugin, todo_pack, tmp_path):
+    class Unreachable:
+        @hookimpl(tryfirst=True)
+        def agentpack_evaluate(self, pack, options):
+            from agentpack.models import EvalReport
+
+            return EvalReport(name="x", format="sample-todo", aborted="agent unreachable")
+
+    register_plugin(Unreachable(), name="unreachable")
+    out = tmp_path / "r.json"
+    result = run_cli(["eval", str(todo_pack("- [ ] a\n")), "--report", str(out)])
+    assert result.exit_code == 2 and "agent unreachable" in result.stderr
+    assert json.loads(out.read_text())["evaluations"][0]["aborted"] == "agent unreachable"

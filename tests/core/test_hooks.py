@@ -131,3 +131,16 @@ def test_unknown_hook_fails_loudly():
 
     with pytest.raises(PluginError, match="unknown hook"):
         create_plugin_manager(load_entrypoints=False, plugins=(Typo(),))
+
+
+def test_a_crashing_mcp_registration_skips_only_that_plugin(agentpack_host, register_plugin, sample_plugin, capsys):
+    class Broken:
+        @hookimpl
+        def agentpack_register_mcp_tools(self, register, context):
+            raise NameError("tree_skill_dirs")
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Broken(), name="broken")
+    tools = agentpack_host.mcp_tools(McpContext())
+    assert "sample.count_todos" in tools
+    assert "plugin 'broken' registered no MCP tools" in capsys.readouterr().err

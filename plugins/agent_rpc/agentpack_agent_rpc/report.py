@@ -124,6 +124,8 @@ def to_eval_report(report: dict[str, Any]):
         findings=[Finding.warning("ARP300", w, file=manifest["path"]) for w in report["warnings"]]
         + ([Finding.error("ARP301", f"run ended early: {report['exit_reason']}", file=manifest["path"])]
            if report["run"]["interrupted"] else []),
+        aborted=next((f"agent unreachable in scenario '{s['name']}'" for s in report["scenarios"]
+                      if s["exit_reason"] == "agent_unreachable"), None),
     )
 
 
