@@ -147,8 +147,14 @@ def test_unreachable_http_agent(write_manifest):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    report = run_manifest(echo_manifest(write_manifest, f"http://127.0.0.1:{port}/ecp"), RunOptions())
+    manifest = echo_manifest(write_manifest, f"http://127.0.0.1:{port}/ecp")
+    report = run_manifest(manifest, RunOptions())
     assert report["exit_reason"] == "agent_unreachable"
+    from agentpack.testing import run_cli
+
+    result = run_cli(["eval", str(manifest), "--report", str(manifest.parent / "out" / "r.html")])
+    assert result.exit_code == 2 and "agent unreachable" in result.stderr  # as 'rpc run' does, with a report
+    assert (manifest.parent / "out" / "r.html").is_file()
 
 
 def test_sdk_http_status_rules(http_agent):
