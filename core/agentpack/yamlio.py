@@ -287,7 +287,7 @@ def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False
     """
     if len(text) > MAX_BYTES:
         raise YamlError(f"YAML document is larger than {MAX_BYTES} bytes", file=file)
-    if strict:
+    if strict and any(c in text for c in "[{&*!"):  # no such character, no disallowed token: skip the scan
         _check_strict_tokens(text, file)
     node = _compose(text, file)
     if node is None:
