@@ -337,11 +337,12 @@ class _Builder:
 
 def _fast_valid(data: Any) -> bool:
     """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
-    from .fastcheck import Checker
-    from .schema_store import MANIFEST, bundled
+    from agentpack.quickschema import is_valid
 
-    schema = bundled("manifest.json")
-    return Checker(schema, MANIFEST).valid(schema, data)
+    from .schema_store import MANIFEST, bundled, store
+
+    verdict = is_valid(bundled("manifest.json"), data)
+    return store().is_valid(MANIFEST, data) if verdict is None else verdict
 
 
 def _schema_findings(doc: YamlDocument) -> list[Finding]:

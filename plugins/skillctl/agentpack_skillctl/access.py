@@ -79,7 +79,7 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
         from agentpack.models import Finding
 
         return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
-    from .quickschema import is_valid
+    from agentpack.quickschema import is_valid
 
     if is_valid(bundled(ACCESS_SCHEMA), doc.data) or bundled_validator(ACCESS_SCHEMA).is_valid(doc.data):
         return AccessManifest(doc), []

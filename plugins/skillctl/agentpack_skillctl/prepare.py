@@ -66,7 +66,7 @@ def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool
     """A cheap yes/no on the rules that stop a run; the full validator explains a no (and may overrule it)."""
     from agentpack.paths import resolve_under
 
-    from .quickschema import is_valid
+    from agentpack.quickschema import is_valid
     from .store import SKILL_SCHEMA, bundled, bundled_validator
 
     verdict = is_valid(bundled(SKILL_SCHEMA), skill.data)

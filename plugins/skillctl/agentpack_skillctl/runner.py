@@ -56,7 +56,7 @@ class RunOptions:
 
 
 def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
-    from .quickschema import is_valid
+    from agentpack.quickschema import is_valid
     from .store import user_validator
 
     if is_valid(schema, value):

@@ -1,4 +1,7 @@
-"""A fast yes/no for the common subset of JSON Schema 2020-12, so a run need not import jsonschema.
+"""A fast yes/no for the common subset of JSON Schema 2020-12, so a hot path need not import jsonschema.
+
+Used where start-up matters (running a skill, running a manifest): importing
+``jsonschema`` and building a validator costs tens of milliseconds per process.
 
 ``is_valid`` answers True or False only for schemas made of the keywords
 below; for anything else (``format``, ``$dynamicRef``, older drafts, ...) it
@@ -67,6 +70,9 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _resolve(ref: str, root: Any) -> Any:
+    base = root.get("$id") if isinstance(root, dict) else None
+    if isinstance(base, str) and base and ref.startswith(base):
+        ref = ref[len(base):] or "#"  # a reference to the schema's own $id (plus a fragment)
     if ref == "#":
         return root
     if not ref.startswith("#/"):
