@@ -181,3 +181,37 @@ def test_build_errors_are_located(example_pack: Path) -> None:
     with pytest.raises(AgentpackError) as err:
         build_pack(example_pack)
     assert err.value.file == "expert/EXPERT.yaml" and err.value.line
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ_9 xY\n-é") + ["The ", "getUser", "HTTP2", "a_b"]), max_size=30))
+def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert set(tokenize(text)) == set(term_counts(text))
+
+
+def test_term_matrix_matches_the_counters() -> None:
+    from collections import Counter
+
+    from agentpack_ecp.termmatrix import TermMatrix
+
+    counts = [Counter({"b": 2, "a": 1}), Counter(), Counter({"a": 3, "c": 1})]
+    m = TermMatrix.from_counts(counts)
+    assert m.terms == ["a", "b", "c"] and m.indptr.tolist() == [0, 2, 3, 4]
+    assert m.doc.tolist() == [0, 2, 0, 2] and m.tf.tolist() == [1, 3, 2, 1] and m.doc_len.tolist() == [3, 0, 4]
+    indptr, terms, tfs = m.by_doc()
+    assert indptr.tolist() == [0, 2, 2, 4] and terms.tolist() == [0, 1, 0, 2] and tfs.tolist() == [1, 2, 3, 1]
+
+
+def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
+    from collections import Counter
+
+    from agentpack_ecp.embed import HashEmbedder
+    from agentpack_ecp.termmatrix import TermMatrix
+
+    counts = [term_counts("parse the HTTP response headers twice twice"), term_counts("heap queue push pop"),
+              Counter({"zz": 1})]
+    embedder = HashEmbedder(64)
+    matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
+    for row, counter in zip(matrix, counts):
+        assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)

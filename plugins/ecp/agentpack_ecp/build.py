@@ -42,6 +42,7 @@ from .chunking import chunk_id, line_windows, split_lines
 from .manifest import MANIFEST_PATH, ExpertPack, IndexEntry, load_pack
 from .sources import DEFAULT_MAX_FILE_BYTES, SourceSnapshot, snapshot_source
 from .store import CHUNKS_NAME, TEXTS_NAME, Chunk, doc_arrays, read_jsonl, save_cache, write_common, write_json
+from .termmatrix import TermMatrix
 from .tokenize import TOKENIZER_ID, term_counts, tokenize
 
 LOCK_PATH = "expert/context/.lifecycle/lock"
@@ -179,7 +180,7 @@ def make_chunks(snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=
     return chunks
 
 
-def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], list[Counter]]:
+def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], TermMatrix]:
     """Term counts per chunk (plus the path's terms once); chunks without any term are dropped."""
     path_terms: dict[str, list[str]] = {}
     kept, counts = [], []
@@ -194,10 +195,10 @@ def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], list[Counter]]:
             counter[term] += 1
         kept.append(chunk)
         counts.append(counter)
-    return kept, counts
+    return kept, TermMatrix.from_counts(counts)
 
 
-def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], counts: list[Counter],
+def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], matrix: TermMatrix,
                  snaps: list[SourceSnapshot], created_at: str, built_at: str) -> dict[str, Any]:
     import numpy as np
 
@@ -211,11 +212,11 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
     if fmt == "keyword-index-v2":
         from . import kwindex
 
-        arrays = kwindex.write(out, head, chunks, counts)
+        arrays = kwindex.write(out, head, chunks, matrix)
     elif fmt == "sqlite-fts-index-v1":
         from . import ftsindex
 
-        ftsindex.write(out, chunks, counts)
+        ftsindex.write(out, chunks, matrix)
         head["sqlite"] = {"path": ftsindex.DB_NAME, "table": ftsindex.TABLE, "fts5": True}
         head["stats"] = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps)}
         write_json(out / "index_data.json", head)
@@ -225,12 +226,11 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
         from .embed import get_embedder
 
         embedder = get_embedder(config["embedding"])
-        if hasattr(embedder, "embed_counts"):
-            rows = [embedder.embed_counts(c) for c in counts]
-            matrix = np.stack(rows) if rows else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        if hasattr(embedder, "embed_matrix"):
+            vectors = embedder.embed_matrix(matrix)
         else:
-            matrix = embedder.embed_texts([c.text for c in chunks])
-        vecindex.write(out, config["vector"], [c.chunk_id for c in chunks], matrix)
+            vectors = embedder.embed_texts([c.text for c in chunks])
+        vecindex.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
         head["documents"] = {c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
                                           "end_line": c.end_line, "file_sha256": c.file_sha256,
                                           "chunk_sha256": c.chunk_sha256} for c in chunks}
@@ -292,7 +292,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
         for snap in snaps:
             result.revisions[snap.source_id] = snap.revision
         built_at = clock.iso()
-        chunk_memo: dict[str, tuple[list[Chunk], list[Counter]]] = {}
+        chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         for entry in entries:
             from agentpack.paths import resolve_under
 
@@ -312,7 +312,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 total = sum(len(s.texts) for s in entry_snaps)
                 with progress(f"chunking for {entry.id}", total=total) as bar:
                     chunk_memo[key] = chunk_counts(make_chunks(entry_snaps, chunking, previous, changed, bar))
-            chunks, counts = chunk_memo[key]
+            chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
             if result.out_dir is not None:
                 staged = result.out_dir / entry.path
@@ -323,7 +323,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 shutil.rmtree(staged, ignore_errors=True)
             staged.mkdir(parents=True)
             try:
-                stats = _write_index(staged, entry, config, chunks, counts, entry_snaps, created_at, built_at)
+                stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at)
                 if result.out_dir is None:
                     from agentpack.fsutil import replace_directory
 

@@ -46,20 +46,54 @@ class HashEmbedder:
         return {"model": self.model, "dimensions": self.dimensions, "provider": self.provider,
                 "params": {"features": "terms+char3", "trigram_weight": TRIGRAM_WEIGHT, "hash": "blake2b-64"}}
 
+    def features(self, term: str) -> list[tuple[int, float]]:
+        """The signed slots of one term: the term itself (1.0) and its character trigrams (0.25 each)."""
+        dims = self.dimensions
+        out = [_slot("t:" + term, dims)]
+        if len(term) > 3:
+            out += [(slot, sign * TRIGRAM_WEIGHT) for slot, sign in
+                    (_slot("c:" + term[i:i + 3], dims) for i in range(len(term) - 2))]
+        return out
+
     def embed_counts(self, counts: Counter):
+        """``sum over terms of (1 + ln tf) * features(term)``, L2-normalised."""
         import numpy as np
 
         vec = np.zeros(self.dimensions, dtype=np.float32)
-        dims = self.dimensions
         for term, tf in counts.items():
-            slot, sign = _slot("t:" + term, dims)
-            vec[slot] += sign * (1.0 + math.log(tf))
-            if len(term) > 3:
-                for i in range(len(term) - 2):
-                    slot, sign = _slot("c:" + term[i:i + 3], dims)
-                    vec[slot] += sign * TRIGRAM_WEIGHT
+            weight = 1.0 + math.log(tf)
+            for slot, value in self.features(term):
+                vec[slot] += value * weight
         norm = float(np.linalg.norm(vec))
         return vec / norm if norm > 0 else vec
+
+    def embed_matrix(self, matrix, batch: int = 1_000_000):
+        """Every chunk of a ``TermMatrix`` at once (the same sums as ``embed_counts``, vectorised)."""
+        import numpy as np
+
+        dims = self.dimensions
+        feats = [self.features(t) for t in matrix.terms]
+        nfeat = np.fromiter(map(len, feats), dtype=np.int64, count=len(feats))
+        fptr = np.zeros(len(feats) + 1, dtype=np.int64)
+        np.cumsum(nfeat, out=fptr[1:])
+        flat = [p for f in feats for p in f]
+        slots = np.array([p[0] for p in flat], dtype=np.int64)
+        values = np.array([p[1] for p in flat], dtype=np.float64)
+        ndocs = len(matrix.doc_len)
+        term_of = np.repeat(np.arange(len(matrix.terms), dtype=np.int64), np.diff(matrix.indptr))
+        out = np.zeros(ndocs * dims, dtype=np.float64)
+        for lo in range(0, len(matrix.doc), batch):
+            t = term_of[lo:lo + batch]
+            d = matrix.doc[lo:lo + batch].astype(np.int64)
+            w = 1.0 + np.log(matrix.tf[lo:lo + batch].astype(np.float64))
+            count = nfeat[t]
+            starts = np.repeat(fptr[t] - (np.cumsum(count) - count), count)
+            idx = starts + np.arange(int(count.sum()), dtype=np.int64)
+            out += np.bincount(np.repeat(d, count) * dims + slots[idx], weights=values[idx] * np.repeat(w, count),
+                               minlength=ndocs * dims)
+        vecs = out.reshape(ndocs, dims).astype(np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.where(norms > 0, norms, 1.0)
 
     def embed_texts(self, texts: list[str]):
         import numpy as np

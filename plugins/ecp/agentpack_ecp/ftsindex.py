@@ -13,7 +13,6 @@ import itertools
 import re
 import sqlite3
 import threading
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,9 @@ TABLE = "chunks"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def write(out: Path, chunks: list[Chunk], counts: list[Counter], db_name: str = DB_NAME, table: str = TABLE) -> None:
+def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table: str = TABLE) -> None:
+    indptr, term_ids, tfs = matrix.by_doc()
+    bounds, term_list, tf_list, terms = indptr.tolist(), term_ids.tolist(), tfs.tolist(), matrix.terms
     con = sqlite3.connect(out / db_name)
     try:
         con.execute("PRAGMA journal_mode=OFF")
@@ -37,7 +38,8 @@ def write(out: Path, chunks: list[Chunk], counts: list[Counter], db_name: str = 
             "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
             "text UNINDEXED, tokenize=\"unicode61 tokenchars '_'\")")
         rows = ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
-                 " ".join(itertools.chain.from_iterable(itertools.repeat(t, n) for t, n in counts[i].items())),
+                 " ".join(itertools.chain.from_iterable(map(itertools.repeat, map(
+                     terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))),
                  c.text) for i, c in enumerate(chunks))
         with con:
             con.executemany(f"INSERT INTO {table} VALUES (?,?,?,?,?,?,?,?,?)", rows)
@@ -71,9 +73,28 @@ class FtsIndex:
         self._lock = threading.Lock()
         columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
         self.has_text = "text" in columns
+        self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+        self.rows = self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+
+    def _informative(self, terms: list[str]) -> list[str]:
+        """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
+
+        FTS5 clamps the idf of a term found in more than half the rows to a negligible value, yet
+        decoding its long doclist dominates the query time; when every term is that common the
+        rarest one is kept so the query still matches.
+        """
+        marks = ",".join("?" * len(terms))
+        df = dict(self._con.execute(f"SELECT term, doc FROM temp.ecp_vocab WHERE term IN ({marks})", terms))
+        present = [t for t in terms if t in df]
+        keep = [t for t in present if df[t] * 2 <= self.rows]
+        return keep or sorted(present, key=lambda t: df[t])[:1]
 
     def search(self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
                ) -> list[tuple[dict[str, Any], float]]:
+        if not terms:
+            return []
+        with self._lock:
+            terms = self._informative(terms)
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -85,13 +106,22 @@ class FtsIndex:
             where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
             params += [_escape_like(p) for p in prefixes]
         text = "text" if self.has_text else "NULL"
-        sql = (f"SELECT chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text}, bm25({self.table}) "
-               f"AS score FROM {self.table} WHERE {' AND '.join(where)} ORDER BY score, chunk_id LIMIT ?")
+        ranked = (f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
+                  "ORDER BY score, rowid LIMIT ?")
         with self._lock:
-            rows = self._con.execute(sql, [*params, int(k)]).fetchall()
-        return [({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
-                  "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5], "text": r[6]},
-                 -float(r[7])) for r in rows]
+            top = self._con.execute(ranked, [*params, int(k)]).fetchall()
+            if not top:
+                return []
+            rows = {r[0]: r[1:] for r in self._con.execute(
+                f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text} "
+                f"FROM {self.table} WHERE rowid IN ({','.join('?' * len(top))})", [r[0] for r in top])}
+        hits = []
+        for rowid, score in top:
+            r = rows[rowid]
+            hits.append(({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
+                          "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5],
+                          "text": r[6]}, -float(score)))
+        return hits
 
     def close(self) -> None:
         self._con.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,49 +18,33 @@ FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
 
 
-def _postings(counts: list[Counter]) -> dict[str, list[tuple[int, int]]]:
-    postings: dict[str, list[tuple[int, int]]] = {}
-    for doc, counter in enumerate(counts):
-        for term, tf in counter.items():
-            entry = postings.get(term)
-            if entry is None:
-                postings[term] = [(doc, tf)]
-            else:
-                entry.append((doc, tf))
-    return postings
-
-
-def write(out: Path, head: dict[str, Any], chunks: list[Chunk], counts: list[Counter]) -> dict[str, Any]:
-    """Write ``index_data.json``; return the cache arrays for the postings."""
+def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix) -> dict[str, Any]:
+    """Stream ``index_data.json`` out; return the cache arrays of the postings."""
     import numpy as np
+    from operator import add
 
     dumps = json.dumps
-    quoted = [dumps(c.chunk_id, ensure_ascii=False) for c in chunks]
-    postings = _postings(counts)
-    terms = sorted(postings)
+    prefix = ["[" + dumps(c.chunk_id, ensure_ascii=False) + "," for c in chunks]
+    doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
+    bounds = matrix.indptr.tolist()
+    lengths = matrix.doc_len.tolist()
     with open(out / "index_data.json", "w", encoding="utf-8") as handle:
         handle.write(dumps(head, ensure_ascii=False)[:-1])
         handle.write(',"documents":{')
         handle.write(",".join(
-            f'{quoted[i]}:' + dumps({"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
-                                     "end_line": c.end_line, "file_sha256": c.file_sha256,
-                                     "chunk_sha256": c.chunk_sha256, "length": sum(counts[i].values())},
-                                    ensure_ascii=False)
+            prefix[i][1:-1] + ":" + dumps({"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
+                                           "end_line": c.end_line, "file_sha256": c.file_sha256,
+                                           "chunk_sha256": c.chunk_sha256, "length": lengths[i]},
+                                          ensure_ascii=False)
             for i, c in enumerate(chunks)))
         handle.write('},"terms":{')
-        first = True
-        for term in terms:
-            plist = postings[term]
-            body = ",".join(f"[{quoted[d]},{tf}]" for d, tf in plist)
-            handle.write(("" if first else ",") + f'{dumps(term)}:{{"df":{len(plist)},"postings":[{body}]}}')
-            first = False
+        for t, term in enumerate(matrix.terms):
+            lo, hi = bounds[t], bounds[t + 1]
+            body = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
+            handle.write(f'{"," if t else ""}{dumps(term)}:{{"df":{hi - lo},"postings":[{body}]]}}')
         handle.write("}}\n")
-    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum([len(postings[t]) for t in terms])
-    flat = [p for t in terms for p in postings[t]]
-    pairs = np.array(flat, dtype=np.int32).reshape(-1, 2) if flat else np.zeros((0, 2), dtype=np.int32)
-    return {"vocab": np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8), "indptr": indptr,
-            "post_doc": np.ascontiguousarray(pairs[:, 0]), "post_tf": np.ascontiguousarray(pairs[:, 1])}
+    return {"vocab": np.frombuffer("\n".join(matrix.terms).encode("utf-8"), dtype=np.uint8),
+            "indptr": matrix.indptr, "post_doc": matrix.doc, "post_tf": matrix.tf}
 
 
 class KeywordIndex:

@@ -372,12 +372,18 @@ def extractive_answer(question: str, chunks: list[dict[str, Any]], max_evidence:
     if not chunks:
         return "No indexed material matches the question.", synthesis
     terms = {_stem(t) for t in tokenize(question)}
+    needles = {t[:4] for t in terms}
     parts = []
     for n, chunk in enumerate(chunks[:max_evidence], 1):
         lines = [line.strip() for line in chunk["snippet"].split("\n")]
-        scored = sorted(((len(terms.intersection(_stem(t) for t in tokenize(line))), -i) for i, line in
-                         enumerate(lines) if line), reverse=True)
-        picked = sorted(-i for _, i in scored[:2] if _ > 0) or ([-scored[0][1]] if scored else [])
+        scored = []
+        for i, line in enumerate(lines):
+            if line:
+                lower = line.lower()
+                hit = any(x in lower for x in needles)
+                scored.append((len(terms.intersection(map(_stem, tokenize(line)))) if hit else 0, -i))
+        scored.sort(reverse=True)
+        picked = sorted(-i for score, i in scored[:2] if score > 0) or ([-scored[0][1]] if scored else [])
         best = " ... ".join(lines[i] for i in picked)
         if len(best) > 300:
             best = best[:297].rstrip() + "..."
@@ -417,13 +423,14 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
     for entry in pack.indexes:
         if wanted_ids and entry.id not in wanted_ids:
             continue
+        if formats is not None and entry.format not in formats:
+            report.append({"index_id": entry.id, "format": entry.format, "status": "skipped",
+                           "reason": f"not used in mode '{mode}'"})
+            continue
         item = _load_index(loaded, entry)
         status = {"index_id": entry.id, "format": item.format or entry.format}
         if item.error:
             report.append(dict(status, status="error", reason=item.error))
-            continue
-        if formats is not None and item.format not in formats:
-            report.append(dict(status, status="skipped", reason=f"not used in mode '{mode}'"))
             continue
         for sid, meta in item.sources.items():
             loaded_sources.setdefault(sid, meta)

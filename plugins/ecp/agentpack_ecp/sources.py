@@ -108,6 +108,10 @@ class Scope:
         self._inc = pathspec.GitIgnoreSpec.from_lines(self.include) if self.include else None
         self._exc = pathspec.GitIgnoreSpec.from_lines(self.exclude) if self.exclude else None
 
+    def excludes_dir(self, path: str) -> bool:
+        """True when every file under directory ``path`` is excluded (gitignore: no re-include below it)."""
+        return self._exc is not None and self._exc.match_file(path.rstrip("/") + "/")
+
     def matches(self, path: str) -> bool:
         if self._inc is not None and not self._inc.match_file(path):
             return False
@@ -175,10 +179,11 @@ def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str]
     texts: dict[str, str] = {}
     root_real = os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        base = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         dirnames[:] = sorted(d for d in dirnames
                              if os.path.realpath(os.path.join(dirpath, d)) not in skip_dirs
-                             and not d.startswith(".staging") and d != ".backup")
-        rel_dir = os.path.relpath(dirpath, root)
+                             and not d.startswith(".staging") and d != ".backup" and not scope.excludes_dir(base + d))
         for name in sorted(filenames):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
             if not scope.matches(rel):

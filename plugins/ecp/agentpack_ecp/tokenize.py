@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
 
 TOKENIZER_ID = "regex[A-Za-z0-9_]+;lower;stopwords=agentpack-en-v1;len>=2;split_snake;split_camel;split_digits"
 
-TOKEN_RE = re.compile(r"[A-Za-z0-9_]+")
+TOKEN_RE = re.compile(r"\w+", re.ASCII)
+"""``[A-Za-z0-9_]+`` (ASCII ``\\w`` is exactly that class, and the regex engine runs it faster)."""
 _PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 STOPWORDS = frozenset("""
@@ -31,7 +31,6 @@ tell explain describe
 """.split())
 
 
-@lru_cache(maxsize=262144)
 def _variants(raw: str) -> tuple[str, ...]:
     """Normalised forms of one raw token: the whole token first, then its parts."""
     out: list[str] = []
@@ -47,11 +46,20 @@ def _variants(raw: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_MEMO: dict[str, tuple[str, ...]] = {}
+
+
 def term_counts(text: str) -> Counter:
-    """Term frequencies of ``text`` (whole tokens and variants)."""
+    """Term frequencies of ``text``: whole tokens plus identifier parts, each counted per occurrence."""
     counts: Counter = Counter()
+    memo = _MEMO
     for raw, n in Counter(TOKEN_RE.findall(text)).items():
-        for term in _variants(raw):
+        terms = memo.get(raw)
+        if terms is None:
+            terms = _variants(raw)
+            if len(memo) < 2_000_000:
+                memo[raw] = terms
+        for term in terms:
             counts[term] += n
     return counts
 
