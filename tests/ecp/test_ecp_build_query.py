@@ -215,3 +215,18 @@ def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
     for row, counter in zip(matrix, counts):
         assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)
+
+
+def test_real_embedding_model_needs_its_extra(example_pack: Path, agentpack_host) -> None:
+    pytest.importorskip("numpy")
+    if __import__("importlib").util.find_spec("sentence_transformers") is not None:
+        pytest.skip("sentence-transformers is installed here")
+    manifest = example_pack / "expert" / "EXPERT.yaml"
+    manifest.write_text(manifest.read_text().replace(
+        "{model: agentpack-hash-v1, dimensions: 256, provider: local}",
+        "{model: all-MiniLM-L6-v2, dimensions: 384, provider: sentence-transformers}"))
+    from agentpack.testing import run_cli
+
+    result = run_cli(["ecp", "build", str(example_pack), "--index", "corpus-vector"])
+    assert result.exit_code == 2
+    assert "agentpack-ecp[embeddings]" in result.stderr and "sentence_transformers" in result.stderr

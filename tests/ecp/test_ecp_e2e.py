@@ -63,3 +63,18 @@ def test_failing_eval_exits_1(agentpack_host, new_pack: Path) -> None:
     failed = [a for a in case["assertions"] if not a["passed"]]
     assert [a["name"] for a in failed] == ["must_cite"]
     assert failed[0]["expected"] == ["nowhere.md"] and failed[0]["actual"] == ["getting-started.md"]
+
+
+def test_cli_user_errors_are_located_not_tracebacks(agentpack_host, tmp_path: Path, new_pack: Path) -> None:
+    bad_name = run_cli(["ecp", "init", str(tmp_path / "Bad_Name")])
+    assert bad_name.exit_code == 2 and "not a valid skill name" in bad_name.stderr
+    again = run_cli(["ecp", "init", str(new_pack)])
+    assert again.exit_code == 2 and "--force" in again.stderr
+    manifest = new_pack / "expert" / "EXPERT.yaml"
+    manifest.write_text(manifest.read_text().replace("id: my-expert", "id: my-expert\nid: twice"))
+    broken = run_cli(["ecp", "build", str(new_pack)])
+    assert broken.exit_code == 2 and "expert/EXPERT.yaml:" in broken.stderr and "duplicate key" in broken.stderr
+    query = run_cli(["query", str(new_pack), "anything"])
+    assert query.exit_code == 2 and "Traceback" not in query.stderr
+    validate = run_cli(["validate", str(new_pack), "--json"])
+    assert validate.exit_code == 1 and validate.json()["items"][0]["findings"][0]["line"] == 4
