@@ -230,3 +230,11 @@ def test_real_embedding_model_needs_its_extra(example_pack: Path, agentpack_host
     result = run_cli(["ecp", "build", str(example_pack), "--index", "corpus-vector"])
     assert result.exit_code == 2
     assert "agentpack-ecp[embeddings]" in result.stderr and "sentence_transformers" in result.stderr
+
+
+def test_a_source_with_nothing_to_index_is_an_error(new_pack: Path) -> None:
+    (new_pack / "expert/sources/docs/getting-started.md").unlink()
+    (new_pack / "expert/sources/docs/logo.txt").write_bytes(b"\x00\x01binary")
+    with pytest.raises(AgentpackError, match="no text file to index") as err:
+        build_pack(new_pack, rebuild=True)
+    assert err.value.file == "expert/EXPERT.yaml" and err.value.line

@@ -181,21 +181,25 @@ def make_chunks(snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=
 
 
 def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], TermMatrix]:
-    """Term counts per chunk (plus the path's terms once); chunks without any term are dropped."""
+    """Term counts per chunk (plus the path's terms once) as a ``TermMatrix``; chunks without terms are dropped."""
     path_terms: dict[str, list[str]] = {}
-    kept, counts = [], []
-    for chunk in chunks:
-        counter = term_counts(chunk.text)
-        if not counter:
-            continue
-        terms = path_terms.get(chunk.path)
-        if terms is None:
-            terms = path_terms[chunk.path] = tokenize(chunk.path)
-        for term in terms:
-            counter[term] += 1
-        kept.append(chunk)
-        counts.append(counter)
-    return kept, TermMatrix.from_counts(counts)
+    kept: list[Chunk] = []
+
+    def counters():
+        for chunk in chunks:
+            counter = term_counts(chunk.text)
+            if not counter:
+                continue
+            terms = path_terms.get(chunk.path)
+            if terms is None:
+                terms = path_terms[chunk.path] = tokenize(chunk.path)
+            for term in terms:
+                counter[term] += 1
+            kept.append(chunk)
+            yield counter
+
+    matrix = TermMatrix.from_counts(counters())
+    return kept, matrix
 
 
 def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], matrix: TermMatrix,
@@ -289,8 +293,15 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
         max_bytes = max([int(e.raw.get("max_file_bytes") or 0) for e in entries] + [0]) or DEFAULT_MAX_FILE_BYTES
         snaps = [snapshot_source(pack, s, clock=clock, max_file_bytes=max_bytes,
                                  revision=(revisions or {}).get(s.source_id)) for s in pack.sources]
-        for snap in snaps:
+        for snap, source in zip(snaps, pack.sources):
             result.revisions[snap.source_id] = snap.revision
+            if not snap.texts:
+                skipped = len(snap.manifest)
+                raise AgentpackError(
+                    f"source '{snap.source_id}' has no text file to index ({skipped} in scope, all skipped as "
+                    "binary or too large)" if skipped else f"source '{snap.source_id}' has no file in its scope",
+                    file=MANIFEST_PATH, line=pack.manifest_doc.line_of(f"{source.pointer}/scope"),
+                    hint="check the source's uri and scope.include/exclude")
         built_at = clock.iso()
         chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         for entry in entries:

@@ -67,18 +67,25 @@ class HashEmbedder:
         norm = float(np.linalg.norm(vec))
         return vec / norm if norm > 0 else vec
 
-    def embed_matrix(self, matrix, batch: int = 1_000_000):
+    def embed_matrix(self, matrix, batch: int = 200_000):
         """Every chunk of a ``TermMatrix`` at once (the same sums as ``embed_counts``, vectorised)."""
         import numpy as np
 
         dims = self.dimensions
-        feats = [self.features(t) for t in matrix.terms]
-        nfeat = np.fromiter(map(len, feats), dtype=np.int64, count=len(feats))
-        fptr = np.zeros(len(feats) + 1, dtype=np.int64)
+        from array import array
+
+        slot_buf, value_buf, count_buf = array("q"), array("d"), array("q")
+        for term in matrix.terms:
+            feats = self.features(term)
+            count_buf.append(len(feats))
+            for slot, value in feats:
+                slot_buf.append(slot)
+                value_buf.append(value)
+        nfeat = np.frombuffer(count_buf, dtype=np.int64)
+        fptr = np.zeros(len(nfeat) + 1, dtype=np.int64)
         np.cumsum(nfeat, out=fptr[1:])
-        flat = [p for f in feats for p in f]
-        slots = np.array([p[0] for p in flat], dtype=np.int64)
-        values = np.array([p[1] for p in flat], dtype=np.float64)
+        slots = np.frombuffer(slot_buf, dtype=np.int64)
+        values = np.frombuffer(value_buf, dtype=np.float64)
         ndocs = len(matrix.doc_len)
         term_of = np.repeat(np.arange(len(matrix.terms), dtype=np.int64), np.diff(matrix.indptr))
         out = np.zeros(ndocs * dims, dtype=np.float64)

@@ -1,15 +1,15 @@
 """The term-by-chunk matrix of a build, computed once and shared by every index format.
 
 ``TermMatrix`` holds COO postings sorted by (term, chunk) with true term
-frequencies, built from per-chunk ``Counter``s with C-level loops (no Python
-loop per posting), plus each chunk's length in terms.
+frequencies, built from per-chunk ``Counter``s (consumed one at a time, so they
+are never all in memory), plus each chunk's length in terms.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from itertools import chain
+from typing import Iterable
 
 
 @dataclass
@@ -21,16 +21,23 @@ class TermMatrix:
     doc_len: object
 
     @classmethod
-    def from_counts(cls, counts: list[Counter]) -> TermMatrix:
+    def from_counts(cls, counts: Iterable[Counter]) -> TermMatrix:
+        """Consume ``counts`` (one Counter per chunk, possibly a generator) into arrays as it goes."""
         import numpy as np
 
         ids: dict[str, int] = {}
-        id_lists = [[ids.setdefault(k, len(ids)) for k in c] for c in counts]
-        lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
+        id_parts, tf_parts, lengths_list = [], [], []
+        for c in counts:
+            id_parts.append(np.fromiter([ids.setdefault(k, len(ids)) for k in c], dtype=np.int32, count=len(c)))
+            tf_parts.append(np.fromiter(c.values(), dtype=np.int32, count=len(c)))
+            lengths_list.append(len(c))
+        ndocs = len(lengths_list)
+        lengths = np.array(lengths_list, dtype=np.int64)
         total = int(lengths.sum())
-        term_ids = np.fromiter(chain.from_iterable(id_lists), dtype=np.int32, count=total)
-        tfs = np.fromiter(chain.from_iterable(c.values() for c in counts), dtype=np.int32, count=total)
-        docs = np.repeat(np.arange(len(counts), dtype=np.int32), lengths)
+        term_ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+        tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=np.int32)
+        del id_parts, tf_parts
+        docs = np.repeat(np.arange(ndocs, dtype=np.int32), lengths)
         unsorted = list(ids)
         order = sorted(range(len(unsorted)), key=unsorted.__getitem__)
         rank = np.empty(len(unsorted), dtype=np.int32)
@@ -39,7 +46,7 @@ class TermMatrix:
         perm = np.lexsort((docs, term_ids))
         indptr = np.zeros(len(unsorted) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term_ids, minlength=len(unsorted)), out=indptr[1:])
-        doc_len = np.bincount(docs, weights=tfs, minlength=len(counts)).astype(np.int64)
+        doc_len = np.bincount(docs, weights=tfs, minlength=ndocs).astype(np.int64)
         return cls([unsorted[i] for i in order], indptr, docs[perm], tfs[perm], doc_len)
 
     def by_doc(self):
