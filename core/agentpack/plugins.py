@@ -109,7 +109,7 @@ class Host:
                     raise PluginError(
                         f"{kind} '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
                         f"and plugin '{_plugin}'",
-                        hint=f"disable one of them with AGENTPACK_DISABLE_PLUGINS",
+                        hint="disable one of them with AGENTPACK_DISABLE_PLUGINS",
                     )
                 found[item.name] = item
 

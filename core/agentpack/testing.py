@@ -43,6 +43,34 @@ def run_cli(args: list[str], *, input: str | None = None, env: dict[str, str] | 
         return CliResult(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
 
 
+def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
+    """A throwaway virtual environment with ``requirements`` installed, for interoperability tests.
+
+    Built once per ``name`` under the temporary directory and reused (a file lock keeps parallel
+    test processes from building it twice). Calls ``pytest.skip`` with the reason when it cannot be
+    built, for example without access to the package registry. Never installs into the project's
+    own environment.
+    """
+    import tempfile
+    import venv
+
+    from .fsutil import file_lock
+
+    home = Path(tempfile.gettempdir()) / "agentpack-interop" / name
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(home.parent / f"{name}.lock", timeout=timeout, what=f"the {name} environment"):
+        ready = home / ".ready"
+        if not ready.exists():
+            venv.create(home, with_pip=True, clear=True)
+            pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
+                                  "--disable-pip-version-check", *requirements],
+                                 capture_output=True, text=True, timeout=timeout)
+            if pip.returncode != 0:
+                pytest.skip(f"cannot install {' '.join(requirements)} (no package registry?): {pip.stderr[-300:]}")
+            ready.write_text(" ".join(requirements) + "\n")
+    return home
+
+
 @pytest.fixture
 def agentpack_host() -> Iterator[Host]:
     """A fresh host (entry points loaded) installed as the process-wide one for the test."""

@@ -12,13 +12,12 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
-import venv
 from pathlib import Path
 
 import pytest
 
-from agentpack.fsutil import file_lock
+from agentpack.testing import reference_venv
+
 
 pytestmark = pytest.mark.interop
 
@@ -30,18 +29,7 @@ AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 @pytest.fixture(scope="module")
 def ref() -> Path:
     """The reference venv, built once per version and reused (skip when the registry is unreachable)."""
-    home = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{VERSION}"
-    home.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(home.parent / f"ecp-{VERSION}.lock", timeout=600, what="the interop venv"):
-        ready = home / ".ready"
-        if not ready.exists():
-            venv.create(home, with_pip=True, clear=True)
-            pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
-                                  f"ecp-runtime=={VERSION}", f"ecp-sdk=={VERSION}"], capture_output=True, text=True)
-            if pip.returncode != 0:
-                pytest.skip(f"cannot install ecp-runtime/ecp-sdk {VERSION} (no registry?): {pip.stderr[-300:]}")
-            ready.write_text("ok\n")
-    return home
+    return reference_venv(f"ecp-{VERSION}", f"ecp-runtime=={VERSION}", f"ecp-sdk=={VERSION}")
 
 
 def spawn_http(argv: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:

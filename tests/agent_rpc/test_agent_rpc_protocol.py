@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentpack_agent_rpc.protocol import (AgentRpcError, ProtocolError, negotiate, parse_step_result,
@@ -33,6 +33,7 @@ results = st.fixed_dictionaries({}, optional={
 
 @settings(max_examples=300, deadline=None)
 @given(results)
+@example({"public_output": None, "status": "done", "usage": {"total_tokens": 0.0}})  # found by hypothesis
 def test_hand_written_validation_agrees_with_the_schema(result):
     schema_ok = store().is_valid(AGENT_RESULT, result)
     try:

@@ -1,6 +1,5 @@
 """The sample third-party plugin passes the same conformance kit as the built-in plugins."""
 
-import sys
 from pathlib import Path
 
 import pytest

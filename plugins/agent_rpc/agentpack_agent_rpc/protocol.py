@@ -113,8 +113,11 @@ def parse_step_result(result: Any) -> StepResult:
     if usage is not None:
         if not isinstance(usage, dict):
             raise ProtocolError(f"agent/step result.usage must be an object or null, got {_type_name(usage)}")
+        usage = dict(usage)
         for name in USAGE_FIELDS:
             value = usage.get(name)
+            if isinstance(value, float) and value.is_integer():  # JSON has one number type: 3.0 is the integer 3
+                usage[name] = value = int(value)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ProtocolError(f"agent/step result.usage.{name} must be a non-negative integer, got {value!r}")
     context = result.get("evaluation_context")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path

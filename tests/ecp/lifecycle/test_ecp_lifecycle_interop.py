@@ -7,16 +7,13 @@ tests skip with a reason when it cannot be installed.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from agentpack.testing import run_cli
+from agentpack.testing import reference_venv, run_cli
 
 pytestmark = pytest.mark.interop
 REFERENCE = "ecp-reference==1.0.0"
@@ -24,19 +21,7 @@ REFERENCE = "ecp-reference==1.0.0"
 
 @pytest.fixture(scope="module")
 def ecpctl() -> Path:
-    venv = Path(tempfile.gettempdir()) / "agentpack-interop" / "ecp-reference-1.0.0"
-    tool = venv / "bin" / "ecpctl"
-    if not tool.exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120)
-        if made.returncode != 0:
-            pytest.skip(f"cannot create a venv for {REFERENCE}: {made.stderr.strip()[-200:]}")
-        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", REFERENCE],
-                             capture_output=True, text=True, timeout=600)
-        if pip.returncode != 0 or not tool.exists():
-            shutil.rmtree(venv, ignore_errors=True)
-            pytest.skip(f"cannot install {REFERENCE} (no registry?): {pip.stderr.strip()[-200:]}")
-    return tool
+    return reference_venv("ecp-reference-1.0.0", REFERENCE) / "bin" / "ecpctl"
 
 
 def ecpctl_json(tool: Path, *args: str) -> tuple[int, dict]:
