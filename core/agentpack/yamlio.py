@@ -10,6 +10,8 @@ indented alike.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,6 +209,18 @@ def _check_strict_tokens(text: str, file: str | None) -> None:
         loader.dispose()
 
 
+_DOCUMENT_END = re.compile(r"^\.\.\.(?:[ \t].*)?$", re.M)
+
+
+def _check_single_document_end(text: str, file: str | None) -> None:
+    """The reference parser reads a second ``...`` marker as a second (empty) document and refuses it."""
+    ends = list(_DOCUMENT_END.finditer(text))
+    if len(ends) > 1:
+        line = text.count("\n", 0, ends[1].start()) + 1
+        raise YamlError("invalid YAML: expected a single document in the stream, but found a second "
+                        "document end marker '...'", file=file, line=line, column=1)
+
+
 def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None) -> YamlError:
     """A ``ReaderError`` (bad character) with the line and column of that character."""
     index = text.find(chr(exc.character)) if isinstance(exc.character, int) else -1
@@ -289,6 +303,8 @@ def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False
         raise YamlError(f"YAML document is larger than {MAX_BYTES} bytes", file=file)
     if strict and any(c in text for c in "[{&*!"):  # no such character, no disallowed token: skip the scan
         _check_strict_tokens(text, file)
+    if strict and text.count("...") > 1:
+        _check_single_document_end(text, file)
     node = _compose(text, file)
     if node is None:
         return YamlDocument(data=None, file=file)
