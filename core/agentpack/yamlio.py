@@ -214,6 +214,7 @@ _DOCUMENT_END = re.compile(r"^\.\.\.(?:[ \t].*)?$", re.M)
 
 def _check_single_document_end(text: str, file: str | None) -> None:
     """The reference parser reads a second ``...`` marker as a second (empty) document and refuses it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # every YAML line break
     ends = list(_DOCUMENT_END.finditer(text))
     if len(ends) > 1:
         line = text.count("\n", 0, ends[1].start()) + 1

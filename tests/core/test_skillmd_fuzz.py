@@ -57,6 +57,8 @@ def ours(text: str):
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(documents)
 @example("a: x\n...\n...\n")  # found by hypothesis: a second '...' is a second document to the reference
+@example("a: x\n...\n...\r\n")
+@example("a: x\r...\r...\r")
 def test_frontmatter_reader_agrees_with_reference_parser(text):
     if EMPTY_KEY.search(text):
         return
