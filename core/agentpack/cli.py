@@ -352,7 +352,12 @@ def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], op
 @click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def mcp_tools(packs: tuple[Path, ...], as_json: bool) -> None:
-    """List the MCP tools that ``mcp serve`` would offer."""
+    """List the MCP tools that ``mcp serve`` would offer.
+
+    \b
+    Example:
+      agentpack mcp tools --pack expert-skill --json
+    """
     from .registry import McpContext
 
     tools = host().mcp_tools(McpContext(packs=list(packs)))

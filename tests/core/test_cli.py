@@ -178,3 +178,22 @@ def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plug
     result = run_cli(["eval", str(todo_pack("- [ ] a\n")), "--report", str(out)])
     assert result.exit_code == 2 and "agent unreachable" in result.stderr
     assert json.loads(out.read_text())["evaluations"][0]["aborted"] == "agent unreachable"
+
+
+def _leaf_commands(command, path):
+    if isinstance(command, click.Group):
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            yield from _leaf_commands(command.get_command(ctx, name), [*path, name])
+    else:
+        yield path, command
+
+
+def test_every_command_of_every_plugin_has_help_with_an_example():
+    """-h works on every leaf command, built-in or from a plugin, and its help shows an example."""
+    leaves = list(_leaf_commands(cli, []))
+    assert len(leaves) > 20
+    for path, command in leaves:
+        result = run_cli([*path, "-h"])
+        assert result.exit_code == 0, (path, result.stderr)
+        assert "xample" in (command.help or ""), f"'agentpack {' '.join(path)} -h' shows no example"
