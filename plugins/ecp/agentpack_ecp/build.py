@@ -201,25 +201,66 @@ def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], TermMatrix]:
     return kept, matrix
 
 
-def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], matrix: TermMatrix,
-                 snaps: list[SourceSnapshot], created_at: str, built_at: str) -> dict[str, Any]:
+@dataclass
+class Increment:
+    """How an incremental build patches the previous build (``incremental.py``)."""
+
+    prev: Any
+    removed: Any
+    """A bool per previous chunk: dropped (its file changed or is gone)."""
+    added: list[Chunk]
+    added_matrix: TermMatrix
+    """Term counts of ``added`` (rows in ``added`` order)."""
+
+
+def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], matrix,
+                 snaps: list[SourceSnapshot], created_at: str, built_at: str,
+                 inc: Increment | None = None) -> dict[str, Any]:
+    """Write one index into ``out``: from ``chunks``/``matrix`` (a full build), or by patching the
+    previous build (``inc``; ``chunks`` then mixes reused chunks, ``Chunk.old``, and added ones;
+    ``matrix`` is the merged term matrix for keyword indexes, unused otherwise)."""
     import numpy as np
+
+    from .incremental import STATE_NAME, save_state, state_arrays
 
     sources = [s.meta() for s in snaps]
     fmt = entry.format
     head: dict[str, Any] = {"format": fmt, "index_id": entry.id, "created_at": created_at, "built_at": built_at,
                             "sources": sources, "config": config}
-    chunk_offsets, text_offsets = write_common(out, chunks, sources)
+    chunk_offsets, text_offsets = write_common(out, chunks, sources, inc.prev.texts() if inc else None)
     arrays = {}
     extra_prov: dict[str, str] = {}
+    state: dict[str, Any] = {}
     if fmt == "keyword-index-v2":
         from . import kwindex
 
-        arrays = kwindex.write(out, head, chunks, matrix)
+        previous = None
+        if inc is not None:
+            from .incremental import reusable_runs
+
+            matrix, new_to_old, changed = matrix
+            with open(inc.prev.dir / "index_data.json", "rb") as handle:
+                import mmap
+
+                old_bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            previous = (old_bytes, inc.prev.state["term_starts"], new_to_old, reusable_runs(new_to_old, changed))
+        arrays = kwindex.write(out, head, chunks, matrix, previous)
+        state["term_starts"] = arrays.pop("term_starts")
     elif fmt == "sqlite-fts-index-v1":
         from . import ftsindex
 
-        ftsindex.write(out, chunks, matrix)
+        if inc is None:
+            rowids = ftsindex.write(out, chunks, matrix)
+        else:
+            from .incremental import copy_file
+
+            copy_file(inc.prev.dir / ftsindex.DB_NAME, out / ftsindex.DB_NAME)
+            old_rowids = inc.prev.state["rowids"]
+            given = ftsindex.patch(out / ftsindex.DB_NAME, old_rowids[inc.removed].tolist(), inc.added,
+                                   inc.added_matrix)
+            new_rowid = {id(c): r for c, r in zip(inc.added, given)}
+            rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
+        state["rowids"] = np.array(rowids, dtype=np.int64)
         head["sqlite"] = {"path": ftsindex.DB_NAME, "table": ftsindex.TABLE, "fts5": True}
         head["stats"] = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps)}
         write_json(out / "index_data.json", head)
@@ -229,11 +270,29 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
         from .embed import get_embedder
 
         embedder = get_embedder(config["embedding"])
+        source_matrix = inc.added_matrix if inc else matrix
+        source_chunks = inc.added if inc else chunks
+
         if hasattr(embedder, "embed_matrix"):
-            vectors = embedder.embed_matrix(matrix)
+            vectors = embedder.embed_matrix(source_matrix)
         else:
-            vectors = embedder.embed_texts([c.text for c in chunks])
+            vectors = embedder.embed_texts([c.text for c in source_chunks])
+        if inc is not None:
+            from .incremental import previous_vectors
+
+            old = previous_vectors(inc.prev, config["vector"], int(config["embedding"]["dimensions"]))
+            full = np.zeros((len(chunks), vectors.shape[1] if len(vectors) else old.shape[1]), dtype=np.float32)
+            new_row = {id(c): j for j, c in enumerate(inc.added)}
+            olds = np.array([c.old for c in chunks], dtype=np.int64)
+            reused = olds >= 0
+            full[reused] = old[olds[reused]]
+            fresh = np.flatnonzero(~reused)
+            if len(fresh):
+                full[fresh] = vectors[[new_row[id(chunks[i])] for i in fresh.tolist()]]
+            vectors = full
         vecindex.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
+        if config["vector"]["vectors_path"].endswith(".jsonl"):
+            state["vectors"] = np.asarray(vectors, dtype=np.float32)
         head["documents"] = {c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
                                           "end_line": c.end_line, "file_sha256": c.file_sha256,
                                           "chunk_sha256": c.chunk_sha256} for c in chunks}
@@ -259,16 +318,42 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
     depends = ["index_data.json", CHUNKS_NAME, TEXTS_NAME] + ([config["vector"]["vectors_path"]]
                                                               if fmt == "vector-index-v1" else [])
     save_cache(out, arrays, depends)
+    save_state(out, state_arrays(chunks, text_offsets, **state),
+               depends + (["fts.sqlite"] if fmt == "sqlite-fts-index-v1" else []))
     artifacts = {name: sha256_file(out / name) for name in sorted(os.listdir(out)) if (out / name).is_file()}
     stats = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps),
              "skipped_files": sum(1 for s in snaps for r in s.manifest.values() if r["skipped"])}
     if fmt == "keyword-index-v2":
         stats["terms"] = int(len(arrays["indptr"]) - 1)
+    if inc is not None:
+        stats["incremental"] = {"reused_chunks": int(len(chunks) - len(inc.added)), "added_chunks": len(inc.added),
+                                "removed_chunks": int(inc.removed.sum())}
     write_json(out / "build_info.json", {
         "index_id": entry.id, "type": entry.type, "format": fmt, "created_at": created_at, "built_at": built_at,
         "tool": {"name": "agentpack-ecp", "version": __version__}, "sources": sources, "config": config,
         "stats": stats, "artifacts": artifacts})
     return stats
+
+
+def _increment(target: Path, entry: IndexEntry, config: dict[str, Any], entry_snaps: list[SourceSnapshot],
+               chunking: dict[str, Any], changed, memo: dict[str, Any]):
+    """(chunks, matrix, Increment) patching the previous build at ``target``, or ``None`` (full build)."""
+    from .incremental import Previous, dirty_files, merge_postings, merged_order
+
+    prev = Previous.load(target, entry.format, config)
+    if prev is None:
+        return None
+    removed, parts = dirty_files(prev, entry_snaps, changed)
+    key = json.dumps([chunking, sorted((p.source_id, sorted(p.texts)) for p in parts)])
+    if key not in memo:
+        memo[key] = chunk_counts(make_chunks(parts, chunking))
+    added, added_matrix = memo[key]
+    chunks, remap, added_pos = merged_order(prev.kept_chunks(removed), list(added), len(prev.chunk_ids))
+    inc = Increment(prev, removed, list(added), added_matrix)
+    matrix = None
+    if entry.format == "keyword-index-v2":
+        matrix = merge_postings(prev, removed, remap, added_matrix, added_pos, len(chunks))
+    return chunks, matrix, inc
 
 
 def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[str] | None = None,
@@ -303,6 +388,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                     hint="check the source's uri and scope.include/exclude")
         built_at = clock.iso()
         chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
+        inc_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         for entry in entries:
             from agentpack.paths import resolve_under
 
@@ -316,13 +402,21 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 result.indexes.append({"index_id": entry.id, "format": entry.format, "path": entry.path,
                                        "status": "up-to-date"})
                 continue
-            key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
-            if key not in chunk_memo:
-                previous = {} if rebuild else _previous_chunks(target, chunking)
-                total = sum(len(s.texts) for s in entry_snaps)
-                with progress(f"chunking for {entry.id}", total=total) as bar:
-                    chunk_memo[key] = chunk_counts(make_chunks(entry_snaps, chunking, previous, changed, bar))
-            chunks, matrix = chunk_memo[key]
+            staged_link = result.out_dir is not None and not rebuild and not changed_here(changed, entry_snaps) \
+                and _up_to_date(target, config, entry_snaps)
+            inc = None
+            if not rebuild and not staged_link and target.is_dir():
+                found = _increment(target, entry, config, entry_snaps, chunking, changed, inc_memo)
+                if found is not None:
+                    chunks, matrix, inc = found
+            if inc is None and not staged_link:
+                key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
+                if key not in chunk_memo:
+                    previous = {} if rebuild else _previous_chunks(target, chunking)
+                    total = sum(len(s.texts) for s in entry_snaps)
+                    with progress(f"chunking for {entry.id}", total=total) as bar:
+                        chunk_memo[key] = chunk_counts(make_chunks(entry_snaps, chunking, previous, changed, bar))
+                chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
             if result.out_dir is not None:
                 staged = result.out_dir / entry.path
@@ -333,7 +427,14 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 shutil.rmtree(staged, ignore_errors=True)
             staged.mkdir(parents=True)
             try:
-                stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at)
+                if staged_link:
+                    from .incremental import link_tree
+
+                    link_tree(target, staged)
+                    stats = {"linked": True}
+                else:
+                    stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at,
+                                         inc)
                 if result.out_dir is None:
                     from agentpack.fsutil import replace_directory
 
@@ -343,7 +444,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                     shutil.rmtree(staged, ignore_errors=True)
                 raise
             result.indexes.append({"index_id": entry.id, "format": entry.format, "path": entry.path,
-                                   "status": "built", **stats, "duration_s": round(clock.monotonic() - t0, 3)})
+                                   "status": "unchanged" if staged_link else "built", **stats, "duration_s": round(clock.monotonic() - t0, 3)})
         if result.out_dir is None and any(i["status"] == "built" for i in result.indexes):
             write_revisions(pack.root, result.revisions)
             from .query import forget
@@ -351,6 +452,11 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
             forget(pack.root)
     result.duration_s = clock.monotonic() - started
     return result
+
+
+def changed_here(changed: dict[str, Iterable[str]] | None, snaps: list[SourceSnapshot]) -> bool:
+    """Whether ``changed`` names a file of one of ``snaps``' sources."""
+    return any((changed or {}).get(s.source_id) for s in snaps)
 
 
 def _created_at(target: Path) -> str | None:

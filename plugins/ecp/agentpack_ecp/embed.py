@@ -68,7 +68,12 @@ class HashEmbedder:
         return vec / norm if norm > 0 else vec
 
     def embed_matrix(self, matrix, batch: int = 200_000):
-        """Every chunk of a ``TermMatrix`` at once (the same sums as ``embed_counts``, vectorised)."""
+        """Every chunk of a ``TermMatrix`` at once (the same sums as ``embed_counts``, vectorised).
+
+        Postings are summed chunk by chunk (terms ascending, batches end on chunk boundaries), so a
+        chunk's vector depends on its own term counts only: an incremental build embedding just the
+        new chunks gets exactly the vectors a full build gives them.
+        """
         import numpy as np
 
         dims = self.dimensions
@@ -87,17 +92,24 @@ class HashEmbedder:
         slots = np.frombuffer(slot_buf, dtype=np.int64)
         values = np.frombuffer(value_buf, dtype=np.float64)
         ndocs = len(matrix.doc_len)
-        term_of = np.repeat(np.arange(len(matrix.terms), dtype=np.int64), np.diff(matrix.indptr))
+        doc_ptr, term_of, tfs = matrix.by_doc()
         out = np.zeros(ndocs * dims, dtype=np.float64)
-        for lo in range(0, len(matrix.doc), batch):
-            t = term_of[lo:lo + batch]
-            d = matrix.doc[lo:lo + batch].astype(np.int64)
-            w = 1.0 + np.log(matrix.tf[lo:lo + batch].astype(np.float64))
+        lo_doc = 0
+        while lo_doc < ndocs:
+            hi_doc = max(lo_doc + 1, int(np.searchsorted(doc_ptr, doc_ptr[lo_doc] + batch, side="right")) - 1)
+            hi_doc = min(hi_doc, ndocs)
+            lo, hi = int(doc_ptr[lo_doc]), int(doc_ptr[hi_doc])
+            t = term_of[lo:hi].astype(np.int64)
+            d = np.repeat(np.arange(lo_doc, hi_doc, dtype=np.int64), np.diff(doc_ptr[lo_doc:hi_doc + 1]))
+            w = 1.0 + np.log(tfs[lo:hi].astype(np.float64))
             count = nfeat[t]
             starts = np.repeat(fptr[t] - (np.cumsum(count) - count), count)
             idx = starts + np.arange(int(count.sum()), dtype=np.int64)
-            out += np.bincount(np.repeat(d, count) * dims + slots[idx], weights=values[idx] * np.repeat(w, count),
-                               minlength=ndocs * dims)
+            base = lo_doc * dims
+            out[base:hi_doc * dims] = np.bincount(np.repeat(d, count) * dims + slots[idx] - base,
+                                                  weights=values[idx] * np.repeat(w, count),
+                                                  minlength=(hi_doc - lo_doc) * dims)
+            lo_doc = hi_doc
         vecs = out.reshape(ndocs, dims).astype(np.float32)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         return vecs / np.where(norms > 0, norms, 1.0)

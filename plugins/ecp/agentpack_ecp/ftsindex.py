@@ -26,26 +26,56 @@ TABLE = "chunks"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table: str = TABLE) -> None:
+def _rows(chunks: list[Chunk], matrix):
     indptr, term_ids, tfs = matrix.by_doc()
     bounds, term_list, tf_list, terms = indptr.tolist(), term_ids.tolist(), tfs.tolist(), matrix.terms
-    con = sqlite3.connect(out / db_name)
+    return ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
+             " ".join(itertools.chain.from_iterable(map(itertools.repeat, map(
+                 terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))),
+             c.text) for i, c in enumerate(chunks))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    return con
+
+
+def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table: str = TABLE) -> list[int]:
+    """Create the database; return the rowid of every chunk (``chunks`` order)."""
+    con = _connect(out / db_name)
     try:
-        con.execute("PRAGMA journal_mode=OFF")
-        con.execute("PRAGMA synchronous=OFF")
         con.execute(
             f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
             "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
             "text UNINDEXED, tokenize=\"unicode61 tokenchars '_'\")")
-        rows = ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
-                 " ".join(itertools.chain.from_iterable(map(itertools.repeat, map(
-                     terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))),
-                 c.text) for i, c in enumerate(chunks))
         with con:
-            con.executemany(f"INSERT INTO {table} VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                            "file_sha256, chunk_sha256, tokens, text) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)))
             con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     finally:
         con.close()
+    return list(range(1, len(chunks) + 1))
+
+
+def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:
+    """Update a copy of the database in place: delete the rows of removed chunks, insert ``added``
+    (whose term counts are ``matrix``); return the rowids given to ``added``."""
+    con = _connect(db)
+    try:
+        with con:
+            for lo in range(0, len(removed_rowids), 500):
+                batch = removed_rowids[lo:lo + 500]
+                con.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch)
+            start = (con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0) + 1
+            con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                            "file_sha256, chunk_sha256, tokens, text) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            ((start + i, *row) for i, row in enumerate(_rows(added, matrix))))
+    finally:
+        con.close()
+    return list(range(start, start + len(added)))
 
 
 def _escape_like(prefix: str) -> str:

@@ -18,8 +18,23 @@ FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
 
 
-def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix) -> dict[str, Any]:
-    """Stream ``index_data.json`` out; return the cache arrays of the postings."""
+def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
+    dumps = json.dumps
+    return ",".join(
+        dumps(c.chunk_id, ensure_ascii=False) + ":" + dumps(
+            {"source_id": c.source_id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
+             "file_sha256": c.file_sha256, "chunk_sha256": c.chunk_sha256, "length": lengths[i]},
+            ensure_ascii=False) for i, c in enumerate(chunks))
+
+
+def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
+    """Stream ``index_data.json`` out; return the cache arrays of the postings (and term byte offsets).
+
+    ``previous`` (``(old file bytes, old term starts, old id of each term, reusable runs)``, see
+    ``incremental.py``): the entries of terms whose postings did not change are copied byte for byte
+    from the previous file (runs of consecutive terms at once) instead of being serialised again; the
+    file is identical to a full write.
+    """
     import numpy as np
     from operator import add
 
@@ -27,24 +42,43 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix) -> dict[
     prefix = ["[" + dumps(c.chunk_id, ensure_ascii=False) + "," for c in chunks]
     doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
     bounds = matrix.indptr.tolist()
-    lengths = matrix.doc_len.tolist()
-    with open(out / "index_data.json", "w", encoding="utf-8") as handle:
-        handle.write(dumps(head, ensure_ascii=False)[:-1])
-        handle.write(',"documents":{')
-        handle.write(",".join(
-            prefix[i][1:-1] + ":" + dumps({"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
-                                           "end_line": c.end_line, "file_sha256": c.file_sha256,
-                                           "chunk_sha256": c.chunk_sha256, "length": lengths[i]},
-                                          ensure_ascii=False)
-            for i, c in enumerate(chunks)))
-        handle.write('},"terms":{')
-        for t, term in enumerate(matrix.terms):
-            lo, hi = bounds[t], bounds[t + 1]
-            body = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
-            handle.write(f'{"," if t else ""}{dumps(term)}:{{"df":{hi - lo},"postings":[{body}]]}}')
-        handle.write("}}\n")
+    nterms = len(matrix.terms)
+    starts = np.zeros(nterms + 1, dtype=np.int64)
+
+    def entry(t: int) -> bytes:
+        lo, hi = bounds[t], bounds[t + 1]
+        body = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
+        return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode("utf-8")
+
+    with open(out / "index_data.json", "wb") as handle:
+        handle.write((dumps(head, ensure_ascii=False)[:-1] + ',"documents":{'
+                      + _documents(chunks, matrix.doc_len.tolist()) + '},"terms":{').encode("utf-8"))
+        pos = handle.tell()
+        runs = [] if previous is None else previous[3]
+        t = 0
+        for run_lo, run_hi in runs + [(nterms, nterms)]:
+            while t < run_lo:  # serialise the terms up to the next reusable run
+                data = (b"," if t else b"") + entry(t)
+                handle.write(data)
+                starts[t] = pos + (1 if t else 0)
+                pos += len(data)
+                t += 1
+            if run_lo == run_hi:
+                continue
+            old_bytes, old_starts, old_ids = previous[:3]
+            o_lo, o_hi = int(old_ids[run_lo]), int(old_ids[run_hi - 1]) + 1
+            a, b = int(old_starts[o_lo]), int(old_starts[o_hi]) - 1
+            if t:
+                handle.write(b",")
+                pos += 1
+            handle.write(old_bytes[a:b])
+            starts[run_lo:run_hi] = old_starts[o_lo:o_hi] - a + pos
+            pos += b - a
+            t = run_hi
+        starts[nterms] = pos + 1
+        handle.write(b"}}\n")
     return {"vocab": np.frombuffer("\n".join(matrix.terms).encode("utf-8"), dtype=np.uint8),
-            "indptr": matrix.indptr, "post_doc": matrix.doc, "post_tf": matrix.tf}
+            "indptr": matrix.indptr, "post_doc": matrix.doc, "post_tf": matrix.tf, "term_starts": starts}
 
 
 class KeywordIndex:

@@ -34,6 +34,9 @@ class Chunk:
     text: str
     chunk_sha256: str
     file_sha256: str
+    old: int = -1
+    """The chunk's position in the previous build when an incremental build reuses it (its text is then
+    not loaded: its ``texts.jsonl`` line is copied)."""
 
 
 def fingerprint(path: Path) -> str:
@@ -76,12 +79,26 @@ def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]]) -> tuple[list[int], list[int]]:
-    """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets."""
+def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
+                 previous_texts: tuple[Any, Any] | None = None) -> tuple[list[int], list[int]]:
+    """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
+
+    ``previous_texts`` (old ``texts.jsonl`` bytes, its line offsets): the lines of reused chunks
+    (``Chunk.old``) are copied from there, byte for byte.
+    """
     by_id = {s["source_id"]: s for s in sources}
     chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
-    text_offsets = write_jsonl(out / TEXTS_NAME, ({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256,
-                                                  "text": c.text} for c in chunks))
+    text_offsets = [0]
+    old_bytes, old_offsets = previous_texts or (None, None)
+    with open(out / TEXTS_NAME, "wb") as handle:
+        for c in chunks:
+            if c.old >= 0 and old_bytes is not None:
+                line = old_bytes[int(old_offsets[c.old]):int(old_offsets[c.old + 1])]
+            else:
+                line = (json.dumps({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text},
+                                   ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            handle.write(line)
+            text_offsets.append(text_offsets[-1] + len(line))
     return chunk_offsets, text_offsets
 
 
@@ -101,18 +118,18 @@ def doc_arrays(chunks: list[Chunk], sources: list[dict[str, Any]], chunk_offsets
     }
 
 
-def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str]) -> None:
+def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: str = CACHE_NAME) -> None:
     import numpy as np
 
     prints = {name: fingerprint(out / name) for name in depends_on}
     arrays = dict(arrays, fingerprints=np.frombuffer(json.dumps(prints).encode("utf-8"), dtype=np.uint8))
-    with open(out / CACHE_NAME, "wb") as handle:
+    with open(out / name, "wb") as handle:
         np.savez(handle, **arrays)
 
 
-def load_cache(index_dir: Path) -> dict[str, Any] | None:
+def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None:
     """The cache arrays, or ``None`` when absent or no longer matching the files it came from."""
-    path = index_dir / CACHE_NAME
+    path = index_dir / name
     if not path.is_file():
         return None
     import numpy as np
