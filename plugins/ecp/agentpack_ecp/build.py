@@ -14,6 +14,8 @@ clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
   whose content hash did not change are copied from the previous index rather
   than re-chunked; ``changed`` (``{source_id: paths}``) forces those files to be
   re-chunked;
+* ``snapshots`` (``{source_id: SourceSnapshot}``): sources already read (by change detection)
+  at the default ``max_file_bytes``, not read again;
 * ``revisions`` (``{source_id: revision}``) overrides what a source is read at
   (for git: which commit);
 * ``lock`` takes ``expert/context/.lifecycle/lock`` (pass ``False`` when the
@@ -359,7 +361,8 @@ def _increment(target: Path, entry: IndexEntry, config: dict[str, Any], entry_sn
 def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[str] | None = None,
                out_dir: str | Path | None = None, changed: dict[str, Iterable[str]] | None = None,
                clock: Clock = SYSTEM_CLOCK, lock: bool = True,
-               revisions: dict[str, dict[str, Any]] | None = None) -> BuildResult:
+               revisions: dict[str, dict[str, Any]] | None = None,
+               snapshots: dict[str, SourceSnapshot] | None = None) -> BuildResult:
     """Build the pack's indexes (see the module docstring)."""
     from agentpack.console import progress
     from agentpack.fsutil import file_lock
@@ -375,8 +378,12 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
     guard = file_lock(pack.root / LOCK_PATH, what=f"pack {pack.root.name}") if lock else nullcontext()
     with guard:
         max_bytes = max([int(e.raw.get("max_file_bytes") or 0) for e in entries] + [0]) or DEFAULT_MAX_FILE_BYTES
-        snaps = [snapshot_source(pack, s, clock=clock, max_file_bytes=max_bytes,
-                                 revision=(revisions or {}).get(s.source_id)) for s in pack.sources]
+        given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
+        if max_bytes != DEFAULT_MAX_FILE_BYTES:
+            given = {}
+        snaps = [given.get(s.source_id) or snapshot_source(
+            pack, s, clock=clock, max_file_bytes=max_bytes, revision=(revisions or {}).get(s.source_id))
+            for s in pack.sources]
         for snap, source in zip(snaps, pack.sources):
             result.revisions[snap.source_id] = snap.revision
             if not snap.texts:

@@ -30,6 +30,8 @@ class SourceChanges:
     old: dict[str, Any] = field(default_factory=dict)
     new: dict[str, Any] = field(default_factory=dict)
     rebuild_reason: str | None = None
+    snapshot: Any = None
+    """The fresh snapshot a file-manifest diff read (the build reuses it instead of reading again)."""
 
     @property
     def paths(self) -> list[str]:
@@ -41,10 +43,35 @@ class SourceChanges:
                 "from": self.old, "to": self.new, "rebuild_reason": self.rebuild_reason}
 
 
-def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], dict[str, int], list[str]]:
+class _LineCounts:
+    """Per-file line counts of the published chunks, read from ``chunks.jsonl`` only when asked
+    (only deleted files need them)."""
+
+    def __init__(self, folders: list) -> None:
+        self.folders = folders
+        self._lines: dict[str, int] | None = None
+
+    def get(self, key: str, default: int = 0) -> int:
+        if self._lines is None:
+            self._lines = {}
+            for folder in self.folders:
+                try:
+                    with open(folder / "chunks.jsonl", encoding="utf-8") as handle:
+                        for line in handle:
+                            record = json.loads(line)
+                            k = f"{record.get('source_id')}::{record.get('artifact_path')}"
+                            end = int((record.get("loc") or {}).get("end_line") or 0)
+                            self._lines[k] = max(self._lines.get(k, 0), end)
+                    break
+                except (OSError, ValueError):
+                    self._lines = {}
+        return self._lines.get(key, default)
+
+
+def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], _LineCounts, list[str]]:
     """File manifests and per-file line counts of the published indexes; names of unbuilt indexes."""
     manifests: dict[str, dict[str, Any]] = {}
-    lines: dict[str, int] = {}
+    folders = []
     missing: list[str] = []
     for entry in pack.indexes:
         folder = pack.root / entry.path
@@ -56,16 +83,8 @@ def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], dict[str, int]
         for sid, files in (data.get("sources") or {}).items():
             if isinstance(files, dict):
                 manifests.setdefault(sid, files)
-        if not lines:
-            try:
-                with open(folder / "chunks.jsonl", encoding="utf-8") as handle:
-                    for line in handle:
-                        record = json.loads(line)
-                        key = f"{record.get('source_id')}::{record.get('artifact_path')}"
-                        lines[key] = max(lines.get(key, 0), int((record.get("loc") or {}).get("end_line") or 0))
-            except (OSError, ValueError):
-                pass
-    return manifests, lines, missing
+        folders.append(folder)
+    return manifests, _LineCounts(folders), missing
 
 
 def _git_changes(pack, source, clock: Clock) -> SourceChanges:
@@ -105,13 +124,14 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     return changes
 
 
-def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts: dict[str, int],
+def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts: _LineCounts,
                       clock: Clock) -> SourceChanges:
     from .sources import snapshot_source
 
     changes = SourceChanges(source.source_id, "file-manifest", old=dict(source.revision))
     snap = snapshot_source(pack, source, clock=clock)
     changes.new = snap.revision
+    changes.snapshot = snap
     if recorded is None:
         changes.rebuild_reason = f"source '{source.source_id}' has no recorded file manifest"
         recorded = {}
@@ -157,6 +177,11 @@ def detect(pack, *, clock: Clock = SYSTEM_CLOCK) -> tuple[list[SourceChanges], l
 
 def changed_paths(changes: list[SourceChanges]) -> dict[str, list[str]]:
     return {c.source_id: c.paths for c in changes if c.paths}
+
+
+def snapshots(changes: list[SourceChanges]) -> dict[str, Any]:
+    """The snapshots change detection already read, by source id."""
+    return {c.source_id: c.snapshot for c in changes if c.snapshot is not None}
 
 
 def git_targets(changes: list[SourceChanges]) -> dict[str, dict[str, Any]]:

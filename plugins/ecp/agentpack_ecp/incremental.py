@@ -24,8 +24,10 @@ The result has the same chunks, term frequencies and vectors as a full rebuild (
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
+from itertools import compress
 from types import SimpleNamespace
 from typing import Any
 
@@ -166,14 +168,26 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     keep = ~gone
     old_term_of, kept_doc, kept_tf = old_term_of[keep], remap[post_doc[keep]], post_tf[keep]
     alive = np.bincount(old_term_of, minlength=len(old_terms)) > 0
-    old_alive = [t for t, a in zip(old_terms, alive.tolist()) if a]
+    alive_ids = np.flatnonzero(alive)
+    old_alive = list(compress(old_terms, alive.tolist()))
     known = set(old_alive)
-    vocab = sorted(old_alive + [t for t in added.terms if t not in known])
-    position = {t: i for i, t in enumerate(vocab)}
-    old_to_new = np.array([position.get(t, -1) for t in old_terms], dtype=np.int64)
+    extra = sorted({t for t in added.terms if t not in known})
+    # new vocabulary = old live terms plus the extra ones, sorted; the insertion point of each extra term
+    # among the old ones tells how far every old term moves
+    insert_at = np.array([bisect_left(old_alive, t) for t in extra], dtype=np.int64)
+    alive_new = np.arange(len(old_alive), dtype=np.int64) + np.searchsorted(insert_at, np.arange(len(old_alive)),
+                                                                              side="right")
+    extra_new = insert_at + np.arange(len(extra), dtype=np.int64)
+    vocab: list[str] = [""] * (len(old_alive) + len(extra))
+    for i, t in zip(alive_new.tolist(), old_alive):
+        vocab[i] = t
+    for i, t in zip(extra_new.tolist(), extra):
+        vocab[i] = t
+    old_to_new = np.full(len(old_terms), -1, dtype=np.int64)
+    old_to_new[alive_ids] = alive_new
     new_to_old = np.full(len(vocab), -1, dtype=np.int64)
-    new_to_old[old_to_new[alive]] = np.flatnonzero(alive)
-    add_to_new = np.array([position[t] for t in added.terms], dtype=np.int64)
+    new_to_old[alive_new] = alive_ids
+    add_to_new = np.array([bisect_left(vocab, t) for t in added.terms], dtype=np.int64)
     changed = np.zeros(len(vocab), dtype=bool)
     changed[add_to_new] = True
     changed[old_to_new[touched & alive]] = True

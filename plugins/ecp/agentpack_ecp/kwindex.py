@@ -18,13 +18,16 @@ FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
 
 
+_PLAIN = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
-    dumps = json.dumps
+    dumps = _PLAIN
     return ",".join(
-        dumps(c.chunk_id, ensure_ascii=False) + ":" + dumps(
+        dumps(c.chunk_id) + ":" + dumps(
             {"source_id": c.source_id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-             "file_sha256": c.file_sha256, "chunk_sha256": c.chunk_sha256, "length": lengths[i]},
-            ensure_ascii=False) for i, c in enumerate(chunks))
+             "file_sha256": c.file_sha256, "chunk_sha256": c.chunk_sha256, "length": lengths[i]})
+        for i, c in enumerate(chunks))
 
 
 def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
@@ -39,7 +42,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
     from operator import add
 
     dumps = json.dumps
-    prefix = ["[" + dumps(c.chunk_id, ensure_ascii=False) + "," for c in chunks]
+    prefix = ["[" + _PLAIN(c.chunk_id) + "," for c in chunks]
     doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
     bounds = matrix.indptr.tolist()
     nterms = len(matrix.terms)
@@ -81,6 +84,19 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
             "indptr": matrix.indptr, "post_doc": matrix.doc, "post_tf": matrix.tf, "term_starts": starts}
 
 
+class SortedVocab:
+    """Term ids of a sorted vocabulary by binary search (no dict of every term to build at load)."""
+
+    def __init__(self, terms: list[str]) -> None:
+        self.terms = terms
+
+    def get(self, term: str) -> int | None:
+        from bisect import bisect_left
+
+        i = bisect_left(self.terms, term)
+        return i if i < len(self.terms) and self.terms[i] == term else None
+
+
 class KeywordIndex:
     """A loaded keyword-index-v2: vocabulary, postings arrays and its doc table."""
 
@@ -112,7 +128,7 @@ class KeywordIndex:
         if cache is not None and "vocab" in cache:
             head = json.loads(cache["head"].tobytes())
             terms = cache["vocab"].tobytes().decode("utf-8").split("\n") if len(cache["vocab"]) else []
-            return cls(index_dir, head, {t: i for i, t in enumerate(terms)}, cache["indptr"], cache["post_doc"],
+            return cls(index_dir, head, SortedVocab(terms), cache["indptr"], cache["post_doc"],
                        cache["post_tf"], DocTable.from_cache(index_dir, cache))
         with open(data_path, encoding="utf-8") as handle:
             data = json.load(handle)

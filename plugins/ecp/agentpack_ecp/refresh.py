@@ -187,7 +187,7 @@ def _plan(policy: Policy, changes, needs, rebuild: bool, root: Path, pack, clock
 def _refresh_locked(root: Path, pack, policy: Policy, result: dict[str, Any], budget: Budget, *, rebuild: bool,
                     no_evals: bool, clock: Clock) -> None:
     from .build import build_pack
-    from .changes import changed_paths, detect, git_targets
+    from .changes import changed_paths, detect, git_targets, snapshots
     from .revisions import current_revisions
 
     changes, needs = detect(pack, clock=clock)
@@ -203,7 +203,7 @@ def _refresh_locked(root: Path, pack, policy: Policy, result: dict[str, Any], bu
     crashpoint("refresh.before_build")
     build = build_pack(root, rebuild=plan.strategy == "rebuild", out_dir=root / staging_rel,
                        changed=changed_paths(changes) or None, lock=False, clock=clock,
-                       revisions=git_targets(changes) or None)
+                       revisions=git_targets(changes) or None, snapshots=snapshots(changes))
     result["build"] = build.to_json()
     result["revisions"] = build.revisions
     crashpoint("refresh.after_build")

@@ -51,12 +51,16 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
+
+
 def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> list[int]:
     """Write JSON Lines; return the byte offset of every line (plus the end offset)."""
     offsets = [0]
     with open(path, "wb") as handle:
         for record in records:
-            line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            line = (COMPACT(record) + "\n").encode("utf-8")
             handle.write(line)
             offsets.append(offsets[-1] + len(line))
     return offsets
@@ -95,8 +99,8 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
             if c.old >= 0 and old_bytes is not None:
                 line = old_bytes[int(old_offsets[c.old]):int(old_offsets[c.old + 1])]
             else:
-                line = (json.dumps({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text},
-                                   ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+                line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text})
+                        + "\n").encode("utf-8")
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
     return chunk_offsets, text_offsets
