@@ -79,18 +79,24 @@ def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only:
     )
 
 
-def read_markdown(path: str | Path, *, display: str | None = None, strings_only: bool = False) -> MarkdownDocument:
-    """Read a markdown file with frontmatter; raises ``PackError`` with file:line on any problem."""
-    path = Path(path)
+def read_markdown(path: str | Path, *, display: str | None = None, strings_only: bool = False,
+                  text: str | None = None) -> MarkdownDocument:
+    """Read a markdown file with frontmatter; raises ``PackError`` with file:line on any problem.
+
+    ``text`` is the file's content when the caller has already read it (as ``open(path,
+    encoding="utf-8").read()`` reads it: universal newlines); the file is then not opened.
+    """
+    path = path if isinstance(path, Path) else Path(path)
     name = display or str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        raise PackError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
-                        hint="save the file as UTF-8") from None
-    except OSError as exc:
-        raise PackError(f"cannot read: {exc.strerror or exc}", file=name) from None
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            line = exc.object[: exc.start].count(b"\n") + 1
+            raise PackError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
+                            hint="save the file as UTF-8") from None
+        except OSError as exc:
+            raise PackError(f"cannot read: {exc.strerror or exc}", file=name) from None
     front, body, body_line = split_frontmatter(text, file=name)
     document = parse_frontmatter_text(front, file=name, strings_only=strings_only)
     return MarkdownDocument(path=path, display=name, frontmatter=document, body=body, body_line=body_line)

@@ -28,7 +28,7 @@ SKILL_FILENAMES = ("SKILL.md", "skill.md")
 def find_skill_md(directory: str | Path) -> Path | None:
     """``SKILL.md`` in ``directory`` (``skill.md`` accepted, as the reference does)."""
     for name in SKILL_FILENAMES:
-        candidate = Path(directory) / name
+        candidate = Path(directory, name)
         if candidate.is_file():
             return candidate
     return None
@@ -75,16 +75,23 @@ class Skill:
         return self.document.frontmatter.where(pointer)
 
 
-def read_skill(directory: str | Path, *, display: str | None = None) -> Skill:
-    """Parse ``directory``'s SKILL.md. Raises ``PackError`` (file:line) when it cannot be parsed."""
-    directory = Path(directory)
-    path = find_skill_md(directory)
-    if path is None:
-        raise PackError("missing required file SKILL.md", file=display or str(directory))
+def read_skill(directory: str | Path, *, display: str | None = None, text: str | None = None) -> Skill:
+    """Parse ``directory``'s SKILL.md. Raises ``PackError`` (file:line) when it cannot be parsed.
+
+    ``text`` is the content of ``directory/SKILL.md`` when the caller has already read it
+    (see ``read_markdown``); the directory is then not searched and the file not opened.
+    """
+    directory = directory if isinstance(directory, Path) else Path(directory)
+    if text is None:
+        path = find_skill_md(directory)
+        if path is None:
+            raise PackError("missing required file SKILL.md", file=display or str(directory))
+    else:
+        path = directory / SKILL_FILENAMES[0]
     from .frontmatter import read_markdown
 
     shown = display or str(path)
-    document = read_markdown(path, display=shown, strings_only=True)
+    document = read_markdown(path, display=shown, strings_only=True, text=text)
     data = document.frontmatter.data
     if not isinstance(data, dict):
         raise PackError("SKILL.md frontmatter must be a YAML mapping", file=shown, line=1)
@@ -94,15 +101,20 @@ def read_skill(directory: str | Path, *, display: str | None = None) -> Skill:
     return Skill(directory=directory, document=document, ignored=ignored)
 
 
-def validate_skill_dir(directory: str | Path, *, display: str | None = None) -> tuple[Skill | None, list]:
-    """Validate a skill directory; returns the parsed skill (or None) and findings."""
+def validate_skill_dir(directory: str | Path, *, display: str | None = None,
+                       text: str | None = None) -> tuple[Skill | None, list]:
+    """Validate a skill directory; returns the parsed skill (or None) and findings.
+
+    ``text``: the content of ``directory/SKILL.md`` when the caller has already read it
+    (a discovery walk that found the file); the directory is then not checked again.
+    """
     from .models import Finding
 
-    directory = Path(directory)
-    if not directory.is_dir():
+    directory = directory if isinstance(directory, Path) else Path(directory)
+    if text is None and not directory.is_dir():
         return None, [Finding.error("SKL001", "not a directory", file=display or str(directory))]
     try:
-        skill = read_skill(directory, display=display)
+        skill = read_skill(directory, display=display, text=text)
     except PackError as exc:
         code = "SKL001" if "missing required file" in exc.message else "SKL002"
         return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column,
@@ -166,7 +178,8 @@ def _name_findings(raw: Any, directory: Path | None, error) -> list:
         error("SKL015", "/name", f"name '{name}' must not start or end with a hyphen")
     if "--" in name:
         error("SKL016", "/name", f"name '{name}' must not contain consecutive hyphens")
-    if not all(c.isalnum() or c == "-" for c in name):
+    letters = name.replace("-", "")  # every character a letter, a digit or '-' (str.isalnum: per character)
+    if letters and not letters.isalnum():
         error("SKL017", "/name", f"name '{name}' may contain only letters, digits and hyphens")
     if directory is not None:
         dir_name = unicodedata.normalize("NFKC", directory.name)

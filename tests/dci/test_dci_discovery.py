@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,47 @@ def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_pat
                             ("reliability.v1.schema.json", schemas_store.RELIABILITY),
                             ("aliases.v1.schema.json", schemas_store.ALIASES)):
         assert set(origin[name]["required"]) <= set(schemas_store.store().schema(schema_id)["required"])
+
+
+# -- one read per SKILL.md -----------------------------------------------------------------------
+CORE_FIXTURES = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "skills"
+
+
+def _verdict(skill, findings):
+    return (None if skill is None else (skill.meta, skill.ignored),
+            [(f.severity, f.code, f.message, f.file, f.line, f.column, f.pointer) for f in findings])
+
+
+def test_text_given_to_the_core_gives_the_same_verdicts_as_the_core_reading_the_file(reference_dir):
+    from agentpack.skillmd import validate_skill_dir
+
+    from agentpack_dci.discovery import _read
+
+    directories = [p.parent for root in (CORE_FIXTURES, reference_dir / "pax-skills")
+                   for p in sorted(root.rglob("SKILL.md"))]
+    assert len(directories) > 50
+    for directory in directories:
+        text = _read(str(directory / "SKILL.md"))
+        if text is None:  # not UTF-8: discovery lets the core read it and report the line
+            continue
+        assert _verdict(*validate_skill_dir(directory, display="x", text=text)) == \
+            _verdict(*validate_skill_dir(directory, display="x")), directory
+
+
+def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
+    ws = tmp_path
+    (ws / "skills" / "latin").mkdir(parents=True)
+    (ws / "skills" / "latin" / "SKILL.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\n")
+    (ws / "skills" / "crlf").mkdir(parents=True)
+    (ws / "skills" / "crlf" / "SKILL.md").write_bytes(b"---\r\nname: crlf\r\ndescription: Windows.\r\n---\r\n")
+    (ws / "skills" / "pipe").mkdir(parents=True)
+    os.mkfifo(ws / "skills" / "pipe" / "SKILL.md")  # never opened: reading a FIFO would block
+    (ws / "skills" / "dangling").mkdir(parents=True)
+    (ws / "skills" / "dangling" / "SKILL.md").symlink_to(ws / "skills" / "dangling" / "gone.md")
+    d = discover(ws, load_config(ws))
+    assert [r.id for r in d.records] == ["crlf::skills/crlf"] and d.records[0].description == "Windows."
+    reasons = {rej.id: rej.reason for rej in d.rejections}
+    assert reasons["skills/latin"].startswith("invalid frontmatter: SKL002 not UTF-8 text")
+    assert reasons["skills/latin"].endswith("(skills/latin/SKILL.md:3)")
+    assert reasons["skills/pipe"].startswith("invalid frontmatter: SKL001 missing required file SKILL.md")
+    assert reasons["skills/dangling"].startswith("unreadable:")

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Iterable
 
 from agentpack.hashing import sha256_json
@@ -98,15 +99,42 @@ class SkillCache:
 def skill_files(root: Path) -> list[Path]:
     """Every ``SKILL.md`` under ``root`` (hidden folders skipped, symlinked folders not followed), sorted
     by the POSIX path of the skill folder relative to ``root``."""
-    if (root / "SKILL.md").is_file():
-        return [root / "SKILL.md"]
-    found: list[tuple[str, str]] = []
+    return [Path(directory, "SKILL.md") for _, directory, _ in _skill_dirs(root)]
+
+
+def _skill_dirs(root: Path) -> list[tuple[str, str, bool]]:
+    """``(relative POSIX folder, folder, SKILL.md is a symlink)`` for every skill under ``root``, sorted
+    by the relative folder (``.`` for ``root`` itself). One ``scandir`` per folder, as ``os.walk`` does,
+    without building paths for files that are not ``SKILL.md``."""
     base = str(root)
-    for directory, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        if "SKILL.md" in filenames:
-            found.append((os.path.relpath(directory, base).replace(os.sep, "/"), directory))
-    return [Path(directory, "SKILL.md") for _, directory in sorted(found)]
+    if os.path.isfile(os.path.join(base, "SKILL.md")):
+        return [(".", base, os.path.islink(os.path.join(base, "SKILL.md")))]
+    found: list[tuple[str, str, bool]] = []
+    stack = [(base, ".")]
+    while stack:
+        directory, rel = stack.pop()
+        subdirs: list[tuple[str, str]] = []
+        link: bool | None = None
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    name = entry.name
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        if name == "SKILL.md":
+                            link = entry.is_symlink()
+                    elif name[0] != "." and not entry.is_symlink():
+                        subdirs.append((entry.path, name if rel == "." else f"{rel}/{name}"))
+        except OSError:  # unreadable folder: skipped, as os.walk skips it
+            continue
+        if link is not None:
+            found.append((rel, directory, link))
+        stack.extend(subdirs)
+    found.sort()
+    return found
 
 
 def candidate_path(directory: Path, workspace: Path) -> str:
@@ -117,17 +145,27 @@ def candidate_path(directory: Path, workspace: Path) -> str:
 def _id_path(real: str, ws_real: str) -> str:
     if real == ws_real:
         return "."
-    if real.startswith(ws_real.rstrip(os.sep) + os.sep):
-        return os.path.relpath(real, ws_real).replace(os.sep, "/")
+    prefix = ws_real.rstrip(os.sep) + os.sep
+    if real.startswith(prefix):  # both are real paths: the relative path is the rest
+        return real[len(prefix):].replace(os.sep, "/")
     return Path(real).as_posix()
 
 
-def _parse(skill_md: Path, root: Path, source: str, path: str) -> _Parsed:
+def _read(skill_md: str) -> str | None:
+    """The text of a regular SKILL.md, read once (UTF-8, universal newlines, as the core reads it); None
+    when it cannot be read that way, so the core reads it again and reports why."""
+    try:
+        with open(skill_md, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) -> _Parsed:
+    """Validate one skill with the core and compute the token statistics every query reuses."""
     from agentpack.skillmd import validate_skill_dir
 
-    directory = skill_md.parent
-    display = f"{path}/SKILL.md"
-    skill, findings = validate_skill_dir(directory, display=display)
+    skill, findings = validate_skill_dir(directory, display=f"{path}/SKILL.md", text=text)
     errors = [f for f in findings if f.severity == "error"]
     if skill is None or errors:
         first = errors[0]
@@ -135,9 +173,8 @@ def _parse(skill_md: Path, root: Path, source: str, path: str) -> _Parsed:
         return _Parsed(None, f"invalid frontmatter: {first.code} {first.message}" + (f" ({where})" if where else ""))
     name = skill.name or ""
     meta = skill.meta
-    metadata = skill.metadata
     contract = error = None
-    contract_text = metadata.get("contract") if isinstance(meta.get("metadata"), dict) else None
+    contract_text = skill.metadata.get("contract") if isinstance(meta.get("metadata"), dict) else None
     if contract_text is not None:
         if isinstance(contract_text, str):
             try:
@@ -148,17 +185,18 @@ def _parse(skill_md: Path, root: Path, source: str, path: str) -> _Parsed:
             error = ContractParseError("metadata.contract must be a string", 1)
             contract_text = None
     description = skill.description or ""
-    rel = os.path.relpath(directory, root).replace(os.sep, "/") if directory != root else ""
     desc_tokens = tokenize(f"{name} {description}")
     compat = skill.compatibility
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
+    # provisional capabilities only matter for a skill without a parsed contract
+    provisional = frozenset(desc_tokens) | {joined_stem(name)} - {""} if contract is None else frozenset()
     record = SkillRecord(
         id=f"{name}::{path}", name=name, path=path, source=source, directory=directory,
         description=description, compatibility=compat, metadata_hash=sha256_json(meta),
         contract_text=contract_text, contract=contract, contract_error=error,
         desc_tf=Counter(desc_tokens), desc_length=len(desc_tokens),
-        namepath_tokens=frozenset(tokenize(f"{name} {rel}")),
-        provisional=frozenset(desc_tokens) | {joined_stem(name)} - {""},
+        namepath_tokens=frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} ")),
+        provisional=provisional,
         runtime_tokens=tuple(t for t in runtime_tokens if t),
     )
     return _Parsed(record, None, name)
@@ -178,26 +216,27 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
     scanned: list[str] = []
     discovered = 0
     ws_real = os.path.realpath(workspace)
+    entries = cache.entries
+    disabled = config.disabled
     for root in roots:
         exists = root.path.is_dir()
-        files = skill_files(root.path) if exists else []
-        root_log.append({"source": root.source, "root": root.label, "exists": exists, "skills": len(files)})
+        found = _skill_dirs(root.path) if exists else []
+        root_log.append({"source": root.source, "root": root.label, "exists": exists, "skills": len(found)})
         if exists and root.source not in scanned:
             scanned.append(root.source)
-        root_real = os.path.realpath(root.path).rstrip(os.sep) + os.sep
-        base = str(root.path)
-        for skill_md in files:
+        root_real = os.path.realpath(root.path).rstrip(os.sep)
+        root_prefix = root_real + os.sep
+        for rel, directory, link in found:
             discovered += 1
             # the walk does not follow folder symlinks, so only SKILL.md itself can be a link
-            if os.path.islink(skill_md):
-                md_real = os.path.realpath(skill_md)
-                dir_real = os.path.realpath(skill_md.parent)
+            if link:
+                md_real = os.path.realpath(os.path.join(directory, "SKILL.md"))
+                dir_real = os.path.realpath(directory)
             else:
-                rel = os.path.relpath(skill_md.parent, base)
-                dir_real = root_real.rstrip(os.sep) if rel == "." else root_real + rel
-                md_real = os.path.join(dir_real, "SKILL.md")
+                dir_real = root_real if rel == "." else root_prefix + rel.replace("/", os.sep)
+                md_real = dir_real + os.sep + "SKILL.md"
             path = _id_path(dir_real, ws_real)
-            if not md_real.startswith(root_real):
+            if not md_real.startswith(root_prefix):
                 rejections.append(Rejection(path, f"SKILL.md resolves outside its root {root.label}", root.source))
                 continue
             try:
@@ -206,15 +245,16 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
                 rejections.append(Rejection(path, f"unreadable: {exc.strerror or exc}", root.source))
                 continue
             key = (md_real, stat.st_mtime_ns, stat.st_size, root.source, path)
-            parsed = cache.entries.get(key)
+            parsed = entries.get(key)
             if parsed is None:
-                parsed = _parse(skill_md, root.path, root.source, path)
-                cache.entries[key] = parsed
-            if parsed.record is None:
+                # only a regular file is read here (a FIFO named SKILL.md would block); the core handles the rest
+                text = _read(os.path.join(directory, "SKILL.md")) if S_ISREG(stat.st_mode) else None
+                parsed = entries[key] = _parse(Path(directory), rel, root.source, path, text)
+            record = parsed.record
+            if record is None:
                 rejections.append(Rejection(path, parsed.reason or "rejected", root.source))
                 continue
-            record = parsed.record
-            if record.name in config.disabled or record.id in config.disabled:
+            if record.name in disabled or record.id in disabled:
                 rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", root.source))
                 continue
             if record.id in seen:
