@@ -13,7 +13,7 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -27,7 +27,7 @@ class _Model(BaseModel):
 class Finding(_Model):
     """One problem (or note) found in a pack, precise enough to act on."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     severity: Severity
     code: str = Field(description="stable identifier, e.g. 'ECP101'")
@@ -69,7 +69,7 @@ class Detection(_Model):
 class Pack(BaseModel):
     """A loaded pack: where it is, which format, and the plugin's own loaded object."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", defer_build=True)
 
     path: Path
     root: Path
