@@ -187,3 +187,62 @@ def test_serialise_then_parse_gives_the_same_value(contract):
 
 def test_escape_covers_every_reserved_character():
     assert escape("a,b(c)d=e\\f g") == "a\\,b\\(c\\)d\\=e\\\\f\\ g"
+
+
+# -- the plain-contract fast path reads exactly what the general parser reads --------------------
+def _full(contract: Contract) -> tuple:
+    caps = tuple((c.value, c.problem, c.column) for clause in ("P", "E", "R", "O")
+                 for c in contract.capabilities(clause))
+    return contract, caps, contract.mode_declared, contract.notes
+
+
+_plain_token = st.text(st.sampled_from("ab1-"), min_size=0, max_size=5)
+_plain_clause = st.tuples(st.sampled_from(["P", "E", "R", "O", "A", "Pol", "Provides", "X", "p"]),
+                          st.lists(st.one_of(_plain_token, st.builds("{}={}".format, _key, _safe_value)),
+                                   min_size=1, max_size=4))
+_valid_token = st.from_regex(r"[a-z0-9]{1,4}(-[a-z0-9]{1,3}){0,2}", fullmatch=True)
+_plain_value = st.text(st.sampled_from("aZ09-_.:/@="), min_size=1, max_size=6)
+
+
+@st.composite
+def plain_shaped(draw):
+    """Mostly grammar-valid plain contracts, some with one thing the fast path must hand over."""
+    head = "DCI/" + draw(st.sampled_from(["1", "2", "01", ""])) + draw(
+        st.sampled_from(["", "^strict", "^best-effort", "^fast"]))
+    if draw(st.booleans()):  # valid by construction: distinct clauses, distinct valid tokens
+        names = draw(st.lists(st.sampled_from(["P", "E", "R", "O", "A", "Pol"]), min_size=1, max_size=6,
+                              unique=True))
+        clauses = [(n, [f"{k}={v}" for k, v in draw(st.dictionaries(_key, _plain_value, min_size=1,
+                                                                     max_size=3)).items()]
+                    if n in ("A", "Pol") else draw(st.lists(_valid_token, min_size=1, max_size=4, unique=True)))
+                   for n in names]
+        spaces = draw(st.lists(st.sampled_from([" ", "  "]), min_size=len(clauses), max_size=len(clauses)))
+    else:
+        clauses = draw(st.lists(_plain_clause, min_size=0, max_size=4))
+        spaces = draw(st.lists(st.sampled_from([" ", "  ", "\t", ""]), min_size=len(clauses),
+                               max_size=len(clauses)))
+    return head + "".join(f"{sp}{name}({','.join(items)})" for sp, (name, items) in zip(spaces, clauses))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(plain_shaped(), st.text(alphabet="DCI/1^strbe-fot PEARO()ol,=\\ \tabxyz", max_size=60)))
+def test_plain_fast_path_agrees_with_the_general_parser(text):
+    from agentpack_dci.grammar import _parse_general, _parse_plain
+
+    fast = _parse_plain(text)
+    try:
+        general = _parse_general(text)
+    except ContractParseError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert _full(fast) == _full(general)
+
+
+def test_plain_fast_path_takes_the_common_form():
+    from agentpack_dci.grammar import _parse_plain
+
+    assert _parse_plain("DCI/1^strict P(web-search,summarize) E(input-text) A(format=json) Pol(k=a=b)")
+    for text in ("DCI/1 P(a,a)", "DCI/1 P(A)", "DCI/1 Provides(a)", "DCI/1 P(a) P(b)", " DCI/1 P(a)",
+                 "DCI/1 P(a\\,b)", "DCI/1 P( a)", "DCI/1 A(k=v,k=w)", "DCI/1 P(a) "):
+        assert _parse_plain(text) is None, text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from agentpack.errors import AgentpackError
 
@@ -193,6 +194,64 @@ def parse_contract(text: str) -> Contract:
     """Parse one contract string; raises ``ContractParseError`` (with a column) on a grammar error."""
     if not isinstance(text, str):
         raise ContractParseError(f"a contract must be a string, not {type(text).__name__}", 1)
+    return _parse_plain(text) or _parse_general(text)
+
+
+_PLAIN = re.compile(r"DCI/([0-9]+)(?:\^(strict|best-effort))?((?: +(?:[PERO]|A|Pol)\([^()\\\s]+\))+)")
+_PLAIN_CLAUSE = re.compile(r" +([PERO]|A|Pol)\(([^()\\\s]+)\)")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@lru_cache(maxsize=65536)
+def _problem(value: str) -> str | None:
+    return token_problem(value)
+
+
+def _parse_plain(text: str) -> Contract | None:
+    """The common case without escapes, whitespace inside clauses, long or unknown names, repeated
+    clauses, duplicate values, invalid tokens or errors, read with a few regular expressions; ``None``
+    for anything else, which ``_parse_general`` reads. Both give the same ``Contract``, columns included
+    (a property test compares them)."""
+    head = _PLAIN.fullmatch(text)
+    if head is None:
+        return None
+    caps: dict[str, tuple[Capability, ...]] = {}
+    kvs: dict[str, tuple[tuple[str, str], ...]] = {}
+    for clause in _PLAIN_CLAUSE.finditer(text, head.start(3)):
+        name, body = clause.group(1), clause.group(2)
+        if name in caps or name in kvs:
+            return None
+        items = body.split(",")
+        column = clause.start(2) + 1
+        if name in KV_CLAUSES:
+            pairs: dict[str, str] = {}
+            for item in items:
+                key, equals, value = item.partition("=")
+                if not equals or not value or key in pairs or not _PLAIN_KEY.fullmatch(key) \
+                        or not _SAFE_RUN.fullmatch(value):
+                    return None
+                pairs[key] = value
+            kvs[name] = tuple(pairs.items())
+            continue
+        if len(set(items)) != len(items):
+            return None
+        values = []
+        for item in items:
+            if not item or _problem(item) is not None:
+                return None
+            values.append(Capability(item, None, column))
+            column += len(item) + 1
+        caps[name] = tuple(values)
+    mode = head.group(2)
+    return Contract(
+        version=int(head.group(1)), mode=mode or DEFAULT_MODE, mode_declared=mode is not None,
+        provides=caps.get("P", ()), expects=caps.get("E", ()), required=caps.get("R", ()),
+        optional=caps.get("O", ()), accepts=kvs.get("A", ()), policy=kvs.get("Pol", ()),
+    )
+
+
+def _parse_general(text: str) -> Contract:
+    """The whole grammar, character by character where it has to be."""
     s = _Scanner(text)
     s.skip_space()
     if not text.startswith("DCI/", s.i):
