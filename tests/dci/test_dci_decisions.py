@@ -87,7 +87,7 @@ def _corpus(descriptions):
         tokens = tokenize(text)
         records.append(SkillRecord(
             id=f"s{n}::p{n}", name=f"s{n}", path=f"p{n}", source="workspace-local", directory=None,
-            description=text, compatibility=None, metadata_hash=str(n), contract_text=None, contract=None,
+            description=text, compatibility=None, meta={"n": n}, contract_text=None, contract=None,
             contract_error=None, desc_tf=Counter(tokens), desc_length=len(tokens), namepath_tokens=frozenset(),
             provisional=frozenset(tokens), runtime_tokens=()))
     return Corpus(records, "x")

@@ -17,7 +17,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Iterable
 
-from agentpack.hashing import sha256_json
+from agentpack.hashing import sha256_json, sha256_text
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -45,7 +45,6 @@ class SkillRecord:
     directory: Path
     description: str
     compatibility: str | None
-    metadata_hash: str
     contract_text: str | None
     contract: Contract | None
     contract_error: ContractParseError | None
@@ -54,10 +53,20 @@ class SkillRecord:
     namepath_tokens: frozenset[str]
     provisional: frozenset[str]
     runtime_tokens: tuple[str, ...]
+    meta: dict = field(default_factory=dict, repr=False)
+    """The frontmatter as read (strings only)."""
+    _metadata_hash: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def has_contract(self) -> bool:
         return self.contract is not None
+
+    @property
+    def metadata_hash(self) -> str:
+        """SHA-256 of the canonical JSON of the frontmatter (a match-cache key), computed when first needed."""
+        if self._metadata_hash is None:
+            self._metadata_hash = sha256_json(self.meta)
+        return self._metadata_hash
 
 
 @dataclass(frozen=True)
@@ -192,7 +201,7 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     provisional = frozenset(desc_tokens) | {joined_stem(name)} - {""} if contract is None else frozenset()
     record = SkillRecord(
         id=f"{name}::{path}", name=name, path=path, source=source, directory=directory,
-        description=description, compatibility=compat, metadata_hash=sha256_json(meta),
+        description=description, compatibility=compat, meta=meta,
         contract_text=contract_text, contract=contract, contract_error=error,
         desc_tf=Counter(desc_tokens), desc_length=len(desc_tokens),
         namepath_tokens=frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} ")),
@@ -217,6 +226,7 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
     discovered = 0
     ws_real = os.path.realpath(workspace)
     entries = cache.entries
+    included: list[tuple] = []
     disabled = config.disabled
     for root in roots:
         exists = root.path.is_dir()
@@ -263,7 +273,10 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
                 continue
             seen[record.id] = root.source
             records.append(record)
-    fingerprint = sha256_json([[r.id, r.metadata_hash] for r in records])
+            included.append(key)
+    # a record is re-parsed exactly when its cache key changes, so the keys of the included ones say
+    # whether the candidate set or any candidate's metadata may have changed
+    fingerprint = sha256_text("\n".join(repr(key) for key in included))
     return Discovery(records, rejections, root_log, scanned, discovered, fingerprint)
 
 

@@ -133,7 +133,10 @@ class Corpus:
             if r.contract is not None:
                 self.has_contract[i] = True
                 self.p_count[i] = len(r.contract.provides)
-                self.invalid_count[i] = len(r.contract.invalid_tokens())
+                c = r.contract
+                self.invalid_count[i] = sum(cap.problem is not None
+                                            for clause in (c.provides, c.expects, c.required, c.optional)
+                                            for cap in clause)
                 self.unknown_count[i] = len(r.contract.unknown)
                 if r.contract.policy:
                     self.hinted.append(i)

@@ -31,23 +31,29 @@ def _stemmer():
     return PorterStemmer()
 
 
-_STEMS: dict[str, str] = {}
+class _Stems(dict):
+    """Porter stems by lowercase word, filled on first use (vocabularies are small; bounded anyway)."""
+
+    def __missing__(self, word: str) -> str:
+        found = _stemmer().stemWord(word)
+        if len(self) < 200_000:
+            self[word] = found
+        return found
+
+
+_STEMS = _Stems()
 
 
 def stem(word: str) -> str:
-    """Porter stem of one lowercase word (memoised: vocabularies are small)."""
-    found = _STEMS.get(word)
-    if found is None:
-        found = _stemmer().stemWord(word)
-        if len(_STEMS) < 200_000:
-            _STEMS[word] = found
-    return found
+    """Porter stem of one lowercase word."""
+    return _STEMS[word]
 
 
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` in order (duplicates kept, for term frequencies)."""
     stop = stopwords()
-    return [stem(w) for w in _SPLIT.split(text.lower()) if w and w not in stop]
+    stems = _STEMS
+    return [stems[w] for w in _SPLIT.split(text.lower()) if w and w not in stop]
 
 
 def joined_stem(capability: str) -> str:
