@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentpack import hookimpl
 from agentpack.errors import AgentpackError
@@ -195,3 +197,18 @@ def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
     assert reasons["skills/latin"].endswith("(skills/latin/SKILL.md:3)")
     assert reasons["skills/pipe"].startswith("invalid frontmatter: SKL001 missing required file SKILL.md")
     assert reasons["skills/dangling"].startswith("unreadable:")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200) | st.text(st.sampled_from("ab\r\n\u2028\x85é-: "), max_size=80).map(str.encode)
+       | st.integers(70_000, 140_000).map(lambda n: b"a\r\n" * n))
+def test_one_read_decodes_as_the_core_reads(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("read") / "SKILL.md"
+    path.write_bytes(data)
+    try:
+        expected = open(path, encoding="utf-8").read()
+    except UnicodeDecodeError:
+        expected = None
+    from agentpack_dci.discovery import _read
+
+    assert _read(str(path)) == expected

@@ -103,6 +103,33 @@ def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, str
     return best or Match(capability, "none")
 
 
+class Postings:
+    """Term -> (candidates, values) as one sparse matrix sorted by term (CSR): built with a few numpy
+    calls instead of one list per term; a term's candidates are in ascending order."""
+
+    def __init__(self, keys: list, values: list | None = None) -> None:
+        vocab: dict[str, int] = {}
+        ids: list[int] = []
+        counts: list[int] = []
+        for row in keys:
+            ids += [vocab.setdefault(k, len(vocab)) for k in row]
+            counts.append(len(row))
+        term = np.array(ids, dtype=np.int64)
+        order = np.argsort(term, kind="stable")
+        self.vocab = vocab
+        self.docs = np.repeat(np.arange(len(keys)), counts)[order]
+        self.values = None if values is None else np.array(values, dtype=float)[order]
+        self.start = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=len(vocab)), out=self.start[1:])
+
+    def get(self, term: str) -> tuple[np.ndarray, np.ndarray | None] | None:
+        k = self.vocab.get(term)
+        if k is None:
+            return None
+        lo, hi = self.start[k], self.start[k + 1]
+        return self.docs[lo:hi], None if self.values is None else self.values[lo:hi]
+
+
 class Corpus:
     """Inverted indexes over one discovery result."""
 
@@ -111,43 +138,38 @@ class Corpus:
         self.fingerprint = fingerprint
         n = len(records)
         self.size = n
-        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        name_postings: dict[str, list[int]] = defaultdict(list)
         ptokens: dict[str, list[int]] = defaultdict(list)
         provisional: dict[str, list[int]] = defaultdict(list)
-        self.doc_length = np.zeros(n)
-        self.namepath_size = np.zeros(n)
-        self.p_count = np.zeros(n)
-        self.has_contract = np.zeros(n, dtype=bool)
-        self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
-        self.invalid_count = np.zeros(n)
-        self.unknown_count = np.zeros(n)
+        tf_values: list[int] = []
+        p_count, invalid, unknown, contract_rows = [], [], [], []
         self.hinted: list[int] = []
         for i, r in enumerate(records):
-            for term, tf in r.desc_tf.items():
-                postings[term].append((i, tf))
-            for term in r.namepath_tokens:
-                name_postings[term].append(i)
-            self.doc_length[i] = r.desc_length
-            self.namepath_size[i] = len(r.namepath_tokens)
-            if r.contract is not None:
-                self.has_contract[i] = True
-                self.p_count[i] = len(r.contract.provides)
-                c = r.contract
-                self.invalid_count[i] = sum(cap.problem is not None
-                                            for clause in (c.provides, c.expects, c.required, c.optional)
-                                            for cap in clause)
-                self.unknown_count[i] = len(r.contract.unknown)
-                if r.contract.policy:
+            tf_values += r.desc_tf.values()
+            c = r.contract
+            if c is not None:
+                contract_rows.append(i)
+                p_count.append(len(c.provides))
+                invalid.append(sum(cap.problem is not None
+                                   for clause in (c.provides, c.expects, c.required, c.optional) for cap in clause))
+                unknown.append(len(c.unknown))
+                if c.policy:
                     self.hinted.append(i)
-                for cap in r.contract.provides:
+                for cap in c.provides:
                     ptokens[cap.value].append(i)
             else:
                 for token in r.provisional:
                     provisional[token].append(i)
-        self.postings = {t: (np.array([d for d, _ in p]), np.array([f for _, f in p], dtype=float))
-                         for t, p in postings.items()}
-        self.name_postings = {t: np.array(p) for t, p in name_postings.items()}
+        self.postings = Postings([r.desc_tf for r in records], tf_values)
+        self.name_postings = Postings([r.namepath_tokens for r in records])
+        self.doc_length = np.array([r.desc_length for r in records], dtype=float)
+        self.namepath_size = np.array([len(r.namepath_tokens) for r in records], dtype=float)
+        self.has_contract = np.zeros(n, dtype=bool)
+        self.has_contract[contract_rows] = True
+        self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
+        self.p_count, self.invalid_count, self.unknown_count = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.p_count[contract_rows] = p_count
+        self.invalid_count[contract_rows] = invalid
+        self.unknown_count[contract_rows] = unknown
         self.ptokens = dict(ptokens)
         self.provisional = dict(provisional)
         self.avgdl = float(self.doc_length.mean()) if n else 0.0
@@ -181,9 +203,9 @@ class Corpus:
         query = set(terms)
         inter = np.zeros(self.size)
         for term in query:
-            docs = self.name_postings.get(term)
-            if docs is not None:
-                inter[docs] += 1
+            hit = self.name_postings.get(term)
+            if hit is not None:
+                inter[hit[0]] += 1
         union = len(query) + self.namepath_size - inter
         return np.divide(inter, union, out=np.zeros(self.size), where=union > 0)
 
