@@ -40,7 +40,7 @@ from agentpack.hashing import sha256_file, sha256_text
 
 from . import __version__
 from .chunking import chunk_id, line_windows, split_lines
-from .manifest import MANIFEST_PATH, ExpertPack, IndexEntry, load_pack
+from .manifest import MANIFEST_PATH, MANIFEST_SCHEMA, ExpertPack, IndexEntry, load_pack
 from .sources import DEFAULT_MAX_FILE_BYTES, SourceSnapshot, snapshot_source
 from .store import CHUNKS_NAME, TEXTS_NAME, Chunk, doc_arrays, read_jsonl, save_cache, write_common, write_json
 from .termmatrix import TermMatrix
@@ -79,9 +79,10 @@ def chunking_params(entry: IndexEntry) -> dict[str, Any]:
 
 
 def _check_manifest(pack: ExpertPack) -> None:
-    from .validate import manifest_schema_findings
+    from .layout import schema_findings
 
-    errors = [f for f in manifest_schema_findings(pack) if f.severity == "error"]
+    errors = [f for f in schema_findings(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
+              if f.severity == "error"]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more; run agentpack validate)" if len(errors) > 1 else ""
@@ -381,9 +382,13 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
         given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
             given = {}
+        from .statcache import StatCache
+
+        stat_cache = StatCache.for_pack(pack.root)
         snaps = [given.get(s.source_id) or snapshot_source(
-            pack, s, clock=clock, max_file_bytes=max_bytes, revision=(revisions or {}).get(s.source_id))
-            for s in pack.sources]
+            pack, s, clock=clock, max_file_bytes=max_bytes, revision=(revisions or {}).get(s.source_id),
+            stat_cache=stat_cache) for s in pack.sources]
+        stat_cache.save()
         for snap, source in zip(snaps, pack.sources):
             result.revisions[snap.source_id] = snap.revision
             if not snap.texts:

@@ -125,11 +125,11 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
 
 
 def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts: _LineCounts,
-                      clock: Clock) -> SourceChanges:
+                      clock: Clock, stat_cache) -> SourceChanges:
     from .sources import snapshot_source
 
     changes = SourceChanges(source.source_id, "file-manifest", old=dict(source.revision))
-    snap = snapshot_source(pack, source, clock=clock)
+    snap = snapshot_source(pack, source, clock=clock, stat_cache=stat_cache)
     changes.new = snap.revision
     changes.snapshot = snap
     if recorded is None:
@@ -155,8 +155,13 @@ def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts
     return changes
 
 
-def detect(pack, *, clock: Clock = SYSTEM_CLOCK) -> tuple[list[SourceChanges], list[str]]:
-    """Changes per source, and the reasons a full rebuild is unavoidable."""
+def detect(pack, *, clock: Clock = SYSTEM_CLOCK, record_hashes: bool = True
+           ) -> tuple[list[SourceChanges], list[str]]:
+    """Changes per source, and the reasons a full rebuild is unavoidable; with ``record_hashes`` the
+    file hashes computed are kept in the pack's stat cache (``statcache.py``) for the next refresh."""
+    from .statcache import StatCache
+
+    stat_cache = StatCache.for_pack(pack.root)
     manifests, line_counts, unbuilt = _recorded_manifests(pack)
     needs = [f"index '{i}' has not been built yet" for i in unbuilt]
     out = []
@@ -166,12 +171,15 @@ def detect(pack, *, clock: Clock = SYSTEM_CLOCK) -> tuple[list[SourceChanges], l
         if source.type == "git":
             changes = _git_changes(pack, source, clock)
         else:
-            changes = _manifest_changes(pack, source, manifests.get(source.source_id), line_counts, clock)
+            changes = _manifest_changes(pack, source, manifests.get(source.source_id), line_counts, clock,
+                                        stat_cache)
         if changes.rebuild_reason and not unbuilt:
             needs.append(changes.rebuild_reason)
         if source.refresh.get("strategy") == "rebuild" and changes.paths:
             needs.append(f"source '{source.source_id}' declares refresh.strategy: rebuild")
         out.append(changes)
+    if record_hashes:
+        stat_cache.save()
     return out, needs
 
 

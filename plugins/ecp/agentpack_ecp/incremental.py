@@ -123,10 +123,10 @@ def dirty_files(prev: Previous, snaps, forced: dict[str, Any] | None):
     for snap in snaps:
         names = set((forced or {}).get(snap.source_id) or ())
         texts = {}
-        for path, text in snap.texts.items():
+        for path in snap.texts:
             if path in names or before.get((snap.source_id, path)) != snap.manifest[path]["sha256"]:
                 dirty.add((snap.source_id, path))
-                texts[path] = text
+                texts[path] = snap.texts[path]
         parts.append(SimpleNamespace(source_id=snap.source_id, texts=texts, manifest=snap.manifest))
     present = {(s.source_id, p) for s in snaps for p in s.texts}
     removed = np.fromiter(((sid, path) in dirty or (sid, path) not in present

@@ -88,3 +88,15 @@ def schema_store():
 
         _STORE = SchemaStore.from_package("agentpack_ecp", "schemas")
     return _STORE
+
+
+def schema_findings(schema_id: str, instance: Any, **where: Any) -> list:
+    """``schema_store().validate(...)``, answered without ``jsonschema`` when the core's quick check
+    proves ``instance`` valid (the common case on run paths); located findings still come from
+    ``jsonschema`` whenever the instance is, or may be, invalid."""
+    from agentpack.quickschema import is_valid
+
+    store = schema_store()
+    if is_valid(store.schema(schema_id), instance) is True:
+        return []
+    return store.validate(schema_id, instance, **where)

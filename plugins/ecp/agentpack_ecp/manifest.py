@@ -26,6 +26,7 @@ from typing import Any
 from agentpack.errors import AgentpackError, PackError, YamlError
 
 MANIFEST_PATH = "expert/EXPERT.yaml"
+MANIFEST_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-manifest.schema.json"
 ARTIFACT_SOURCE_ID = "ecp_artifacts"
 """The conventional source id for derived artifacts (summaries) cited per spec 6.3.2."""
 

@@ -44,7 +44,7 @@ class Policy:
     @classmethod
     def load(cls, pack) -> Policy:
         """The policy of a loaded ``ExpertPack``; a missing or invalid policy is a located error."""
-        from .layout import schema_store
+        from .layout import schema_findings
 
         file = pack.policy_path or "expert/maintenance/policy.json"
         if getattr(pack, "policy_error", None) is not None:
@@ -52,7 +52,7 @@ class Policy:
         if pack.policy_doc is None:
             raise AgentpackError("the maintenance policy is missing", file=file,
                                  hint="declare maintenance.policy_path in EXPERT.yaml (spec 7)")
-        problems = schema_store().validate(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc,
+        problems = schema_findings(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc,
                                            file=file, code="ECP700")
         if problems:
             first = problems[0]

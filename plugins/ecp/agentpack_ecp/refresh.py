@@ -119,7 +119,7 @@ def refresh(root: str | Path, *, dry_run: bool = False, rebuild: bool = False, n
     result: dict[str, Any] = {"path": str(root), "run_id": None, "dry_run": dry_run, "decision": None,
                               "exit_status": 0, "messages": []}
     if dry_run:
-        changes, needs = detect(pack, clock=clock)
+        changes, needs = detect(pack, clock=clock, record_hashes=False)
         result["changes"] = [c.as_dict() for c in changes]
         result["decision"] = "dry-run"
         try:

@@ -29,12 +29,15 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from agentpack.errors import AgentpackError
 from agentpack.hashing import normalize_newlines, sha256_text
 from agentpack.paths import is_within, resolve_under
+
+from .statcache import LazyTexts, StatCache, loader, stat_key
 
 if TYPE_CHECKING:
     from agentpack.clock import Clock
@@ -149,7 +152,7 @@ class SourceSnapshot:
     root: Path | None
     revision: dict[str, Any]
     manifest: dict[str, dict[str, Any]] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)
     classification: str | None = None
     license: str | None = None
 
@@ -172,11 +175,17 @@ def _internal_dirs(pack: ExpertPack) -> set[str]:
     return dirs
 
 
-def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str] = frozenset()
-                   ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """The manifest and texts of the in-scope files under ``root`` (symlinks out of ``root`` skipped)."""
+def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str] = frozenset(),
+                   stat_cache: StatCache | None = None) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
+    """The manifest and texts of the in-scope files under ``root`` (symlinks out of ``root`` skipped).
+
+    With ``stat_cache`` a file whose stat did not change since it was hashed is not read: its text
+    is read when first asked for (``statcache.LazyTexts``).
+    """
     manifest: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
+    text_paths: list[str] = []
+    scan = stat_cache.scanner(os.path.realpath(root)) if stat_cache is not None else None
     root_real = os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
@@ -192,9 +201,17 @@ def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str]
             if os.path.islink(full) and not is_within(root_real, full):
                 continue
             try:
-                size = os.stat(full).st_size
+                st = os.stat(full)
             except OSError:
                 continue
+            size = st.st_size
+            if scan is not None and size <= max_bytes:
+                record = scan.lookup(rel, key := stat_key(st))
+                if record is not None:
+                    manifest[rel] = record
+                    if record["skipped"] is None:
+                        text_paths.append(rel)
+                    continue
             data = None
             if size <= max_bytes:
                 try:
@@ -206,26 +223,35 @@ def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str]
             manifest[rel] = record
             if text is not None:
                 texts[rel] = text
-    return manifest, texts
+                text_paths.append(rel)
+            if scan is not None and size <= max_bytes:
+                scan.record(rel, key, record)
+    if scan is None:
+        return manifest, texts
+    scan.finish()
+    return manifest, LazyTexts(text_paths, texts, loader(str(root), manifest))
 
 
-def _directory_snapshot(pack: ExpertPack, source: Source, root: Path, max_bytes: int) -> SourceSnapshot:
+def _directory_snapshot(pack: ExpertPack, source: Source, root: Path, max_bytes: int,
+                        stat_cache: StatCache | None = None) -> SourceSnapshot:
     if not root.is_dir():
         raise SourceError(f"source '{source.source_id}': directory not found: {root}",
                           file=pack.manifest_file, line=pack.manifest_doc.line_of(f"{source.pointer}/uri"))
-    manifest, texts = scan_directory(root, Scope(source.include, source.exclude), max_bytes, _internal_dirs(pack))
+    manifest, texts = scan_directory(root, Scope(source.include, source.exclude), max_bytes, _internal_dirs(pack),
+                                     stat_cache)
     return SourceSnapshot(source.source_id, source.type, source.uri, root, {}, manifest, texts)
 
 
 def snapshot_source(pack: ExpertPack, source: Source, *, clock: Clock, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                    revision: dict[str, Any] | None = None) -> SourceSnapshot:
-    """Read ``source`` as it is now (or, for git, at ``revision['commit']`` / the pinned commit)."""
+                    revision: dict[str, Any] | None = None, stat_cache: StatCache | None = None) -> SourceSnapshot:
+    """Read ``source`` as it is now (or, for git, at ``revision['commit']`` / the pinned commit);
+    ``stat_cache`` spares reading unchanged files of directory sources."""
     kind = source.type
     if kind in ("filesystem", "artifact"):
-        snap = _directory_snapshot(pack, source, resolve_location(source.uri, pack.root), max_file_bytes)
+        snap = _directory_snapshot(pack, source, resolve_location(source.uri, pack.root), max_file_bytes, stat_cache)
         snap.revision = {"hash": manifest_hash(snap.manifest), "timestamp": clock.iso()}
     elif kind == "web":
-        snap = _directory_snapshot(pack, source, web_snapshot_dir(pack, source), max_file_bytes)
+        snap = _directory_snapshot(pack, source, web_snapshot_dir(pack, source), max_file_bytes, stat_cache)
         old = source.revision
         retrieved = old.get("retrieved_at") if isinstance(old.get("retrieved_at"), str) else None
         snap.revision = {k: v for k, v in old.items() if k in ("etag", "last_modified")}

@@ -18,10 +18,9 @@ from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
 from .chunking import parse_chunk_id
-from .manifest import MANIFEST_PATH, ExpertPack, IndexEntry, read_json_doc
+from .manifest import MANIFEST_PATH, MANIFEST_SCHEMA, ExpertPack, IndexEntry, read_json_doc
 
 SCHEMA_BASE = "https://ecp.amcrypto.org/ecp/schemas/"
-MANIFEST_SCHEMA = SCHEMA_BASE + "ecp-manifest.schema.json"
 POLICY_SCHEMA = SCHEMA_BASE + "ecp-policy.schema.json"
 SUITE_SCHEMA = SCHEMA_BASE + "ecp-eval-suite.schema.json"
 DESCRIPTOR_SCHEMA = SCHEMA_BASE + "ecp-index-descriptor.schema.json"
@@ -40,17 +39,11 @@ COMMIT_RE = re.compile(r"^[0-9a-f]{7,64}$")
 CHUNK_SAMPLE = 500
 PAYLOAD_SAMPLE = 200
 
-_STORE = None
-
-
 def schemas():
     """The bundled ECP schemas (loaded once)."""
-    global _STORE
-    if _STORE is None:
-        from agentpack.schemas import SchemaStore
+    from .layout import schema_store
 
-        _STORE = SchemaStore.from_package("agentpack_ecp", "schemas")
-    return _STORE
+    return schema_store()
 
 
 @dataclass
