@@ -197,3 +197,43 @@ def test_alias_precedence_is_table_by_table():
     assert resolver.canonical("search") == "search"
     assert resolver.canonical("unknown-token") == "unknown-token"
     assert "runtime-user:runtime-user@" in resolver.version_key
+
+
+def _textbook_jaro(a: str, b: str) -> float:
+    """The character-by-character formulation, to check the str.find scan against."""
+    la, lb = len(a), len(b)
+    if not la or not lb:
+        return 0.0
+    if a == b:
+        return 1.0
+    window = max(0, max(la, lb) // 2 - 1)
+    taken = [False] * lb
+    matched = []
+    for i, ch in enumerate(a):
+        for j in range(max(0, i - window), min(i + window + 1, lb)):
+            if not taken[j] and b[j] == ch:
+                taken[j] = True
+                matched.append(ch)
+                break
+    m = len(matched)
+    if not m:
+        return 0.0
+    t = sum(x != y for x, y in zip(matched, [b[j] for j in range(lb) if taken[j]])) // 2
+    return (m / la + m / lb + (m - t) / m) / 3.0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("abcab-", max_size=20), st.text("abcba-", max_size=20))
+def test_jaro_scan_equals_the_textbook_formulation(a, b):
+    assert jaro(a, b) == _textbook_jaro(a, b)
+
+
+def test_numbers_are_their_own_porter_stem():
+    from snowballstemmer.porter_stemmer import PorterStemmer
+
+    from agentpack_dci.text import tokenize
+
+    porter = PorterStemmer()
+    for word in [*map(str, range(0, 20000, 7)), "0" * 30, "9" * 30, "2026", "007"]:
+        assert porter.stemWord(word) == word
+    assert tokenize("v2 2026 ３") == ["v2", "2026", porter.stemWord("３")]

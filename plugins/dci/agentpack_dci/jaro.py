@@ -22,12 +22,16 @@ def jaro(a: str, b: str) -> float:
     window = max(0, max(la, lb) // 2 - 1)
     b_taken = [False] * lb
     a_matched: list[str] = []
+    find = b.find
     for i, ch in enumerate(a):
-        for j in range(max(0, i - window), min(i + window + 1, lb)):
-            if not b_taken[j] and b[j] == ch:
-                b_taken[j] = True
-                a_matched.append(ch)
-                break
+        # the first untaken b[j] == ch in the window, scanned by str.find
+        hi = min(i + window + 1, lb)
+        j = find(ch, max(0, i - window), hi)
+        while j >= 0 and b_taken[j]:
+            j = find(ch, j + 1, hi)
+        if j >= 0:
+            b_taken[j] = True
+            a_matched.append(ch)
     m = len(a_matched)
     if not m:
         return 0.0

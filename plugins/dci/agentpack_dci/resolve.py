@@ -93,6 +93,14 @@ class Resolution:
         return build_report(self)
 
 
+def clear_memos() -> None:
+    """Forget the process-wide memos (Porter stems, Jaro-Winkler pairs): a cold start, for benchmarks."""
+    from . import index, text
+
+    text._STEMS.clear()
+    index._JW.clear()
+
+
 def _check_capabilities(values: list[str], what: str) -> list[str]:
     out = []
     for value in values:

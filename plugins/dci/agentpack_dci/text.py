@@ -35,7 +35,8 @@ class _Stems(dict):
     """Porter stems by lowercase word, filled on first use (vocabularies are small; bounded anyway)."""
 
     def __missing__(self, word: str) -> str:
-        found = _stemmer().stemWord(word)
+        # Porter rewrites letter suffixes only: a number is its own stem (tested), no need to run it
+        found = word if word.isdigit() and word.isascii() else _stemmer().stemWord(word)
         if len(self) < 200_000:
             self[word] = found
         return found
