@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,17 +27,23 @@ SKILL = REPO / "examples" / "skills" / "fs-hash-tree"
 BIN = Path(sys.executable).parent
 
 
-def medians(fn, runs: int) -> tuple[float, float]:
-    """Median wall and CPU milliseconds (this process plus its children) of ``fn``."""
-    fn()  # warm up (imports, caches, page cache)
-    walls, cpus = [], []
+def medians(fns: dict[str, Callable[[], None]], runs: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU milliseconds (this process plus its children) of each of ``fns``.
+
+    The functions take turns (one round calls each once), so a change of machine load hits all of them alike.
+    """
+    for fn in fns.values():
+        fn()  # warm up (imports, caches, bytecode, page cache)
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
-        before = _cpu()
-        t0 = time.perf_counter()
-        fn()
-        walls.append((time.perf_counter() - t0) * 1000)
-        cpus.append((_cpu() - before) * 1000)
-    return statistics.median(walls), statistics.median(cpus)
+        for name, fn in fns.items():
+            before = _cpu()
+            t0 = time.perf_counter()
+            fn()
+            walls[name].append((time.perf_counter() - t0) * 1000)
+            cpus[name].append((_cpu() - before) * 1000)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in fns}
 
 
 def _cpu() -> float:
@@ -48,40 +55,57 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
+    from agentpack_skillctl import sandbox
     from agentpack_skillctl.api import run_skill
-    from agentpack_skillctl.sandbox import build_env, network_isolation
+    from agentpack_skillctl.netns import in_fresh_namespace
 
     workspace = Path(tempfile.mkdtemp(prefix="skillctl-bench-"))
     try:
         shutil.copytree(SKILL / "fixtures" / "workspace", workspace, dirs_exist_ok=True)
         request = json.dumps({"path": "src"}).encode()
-        env, _ = build_env(granted=[], time="forbidden", randomness="forbidden",
-                           extra={"SKILL_WORKSPACE": str(workspace)})
+        env, _ = sandbox.build_env(granted=[], time="forbidden", randomness="forbidden",
+                                   extra={"SKILL_WORKSPACE": str(workspace)})
         bare_argv = [sys.executable, str(SKILL / "impl" / "run.py")]
+        # an installed package has its bytecode: let the CLI write it (the skill itself still runs without)
+        cli_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
-        def bare(prefix=()):
-            subprocess.run([*prefix, *bare_argv], input=request, capture_output=True, env=env, cwd=SKILL,
-                           check=True)
+        def bare(prefix=(), start=lambda spawn: spawn()):
+            proc = start(lambda: subprocess.Popen([*prefix, *bare_argv], stdin=-1, stdout=-1, stderr=-1, env=env,
+                                                  cwd=SKILL))
+            proc.communicate(request)
+            assert proc.returncode == 0
 
-        def api():
+        def api(netns="on"):
+            os.environ[sandbox.NETNS_ENV] = netns
+            sandbox.network_isolation.cache_clear()
             result = run_skill(SKILL, {"path": "src"}, workspace=workspace)
             assert result.ok, result.report["errors"]
 
-        def cli():
+        def cli(**extra):
             subprocess.run([str(BIN / "skillctl"), "run", str(SKILL), "-i", "-", "--workspace", str(workspace),
-                            "--quiet-logs"], input=request, capture_output=True, check=True)
+                            "--quiet-logs"], input=request, capture_output=True, check=True,
+                           env={**cli_env, **extra})
 
-        iso = network_isolation()
-        rows = [("bare start (python3 impl/run.py)", medians(bare, args.runs))]
-        if iso.prefix:
-            rows.append((f"bare start inside unshare ({iso.level})", medians(lambda: bare(iso.prefix), args.runs)))
-        rows.append(("Python API run_skill()", medians(api, args.runs)))
-        rows.append(("CLI skillctl run", medians(cli, args.runs)))
-        base_wall, base_cpu = rows[0][1]
-        print(f"fs.hash_tree, {args.runs} runs each, medians (network isolation: {iso.level}; "
+        os.environ[sandbox.NETNS_ENV] = "on"
+        sandbox.network_isolation.cache_clear()
+        iso = sandbox.network_isolation()
+        exec_unshare = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
+        rows = {"bare start (python3 impl/run.py)": bare}
+        if exec_unshare and os.geteuid() == 0:
+            rows["bare start inside unshare(1) --net"] = lambda: bare((exec_unshare, "--net", "--"))
+        if iso.in_thread:
+            rows["bare start, in-thread netns"] = lambda: bare(start=in_fresh_namespace)
+        rows["Python API run_skill()"] = api
+        rows["Python API, no network namespace"] = lambda: api("off")
+        rows["CLI skillctl run"] = cli
+        rows["CLI, no network namespace"] = lambda: cli(**{sandbox.NETNS_ENV: "off"})
+        rows["CLI, prepared-skill cache off"] = lambda: cli(SKILLCTL_PREPARED_CACHE="off")
+        figures = medians(rows, args.runs)
+        base_wall, base_cpu = figures["bare start (python3 impl/run.py)"]
+        print(f"fs.hash_tree, {args.runs} interleaved runs each, medians (network isolation: {iso.level}; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         print(f"{'':40} {'wall ms':>9} {'overhead':>9} {'cpu ms':>9} {'overhead':>9}")
-        for name, (wall, cpu) in rows:
+        for name, (wall, cpu) in figures.items():
             print(f"{name:40} {wall:9.1f} {wall - base_wall:9.1f} {cpu:9.1f} {cpu - base_cpu:9.1f}")
         print(f"{'origin runner (issue figure)':40} {'':>9} {280.0:9.1f}")
         print("targets: API overhead < 3 ms, CLI overhead < 100 ms (wall). On a loaded machine, read the CPU column.")
@@ -90,5 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     main()

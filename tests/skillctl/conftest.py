@@ -13,6 +13,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from skillctl_testkit import write_skill  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Cache entries (prepared skills, content hashes, outputs) go to a per-test folder, never ~/.cache."""
+    folder = tmp_path_factory.mktemp("skillctl-cache")
+    monkeypatch.setenv("SKILLCTL_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def make_skill(tmp_path: Path) -> Callable[..., Path]:
     def make(slug: str = "demo-echo", **kwargs: Any) -> Path:

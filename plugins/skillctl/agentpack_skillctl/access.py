@@ -9,24 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
-
-from agentpack.yamlio import YamlDocument, load_yaml
+from typing import TYPE_CHECKING, Any
 
 from .globs import covered
-from .manifest import SkillManifest
+from .manifest import PlainDocument, SkillManifest
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
+    from agentpack.yamlio import YamlDocument
 
 ACCESS_FILE = "_access.yaml"
 
 
 @dataclass
 class AccessManifest:
-    doc: YamlDocument
+    doc: YamlDocument | PlainDocument
 
     @property
     def file(self) -> str | None:
@@ -70,6 +67,7 @@ def find_access_file(skill_dir: Path) -> Path | None:
 def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManifest | None, list[Finding]]:
     """Load and schema-check a manifest; ``(None, findings)`` when it cannot be used."""
     from agentpack.errors import YamlError
+    from agentpack.yamlio import load_yaml
 
     from .store import ACCESS_SCHEMA, bundled, bundled_validator, schemas
 

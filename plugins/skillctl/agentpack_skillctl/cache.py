@@ -9,23 +9,18 @@ could change between runs; a write would be skipped on a hit).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from agentpack.hashing import sha256_file, sha256_json
 
+from . import diskcache
+from .diskcache import default_dir
 from .prepare import Prepared
 
 CACHE_FORMAT = 1
 SKIP_DIRS = frozenset({"__pycache__", ".git", "node_modules"})
-_HASHES: dict[str, tuple[tuple, str]] = {}
-
-
-def default_dir() -> Path:
-    base = os.environ.get("SKILLCTL_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "agentpack" / "skillctl"
+_HASHES: dict[str, tuple[list, str]] = {}
 
 
 def eligibility(prepared: Prepared) -> tuple[bool, str]:
@@ -40,36 +35,54 @@ def eligibility(prepared: Prepared) -> tuple[bool, str]:
     return True, "deterministic, reads nothing but its input"
 
 
-def _files(root: Path) -> list[tuple[str, Path]]:
+def _files(root: str) -> list[tuple[str, str, os.stat_result]]:
+    """``(relative POSIX path, path, lstat)`` of every file under ``root``, sorted by relative path."""
     found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in files:
-            path = Path(folder) / name
-            found.append((path.relative_to(root).as_posix(), path))
-    return sorted(found)
+    stack = [("", root)]
+    while stack:
+        prefix, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS:
+                        stack.append((prefix + entry.name + "/", entry.path))
+                else:
+                    found.append((prefix + entry.name, entry.path, entry.stat(follow_symlinks=False)))
+    return sorted(found, key=lambda f: f[0])
+
+
+def _digest(files: list[tuple[str, str, os.stat_result]]) -> str:
+    return sha256_json([[rel, sha256_file(path)] for rel, path, st in files if not stat.S_ISLNK(st.st_mode)])
 
 
 def content_hash(root: str | Path) -> str:
-    """SHA-256 over every file of the skill folder (relative path and content)."""
-    root = Path(root)
-    return sha256_json([[rel, sha256_file(path)] for rel, path in _files(root) if not path.is_symlink()])
+    """SHA-256 over every file of the skill folder (relative path and content; symlinks are left out)."""
+    return _digest(_files(str(root)))
 
 
 def content_hash_cached(root: str | Path) -> str | None:
-    """``content_hash`` memoised on the files' sizes and modification times."""
-    root = Path(root)
+    """``content_hash`` memoised on the files' sizes and modification times, in-process and on disk."""
+    real = os.path.realpath(root)
     try:
-        files = _files(root)
-        stamp = tuple((rel, st.st_size, st.st_mtime_ns) for rel, st in ((r, p.lstat()) for r, p in files))
+        files = _files(real)
     except OSError:
         return None
-    key = os.path.realpath(root)
-    cached = _HASHES.get(key)
-    if cached is not None and cached[0] == stamp:
+    key = [[rel, st.st_size, st.st_mtime_ns] for rel, _, st in files]
+    cached = _HASHES.get(real)
+    if cached is not None and cached[0] == key:
         return cached[1]
-    digest = sha256_json([[rel, sha256_file(path)] for rel, path in files if not path.is_symlink()])
-    _HASHES[key] = (stamp, digest)
+    entry = diskcache.read("content", real)
+    if isinstance(entry, dict) and entry.get("files") == key and isinstance(entry.get("sha256"), str):
+        digest = entry["sha256"]
+    else:
+        try:
+            digest = _digest(files)
+        except OSError:
+            return None
+        stamps = [[path, st.st_size, st.st_mtime_ns, 0] for _, path, st in files]
+        if diskcache.settled(stamps):
+            diskcache.write("content", real, [], {"files": key, "sha256": digest})
+    _HASHES[real] = (key, digest)
     return digest
 
 

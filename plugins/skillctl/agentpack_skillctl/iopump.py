@@ -1,7 +1,9 @@
 """One thread, one selector: feed stdin, collect stdout, pass stderr through, honour a deadline.
 
-A skill that exits while a child of it still holds the pipes open does not
-keep the run waiting: after a short grace the whole process group is killed.
+The process's exit is an event of the same selector (a pidfd on Linux), so
+nothing polls. A skill that exits while a child of it still holds the pipes
+open does not keep the run waiting: after a short grace the whole process
+group is killed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             sel.register(stream, selectors.EVENT_READ)
+    pidfd = _pidfd(proc.pid)
+    if pidfd is not None:
+        sel.register(pidfd, selectors.EVENT_READ)
     view = memoryview(data)
     offset = 0
     exited_at: float | None = None
@@ -57,13 +62,20 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
             if now >= deadline:
                 result.timed_out = True
                 break
-            if exited_at is None and proc.poll() is not None:
+            if exited_at is None and pidfd is None and proc.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE_S:
                 break  # the skill is gone; whatever holds its pipes is a leftover child
-            wait = min(deadline - now, 0.05 if exited_at is not None else 0.25)
+            if exited_at is not None:
+                wait = min(deadline, exited_at + EXIT_GRACE_S) - now + 0.001
+            else:
+                wait = deadline - now if pidfd is not None else min(deadline - now, 0.25)
             for key, _ in sel.select(wait):
                 stream = key.fileobj
+                if stream is pidfd:
+                    sel.unregister(pidfd)
+                    exited_at = time.monotonic()
+                    continue
                 if stream is proc.stdin:
                     try:
                         offset += os.write(stream.fileno(), view[offset:offset + CHUNK])
@@ -95,6 +107,8 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
                         result.stderr_truncated = True
     finally:
         sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
     if result.timed_out or result.stdout_overflow:
         result.returncode = kill_group(proc, grace=0.2)
     else:
@@ -112,6 +126,14 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
     result.chunks = []
     result.stderr_kept = bytes(kept)
     return result
+
+
+def _pidfd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _kill_leftovers(pgid: int) -> int:

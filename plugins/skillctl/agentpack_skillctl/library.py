@@ -25,25 +25,32 @@ def library_root(root: str | Path | None = None) -> Path:
     return candidate
 
 
-_INDEX: dict[str, tuple[tuple, dict[str, Path]]] = {}
+_INDEX: dict[str, tuple[list, dict[str, Path]]] = {}
 
 
 def skill_index(root: Path) -> dict[str, Path]:
-    """``skill.id -> folder`` for the tree, memoised on the folders' modification times."""
+    """``skill.id -> folder`` for the tree, memoised (in-process and on disk) on the ``skill.yaml`` stamps."""
+    from .diskcache import read, stamp, write
+
     dirs = tree_skill_dirs(root)
-    stamp = tuple((d.name, (d / "skill.yaml").stat().st_mtime_ns) for d in dirs)
     key = os.path.realpath(root)
+    stamps = [stamp(os.path.join(key, d.name, "skill.yaml")) for d in dirs]
     cached = _INDEX.get(key)
-    if cached and cached[0] == stamp:
+    if cached and cached[0] == stamps:
         return cached[1]
-    index: dict[str, Path] = {}
-    for directory in dirs:
-        try:
-            skill = load_skill(directory)
-        except AgentpackError:
-            continue
-        index.setdefault(skill.id, directory)
-    _INDEX[key] = (stamp, index)
+    entry = read("index", key)
+    if isinstance(entry, dict) and entry.get("stamps") == stamps and isinstance(entry.get("ids"), dict):
+        index = {skill_id: root / name for skill_id, name in entry["ids"].items()}
+    else:
+        index = {}
+        for directory in dirs:
+            try:
+                skill = load_skill(directory)
+            except AgentpackError:
+                continue
+            index.setdefault(skill.id, directory)
+        write("index", key, stamps, {"stamps": stamps, "ids": {k: v.name for k, v in index.items()}})
+    _INDEX[key] = (stamps, index)
     return index
 
 

@@ -6,10 +6,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PackError, PathEscapeError
-from agentpack.yamlio import YamlDocument, load_yaml
+
+if TYPE_CHECKING:
+    from agentpack.yamlio import YamlDocument
 
 MANIFEST = "skill.yaml"
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
@@ -27,11 +29,32 @@ def tree_skill_dirs(tree: Path) -> list[Path]:
 
 
 @dataclass
+class PlainDocument:
+    """A document restored from the prepared-skill cache: the data and the field lines, without YAML."""
+
+    data: Any
+    file: str | None = None
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line_of(self, pointer: str = "") -> int | None:
+        """Line of the field at ``pointer``, or of its nearest parent that has one (as ``YamlDocument``)."""
+        while True:
+            if pointer in self.lines:
+                return self.lines[pointer]
+            if not pointer:
+                return None
+            pointer = pointer.rsplit("/", 1)[0]
+
+    def where(self, pointer: str = "") -> dict[str, Any]:
+        return {"file": self.file, "line": self.line_of(pointer), "pointer": pointer or None}
+
+
+@dataclass
 class SkillManifest:
     """A loaded ``skill.yaml``; ``data`` is the raw mapping (it may be invalid: see ``validate``)."""
 
     directory: Path
-    doc: YamlDocument
+    doc: YamlDocument | PlainDocument
     _schemas: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -140,6 +163,8 @@ def _loc(skill: SkillManifest, pointer: str) -> dict[str, Any]:
 
 def load_skill(directory: str | Path, *, display: str | None = None) -> SkillManifest:
     """Read ``directory/skill.yaml``. PackError (with file and line) when it is missing or not a YAML mapping."""
+    from agentpack.yamlio import load_yaml
+
     directory = Path(directory)
     manifest = directory / MANIFEST
     name = display or str(manifest)

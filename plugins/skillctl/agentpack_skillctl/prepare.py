@@ -9,8 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError, PackError
 
-from .access import AccessManifest, Grants, check_skill, find_access_file, grants, load_access
-from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
+from . import diskcache
+from .access import (
+    ACCESS_FILE,
+    AccessManifest,
+    Grants,
+    check_skill,
+    find_access_file,
+    grants,
+    load_access,
+)
+from .diskcache import stamp
+from .manifest import MANIFEST, PlainDocument, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -40,33 +50,33 @@ class Prepared:
 
 
 _CACHE: dict[str, Prepared] = {}
+KIND = "prepared"
+PLUGIN_FILES = ("prepare.py", "manifest.py", "access.py", "validation.py", "globs.py",
+                "schemas/skill.schema.json", "schemas/access-manifest.schema.json")
+"""Plugin files whose change invalidates every prepared-skill cache entry (an editable install changes them)."""
 
 
-def _stat(path: Path | None) -> tuple:
-    if path is None:
-        return ()
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (str(path), None)
-    return (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+def _contract_files(real: str, skill: SkillManifest) -> list[str]:
+    """The files a prepared skill was derived from: skill.yaml, the access manifest, schemas, command files."""
+    files = [os.path.join(real, MANIFEST), os.path.join(os.path.dirname(real), ACCESS_FILE)]
+    for key in ("inputSchema", "outputSchema"):
+        value = skill.get("io", key)
+        if isinstance(value, str):
+            files.append(os.path.join(real, value))
+    files += [os.path.join(real, a) for a in skill.command if "/" in a and not a.startswith("-")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    return files + [os.path.join(here, name) for name in PLUGIN_FILES]
 
 
-def _signature(directory: Path, skill: SkillManifest | None = None) -> tuple:
-    parts = [_stat(directory / MANIFEST), _stat(find_access_file(directory))]
-    if skill is not None:
-        for key in ("inputSchema", "outputSchema"):
-            value = skill.get("io", key)
-            if isinstance(value, str):
-                parts.append(_stat(directory / value))
-    return tuple(parts)
+def _fresh(signature: tuple) -> bool:
+    return all(stamp(s[0]) == list(s) for s in signature)
 
 
 def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool:
     """A cheap yes/no on the rules that stop a run; the full validator explains a no (and may overrule it)."""
     from agentpack.paths import resolve_under
-
     from agentpack.quickschema import is_valid
+
     from .store import SKILL_SCHEMA, bundled, bundled_validator
 
     verdict = is_valid(bundled(SKILL_SCHEMA), skill.data)
@@ -101,11 +111,27 @@ def _errors(skill: SkillManifest, access_findings: list) -> list:
 
 
 def prepare(directory: Path) -> Prepared:
-    """Load, check and cache the skill in ``directory``; SkillInvalidError when its contract has errors."""
-    key = os.path.realpath(directory)
-    cached = _CACHE.get(key)
-    if cached is not None and cached.signature == _signature(directory, cached.skill):
+    """Load, check and cache the skill in ``directory``; SkillInvalidError when its contract has errors.
+
+    A skill checked once is kept in-process and on disk (``diskcache``, kind
+    ``prepared``) while its contract files keep their stamps, so a later run, even
+    in a fresh process, reads one JSON file instead of parsing YAML and validating.
+    """
+    real = os.path.realpath(directory)
+    cached = _CACHE.get(real)
+    if cached is not None and _fresh(cached.signature) and os.path.isdir(cached.cwd):
         return cached
+    prepared = _from_disk(Path(directory), real)
+    if prepared is None:
+        prepared = _prepare(Path(directory), real)
+    if len(_CACHE) > 512:
+        _CACHE.clear()
+    _CACHE[real] = prepared
+    return prepared
+
+
+def _prepare(directory: Path, real: str) -> Prepared:
+    """The full path: parse, validate, resolve; then store the result for the next process."""
     skill = load_skill(directory)
     access, access_findings = None, []
     access_path = find_access_file(directory)
@@ -121,14 +147,40 @@ def prepare(directory: Path) -> Prepared:
         input_schema, output_schema = skill.io_schema("input"), skill.io_schema("output")
     except PackError as exc:  # pragma: no cover - reported above as SKC13x
         raise SkillInvalidError(skill.file, [_finding(exc)]) from None
+    stamps = [stamp(f) for f in _contract_files(real, skill)]
     cwd = skill.resolve(skill.get("runtime", "cwd") or ".")
     argv = [str(skill.resolve(a)) if "/" in a and not a.startswith("-") else a for a in skill.command]
     prepared = Prepared(skill, grants(skill, access), access, input_schema, output_schema, argv, cwd,
-                        _signature(directory, skill))
-    if len(_CACHE) > 512:
-        _CACHE.clear()
-    _CACHE[key] = prepared
+                        tuple(tuple(s) for s in stamps))
+    from dataclasses import asdict
+
+    diskcache.write(KIND, real, stamps, {
+        "skill": {"data": skill.data, "lines": skill.doc.lines},
+        "access": None if access is None else {"data": access.doc.data, "lines": access.doc.lines},
+        "grants": asdict(prepared.grants), "inputSchema": input_schema, "outputSchema": output_schema,
+        "argv": argv, "cwd": str(cwd)})
     return prepared
+
+
+def _from_disk(directory: Path, real: str) -> Prepared | None:
+    """The prepared skill from a fresh disk entry (no YAML, no JSON Schema machinery), or None."""
+    entry = diskcache.read(KIND, real)
+    if entry is None:
+        return None
+    try:
+        skill = SkillManifest(directory, PlainDocument(entry["skill"]["data"], str(directory / MANIFEST),
+                                                       entry["skill"]["lines"]))
+        access = None
+        if entry["access"] is not None:
+            access = AccessManifest(PlainDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE),
+                                                  entry["access"]["lines"]))
+        skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
+        prepared = Prepared(skill, Grants(**entry["grants"]), access, entry["inputSchema"], entry["outputSchema"],
+                            list(entry["argv"]), Path(entry["cwd"]),
+                            tuple(tuple(s) for s in (stamp(f) for f in _contract_files(real, skill))))
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return prepared if os.path.isdir(prepared.cwd) else None
 
 
 def _finding(exc: PackError):

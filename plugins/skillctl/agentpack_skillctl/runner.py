@@ -21,7 +21,7 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 
 from .prepare import Prepared
-from .sandbox import build_env, changed, network_isolation, snapshot, split_writes
+from .sandbox import build_env, changed, network_isolation, snapshot, spawn_isolated, split_writes
 
 MAX_STDOUT = 64 * 1024 * 1024
 KEEP_STDERR = 256 * 1024
@@ -139,8 +139,6 @@ class _Outcome:
 
 
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
-    from agentpack.proc import spawn
-
     from .iopump import pump
 
     skill, g = prepared.skill, prepared.grants
@@ -160,21 +158,21 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     argv = list(prepared.argv)
     program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
     argv[0] = program or argv[0]
-    if g.network:
-        enforcement["network"] = {"allowed": True, "level": "not-needed", "detail": "network granted"}
-    else:
-        iso = network_isolation()
-        argv = [*iso.prefix, *argv]
-        enforcement["network"] = {"allowed": False, "level": iso.level, "detail": iso.detail}
+    iso = network_isolation() if not g.network else None
+    enforcement["network"] = ({"allowed": True, "level": "not-needed", "detail": "network granted"} if iso is None
+                              else {"allowed": False, "level": iso.level, "detail": iso.detail})
     try:
         if program is None:
             message = f"cannot start {prepared.argv[0]!r}: not found on PATH {env['PATH']}"
             return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
         try:
-            proc = spawn(argv, stdin=-1, stdout=-1, stderr=-1, cwd=str(prepared.cwd), env=env)
+            proc, reached = spawn_isolated(argv, network=g.network, stdin=-1, stdout=-1, stderr=-1,
+                                           cwd=str(prepared.cwd), env=env)
         except OSError as exc:
             return _Outcome("error", [{"code": "spawn", "side": "runner",
                                        "message": f"cannot start {prepared.argv[0]!r}: {exc.strerror or exc}"}])
+        if iso is not None:
+            enforcement["network"].update(level=reached.level, detail=reached.detail)
         pumped = pump(proc, data, timeout_s=timeout_ms / 1000, max_stdout=MAX_STDOUT, keep_stderr=KEEP_STDERR,
                       on_stderr=options.on_stderr)
     finally:

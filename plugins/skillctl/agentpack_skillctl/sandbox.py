@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .globs import matches
 
@@ -54,22 +55,31 @@ class NetworkIsolation:
     level: str  # namespace | user-namespace | none
     prefix: tuple[str, ...]
     detail: str
+    in_thread: bool = False
+    """The namespace is made by ``netns.in_fresh_namespace`` around the spawn (no ``prefix``)."""
+
+
+IN_THREAD_DETAIL = "fresh network namespace: unshare(CLONE_NEWNET) around the spawn, no unshare(1) exec"
+_IN_THREAD_FAILED: list[str] = []
 
 
 @lru_cache(maxsize=1)
 def network_isolation() -> NetworkIsolation:
-    """Probe once per process how far network isolation can go here."""
+    """How far network isolation goes here (decided once per process; the unshare(1) probe only when needed)."""
     if os.environ.get(NETNS_ENV, "").lower() in ("off", "0", "no", "false"):
         return NetworkIsolation("none", (), f"disabled by {NETNS_ENV}")
+    linux = sys.platform.startswith("linux")
+    if linux and os.geteuid() == 0 and not _IN_THREAD_FAILED:
+        return NetworkIsolation("namespace", (), IN_THREAD_DETAIL, in_thread=True)
     unshare = shutil.which("unshare", path=os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
-    if not sys.platform.startswith("linux") or unshare is None:
+    if not linux or unshare is None:
         return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
     candidates = [("namespace", (unshare, "--net", "--")),
                   ("user-namespace", (unshare, "--net", "--map-current-user", "--")),
                   ("user-namespace", (unshare, "--net", "--map-root-user", "--"))]
     if os.geteuid() != 0:
         candidates = candidates[1:]
-    errors = []
+    errors = list(_IN_THREAD_FAILED)
     for level, prefix in candidates:
         try:
             probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=5)
@@ -77,10 +87,33 @@ def network_isolation() -> NetworkIsolation:
             errors.append(str(exc))
             continue
         if probe.returncode == 0:
-            return NetworkIsolation(level, prefix, f"fresh network namespace via {' '.join(prefix[1:-1])}")
+            return NetworkIsolation(level, prefix, f"fresh network namespace via unshare(1) {' '.join(prefix[1:-1])}")
         errors.append(probe.stderr.decode("utf-8", "replace").strip())
     return NetworkIsolation("none", (), "network namespaces are not permitted here ("
                             + "; ".join(e for e in errors if e)[:300] + "): network access is not blocked")
+
+
+def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[subprocess.Popen, NetworkIsolation]:
+    """Start ``argv`` (``agentpack.proc.spawn``) in a fresh network namespace unless ``network`` is granted.
+
+    Returns the process and the isolation reached. When the in-thread namespace
+    turns out not to be permitted, the next level is probed and used at once.
+    """
+    from agentpack.proc import spawn
+
+    if network:
+        return spawn(argv, **popen), NetworkIsolation("not-needed", (), "network granted")
+    iso = network_isolation()
+    if iso.in_thread:
+        from .netns import NamespaceError, in_fresh_namespace
+
+        try:
+            return in_fresh_namespace(lambda: spawn(argv, **popen)), iso
+        except NamespaceError as exc:
+            _IN_THREAD_FAILED.append(str(exc))
+            network_isolation.cache_clear()
+            iso = network_isolation()
+    return spawn([*iso.prefix, *argv], **popen), iso
 
 
 # -- filesystem write detection --------------------------------------------------------------------

@@ -137,10 +137,8 @@ def _interpreter(script: Path) -> list[str]:
 
 
 def _script(directory: Path, script: Path) -> CaseResult:
-    from agentpack.proc import spawn
-
     from .iopump import pump
-    from .sandbox import build_env, network_isolation
+    from .sandbox import build_env, spawn_isolated
 
     t0 = time.monotonic()
     cid = f"test:{script.name}"
@@ -148,9 +146,9 @@ def _script(directory: Path, script: Path) -> CaseResult:
         env, _ = build_env(granted=[], time="forbidden", randomness="forbidden", extra={
             "SKILL_DIR": str(directory.resolve()), "SKILL_WORKSPACE": str(workspace),
             "TMPDIR": str(workspace.parent), "SKILLCTL_PYTHON": sys.executable})
-        argv = [*network_isolation().prefix, *_interpreter(script)]
         try:
-            proc = spawn(argv, stdin=-1, stdout=-1, stderr=-1, cwd=str(directory), env=env)
+            proc, _ = spawn_isolated(_interpreter(script), network=False, stdin=-1, stdout=-1, stderr=-1,
+                                     cwd=str(directory), env=env)
         except OSError as exc:
             return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))
         out = pump(proc, b"", timeout_s=TEST_TIMEOUT_S, max_stdout=1 << 20, keep_stderr=1 << 16)
