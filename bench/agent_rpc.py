@@ -3,10 +3,19 @@
 Agents: a raw stdlib echo agent, an agent written with our SDK and, with the
 reference present, one written with ecp-sdk. Manifests: 1 scenario x 200
 steps and 200 scenarios x 1 step. Each cell is the wall time of the whole
-CLI run (``agentpack rpc run`` vs ``ecp run``) and the mean per-step latency
-the runtime reports. Prints figures side by side; asserts nothing.
+CLI run (``agentpack rpc run`` vs ``ecp run``), the median of ``--repeat``
+runs that alternate between the two, and the mean per-step latency the
+runtime reports. Prints figures side by side with the machine's load;
+asserts nothing.
 
-    .venv/bin/python bench/agent_rpc.py [--steps 200] [--no-ref]
+Both runtimes run with a bytecode cache, as after ``pip install`` (which
+compiles the reference's modules): the child processes get a
+``PYTHONPYCACHEPREFIX`` under the temporary directory, even when the
+environment sets ``PYTHONDONTWRITEBYTECODE`` (which would make every run
+recompile our editable sources but not the installed reference), and each
+cell is warmed up once. ``--cold`` measures without that cache.
+
+    .venv/bin/python bench/agent_rpc.py [--steps 200] [--repeat 3] [--shape 1x200] [--no-ref] [--cold]
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,6 +35,8 @@ from pathlib import Path
 REF_VERSION = "0.10.0"
 REF_HOME = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{REF_VERSION}"
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
+PYCACHE = Path(tempfile.gettempdir()) / "agentpack-bench-pycache"
+ENV = dict(os.environ)
 
 RAW_AGENT = '''import json, sys
 out = sys.stdout
@@ -103,7 +115,7 @@ def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
     out.unlink(missing_ok=True)
     cpu = _children_cpu()
     start = time.perf_counter()
-    proc = subprocess.run(argv + ["--json-out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(argv + ["--json-out", str(out)], capture_output=True, text=True, env=ENV)
     wall = time.perf_counter() - start
     CPU["last"] = _children_cpu() - cpu
     if not out.exists():
@@ -124,6 +136,25 @@ def theirs(ref: Path, path: Path, out: Path) -> tuple[float, float | None]:
     return wall, report["audit"]["latency"]["mean_ms"] if ok else None
 
 
+def agent_startup(target: str) -> float:
+    """Wall time from spawning the agent to its answer to agent/initialize (the agent's own start-up)."""
+    import shlex
+
+    init = b'{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{"protocol_version":"1.0","config":{}}}\n'
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        proc = subprocess.Popen(shlex.split(target), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=ENV)
+        proc.stdin.write(init)
+        proc.stdin.flush()
+        proc.stdout.readline()
+        samples.append(time.perf_counter() - start)
+        proc.stdin.close()
+        proc.wait()
+    return statistics.median(samples)
+
+
 def overhead_per_step(folder: Path, target: str, steps: int) -> float:
     """Our runtime's marginal CPU per step (ms): CPU of a 1x2N run minus a 1xN run, over N (agent excluded)."""
     from agentpack_agent_rpc.api import run_manifest
@@ -141,13 +172,57 @@ def overhead_per_step(folder: Path, target: str, steps: int) -> float:
     return (cpu(2 * steps) - cpu(steps)) * 1000 / steps
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _cell(label: str, shape: str, path: Path, folder: Path, ref: Path | None, repeat: int) -> str:
+    """Alternate our run and the reference's ``repeat`` times (after one warm-up each); medians."""
+    ours(path, folder / "ours.json")
+    if ref:
+        theirs(ref, path, folder / "ref.json")
+    walls, cpus, lats, rwalls, rcpus, rlats = [], [], [], [], [], []
+    for _ in range(repeat):
+        wall, lat = ours(path, folder / "ours.json")
+        walls.append(wall), cpus.append(CPU["last"]), lats.append(lat)
+        if ref:
+            rwall, rlat = theirs(ref, path, folder / "ref.json")
+            rwalls.append(rwall), rcpus.append(CPU["last"]), rlats.append(rlat)
+    med = statistics.median
+    wall, cpu = med(walls), med(cpus)
+    lat = med(lats) if None not in lats else float("nan")
+    row = f"{label:10} {shape:9} {wall:12.3f}"
+    if ref:
+        rwall = med(rwalls)
+        row += f" {rwall:14.3f} {rwall / wall:8.1f}x {cpu:6.2f}/{med(rcpus):<8.2f}"
+    else:
+        row += f" {'-':>14} {'-':>9} {cpu:6.2f}/{'-':<8}"
+    row += f" {lat:13.3f}"
+    row += f" {med(rlats):12.3f}" if ref and None not in rlats else f" {'-':>12}"
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per cell (median; default 3)")
+    parser.add_argument("--shape", action="append", choices=["1xN", "Nx1"],
+                        help="manifest shapes to run (default both): 1 scenario x N steps, N scenarios x 1 step")
     parser.add_argument("--no-ref", action="store_true", help="skip the reference runtime")
+    parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
     args = parser.parse_args()
+    if args.cold:
+        ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+        ENV.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        ENV["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     ref = None if args.no_ref else reference()
     n = args.steps
+    shapes = {"1xN": (f"1x{n}", 1, n), "Nx1": (f"{n}x1", n, 1)}
+    chosen = [shapes[s] for s in (args.shape or ["1xN", "Nx1"])]
+    print(f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
+          f"{'no bytecode cache' if args.cold else 'bytecode cache on'}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "raw_agent.py").write_text(RAW_AGENT)
@@ -160,24 +235,16 @@ def main() -> None:
         print(f"{'agent':10} {'manifest':9} {'agentpack s':>12} {'ecp-runtime s':>14} {'speed-up':>9} "
               f"{'CPU ours/ref s':>15} {'ours ms/step':>13} {'ref ms/step':>12}")
         for label, target in agents.items():
-            for shape, (scenarios, steps) in {f"1x{n}": (1, n), f"{n}x1": (n, 1)}.items():
+            for shape, scenarios, steps in chosen:
                 path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
-                wall, lat = ours(path, folder / "ours.json")
-                cpu = CPU["last"]
-                row = f"{label:10} {shape:9} {wall:12.2f}"
-                if ref:
-                    rwall, rlat = theirs(ref, path, folder / "ref.json")
-                    row += f" {rwall:14.2f} {rwall / wall:8.1f}x {cpu:6.2f}/{CPU['last']:<8.2f}"
-                else:
-                    rlat = None
-                    row += f" {'-':>14} {'-':>9} {cpu:6.2f}/{'-':<8}"
-                row += f" {lat if lat is not None else float('nan'):13.3f}"
-                row += f" {rlat:12.3f}" if rlat is not None else f" {'-':>12}"
-                print(row, flush=True)
+                print(_cell(label, shape, path, folder, ref, args.repeat), flush=True)
         cost = overhead_per_step(folder, agents["raw echo"], n)
         print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. grading): {cost:.3f} ms")
+        for label in ("raw echo", "our SDK", "ecp-sdk"):
+            if label in agents:
+                print(f"start-up of the {label} agent alone (median of 5): {agent_startup(agents[label]) * 1000:.0f} ms")
+    print(f"load average {_load()}")
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     main()

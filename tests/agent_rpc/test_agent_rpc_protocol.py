@@ -178,9 +178,15 @@ manifest_st = st.one_of(valid_manifests, st.builds(lambda pair: pair, st.data())
 @settings(max_examples=250, deadline=None)
 @given(manifest_st)
 def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
+    from unittest import mock
+
     from agentpack.quickschema import is_valid
+    from agentpack_agent_rpc import schema_store
+    from agentpack_agent_rpc.manifest import _fast_valid
     from agentpack_agent_rpc.schema_store import MANIFEST, bundled
 
     verdict = is_valid(bundled("manifest.json"), manifest)
     assert verdict is not None, "the quick check must decide every manifest (no jsonschema on the run path)"
     assert verdict == store().is_valid(MANIFEST, manifest)
+    with mock.patch.object(schema_store, "store", None):  # the split check (skeleton, graders by type) decides alone
+        assert _fast_valid(manifest) == verdict

@@ -27,18 +27,18 @@ def executors() -> dict:
     return collect_executors(get_host().pm)
 
 
-def validate_manifest(path: str | Path, *, strict: bool = False):
+def validate_manifest(path: str | Path, *, strict: bool = False, document=None):
     """``(Manifest or None, findings)`` for the manifest at ``path`` (a file or a folder with manifest.yaml)."""
     from .manifest import manifest_file
 
     path = Path(path)
     target = manifest_file(path) or path
-    return load_manifest(target, graders(), strict=strict)
+    return load_manifest(target, graders(), strict=strict, document=document)
 
 
-def require_manifest(path: str | Path) -> Manifest:
+def require_manifest(path: str | Path, *, document=None) -> Manifest:
     """The manifest, or an ``AgentpackError`` (exit 2) pointing at the first error."""
-    manifest, findings = validate_manifest(path)
+    manifest, findings = validate_manifest(path, document=document)
     if manifest is None:
         errors = [f for f in findings if f.severity == "error"] or findings
         first = errors[0]
@@ -48,17 +48,66 @@ def require_manifest(path: str | Path) -> Manifest:
     return manifest
 
 
+def open_manifest(path: str | Path) -> tuple[Manifest, Any]:
+    """The validated manifest and, for a stdio target, its agent process already starting (else None).
+
+    The agent is spawned as soon as the target is read, so its start-up
+    overlaps the validation of the rest of the manifest; an invalid manifest
+    kills it before any request is sent. Pass the transport to
+    ``run_manifest(..., transport=)``, which closes it when no scenario uses it.
+    """
+    from agentpack.errors import YamlError
+
+    from .manifest import early_target, manifest_file, read_document
+    from .protocol import CallError
+
+    path = Path(path)
+    file = manifest_file(path) or path
+    try:
+        document = read_document(file)
+    except YamlError:
+        return require_manifest(path), None  # reports the YAML error with its location
+    early = early_target(document[0], file)
+    transport = None
+    if early is not None:
+        try:
+            transport = early.open()
+        except CallError:  # cannot start: the run reports it in place
+            transport = None
+    try:
+        manifest = require_manifest(path, document=document)
+    except BaseException:
+        if transport is not None:
+            transport.kill()
+            transport.close()
+        raise
+    if transport is not None and manifest.target != early:
+        transport.close()
+        transport = None
+    return manifest, transport
+
+
 def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: str | None = None,
-                 manifest: Manifest | None = None) -> dict[str, Any]:
-    """Run a manifest and return the native JSON report (schema ``report``)."""
+                 manifest: Manifest | None = None, transport: Any = None) -> dict[str, Any]:
+    """Run a manifest and return the native JSON report (schema ``report``).
+
+    ``transport``: the agent already started for ``manifest.target`` (see ``open_manifest``).
+    """
     from .report import build_report
 
-    manifest = manifest or require_manifest(path)
-    options = options or RunOptions()
-    if suite is not None and suite != manifest.name:
-        raise AgentpackError(f"no suite '{suite}': this manifest's only suite is '{manifest.name}'")
-    found = executors()
-    if options.executor not in found:
-        raise AgentpackError(f"unknown executor '{options.executor}'; available: {', '.join(sorted(found))}")
-    runner = Runner(manifest, options, executor=found[options.executor].factory())
-    return build_report(manifest, runner.run(), filters=options.filters)
+    if manifest is None:
+        manifest, transport = open_manifest(path)
+    try:
+        options = options or RunOptions()
+        if suite is not None and suite != manifest.name:
+            raise AgentpackError(f"no suite '{suite}': this manifest's only suite is '{manifest.name}'")
+        found = executors()
+        if options.executor not in found:
+            raise AgentpackError(f"unknown executor '{options.executor}'; available: {', '.join(sorted(found))}")
+        runner = Runner(manifest, options, executor=found[options.executor].factory(), transport=transport)
+        transport = None  # the runner owns it now
+        return build_report(manifest, runner.run(), filters=options.filters)
+    finally:
+        if transport is not None:
+            transport.kill()
+            transport.close()

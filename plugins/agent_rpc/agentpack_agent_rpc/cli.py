@@ -92,11 +92,11 @@ def _text_summary(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None) -> None:
+def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None, text: str) -> None:
     from agentpack.fsutil import atomic_write_text
 
     if json_out:
-        atomic_write_text(json_out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(json_out, text or dumps(report))
     if html:
         from . import html_report
 
@@ -138,25 +138,26 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
     """
     from agentpack import console
 
-    from .api import require_manifest, run_manifest
+    from .api import open_manifest, run_manifest
+    from .report import dumps
     from .runner import RunOptions
 
     path = manifest or manifest_arg
     if path is None:
         raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
-    loaded = require_manifest(path)
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
-    total = sum(1 for _ in loaded.scenarios)
-    with console.progress(f"{loaded.name}", total=total) as bar:
+    loaded, transport = open_manifest(path)
+    with console.progress(f"{loaded.name}", total=len(loaded.scenarios)) as bar:
         options = RunOptions(jobs=jobs, filters=list(filters), executor=executor, step_timeout=timeout,
                              max_duration=max_duration, isolation=isolation,
                              on_result=lambda record: bar.advance())
-        report = run_manifest(path, options, manifest=loaded)
-    _write_reports(report, html, json_out, junit)
+        report = run_manifest(path, options, manifest=loaded, transport=transport)
+    text = dumps(report) if as_json or json_out else ""
+    _write_reports(report, html, json_out, junit, text)
     if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        click.echo(text, nl=False)
     else:
         click.echo(_text_summary(report), nl=False)
     if report["run"]["interrupted"]:

@@ -33,6 +33,8 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class ExecutorInfo:
+    """An executor a plugin registers: its ``--executor`` name and a factory."""
+
     name: str
     factory: Callable[[], Executor]
     description: str = ""

@@ -32,6 +32,8 @@ MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
 
 @dataclass
 class GraderSpec:
+    """One grader entry of a step, with its configured grader object."""
+
     type: str
     config: dict[str, Any]
     pointer: str
@@ -40,6 +42,8 @@ class GraderSpec:
 
 @dataclass
 class Step:
+    """One input sent to the agent, and the graders of its result."""
+
     index: int
     input: str
     graders: list[GraderSpec]
@@ -51,6 +55,8 @@ class Step:
 
 @dataclass
 class Scenario:
+    """One conversation: steps run in order on one agent session."""
+
     index: int
     id: str
     name: str
@@ -102,6 +108,8 @@ class Target:
 
 @dataclass
 class Manifest:
+    """A validated manifest, with paths resolved and graders built."""
+
     path: Path
     root: Path
     name: str
@@ -339,9 +347,21 @@ def _fast_valid(data: Any) -> bool:
     """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
     from agentpack.quickschema import is_valid
 
-    from .schema_store import MANIFEST, bundled, store
+    from .schema_store import MANIFEST, quick_schemas, store
 
-    verdict = is_valid(bundled("manifest.json"), data)
+    skeleton, by_type = quick_schemas()
+    verdict = is_valid(skeleton, data)
+    if verdict:  # the skeleton holds: every grader entry is an object with a string type
+        for scenario in data["scenarios"]:
+            for step in scenario.get("steps") or ():
+                for grader in step.get("graders") or ():
+                    schema = by_type.get(grader["type"])
+                    if schema is not None and not (verdict := is_valid(schema, grader)):
+                        break
+                if not verdict:
+                    break
+            if not verdict:
+                break
     return store().is_valid(MANIFEST, data) if verdict is None else verdict
 
 
@@ -395,11 +415,39 @@ def read_document(path: Path) -> tuple[YamlDocument, bytes]:
     return parse_yaml(text, file=str(path)), raw
 
 
-def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False) -> tuple[Manifest | None, list[Finding]]:
-    """Validate the manifest at ``path``; returns ``(manifest or None, findings)``."""
+def early_target(doc: YamlDocument, path: Path) -> Target | None:
+    """The stdio target of a parsed, not yet validated manifest, or None when its target keys look wrong.
+
+    Lets ``rpc run`` start the agent while the rest of the manifest is
+    validated; the caller keeps the agent only when the validated manifest's
+    target equals this one.
+    """
+    data = doc.data
+    if not isinstance(data, dict):
+        return None
+    raw, env, limits = data.get("target"), data.get("env") or {}, data.get("limits") or {}
+    if isinstance(raw, str):
+        if not raw.strip() or is_url(raw.strip()):
+            return None
+    elif not (isinstance(raw, list) and raw and all(isinstance(arg, str) and arg for arg in raw)):
+        return None
+    if (not isinstance(data.get("shell", False), bool) or not isinstance(data.get("cwd", ""), str)
+            or not isinstance(env, dict) or not isinstance(limits, dict)
+            or not all(isinstance(value, (str, int, float, bool)) for value in env.values())
+            or not all(type(limits.get(key, 1)) is int and limits.get(key, 1) > 0
+                       for key in ("stderr_bytes", "max_message_bytes"))):
+        return None
+    builder = _Builder(doc, path.parent.resolve(), {})
+    target = builder.target(data)
+    return None if builder.findings else target
+
+
+def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False,
+                  document: tuple[YamlDocument, bytes] | None = None) -> tuple[Manifest | None, list[Finding]]:
+    """Validate the manifest at ``path`` (or its already read ``document``); returns ``(manifest or None, findings)``."""
     path = Path(path)
     try:
-        doc, raw = read_document(path)
+        doc, raw = document or read_document(path)
     except YamlError as exc:
         return None, [_finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line,
                                     column=exc.column)]

@@ -31,6 +31,8 @@ RETRYABLE = {"timeout", "transport_error", "protocol_error", "agent_error", "age
 
 @dataclass
 class RunOptions:
+    """How to run: workers, filters, executor, timeouts and a result callback."""
+
     jobs: int = 1
     filters: list[str] = field(default_factory=list)
     executor: str = "local"
@@ -82,8 +84,12 @@ def _execution_check(reason: str) -> dict[str, Any]:
 
 
 class Runner:
-    def __init__(self, manifest: Manifest, options: RunOptions | None = None, *, executor: Any = None) -> None:
+    """Runs the selected scenarios on an executor's workers; ``transport``: an agent already started for the target."""
+
+    def __init__(self, manifest: Manifest, options: RunOptions | None = None, *, executor: Any = None,
+                 transport: Any = None) -> None:
         self.manifest = manifest
+        self._started = transport
         self.options = options or RunOptions()
         self.executor = executor
         self.cancel = threading.Event()
@@ -129,6 +135,9 @@ class Runner:
             self.cancel.set()
         finally:
             self.context.close()
+            unused = self.take_started()
+            if unused is not None:
+                unused.close()
         if self.cancel.is_set() and self.stop_reason == "interrupted":
             interrupted = True
         for scenario in chosen:
@@ -147,6 +156,12 @@ class Runner:
                 "line": scenario.line, "status": "skipped", "exit_reason": reason, "message": message,
                 "repeat": scenario.repeat, "pass_threshold": scenario.pass_threshold, "passes": 0, "pass_rate": 0.0,
                 "pass_at_k": False, "flaky": False, "duration_ms": 0.0, "runs": []}
+
+    def take_started(self) -> Any:
+        """The agent started before the run (once; None afterwards or when there was none)."""
+        with self._lock:
+            transport, self._started = self._started, None
+        return transport
 
     def note_agent(self, info: dict[str, Any]) -> None:
         with self._lock:
@@ -199,7 +214,7 @@ class _Worker:
                 self._discard()
                 session = None
         if session is None:
-            session = Session.open(self.manifest.target, self.manifest.config, timeout)
+            session = Session.open(self.manifest.target, self.manifest.config, timeout, self.runner.take_started())
             self.session = session
             self.runner.note_agent(session.info)
             problem = self.runner.missing_required(session.info)

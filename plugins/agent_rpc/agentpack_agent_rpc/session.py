@@ -29,9 +29,12 @@ class Session:
         """True once a step ran since the last reset (the next scenario must reset first)."""
 
     @classmethod
-    def open(cls, target: Any, config: dict[str, Any] | None, timeout: float) -> Session:
-        """Connect (spawn) and initialize; closes the transport again if initialization fails."""
-        session = cls(target.open())
+    def open(cls, target: Any, config: dict[str, Any] | None, timeout: float, transport: Any = None) -> Session:
+        """Connect (spawn, unless ``transport`` is one already started for ``target``) and initialize.
+
+        Closes the transport again if initialization fails.
+        """
+        session = cls(transport if transport is not None else target.open())
         try:
             session.initialize(config or {}, time.monotonic() + timeout)
         except BaseException as exc:

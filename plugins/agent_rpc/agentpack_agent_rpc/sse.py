@@ -16,6 +16,8 @@ _LINE = re.compile(r"\r\n|\r|\n")
 
 @dataclass(frozen=True)
 class Event:
+    """One server-sent event."""
+
     data: str
     event: str = "message"
     id: str | None = None
