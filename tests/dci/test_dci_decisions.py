@@ -237,3 +237,15 @@ def test_numbers_are_their_own_porter_stem():
     for word in [*map(str, range(0, 20000, 7)), "0" * 30, "9" * 30, "2026", "007"]:
         assert porter.stemWord(word) == word
     assert tokenize("v2 2026 ３") == ["v2", "2026", porter.stemWord("３")]
+
+
+def test_the_bundled_alias_table_is_valid():
+    import json
+    from importlib import resources
+
+    from agentpack_dci import schemas_store
+    from agentpack_dci.aliases import builtin_table
+
+    text = resources.files("agentpack_dci").joinpath("data", "builtin-aliases.v1.json").read_text(encoding="utf-8")
+    assert schemas_store.store().validate(schemas_store.ALIASES, json.loads(text)) == []
+    assert builtin_table().canonical_of  # not empty
