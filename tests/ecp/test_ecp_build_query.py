@@ -238,3 +238,26 @@ def test_a_source_with_nothing_to_index_is_an_error(new_pack: Path) -> None:
     with pytest.raises(AgentpackError, match="no text file to index") as err:
         build_pack(new_pack, rebuild=True)
     assert err.value.file == "expert/EXPERT.yaml" and err.value.line
+
+
+def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
+    """Our FTS databases hold no second copy of the text: snippets are looked up in texts.jsonl by chunk id
+    (the committed example still has an older database with a text column, read as before)."""
+    import sqlite3
+
+    from agentpack_ecp.build import build_pack
+
+    build_pack(example_pack, rebuild=True, index_ids=["corpus-fts"])
+    con = sqlite3.connect(example_pack / INDEXES / "corpus-fts" / "fts.sqlite")
+    try:
+        assert "text" not in {row[1] for row in con.execute("PRAGMA table_info(chunks)")}
+    finally:
+        con.close()
+    texts = {json.loads(line)["chunk_id"]: json.loads(line)["text"]
+             for line in (example_pack / INDEXES / "corpus-fts" / "texts.jsonl").read_text().splitlines()}
+    before = query_pack(example_pack, {"question": "storm surge weather", "mode": "fts", "top_k": 3})
+    assert before["chunks"] and all(c["snippet"] == texts[c["citation"]["chunk_id"]] for c in before["chunks"])
+    (example_pack / "expert/sources/corpus/docs/accuracy.md").write_text("rewritten\n")
+    after = query_pack(example_pack, {"question": "storm surge weather", "mode": "fts", "top_k": 3})
+    assert [c["snippet"] for c in after["chunks"]] == [c["snippet"] for c in before["chunks"]]
+    assert "limitations" not in after

@@ -36,7 +36,7 @@ def _fts_rows(index: Path) -> list[tuple]:
     con = sqlite3.connect(index / "fts.sqlite")
     try:
         return sorted(con.execute("SELECT chunk_id, source_id, path, start_line, end_line, file_sha256, "
-                                  "chunk_sha256, tokens, text FROM chunks"))
+                                  "chunk_sha256, tokens FROM chunks"))
     finally:
         con.close()
 
@@ -75,7 +75,7 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
                                                                           ).read_bytes()
     assert kw_a == kw_b
     assert "zebrafish" in json.loads(kw_a)["terms"]
-    # sqlite: the same rows (chunk ids, token streams = term frequencies, texts)
+    # sqlite: the same rows (chunk ids, token streams = term frequencies)
     assert _fts_rows(a["corpus-fts"]) == _fts_rows(b["corpus-fts"])
     # vector: the same vectors, row for row; the payload file itself is identical
     assert np.array_equal(_vectors(a["corpus-vector"], vectors_path), _vectors(b["corpus-vector"], vectors_path))

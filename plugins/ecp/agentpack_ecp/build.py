@@ -230,7 +230,8 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
     fmt = entry.format
     head: dict[str, Any] = {"format": fmt, "index_id": entry.id, "created_at": created_at, "built_at": built_at,
                             "sources": sources, "config": config}
-    chunk_offsets, text_offsets = write_common(out, chunks, sources, inc.prev.texts() if inc else None)
+    chunk_offsets, text_offsets = write_common(out, chunks, sources, inc.prev.texts() if inc else None,
+                                               inc.prev.provenance_lines(sources) if inc else None)
     arrays = {}
     extra_prov: dict[str, str] = {}
     state: dict[str, Any] = {}

@@ -1,10 +1,13 @@
 """``sqlite-fts-index-v1`` (spec 6.1.2): an SQLite FTS5 table of normalised token streams.
 
-Columns (the layout the reference runtime reads and writes, plus ``text``):
+Columns (the layout the reference runtime reads and writes):
 ``chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256``
-(unindexed), ``tokens`` (the chunk's terms, each repeated as often as it occurs,
-so FTS5's bm25 sees true term frequencies) and ``text`` (unindexed: the indexed
-text, for snippets). Query terms are quoted, so any table tokenizer accepts them.
+(unindexed) and ``tokens`` (the chunk's terms, each repeated as often as it occurs,
+so FTS5's bm25 sees true term frequencies). Snippets come from ``texts.jsonl``
+(looked up by chunk id, ``store.TextsFile``); the indexed text is not stored in the
+database a second time, which keeps the file a refresh copies small. Databases
+that have a ``text`` column (older agentpack builds) are read from it.
+Query terms are quoted, so any table tokenizer accepts them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 
-from .store import Chunk
+from .store import Chunk, TextsFile
 
 FORMAT = "sqlite-fts-index-v1"
 DB_NAME = "fts.sqlite"
@@ -31,8 +34,8 @@ def _rows(chunks: list[Chunk], matrix):
     bounds, term_list, tf_list, terms = indptr.tolist(), term_ids.tolist(), tfs.tolist(), matrix.terms
     return ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
              " ".join(itertools.chain.from_iterable(map(itertools.repeat, map(
-                 terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))),
-             c.text) for i, c in enumerate(chunks))
+                 terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))))
+            for i, c in enumerate(chunks))
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -49,15 +52,23 @@ def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table:
         con.execute(
             f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
             "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
-            "text UNINDEXED, tokenize=\"unicode61 tokenchars '_'\")")
+            "tokenize=\"unicode61 tokenchars '_'\")")
         with con:
             con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
-                            "file_sha256, chunk_sha256, tokens, text) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
                             ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)))
             con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     finally:
         con.close()
     return list(range(1, len(chunks) + 1))
+
+
+def has_text_column(db: Path, table: str = TABLE) -> bool:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return "text" in {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+    finally:
+        con.close()
 
 
 def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:
@@ -71,7 +82,7 @@ def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table
                 con.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch)
             start = (con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0) + 1
             con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
-                            "file_sha256, chunk_sha256, tokens, text) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
                             ((start + i, *row) for i, row in enumerate(_rows(added, matrix))))
     finally:
         con.close()
@@ -103,6 +114,7 @@ class FtsIndex:
         self._lock = threading.Lock()
         columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
         self.has_text = "text" in columns
+        self.texts = None if self.has_text else TextsFile.open(index_dir)
         self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
         recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
         # our builds record the row count; counting an FTS5 table reads all of its content rows
@@ -151,10 +163,13 @@ class FtsIndex:
         hits = []
         for rowid, score in top:
             r = rows[rowid]
+            text = r[6] if self.has_text or self.texts is None else self.texts.find(r[0])
             hits.append(({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
                           "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5],
-                          "text": r[6]}, -float(score)))
+                          "text": text}, -float(score)))
         return hits
 
     def close(self) -> None:
         self._con.close()
+        if self.texts is not None:
+            self.texts.close()

@@ -31,7 +31,7 @@ from itertools import compress
 from types import SimpleNamespace
 from typing import Any
 
-from .store import CACHE_NAME, TEXTS_NAME, Chunk, load_cache, save_cache
+from .store import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, save_cache
 
 STATE_NAME = "agentpack-state.npz"
 
@@ -71,6 +71,7 @@ class Previous:
     file_sha: list[str]
     chunk_sha: list[str]
     cache: dict[str, Any] | None = None
+    sources: list[dict[str, Any]] | None = None
 
     @classmethod
     def load(cls, target: Path, fmt: str, config: dict[str, Any]) -> Previous | None:
@@ -85,13 +86,16 @@ class Previous:
         if state is None:
             return None
         prev = cls(target, state, _split(state["chunk_ids"]), _split(state["source_of"]), _split(state["paths"]),
-                   _split(state["file_sha"]), _split(state["chunk_sha"]))
+                   _split(state["file_sha"]), _split(state["chunk_sha"]), sources=info.get("sources"))
         if fmt == "keyword-index-v2":
             prev.cache = load_cache(target, CACHE_NAME)
             if prev.cache is None or "term_starts" not in state:
                 return None
-        if fmt == "sqlite-fts-index-v1" and "rowids" not in state:
-            return None
+        if fmt == "sqlite-fts-index-v1":
+            from .ftsindex import DB_NAME, has_text_column
+
+            if "rowids" not in state or has_text_column(target / DB_NAME):
+                return None  # a database with the text column of older builds is rebuilt without it
         return prev
 
     def kept_chunks(self, removed) -> list[Chunk]:
@@ -101,6 +105,41 @@ class Previous:
         lines = self.state["lines"].tolist()
         return [Chunk(self.chunk_ids[i], self.source_of[i], self.paths[i], lines[i][0], lines[i][1], None,
                       self.chunk_sha[i], self.file_sha[i], old=i) for i in np.flatnonzero(~removed).tolist()]
+
+    def provenance_lines(self, sources: list[dict[str, Any]]) -> list[bytes] | None:
+        """The previous ``chunks.jsonl`` lines with each source's revision brought up to date, as a full
+        build would write them; ``None`` when that cannot be done by substitution (another field of a
+        source changed: then the lines are encoded again)."""
+        from .store import revision_bytes
+
+        old_by_id = {s.get("source_id"): s for s in self.sources or [] if isinstance(s, dict)}
+        try:
+            with open(self.dir / CHUNKS_NAME, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        counts: dict[str, int] = {}
+        for sid in self.source_of:
+            counts[sid] = counts.get(sid, 0) + 1
+        for source in sources:
+            sid = source["source_id"]
+            if sid not in counts:
+                continue
+            old = old_by_id.get(sid)
+            if old is None or any(old.get(k) != source.get(k) for k in ("uri", "classification", "license")):
+                return None
+            before, after = revision_bytes(old), revision_bytes(source)
+            if before == after:
+                continue
+            # every record of the source carries these bytes once (a 64-hex revision hash or commit
+            # in them makes an accidental match elsewhere impossible in practice; the count checks it)
+            if data.count(before) != counts[sid]:
+                return None
+            data = data.replace(before, after)
+        lines = data.split(b"\n")
+        if len(lines) != len(self.chunk_ids) + 1 or lines[-1]:
+            return None
+        return lines[:-1]
 
     def texts(self) -> tuple[Any, Any]:
         """The previous ``texts.jsonl`` (memory-mapped) and its line offsets."""

@@ -83,15 +83,34 @@ def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def revision_bytes(source: dict[str, Any]) -> bytes:
+    """The bytes of the revision every ``chunks.jsonl`` record of ``source`` carries
+    (``provenance_record``'s encoding), which an incremental build substitutes in reused lines."""
+    return b',"revision":' + COMPACT(source["revision"]).encode("utf-8") + b',"loc":'
+
+
 def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
-                 previous_texts: tuple[Any, Any] | None = None) -> tuple[list[int], list[int]]:
+                 previous_texts: tuple[Any, Any] | None = None,
+                 previous_lines: list[bytes] | None = None) -> tuple[list[int], list[int]]:
     """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
 
     ``previous_texts`` (old ``texts.jsonl`` bytes, its line offsets): the lines of reused chunks
-    (``Chunk.old``) are copied from there, byte for byte.
+    (``Chunk.old``) are copied from there, byte for byte; ``previous_lines``: the old ``chunks.jsonl``
+    lines, already brought up to date (``incremental.Previous.provenance_lines``), likewise.
     """
     by_id = {s["source_id"]: s for s in sources}
-    chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
+    if previous_lines is None:
+        chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
+    else:
+        chunk_offsets = [0]
+        with open(out / CHUNKS_NAME, "wb") as handle:
+            for c in chunks:
+                if c.old >= 0:
+                    line = previous_lines[c.old] + b"\n"
+                else:
+                    line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
+                handle.write(line)
+                chunk_offsets.append(chunk_offsets[-1] + len(line))
     text_offsets = [0]
     old_bytes, old_offsets = previous_texts or (None, None)
     with open(out / TEXTS_NAME, "wb") as handle:
@@ -234,3 +253,66 @@ def read_texts(index_dir: Path) -> dict[str, str] | None:
     if not path.is_file():
         return None
     return {r["chunk_id"]: r["text"] for r in read_jsonl(path)}
+
+
+class TextsFile:
+    """``texts.jsonl`` searched by chunk id (its lines are in chunk-id order): a binary search over
+    the memory-mapped file, so no offsets table has to be loaded. A line whose id does not match
+    (a file in another order) gives ``None``, and the caller reads the source instead."""
+
+    def __init__(self, data) -> None:
+        self._data = data
+
+    @classmethod
+    def open(cls, index_dir: Path) -> TextsFile | None:
+        import mmap
+
+        try:
+            with open(index_dir / TEXTS_NAME, "rb") as handle:
+                if not handle.seek(0, 2):
+                    return None
+                return cls(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+        except OSError:
+            return None
+
+    def _line_at(self, pos: int) -> tuple[int, int]:
+        """The (start, end) of the line holding byte ``pos``."""
+        data = self._data
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        return start, len(data) if end < 0 else end
+
+    @staticmethod
+    def _id(line: bytes) -> str | None:
+        prefix = b'{"chunk_id":'
+        if not line.startswith(prefix):
+            return None
+        try:
+            value, _ = json.JSONDecoder().raw_decode(line[len(prefix):].decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+
+    def find(self, chunk_id: str) -> str | None:
+        lo, hi = 0, len(self._data)
+        while lo < hi:
+            start, end = self._line_at((lo + hi) // 2)
+            line = self._data[start:end]
+            found = self._id(line)
+            if found is None:
+                return None
+            if found == chunk_id:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    return None
+                text = record.get("text")
+                return text if isinstance(text, str) else None
+            if found < chunk_id:
+                lo = end + 1
+            else:
+                hi = start
+        return None
+
+    def close(self) -> None:
+        self._data.close()
