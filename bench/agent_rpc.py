@@ -242,7 +242,8 @@ def main() -> None:
         print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. grading): {cost:.3f} ms")
         for label in ("raw echo", "our SDK", "ecp-sdk"):
             if label in agents:
-                print(f"start-up of the {label} agent alone (median of 5): {agent_startup(agents[label]) * 1000:.0f} ms")
+                startup = agent_startup(agents[label]) * 1000
+                print(f"start-up of the {label} agent alone (spawn to initialize answer, median of 5): {startup:.0f} ms")
     print(f"load average {_load()}")
 
 

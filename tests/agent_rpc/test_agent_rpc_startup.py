@@ -116,3 +116,13 @@ def test_cli_json_outputs_are_the_same_report(agentpack_cli, write_manifest, tmp
     result = agentpack_cli("rpc", "run", "-m", path, "--json", "--json-out", tmp_path / "out" / "r.json")
     assert result.exit_code == 0, result.stderr
     assert result.json() == json.loads((tmp_path / "out" / "r.json").read_text())
+
+
+def test_report_files_replace_atomically_and_leave_no_temporary_file(tmp_path: Path):
+    from agentpack_agent_rpc.cli import _write_text
+
+    target = tmp_path / "new" / "dir" / "r.json"
+    _write_text(target, "first\n")
+    _write_text(target, "second ü\n")
+    assert target.read_text(encoding="utf-8") == "second ü\n"
+    assert [p.name for p in target.parent.iterdir()] == ["r.json"]

@@ -11,6 +11,9 @@ import click
 from agentpack.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, output_option, print_json
 
 EXIT_INTERRUPTED = 130
+# shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
+EXISTING = click.Path(exists=True, path_type=Path)
+OUT_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -26,7 +29,7 @@ def rpc() -> None:
 
 
 @rpc.command()
-@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("manifests", nargs=-1, required=True, type=EXISTING)
 @click.option("--strict", is_flag=True, help="Also require manifest_version, graders on every step, current field "
                                              "names and a command found on PATH.")
 @output_option()
@@ -92,27 +95,45 @@ def _text_summary(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None, text: str) -> None:
-    from agentpack.fsutil import atomic_write_text
+def _write_text(path: Path, text: str) -> None:
+    """Write atomically: a temporary file beside ``path``, then ``os.replace`` (parent folders created).
 
+    Readers see the old file or the new one, never a part. Unlike the core's
+    ``atomic_write_text`` there is no fsync and no ``tempfile`` import: a
+    report is derived data, and those cost a few milliseconds of every run.
+    """
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None, text: str) -> None:
     if json_out:
-        atomic_write_text(json_out, text or dumps(report))
+        _write_text(json_out, text)
     if html:
         from . import html_report
 
-        atomic_write_text(html, html_report.render(report))
+        _write_text(html, html_report.render(report))
     if junit:
         from .report import junit_xml
 
-        atomic_write_text(junit, junit_xml(report))
+        _write_text(junit, junit_xml(report))
 
 
 @rpc.command()
-@click.argument("manifest_arg", required=False, metavar="[MANIFEST]", type=click.Path(exists=True, path_type=Path))
-@click.option("-m", "--manifest", type=click.Path(exists=True, path_type=Path), help="The manifest YAML file.")
-@click.option("--report", "html", type=click.Path(dir_okay=False, path_type=Path), help="Write the HTML report here.")
-@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report here.")
+@click.argument("manifest_arg", required=False, metavar="[MANIFEST]", type=EXISTING)
+@click.option("-m", "--manifest", type=EXISTING, help="The manifest YAML file.")
+@click.option("--report", "html", type=OUT_FILE, help="Write the HTML report here.")
+@click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
+@click.option("--junit", type=OUT_FILE, help="Write a JUnit XML report here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
 @click.option("--filter", "filters", multiple=True, metavar="TEXT",
               help="Only scenarios whose name contains TEXT or that have tag TEXT ('tag:x' for tags only). Repeatable.")
@@ -176,7 +197,7 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
 @click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Working directory of the agent.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
-@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
+@click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
 def conformance(target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, as_json: bool,
                 json_out: Path | None) -> None:
     """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.

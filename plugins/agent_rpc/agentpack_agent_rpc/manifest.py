@@ -7,7 +7,6 @@ errors. Regexes are compiled, datasets read and paths resolved here, once.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shlex
@@ -199,6 +198,8 @@ class _Builder:
                     expect_status=data.get("expect_status"), name=data.get("name"), line=self.doc.line_of(pointer))
 
     def dataset(self, spec: dict[str, Any], pointer: str, first: int) -> list[Step]:
+        import csv
+
         where = join_pointer(pointer, "source")
         try:
             path = resolve_under(self.root, spec["source"])
@@ -444,7 +445,7 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
 
 def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False,
                   document: tuple[YamlDocument, bytes] | None = None) -> tuple[Manifest | None, list[Finding]]:
-    """Validate the manifest at ``path`` (or its already read ``document``); returns ``(manifest or None, findings)``."""
+    """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``."""
     path = Path(path)
     try:
         doc, raw = document or read_document(path)

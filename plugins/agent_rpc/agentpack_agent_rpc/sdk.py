@@ -239,8 +239,11 @@ def _error(req_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": JSONRPC, "id": req_id, "error": {"code": code, "message": message}}
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per call
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _ENCODE(value).encode("utf-8")
 
 
 # -- the default agent, for one-agent scripts ---------------------------------------

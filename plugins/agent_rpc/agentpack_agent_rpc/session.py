@@ -15,9 +15,11 @@ from .protocol import (PROTOCOL_VERSION, AgentTimeout, AgentUnreachable, Protoco
                        check_initialize_result, negotiate, parse_step_result, unwrap)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per call
+
+
 def _encode(request_id: int, method: str, params: dict[str, Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _ENCODE({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode("utf-8")
 
 
 class Session:

@@ -24,6 +24,7 @@ from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportEr
 
 READ_SIZE = 1 << 16
 MAX_WARNINGS = 20
+_DECODE = json.JSONDecoder().decode
 
 
 class TailBuffer:
@@ -165,8 +166,8 @@ class StdioTransport:
                 if not line.strip():
                     continue
                 try:
-                    return json.loads(line)
-                except ValueError:
+                    return _DECODE(line.decode("utf-8-sig"))
+                except ValueError:  # UnicodeDecodeError included
                     shown = line[:200].decode("utf-8", "replace")
                     self._warn(f"skipped non-JSON stdout line: {shown!r}")
                     continue
@@ -268,7 +269,7 @@ class StdioTransport:
             pass
         end = time.monotonic() + (0 if self.broken else grace)
         while self.proc.poll() is None and time.monotonic() < end:
-            if self._open:
+            if self._open or (self._pidfd is not None and self._pidfd >= 0):  # the pidfd wakes the poll at its exit
                 self._read_ready(min(0.01, max(0.0, end - time.monotonic())))
             else:
                 time.sleep(0.005)
