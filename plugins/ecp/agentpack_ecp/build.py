@@ -300,7 +300,7 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
         head["documents"] = {c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
                                           "end_line": c.end_line, "file_sha256": c.file_sha256,
                                           "chunk_sha256": c.chunk_sha256} for c in chunks}
-        write_json(out / "index_data.json", head)
+        write_json(out / "index_data.json", head, compact=True)
         head.pop("documents")
         arrays["chunk_ids"] = np.frombuffer("\n".join(c.chunk_id for c in chunks).encode("utf-8"), dtype=np.uint8)
         extra_prov["vectors_path"] = config["vector"]["vectors_path"]
@@ -316,7 +316,7 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
         descriptor["embedding"] = config["embedding"]
     write_json(out / "index.json", descriptor)
     write_json(out / "file_manifest.json", {"format": "ecp-file-manifest-v2", "built_at": built_at,
-                                            "sources": {s.source_id: s.manifest for s in snaps}})
+                                            "sources": {s.source_id: s.manifest for s in snaps}}, compact=True)
     arrays.update(doc_arrays(chunks, sources, chunk_offsets, text_offsets))
     arrays["head"] = np.frombuffer(json.dumps(head).encode("utf-8"), dtype=np.uint8)
     depends = ["index_data.json", CHUNKS_NAME, TEXTS_NAME] + ([config["vector"]["vectors_path"]]

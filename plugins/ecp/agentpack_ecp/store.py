@@ -66,9 +66,11 @@ def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> list[int]:
     return offsets
 
 
-def write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: Any, compact: bool = False) -> None:
+    """Indented JSON; ``compact`` (one line) for large payloads: only then does ``json`` use its C
+    encoder, several times faster."""
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, ensure_ascii=False)
+        handle.write(COMPACT(value) if compact else json.dumps(value, indent=2, ensure_ascii=False))
         handle.write("\n")
 
 
