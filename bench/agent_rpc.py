@@ -243,7 +243,8 @@ def main() -> None:
         for label in ("raw echo", "our SDK", "ecp-sdk"):
             if label in agents:
                 startup = agent_startup(agents[label]) * 1000
-                print(f"start-up of the {label} agent alone (spawn to initialize answer, median of 5): {startup:.0f} ms")
+                print(f"start-up of the {label} agent alone (spawn to its initialize answer, median of 5): "
+                      f"{startup:.0f} ms")
     print(f"load average {_load()}")
 
 

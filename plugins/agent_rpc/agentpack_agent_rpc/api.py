@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
 
 from .manifest import Manifest, load_manifest
-from .runner import RunOptions, Runner
+
+if TYPE_CHECKING:  # the runner loads after ``open_manifest`` has started the agent
+    from .runner import RunOptions
 
 
 def graders() -> dict:
@@ -94,6 +96,7 @@ def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: 
     ``transport``: the agent already started for ``manifest.target`` (see ``open_manifest``).
     """
     from .report import build_report
+    from .runner import RunOptions, Runner
 
     if manifest is None:
         manifest, transport = open_manifest(path)

@@ -160,8 +160,6 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
     from agentpack import console
 
     from .api import open_manifest, run_manifest
-    from .report import dumps
-    from .runner import RunOptions
 
     path = manifest or manifest_arg
     if path is None:
@@ -169,7 +167,10 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
-    loaded, transport = open_manifest(path)
+    loaded, transport = open_manifest(path)  # the agent starts here, the rest loads while it does
+    from .report import dumps
+    from .runner import RunOptions
+
     with console.progress(f"{loaded.name}", total=len(loaded.scenarios)) as bar:
         options = RunOptions(jobs=jobs, filters=list(filters), executor=executor, step_timeout=timeout,
                              max_duration=max_duration, isolation=isolation,

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError
-from agentpack.hashing import sha256_bytes
 from agentpack.paths import resolve_under
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
-from .graders.base import GraderConfigError, GraderType
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
     from agentpack.models import Finding
+
+    from .graders.base import GraderType
 
 DEFAULT_STEP_TIMEOUT = 30.0
 MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
@@ -165,6 +164,8 @@ class _Builder:
 
     # -- pieces ------------------------------------------------------------------------
     def grader(self, spec: dict[str, Any], pointer: str) -> GraderSpec | None:
+        from .graders.base import GraderConfigError
+
         kind = spec["type"]
         gtype = self.graders.get(kind)
         if gtype is None:
@@ -459,6 +460,8 @@ def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = 
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)
+    from agentpack.hashing import sha256_bytes
+
     manifest = builder.build(path, "sha256:" + sha256_bytes(raw))
     findings += builder.findings
     if strict:
