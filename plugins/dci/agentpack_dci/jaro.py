@@ -8,6 +8,8 @@ usual "only when Jaro > 0.7" rule cannot change a ``>= 0.90`` decision
 
 from __future__ import annotations
 
+from itertools import compress
+
 PREFIX_SCALE = 0.10
 MAX_PREFIX = 4
 FUZZY_THRESHOLD = 0.90
@@ -35,8 +37,7 @@ def jaro(a: str, b: str) -> float:
     m = len(a_matched)
     if not m:
         return 0.0
-    b_matched = [b[j] for j in range(lb) if b_taken[j]]
-    transpositions = sum(x != y for x, y in zip(a_matched, b_matched)) // 2
+    transpositions = sum(map(str.__ne__, a_matched, compress(b, b_taken))) // 2
     return (m / la + m / lb + (m - transpositions) / m) / 3.0
 
 
