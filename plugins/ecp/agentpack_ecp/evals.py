@@ -1,8 +1,10 @@
 """Running a pack's eval suites (spec section 8) against its query runtime.
 
 Public, stable API: ``run_suites(pack_root, suite=None, *, case_filter=None,
-clock=SYSTEM_CLOCK, synthesize=None, suite_ids=None) -> EvalReport`` and
-``check_assertions(pack, case, response) -> list[AssertionResult]``.
+clock=SYSTEM_CLOCK, synthesize=None, suite_ids=None) -> EvalReport``,
+``evaluate(...)`` (same arguments) -> ``Outcome``: the same results as plain
+dataclasses, so the refresh's eval gate does not import pydantic, and
+``check_assertions(pack, case, response) -> list[Check]``.
 
 Semantics (8.3), with the decisions documented in docs/ecp.md: ``must_cite``
 needles are substrings of a cited ``artifact_path`` (or ``uri``); answer
@@ -13,17 +15,101 @@ there is no evidence to check; a missing ``chunk_hash`` fails.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Callable
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.hashing import normalize_newlines, sha256_text
-from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 
 from .chunking import split_lines
 from .manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
-from .validate import KNOWN_ASSERTIONS
+
+if TYPE_CHECKING:
+    from agentpack.models import EvalReport
+
+KNOWN_ASSERTIONS = frozenset({
+    "must_cite", "must_not_cite", "must_cite_source_ids", "min_citations", "max_citations", "answer_must_include",
+    "answer_must_not_include", "answer_must_match", "response_must_include_fields", "as_of_must_include_source_ids",
+    "citations_must_resolve", "citations_must_match_snippets", "citations_must_match_hashes"})
+
+
+@dataclass
+class Check:
+    """One assertion's result (an ``AssertionResult`` in the report)."""
+
+    name: str
+    passed: bool
+    expected: Any = None
+    actual: Any = None
+    message: str = ""
+
+
+@dataclass
+class CaseOutcome:
+    id: str
+    status: str
+    name: str | None = None
+    message: str = ""
+    file: str | None = None
+    line: int | None = None
+    duration_s: float = 0.0
+    assertions: list[Check] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SuiteOutcome:
+    id: str
+    file: str | None
+    cases: list[CaseOutcome]
+    name: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class Outcome:
+    """What ``evaluate`` found; ``report()`` makes the core's ``EvalReport`` of it."""
+
+    name: str
+    path: str
+    started_at: datetime
+    duration_s: float
+    suites: list[SuiteOutcome]
+    findings: list[tuple[str, str, str, dict[str, Any]]]
+    """``(severity, code, message, where)``"""
+    metadata: dict[str, Any]
+
+    @property
+    def totals(self) -> SimpleNamespace:
+        cases = [c for s in self.suites for c in s.cases]
+        count = {k: sum(1 for c in cases if c.status == k) for k in ("passed", "failed", "error", "skipped")}
+        return SimpleNamespace(total=len(cases), passed=count["passed"], failed=count["failed"],
+                               errors=count["error"], skipped=count["skipped"])
+
+    @property
+    def ok(self) -> bool:
+        totals = self.totals
+        return totals.failed == 0 and totals.errors == 0 and not any(f[0] == "error" for f in self.findings)
+
+    def report(self) -> EvalReport:
+        from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
+
+        def case(c: CaseOutcome) -> CaseResult:
+            return CaseResult(id=c.id, name=c.name, status=c.status, duration_s=c.duration_s, message=c.message,
+                              file=c.file, line=c.line, details=c.details,
+                              assertions=[AssertionResult(name=a.name, passed=a.passed, expected=a.expected,
+                                                          actual=a.actual, message=a.message) for a in c.assertions])
+
+        suites = [SuiteResult(id=s.id, name=s.name, file=s.file, duration_s=s.duration_s,
+                              cases=[case(c) for c in s.cases]) for s in self.suites]
+        findings = [getattr(Finding, severity)(code, message, **where) for severity, code, message, where in
+                    self.findings]
+        return EvalReport(name=self.name, format="ecp", path=self.path, started_at=self.started_at,
+                          duration_s=self.duration_s, suites=suites, findings=findings, metadata=self.metadata)
 
 
 def _strings(value: Any) -> list[str]:
@@ -144,7 +230,7 @@ def _as_of_ids(as_of: Any) -> tuple[str, list[str]]:
 
 
 def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str, Any],
-                     checker: CitationChecker | None = None) -> list[AssertionResult]:
+                     checker: CitationChecker | None = None) -> list[Check]:
     """Every known assertion of ``case`` against ``response``."""
     checker = checker or CitationChecker(pack)
     asserts = case.get("assertions") if isinstance(case.get("assertions"), dict) else {}
@@ -152,11 +238,11 @@ def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str,
     cited = [str(c.get("artifact_path") or "") for c in citations]
     uris = [str(c.get("uri") or "") for c in citations]
     answer = str(response.get("answer") or "")
-    results: list[AssertionResult] = []
+    results: list[Check] = []
 
     def add(name: str, passed: bool, expected: Any, actual: Any, message: str = "") -> None:
-        results.append(AssertionResult(name=name, passed=passed, expected=expected, actual=actual,
-                                       message="" if passed else message))
+        results.append(Check(name=name, passed=passed, expected=expected, actual=actual,
+                             message="" if passed else message))
 
     for key in asserts:
         if key not in KNOWN_ASSERTIONS:
@@ -221,6 +307,14 @@ def run_suites(pack_root: str | Path, suite: str | None = None, *, case_filter: 
                clock: Clock = SYSTEM_CLOCK, synthesize: Callable | None = None,
                suite_ids: list[str] | None = None) -> EvalReport:
     """Run the pack's suites (or ``suite`` / ``suite_ids``) and report every case."""
+    return evaluate(pack_root, suite, case_filter=case_filter, clock=clock, synthesize=synthesize,
+                    suite_ids=suite_ids).report()
+
+
+def evaluate(pack_root: str | Path, suite: str | None = None, *, case_filter: str | None = None,
+             clock: Clock = SYSTEM_CLOCK, synthesize: Callable | None = None,
+             suite_ids: list[str] | None = None) -> Outcome:
+    """``run_suites`` without building the report models."""
     from .query import query_pack
 
     pack = load_pack(pack_root)
@@ -233,14 +327,14 @@ def run_suites(pack_root: str | Path, suite: str | None = None, *, case_filter: 
             raise AgentpackError(f"no eval suite {', '.join(map(repr, unknown))} in EXPERT.yaml",
                                  hint="suites: " + ", ".join(s.suite_id for s in refs))
         refs = [r for r in refs if r.suite_id in wanted]
-    findings: list[Finding] = []
+    findings: list[tuple[str, str, str, dict[str, Any]]] = []
     checker = CitationChecker(pack)
     suites = []
     for ref in refs:
         if ref.doc is None:
             why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
-            findings.append(Finding.error("ECP150", f"suite '{ref.suite_id}': {why}", file=ref.path or None))
-            suites.append(SuiteResult(id=ref.suite_id, file=ref.path, cases=[CaseResult(
+            findings.append(("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None}))
+            suites.append(SuiteOutcome(id=ref.suite_id, file=ref.path, cases=[CaseOutcome(
                 id="(suite)", status="error", message=why, file=ref.path)]))
             continue
         s0 = clock.monotonic()
@@ -252,29 +346,29 @@ def run_suites(pack_root: str | Path, suite: str | None = None, *, case_filter: 
             line = ref.doc.line_of(f"/cases/{i}")
             for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
                 if key not in KNOWN_ASSERTIONS:
-                    findings.append(Finding.warning("ECP151", f"case '{case_id}': unknown assertion '{key}' "
-                                                              "(ignored)", **ref.doc.where(f"/cases/{i}/assertions/{key}")))
+                    findings.append(("warning", "ECP151", f"case '{case_id}': unknown assertion '{key}' (ignored)",
+                                     ref.doc.where(f"/cases/{i}/assertions/{key}")))
             c0 = clock.monotonic()
             request = {"question": case.get("question") or "", "top_k": case.get("top_k") or 5,
                        "mode": case.get("mode") or "ephemeral", "filters": case.get("filters") or {}}
             try:
                 response = query_pack(pack.root, request, clock=clock, synthesize=synthesize)
             except AgentpackError as exc:
-                cases.append(CaseResult(id=case_id, name=case.get("question"), status="error", message=exc.message,
-                                        file=ref.path, line=line, duration_s=clock.monotonic() - c0))
+                cases.append(CaseOutcome(id=case_id, name=case.get("question"), status="error", message=exc.message,
+                                         file=ref.path, line=line, duration_s=clock.monotonic() - c0))
                 continue
             results = check_assertions(pack, case, response, checker)
             failed = [r for r in results if not r.passed]
-            cases.append(CaseResult(
+            cases.append(CaseOutcome(
                 id=case_id, name=case.get("question"), status="failed" if failed else "passed",
                 duration_s=round(clock.monotonic() - c0, 6), file=ref.path, line=line, assertions=results,
                 message="; ".join(f"{r.name}: {r.message}" for r in failed),
                 details={"answer": response["answer"], "as_of": response["as_of"],
                          "cited": [c.get("chunk_id") for c in response["citations"]],
                          "retrieval": response["retrieval"]["indexes"]}))
-        suites.append(SuiteResult(id=ref.suite_id, name=ref.data.get("description") or ref.suite_id, file=ref.path,
-                                  duration_s=round(clock.monotonic() - s0, 6), cases=cases))
-    return EvalReport(name=pack.name, format="ecp", path=str(pack.root), started_at=started_at,
-                      duration_s=round(clock.monotonic() - t0, 6), suites=suites, findings=findings,
-                      metadata={"expert_id": pack.expert_id, "profile": pack.profile,
-                                "indexes": [e.id for e in pack.indexes]})
+        suites.append(SuiteOutcome(id=ref.suite_id, name=ref.data.get("description") or ref.suite_id, file=ref.path,
+                                   duration_s=round(clock.monotonic() - s0, 6), cases=cases))
+    return Outcome(name=pack.name, path=str(pack.root), started_at=started_at,
+                   duration_s=round(clock.monotonic() - t0, 6), suites=suites, findings=findings,
+                   metadata={"expert_id": pack.expert_id, "profile": pack.profile,
+                             "indexes": [e.id for e in pack.indexes]})

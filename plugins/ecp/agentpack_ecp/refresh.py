@@ -86,7 +86,7 @@ def eval_summary(report) -> dict[str, Any]:
 
 
 def _run_evals(root: Path, pack, policy: Policy, staging_rel: str, budget: Budget, clock: Clock):
-    from .evals import run_suites
+    from .evals import evaluate
     from .stagedview import staged_indexes
     from .synthesis import query_synthesizer, usage_cost
 
@@ -95,7 +95,7 @@ def _run_evals(root: Path, pack, policy: Policy, staging_rel: str, budget: Budge
 
     synth = query_synthesizer(pack.security, on_usage=charge) if budget.allows_llm() else None
     with staged_indexes(root, staging_rel):
-        return run_suites(root, suite_ids=policy.eval_suites or None, clock=clock, synthesize=synth)
+        return evaluate(root, suite_ids=policy.eval_suites or None, clock=clock, synthesize=synth)
 
 
 def _forget(root: Path) -> None:

@@ -18,6 +18,7 @@ from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
 from .chunking import parse_chunk_id
+from .evals import KNOWN_ASSERTIONS
 from .manifest import MANIFEST_PATH, MANIFEST_SCHEMA, ExpertPack, IndexEntry, read_json_doc
 
 SCHEMA_BASE = "https://ecp.amcrypto.org/ecp/schemas/"
@@ -29,10 +30,6 @@ PACKAGE_SCHEMA = SCHEMA_BASE + "ecp-package.schema.json"
 PAYLOAD_SCHEMAS = {"keyword-index-v2": SCHEMA_BASE + "ecp-keyword-index.schema.json",
                    "sqlite-fts-index-v1": SCHEMA_BASE + "ecp-sqlite-fts-index.schema.json",
                    "vector-index-v1": SCHEMA_BASE + "ecp-vector-index.schema.json"}
-KNOWN_ASSERTIONS = frozenset({
-    "must_cite", "must_not_cite", "must_cite_source_ids", "min_citations", "max_citations", "answer_must_include",
-    "answer_must_not_include", "answer_must_match", "response_must_include_fields", "as_of_must_include_source_ids",
-    "citations_must_resolve", "citations_must_match_snippets", "citations_must_match_hashes"})
 REVISION_KEYS = {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp"), "artifact": ("hash", "timestamp"),
                  "web": ("retrieved_at",), "database": ("timestamp",)}
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,64}$")
