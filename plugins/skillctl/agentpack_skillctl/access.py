@@ -7,12 +7,12 @@ manifest, the skill's own declaration is the only limit (an info finding says so
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .globs import covered
 from .manifest import PlainDocument, SkillManifest
+from .record import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 ACCESS_FILE = "_access.yaml"
 
 
-@dataclass
-class AccessManifest:
+class AccessManifest(Record):
+    __slots__ = ("doc",)
     doc: YamlDocument | PlainDocument
 
     @property
@@ -84,17 +84,18 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
     return None, schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
 
 
-@dataclass
-class Grants:
+class Grants(Record):
     """What a run grants: the intersection of the skill's declaration and the manifest."""
 
+    __slots__ = ("env", "withheld_env", "read_globs", "write_globs", "network", "subprocess", "notes")
+    DEFAULTS = {"notes": list}
     env: list[str]
     withheld_env: list[str]
     read_globs: list[str]
     write_globs: list[str]
     network: bool
     subprocess: bool
-    notes: list[str] = field(default_factory=list)
+    notes: list[str]
 
 
 def _declared(skill: SkillManifest) -> dict[str, Any]:

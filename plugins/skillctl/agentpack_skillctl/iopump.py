@@ -12,26 +12,24 @@ import os
 import selectors
 import subprocess
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 from agentpack.proc import kill_group
+
+from .record import Record, constant
 
 CHUNK = 65536
 EXIT_GRACE_S = 0.2
 
 
-@dataclass
-class Pumped:
-    stdout: bytes = b""
-    stdout_overflow: bool = False
-    stderr_kept: bytes = b""
-    stderr_bytes: int = 0
-    stderr_truncated: bool = False
-    timed_out: bool = False
-    leftover_killed: int = 0
-    returncode: int | None = None
-    chunks: list[bytes] = field(default_factory=list, repr=False)
+class Pumped(Record):
+    """What ``pump`` collected: ``stdout``, ``stderr_kept`` (the first bytes), sizes, flags and ``returncode``."""
+
+    __slots__ = ("stdout", "stdout_overflow", "stderr_kept", "stderr_bytes", "stderr_truncated", "timed_out",
+                 "leftover_killed", "returncode", "chunks")
+    DEFAULTS = {"stdout": constant(b""), "stdout_overflow": constant(False), "stderr_kept": constant(b""),
+                "stderr_bytes": constant(0), "stderr_truncated": constant(False), "timed_out": constant(False),
+                "leftover_killed": constant(0), "returncode": constant(None), "chunks": list}
 
 
 def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: int, keep_stderr: int,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PackError, PathEscapeError
+
+from .record import Record
 
 if TYPE_CHECKING:
     from agentpack.yamlio import YamlDocument
@@ -28,13 +29,11 @@ def tree_skill_dirs(tree: Path) -> list[Path]:
     return sorted(p for p in tree.iterdir() if p.is_dir() and p.name[:1] not in "._" and is_skill_dir(p))
 
 
-@dataclass
-class PlainDocument:
-    """A document restored from the prepared-skill cache: the data and the field lines, without YAML."""
+class PlainDocument(Record):
+    """A document restored from the prepared-skill cache: ``data``, ``file`` and the field ``lines``, no YAML."""
 
-    data: Any
-    file: str | None = None
-    lines: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("data", "file", "lines")
+    DEFAULTS = {"file": lambda: None, "lines": dict}
 
     def line_of(self, pointer: str = "") -> int | None:
         """Line of the field at ``pointer``, or of its nearest parent that has one (as ``YamlDocument``)."""
@@ -49,13 +48,13 @@ class PlainDocument:
         return {"file": self.file, "line": self.line_of(pointer), "pointer": pointer or None}
 
 
-@dataclass
-class SkillManifest:
-    """A loaded ``skill.yaml``; ``data`` is the raw mapping (it may be invalid: see ``validate``)."""
+class SkillManifest(Record):
+    """A loaded ``skill.yaml`` (``directory``, ``doc``); ``data`` is the raw mapping (it may be invalid)."""
 
+    __slots__ = ("directory", "doc", "_schemas")
+    DEFAULTS = {"_schemas": dict}
     directory: Path
     doc: YamlDocument | PlainDocument
-    _schemas: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def data(self) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from .access import (
 )
 from .diskcache import stamp
 from .manifest import MANIFEST, PlainDocument, SkillManifest, load_skill, schema_refs
+from .record import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -37,8 +37,10 @@ class SkillInvalidError(AgentpackError):
         self.findings = findings
 
 
-@dataclass
-class Prepared:
+class Prepared(Record):
+    """A skill ready to run: contract, grants, loaded schemas, resolved ``argv`` and ``cwd``, file stamps."""
+
+    __slots__ = ("skill", "grants", "access", "input_schema", "output_schema", "argv", "cwd", "signature")
     skill: SkillManifest
     grants: Grants
     access: AccessManifest | None
@@ -152,12 +154,10 @@ def _prepare(directory: Path, real: str) -> Prepared:
     argv = [str(skill.resolve(a)) if "/" in a and not a.startswith("-") else a for a in skill.command]
     prepared = Prepared(skill, grants(skill, access), access, input_schema, output_schema, argv, cwd,
                         tuple(tuple(s) for s in stamps))
-    from dataclasses import asdict
-
     diskcache.write(KIND, real, stamps, {
         "skill": {"data": skill.data, "lines": skill.doc.lines},
         "access": None if access is None else {"data": access.doc.data, "lines": access.doc.lines},
-        "grants": asdict(prepared.grants), "inputSchema": input_schema, "outputSchema": output_schema,
+        "grants": prepared.grants.as_dict(), "inputSchema": input_schema, "outputSchema": output_schema,
         "argv": argv, "cwd": str(cwd)})
     return prepared
 

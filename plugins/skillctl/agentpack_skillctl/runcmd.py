@@ -24,7 +24,6 @@ def run_command(*, root: str | None, ref: str, input_file: str, output_file: Pat
                 quiet_logs: bool = False, as_json: bool = False) -> int:
     """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
     from agentpack.errors import AgentpackError
-    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
 
     from .library import find_skill
     from .prepare import prepare
@@ -40,8 +39,12 @@ def run_command(*, root: str | None, ref: str, input_file: str, output_file: Pat
                          on_stderr=None if (quiet_logs or as_json) else _passthrough)
     result = run_prepared(prepared, options, raw=raw)
     if report_file:
+        from agentpack.fsutil import atomic_write_json
+
         atomic_write_json(report_file, result.report)
     if result.ok and output_file:
+        from agentpack.fsutil import atomic_write_bytes
+
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
         envelope = {"schema_version": 1, "command": "skill run", "ok": result.ok, "status": result.status,

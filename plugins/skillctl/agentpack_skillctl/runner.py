@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import tempfile
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
+from agentpack.paths import is_within
+from agentpack.quickschema import is_valid
 
+from . import cache as cache_mod
+from .iopump import pump
 from .prepare import Prepared
-from .sandbox import build_env, changed, network_isolation, snapshot, spawn_isolated, split_writes
+from .record import Record, constant
+from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
+
+if TYPE_CHECKING:
+    from agentpack.clock import Clock
 
 MAX_STDOUT = 64 * 1024 * 1024
 KEEP_STDERR = 256 * 1024
@@ -29,38 +34,58 @@ MAX_LOG_RECORDS = 200
 MAX_ERRORS = 20
 
 
-@dataclass
-class RunResult:
+class RunResult(Record):
     """What a run gives back: ``status``, the validated ``output`` (None unless ok) and the run ``report``."""
 
+    __slots__ = ("status", "output", "report", "output_bytes")
+    DEFAULTS = {"output_bytes": constant(b"")}
     status: str
     output: Any
     report: dict[str, Any]
-    output_bytes: bytes = field(default=b"", repr=False)
+    output_bytes: bytes
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
 
-@dataclass
-class RunOptions:
+class WallClock:
+    """The system clock of ``agentpack.clock.Clock`` (``iso``, ``monotonic``) without datetime and uuid imports."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def iso(self) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+WALL_CLOCK = WallClock()
+
+
+class RunOptions(Record):
+    """``workspace`` (required), ``timeout_ms``, ``cache``, ``cache_dir``, ``check_determinism``, ``on_stderr``,
+    ``clock`` (an ``agentpack.clock.Clock``) and ``watch_filesystem``."""
+
+    __slots__ = ("workspace", "timeout_ms", "cache", "cache_dir", "check_determinism", "on_stderr", "clock",
+                 "watch_filesystem")
+    DEFAULTS = {"timeout_ms": constant(None), "cache": constant(False), "cache_dir": constant(None),
+                "check_determinism": constant(False), "on_stderr": constant(None), "clock": constant(WALL_CLOCK),
+                "watch_filesystem": constant(True)}
     workspace: Path
-    timeout_ms: int | None = None
-    cache: bool = False
-    cache_dir: Path | None = None
-    check_determinism: bool = False
-    on_stderr: Callable[[bytes], None] | None = None
-    clock: Clock = SYSTEM_CLOCK
-    watch_filesystem: bool = True
+    timeout_ms: int | None
+    cache: bool
+    cache_dir: Path | None
+    check_determinism: bool
+    on_stderr: Callable[[bytes], None] | None
+    clock: Clock | WallClock
+    watch_filesystem: bool
 
 
 def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
-    from agentpack.quickschema import is_valid
-    from .store import user_validator
-
     if is_valid(schema, value):
         return []
+    from .store import user_validator
+
     try:
         errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     except Exception as exc:  # a broken schema (validate reports it as SKC131); never a traceback
@@ -93,8 +118,6 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
     errors = _schema_errors(prepared.input_schema, value, "input")
     if errors:
         return _finish(report, t0, clock, "invalid_input", errors=errors)
-
-    from . import cache as cache_mod
 
     eligible, why = cache_mod.eligibility(prepared)
     report["cache"] = {"eligible": eligible, "hit": False, "key": None, "reason": why}
@@ -130,17 +153,12 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
                    output_bytes=outcome.output_bytes)
 
 
-@dataclass
-class _Outcome:
-    status: str
-    errors: list[dict[str, Any]]
-    output: Any = None
-    output_bytes: bytes = b""
+class _Outcome(Record):
+    __slots__ = ("status", "errors", "output", "output_bytes")
+    DEFAULTS = {"output": constant(None), "output_bytes": constant(b"")}
 
 
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
-    from .iopump import pump
-
     skill, g = prepared.skill, prepared.grants
     enforcement = report["enforcement"]
     timeout_ms = options.timeout_ms or skill.timeout_ms
@@ -156,7 +174,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     enforcement["env"] = {"level": "reduced", "passed": sorted(k for k in env if k in g.env),
                           "withheld": sorted(g.withheld_env), "fixed": fixed}
     argv = list(prepared.argv)
-    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
+    program = argv[0] if "/" in argv[0] else find_program(argv[0], env["PATH"])
     argv[0] = program or argv[0]
     iso = network_isolation() if not g.network else None
     enforcement["network"] = ({"allowed": True, "level": "not-needed", "detail": "network granted"} if iso is None
@@ -222,16 +240,43 @@ def _scratch() -> str:
     if not _SCRATCH or not os.path.isdir(_SCRATCH[0]):
         import atexit
 
-        _SCRATCH[:] = [tempfile.mkdtemp(prefix="skillctl-")]
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+        _SCRATCH[:] = [_private_folder("skillctl-")]
+        atexit.register(_remove_tree, _SCRATCH[0])
     return _SCRATCH[0]
+
+
+def _private_folder(prefix: str) -> str:
+    """A new mode-0700 folder with an unguessable name in the first usable temporary folder (as ``mkdtemp``)."""
+    bases = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", os.getcwd()]
+    error: OSError | None = None
+    for base in filter(None, bases):
+        for _ in range(10):
+            path = os.path.join(base, prefix + os.urandom(6).hex())
+            try:
+                os.mkdir(path, 0o700)
+                return os.path.abspath(path)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                error = exc
+                break
+    raise error or FileExistsError("no free name for a scratch folder")
+
+
+def _remove_tree(path: str) -> None:
+    try:
+        os.rmdir(path)  # the scratch folder is emptied after every run, so this is the common case
+    except OSError:
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _empty(folder: str) -> None:
     with os.scandir(folder) as entries:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _remove_tree(entry.path)
             else:
                 try:
                     os.unlink(entry.path)
@@ -240,8 +285,6 @@ def _empty(folder: str) -> None:
 
 
 def _watched(skill_dir: Path, workspace: Path) -> list[tuple[str, Path]]:
-    from agentpack.paths import is_within
-
     watched = [("workspace", workspace)]
     if not is_within(workspace, skill_dir):
         watched.append(("skill", Path(skill_dir)))
@@ -318,15 +361,13 @@ def _base_report(prepared: Prepared, options: RunOptions, started: str) -> dict[
     }
 
 
-def _finish(report: dict[str, Any], t0: float, clock: Clock, status: str, *, errors=(), output=None,
+def _finish(report: dict[str, Any], t0: float, clock: Clock | WallClock, status: str, *, errors=(), output=None,
             output_bytes: bytes = b"") -> RunResult:
     report["status"] = status
     report["ok"] = status == "ok"
     report["errors"] = list(errors)
     report["durationMs"] = round(max(0.0, (clock.monotonic() - t0) * 1000), 3)
-    from .cache import content_hash_cached
-
-    report["skill"]["contentSha256"] = content_hash_cached(report["skill"]["path"])
+    report["skill"]["contentSha256"] = cache_mod.content_hash_cached(report["skill"]["path"])
     return RunResult(status, output if status == "ok" else None, report, output_bytes if status == "ok" else b"")
 
 

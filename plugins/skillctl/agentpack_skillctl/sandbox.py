@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from agentpack.proc import spawn
+
 from .globs import matches
+from .record import Record, constant
 
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp
@@ -26,6 +27,15 @@ def base_path() -> str:
     """The interpreter's folder first (so ``python3`` is the one running agentpack), then the system's."""
     first = str(Path(sys.executable).parent)
     return os.pathsep.join(dict.fromkeys((first, *BASE_PATH)))
+
+
+def find_program(name: str, path: str) -> str | None:
+    """The first executable file ``name`` in the ``path`` folders (``shutil.which`` without its import)."""
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def build_env(*, granted: list[str], time: str, randomness: str, extra: dict[str, str]) -> tuple[dict[str, str],
@@ -50,13 +60,16 @@ def build_env(*, granted: list[str], time: str, randomness: str, extra: dict[str
     return env, fixed
 
 
-@dataclass(frozen=True)
-class NetworkIsolation:
-    level: str  # namespace | user-namespace | none
+class NetworkIsolation(Record):
+    """``level`` (namespace, user-namespace, none), the ``prefix`` of argv (unshare(1)), a ``detail`` for the
+    report, and ``in_thread`` when ``netns.in_fresh_namespace`` makes the namespace around the spawn."""
+
+    __slots__ = ("level", "prefix", "detail", "in_thread")
+    DEFAULTS = {"in_thread": constant(False)}
+    level: str
     prefix: tuple[str, ...]
     detail: str
-    in_thread: bool = False
-    """The namespace is made by ``netns.in_fresh_namespace`` around the spawn (no ``prefix``)."""
+    in_thread: bool
 
 
 IN_THREAD_DETAIL = "fresh network namespace: unshare(CLONE_NEWNET) around the spawn, no unshare(1) exec"
@@ -71,7 +84,7 @@ def network_isolation() -> NetworkIsolation:
     linux = sys.platform.startswith("linux")
     if linux and os.geteuid() == 0 and not _IN_THREAD_FAILED:
         return NetworkIsolation("namespace", (), IN_THREAD_DETAIL, in_thread=True)
-    unshare = shutil.which("unshare", path=os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
+    unshare = find_program("unshare", os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
     if not linux or unshare is None:
         return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
     candidates = [("namespace", (unshare, "--net", "--")),
@@ -99,8 +112,6 @@ def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[sub
     Returns the process and the isolation reached. When the in-thread namespace
     turns out not to be permitted, the next level is probed and used at once.
     """
-    from agentpack.proc import spawn
-
     if network:
         return spawn(argv, **popen), NetworkIsolation("not-needed", (), "network granted")
     iso = network_isolation()

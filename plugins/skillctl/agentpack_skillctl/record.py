@@ -1,0 +1,55 @@
+"""``Record``: the small data classes of the run path, without the ``dataclasses`` module.
+
+A ``@dataclass`` generates and compiles its methods when the class is created
+(about half a millisecond each) and its module imports ``inspect``; on the run
+path of a fresh ``skillctl run`` process that was a measurable share of the
+overhead. A record's fields are its ``__slots__``, in order; ``DEFAULTS`` maps
+a field to a factory for its default value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+
+class Record:
+    __slots__ = ()
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, {len(args)} given")
+        for name, value in zip(names, args):
+            setattr(self, name, value)
+        for name in names[len(args):]:
+            if name in kwargs:
+                setattr(self, name, kwargs.pop(name))
+            elif name in self.DEFAULTS:
+                setattr(self, name, self.DEFAULTS[name]())
+            else:
+                raise TypeError(f"{type(self).__name__}() is missing the argument '{name}'")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected arguments {sorted(kwargs)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if not name.startswith("_"))
+        return f"{type(self).__name__}({fields})"
+
+
+def constant(value: Any) -> Callable[[], Any]:
+    """A ``DEFAULTS`` factory for an immutable value."""
+    return lambda: value
+
+
+__all__ = ["Record", "constant"]
