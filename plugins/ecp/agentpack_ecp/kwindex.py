@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .store import CHUNKS_NAME, Chunk, DocTable, load_cache, read_jsonl, read_texts
+from .store import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
 
 FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
@@ -22,12 +22,11 @@ _PLAIN = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
-    dumps = _PLAIN
-    return ",".join(
-        dumps(c.chunk_id) + ":" + dumps(
-            {"source_id": c.source_id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-             "file_sha256": c.file_sha256, "chunk_sha256": c.chunk_sha256, "length": lengths[i]})
-        for i, c in enumerate(chunks))
+    """The members of the ``documents`` object (one C-encoder call for all of them)."""
+    return COMPACT({c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
+                                 "end_line": c.end_line, "file_sha256": c.file_sha256,
+                                 "chunk_sha256": c.chunk_sha256, "length": n}
+                    for c, n in zip(chunks, lengths)})[1:-1]
 
 
 def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
@@ -43,14 +42,18 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
 
     dumps = json.dumps
     prefix = ["[" + _PLAIN(c.chunk_id) + "," for c in chunks]
-    doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
+    # a full write converts every posting at once; a patch only those of the terms it serialises
+    doc_list, tf_list = (matrix.doc.tolist(), matrix.tf.tolist()) if previous is None else (matrix.doc, matrix.tf)
     bounds = matrix.indptr.tolist()
     nterms = len(matrix.terms)
     starts = np.zeros(nterms + 1, dtype=np.int64)
 
     def entry(t: int) -> bytes:
         lo, hi = bounds[t], bounds[t + 1]
-        body = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
+        docs, tfs = doc_list[lo:hi], tf_list[lo:hi]
+        if previous is not None:
+            docs, tfs = docs.tolist(), tfs.tolist()
+        body = "],".join(map(add, map(prefix.__getitem__, docs), map(str, tfs)))
         return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode("utf-8")
 
     with open(out / "index_data.json", "wb") as handle:

@@ -105,25 +105,40 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
         chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
     else:
         chunk_offsets = [0]
+        lines = []
+        for c in chunks:
+            if c.old >= 0:
+                line = previous_lines[c.old] + b"\n"
+            else:
+                line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
+            lines.append(line)
+            chunk_offsets.append(chunk_offsets[-1] + len(line))
         with open(out / CHUNKS_NAME, "wb") as handle:
-            for c in chunks:
-                if c.old >= 0:
-                    line = previous_lines[c.old] + b"\n"
-                else:
-                    line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
-                handle.write(line)
-                chunk_offsets.append(chunk_offsets[-1] + len(line))
+            handle.write(b"".join(lines))
     text_offsets = [0]
     old_bytes, old_offsets = previous_texts or (None, None)
+    old_starts = old_offsets.tolist() if old_offsets is not None else None
     with open(out / TEXTS_NAME, "wb") as handle:
+        run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one write
         for c in chunks:
             if c.old >= 0 and old_bytes is not None:
-                line = old_bytes[int(old_offsets[c.old]):int(old_offsets[c.old + 1])]
-            else:
-                line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text})
-                        + "\n").encode("utf-8")
+                lo, hi = old_starts[c.old], old_starts[c.old + 1]
+                if lo != run_hi:
+                    if run_hi > run_lo:
+                        handle.write(old_bytes[run_lo:run_hi])
+                    run_lo = lo
+                run_hi = hi
+                text_offsets.append(text_offsets[-1] + hi - lo)
+                continue
+            if run_hi > run_lo:
+                handle.write(old_bytes[run_lo:run_hi])
+                run_lo = run_hi = -1
+            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text})
+                    + "\n").encode("utf-8")
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
+        if run_hi > run_lo:
+            handle.write(old_bytes[run_lo:run_hi])
     return chunk_offsets, text_offsets
 
 
