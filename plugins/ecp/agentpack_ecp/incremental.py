@@ -141,13 +141,9 @@ class Previous:
             return None
         return lines[:-1]
 
-    def texts(self) -> tuple[Any, Any]:
-        """The previous ``texts.jsonl`` (memory-mapped) and its line offsets."""
-        import mmap
-
-        with open(self.dir / TEXTS_NAME, "rb") as handle:
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if handle.seek(0, 2) else b""
-        return data, self.state["text_offsets"]
+    def texts(self) -> tuple[Path, Any]:
+        """The previous ``texts.jsonl`` and its line offsets."""
+        return self.dir / TEXTS_NAME, self.state["text_offsets"]
 
 
 def dirty_files(prev: Previous, snaps, forced: dict[str, Any] | None):
@@ -267,6 +263,25 @@ def previous_vectors(prev: Previous, vcfg: dict[str, Any], dims: int):
     if "vectors" in prev.state:
         return prev.state["vectors"]
     return np.asarray(_read_payload(prev.dir, vcfg, dims, prev.chunk_ids), dtype=np.float32)
+
+
+def copy_range(fin, fout, start: int, end: int) -> None:
+    """Append bytes ``start:end`` of the open file ``fin`` to ``fout`` (in the kernel where it can)."""
+    import os
+
+    fout.flush()
+    done = start
+    try:
+        while done < end:
+            n = os.copy_file_range(fin.fileno(), fout.fileno(), end - done, done)
+            if n == 0:
+                break
+            done += n
+    except (AttributeError, OSError):
+        pass
+    if done < end:
+        fin.seek(done)
+        fout.write(fin.read(end - done))
 
 
 def copy_file(src: Path, dst: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -96,8 +97,8 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
                  previous_lines: list[bytes] | None = None) -> tuple[list[int], list[int]]:
     """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
 
-    ``previous_texts`` (old ``texts.jsonl`` bytes, its line offsets): the lines of reused chunks
-    (``Chunk.old``) are copied from there, byte for byte; ``previous_lines``: the old ``chunks.jsonl``
+    ``previous_texts`` (old ``texts.jsonl`` path, its line offsets): the lines of reused chunks
+    (``Chunk.old``) are copied from there, byte for byte (runs of them with ``copy_file_range``); ``previous_lines``: the old ``chunks.jsonl``
     lines, already brought up to date (``incremental.Previous.provenance_lines``), likewise.
     """
     by_id = {s["source_id"]: s for s in sources}
@@ -116,29 +117,31 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
         with open(out / CHUNKS_NAME, "wb") as handle:
             handle.write(b"".join(lines))
     text_offsets = [0]
-    old_bytes, old_offsets = previous_texts or (None, None)
+    old_path, old_offsets = previous_texts or (None, None)
     old_starts = old_offsets.tolist() if old_offsets is not None else None
-    with open(out / TEXTS_NAME, "wb") as handle:
-        run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one write
+    with open(out / TEXTS_NAME, "wb") as handle, open(old_path or os.devnull, "rb") as old:
+        from .incremental import copy_range
+
+        run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one go
         for c in chunks:
-            if c.old >= 0 and old_bytes is not None:
+            if c.old >= 0 and old_path is not None:
                 lo, hi = old_starts[c.old], old_starts[c.old + 1]
                 if lo != run_hi:
                     if run_hi > run_lo:
-                        handle.write(old_bytes[run_lo:run_hi])
+                        copy_range(old, handle, run_lo, run_hi)
                     run_lo = lo
                 run_hi = hi
                 text_offsets.append(text_offsets[-1] + hi - lo)
                 continue
             if run_hi > run_lo:
-                handle.write(old_bytes[run_lo:run_hi])
+                copy_range(old, handle, run_lo, run_hi)
                 run_lo = run_hi = -1
             line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text})
                     + "\n").encode("utf-8")
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
         if run_hi > run_lo:
-            handle.write(old_bytes[run_lo:run_hi])
+            copy_range(old, handle, run_lo, run_hi)
     return chunk_offsets, text_offsets
 
 
