@@ -254,3 +254,13 @@ def test_without_permission_for_unshare_the_next_level_is_used(make_skill, works
         assert "Operation not permitted" in sandbox._IN_THREAD_FAILED[0]
     if fallback.level != "none":
         assert result.output == {"echo": "blocked"} and "unshare" in network["detail"]
+
+
+def test_a_contract_that_is_not_exact_json_is_not_stored(tmp_path, private_cache_dir):
+    skill = write_skill(tmp_path / "skills", "demo-echo")
+    with (skill / "skill.yaml").open("a") as handle:
+        handle.write("x-reviewed: 2026-01-01\n")  # a YAML date: JSON would turn it into a string
+    settle(tmp_path / "skills")
+    prepared = prepare.prepare(skill)
+    assert str(prepared.skill.get("x-reviewed")) == "2026-01-01"
+    assert entries(private_cache_dir, "prepared") == []
