@@ -130,13 +130,14 @@ def cli(verbose: int, quiet: bool) -> None:
 
     Shell completion: eval "$(_AGENTPACK_COMPLETE=bash_source agentpack)"
     """
-    import logging
-
     from . import console
 
     console.QUIET = quiet
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if verbose:  # without -v, Python's last-resort handler still shows warnings on stderr
+        import logging
+
+        level = logging.WARNING - 10 * min(verbose, 2)
+        logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
 
 @cli.command()

@@ -6,7 +6,6 @@ import errno
 import json
 import os
 import shutil
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,16 +27,31 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new, exclusive temporary file beside ``path``, mode 0600 like ``mkstemp`` (without importing it)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), tmp
+        except FileExistsError:
+            continue
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+
+    Readers see the old file or the new one, never a part. ``durable`` also fsyncs the file and
+    its folder so the new content survives a power cut; derived reports may skip that.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -47,16 +61,17 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
         except OSError:
             pass
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def atomic_write_json(path: str | Path, value: Any, *, indent: int | None = 2) -> None:
+def atomic_write_json(path: str | Path, value: Any, *, indent: int | None = 2, durable: bool = True) -> None:
     text = json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
-    atomic_write_text(path, text + "\n")
+    atomic_write_text(path, text + "\n", durable=durable)
 
 
 def replace_directory(staged: Path, target: Path, *, backup: Path | None = None) -> None:

@@ -180,3 +180,19 @@ def test_lock_released_after_an_error(tmp_path):
             raise RuntimeError("boom")
     with file_lock(lock):
         pass
+
+
+def test_atomic_write_modes_and_non_durable_writes(tmp_path):
+    import stat
+
+    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
+
+    secret = tmp_path / "key.pem"
+    atomic_write_bytes(secret, b"k")
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600  # like mkstemp: private unless a mode is given
+    shared = tmp_path / "report.json"
+    atomic_write_json(shared, {"a": 1}, durable=False)
+    assert shared.read_text() == '{\n  "a": 1\n}\n'
+    atomic_write_bytes(shared, b"x", mode=0o644, durable=False)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644 and shared.read_bytes() == b"x"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
