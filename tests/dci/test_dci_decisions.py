@@ -69,11 +69,36 @@ def test_jaro_winkler_agrees_with_jellyfish_when_installed():
             assert ours == pytest.approx(theirs, abs=1e-12)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(st.text("abcde-", max_size=16), st.text("abcde-", max_size=16))
 def test_length_prefilter_never_drops_a_fuzzy_match(a, b):
     if jaro_winkler(a, b) >= FUZZY_THRESHOLD:
         assert may_reach_threshold(a, b)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text("ab", min_size=1, max_size=12).flatmap(
+    lambda a: st.tuples(st.just(a), st.lists(st.sampled_from(["keep", "swap", "drop", "add"]), max_size=3))))
+def test_prefilter_never_drops_a_near_match(case):
+    """Near-identical pairs sit at the 0.90 boundary, where the bound must never round the wrong way."""
+    a, edits = case
+    b = list(a)
+    for n, edit in enumerate(edits):
+        k = n % len(b) if b else 0
+        if edit == "swap" and len(b) > k + 1:
+            b[k], b[k + 1] = b[k + 1], b[k]
+        elif edit == "drop" and b:
+            del b[k]
+        elif edit == "add":
+            b.insert(k, "c")
+    b = "".join(b)
+    if jaro_winkler(a, b) >= FUZZY_THRESHOLD:
+        assert may_reach_threshold(a, b)
+
+
+def test_prefilter_rejects_pairs_without_enough_common_characters():
+    assert not may_reach_threshold("search-web", "summarize-document-1234")
+    assert may_reach_threshold("reasoning-advanced", "reasoning-advance")
 
 
 # -- BM25 idf (Lucene form) ----------------------------------------------------------------------
@@ -249,3 +274,12 @@ def test_the_bundled_alias_table_is_valid():
     text = resources.files("agentpack_dci").joinpath("data", "builtin-aliases.v1.json").read_text(encoding="utf-8")
     assert schemas_store.store().validate(schemas_store.ALIASES, json.loads(text)) == []
     assert builtin_table().canonical_of  # not empty
+
+
+def test_prefilter_never_drops_a_match_exhaustively():
+    from itertools import product
+
+    words = ["".join(p) for n in range(1, 6) for p in product("ab-", repeat=n)]
+    dropped = [(a, b) for a in words for b in words
+               if not may_reach_threshold(a, b) and jaro_winkler(a, b) >= FUZZY_THRESHOLD]
+    assert dropped == []

@@ -8,14 +8,14 @@ components without being visited.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
 from .aliases import AliasResolver
 from .discovery import SkillRecord
-from .jaro import FUZZY_THRESHOLD, jaro_winkler
+from .jaro import FUZZY_THRESHOLD, MAX_PREFIX, PREFIX_SCALE, jaro_winkler
 from .text import joined_stem
 
 K1, B = 1.2, 0.75
@@ -60,12 +60,21 @@ def similarity(a: str, b: str) -> float:
 
 
 def may_reach_threshold(a: str, b: str) -> bool:
-    """A cheap necessary condition for Jaro-Winkler >= 0.90 (length ratio; see docs/dci.md)."""
+    """A cheap necessary condition for Jaro-Winkler >= 0.90 (see docs/dci.md): the length ratio, then the
+    Jaro-Winkler the pair would have if every common character matched without transpositions."""
     la, lb = len(a), len(b)
     if not la or not lb:
         return False
-    ratio = min(la, lb) / max(la, lb)
-    return ratio >= (0.5 if a[0] == b[0] else 0.7)
+    if min(la, lb) / max(la, lb) < (0.5 if a[0] == b[0] else 0.7):
+        return False
+    common = sum((Counter(a) & Counter(b)).values())  # matches can only pair equal characters
+    jaro_max = (common / la + common / lb + 1.0) / 3.0
+    prefix = 0
+    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX]):
+        if x != y:
+            break
+        prefix += 1
+    return jaro_max + prefix * PREFIX_SCALE * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
 
 
 def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
