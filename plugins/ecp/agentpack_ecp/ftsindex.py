@@ -163,11 +163,15 @@ class FtsIndex:
         hits = []
         for rowid, score in top:
             r = rows[rowid]
-            text = r[6] if self.has_text or self.texts is None else self.texts.find(r[0])
+            text = r[6] if self.has_text else None
             hits.append(({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
                           "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5],
                           "text": text}, -float(score)))
         return hits
+
+    def text(self, chunk_id: str) -> str | None:
+        """The indexed text of a chunk from ``texts.jsonl`` (databases without a ``text`` column)."""
+        return self.texts.find(chunk_id) if self.texts is not None else None
 
     def close(self) -> None:
         self._con.close()

@@ -24,6 +24,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -165,6 +166,13 @@ class Hit:
     record: dict[str, Any]
     text: str | None
     source: dict[str, Any]
+    load: Callable[[], str | None] | None = None
+    """Reads ``text`` when it is needed (only the hits that make the answer are read)."""
+
+    def get_text(self) -> str | None:
+        if self.text is None and self.load is not None:
+            self.text, self.load = self.load(), None
+        return self.text
 
 
 def _keyword_like_hits(item: LoadedIndex, results, depth: int) -> list[Hit]:
@@ -172,8 +180,8 @@ def _keyword_like_hits(item: LoadedIndex, results, depth: int) -> list[Hit]:
     hits = []
     for doc, score in results[:depth]:
         record = docs.record(doc)
-        hits.append(Hit(record["chunk_id"], score, item.entry.id, record, docs.text(doc),
-                        item.sources.get(record.get("source_id"), {})))
+        hits.append(Hit(record["chunk_id"], score, item.entry.id, record, None,
+                        item.sources.get(record.get("source_id"), {}), partial(docs.text, doc)))
     return hits
 
 
@@ -183,8 +191,9 @@ def _search(item: LoadedIndex, terms: list[str], request: dict[str, Any], depth:
     index = item.index
     if item.format == "sqlite-fts-index-v1":
         rows = index.search(terms, depth, source_ids, prefixes)
-        return [Hit(r["chunk_id"], s, item.entry.id, r, r.pop("text"), item.sources.get(r["source_id"], {}))
-                for r, s in rows], None
+        return [Hit(r["chunk_id"], s, item.entry.id, r, text, item.sources.get(r["source_id"], {}),
+                    None if text is not None else partial(index.text, r["chunk_id"]))
+                for r, s in rows for text in [r.pop("text")]], None
     mask = index.docs.mask(source_ids, prefixes)
     if item.format == "keyword-index-v2":
         return _keyword_like_hits(item, index.search(terms, depth, mask), depth), None
@@ -292,14 +301,15 @@ def fuse(rankings: list[list[Hit]], top_k: int) -> list[Hit]:
             scores[hit.key] = scores.get(hit.key, 0.0) + 1.0 / (RRF_K + rank)
             first.setdefault(hit.key, hit)
     order = sorted(scores, key=lambda k: (-scores[k], k))[:top_k]
-    return [Hit(k, round(scores[k], 6), first[k].index_id, first[k].record, first[k].text, first[k].source)
-            for k in order]
+    return [Hit(k, round(scores[k], 6), first[k].index_id, first[k].record, first[k].text, first[k].source,
+                first[k].load) for k in order]
 
 
 def _snippet(pack: ExpertPack, hit: Hit, revision: dict[str, Any], notes: list[str]) -> str:
     """The indexed text of a hit; for indexes without texts, the cited lines of the source as built."""
-    if hit.text is not None:
-        return normalize_newlines(hit.text)
+    text = hit.get_text()
+    if text is not None:
+        return normalize_newlines(text)
     from .sources import open_source_text
 
     source = pack.source(hit.record.get("source_id", ""))
@@ -357,6 +367,7 @@ def _as_of(pack: ExpertPack, loaded_sources: dict[str, dict[str, Any]], cited: l
     return {"sources": [{"source_id": sid, "revision": rev} for sid, rev in entries.items()]}
 
 
+@lru_cache(maxsize=65536)
 def _stem(term: str) -> str:
     """A light suffix strip so 'constituents' and 'constituent' meet when picking answer lines."""
     for suffix in ("ies", "es", "s", "ing", "ed"):

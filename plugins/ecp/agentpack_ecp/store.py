@@ -307,10 +307,16 @@ class TextsFile:
         prefix = b'{"chunk_id":'
         if not line.startswith(prefix):
             return None
-        try:
-            value, _ = json.JSONDecoder().raw_decode(line[len(prefix):].decode("utf-8", "replace"))
+        end = line.find(b',"file_sha256":')
+        try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
+            value = json.loads(line[len(prefix):end]) if end > 0 else None
         except ValueError:
-            return None
+            value = None
+        if not isinstance(value, str):
+            try:
+                value, _ = json.JSONDecoder().raw_decode(line[len(prefix):].decode("utf-8", "replace"))
+            except ValueError:
+                return None
         return value if isinstance(value, str) else None
 
     def find(self, chunk_id: str) -> str | None:

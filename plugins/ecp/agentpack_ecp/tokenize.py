@@ -67,7 +67,13 @@ def term_counts(text: str) -> Counter:
 def tokenize(text: str) -> list[str]:
     """The distinct terms of ``text`` in first-seen order (what a query looks up)."""
     seen: dict[str, None] = {}
+    memo = _MEMO
     for raw in TOKEN_RE.findall(text):
-        for term in _variants(raw):
+        terms = memo.get(raw)
+        if terms is None:
+            terms = _variants(raw)
+            if len(memo) < 2_000_000:
+                memo[raw] = terms
+        for term in terms:
             seen.setdefault(term, None)
     return list(seen)
