@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     from agentpack_skillctl import sandbox
     from agentpack_skillctl.api import run_skill
-    from agentpack_skillctl.netns import in_fresh_namespace
+    from agentpack_skillctl.netns import in_fresh_namespace, make_spare
 
     workspace = Path(tempfile.mkdtemp(prefix="skillctl-bench-"))
     try:
@@ -99,8 +99,13 @@ def main() -> None:
         rows = {"bare start (python3 impl/run.py)": bare}
         if exec_unshare and os.geteuid() == 0:
             rows["bare start inside unshare(1) --net"] = lambda: bare((exec_unshare, "--net", "--"))
+        def in_thread(spawn):  # as the runner does from its second run on: the next namespace made meanwhile
+            proc = in_fresh_namespace(spawn)
+            make_spare()
+            return proc
+
         if iso.in_thread:
-            rows["bare start, in-thread netns"] = lambda: bare(start=in_fresh_namespace)
+            rows["bare start, in-thread netns"] = lambda: bare(start=in_thread)
         rows["Python API run_skill()"] = api
         rows["Python API, no network namespace"] = lambda: api("off")
         rows["CLI skillctl run"] = cli

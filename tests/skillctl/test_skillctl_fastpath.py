@@ -264,3 +264,25 @@ def test_a_contract_that_is_not_exact_json_is_not_stored(tmp_path, private_cache
     prepared = prepare.prepare(skill)
     assert str(prepared.skill.get("x-reviewed")) == "2026-01-01"
     assert entries(private_cache_dir, "prepared") == []
+
+
+LOOPBACK = """
+import fcntl, json, socket, struct, sys
+json.load(sys.stdin)
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH14x", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0)))[1]  # SIOCGIFFLAGS
+fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))  # SIOCSIFFLAGS: bring 'lo' up
+print(json.dumps({"echo": "up" if flags & 1 else "down"}))
+"""
+
+
+def test_every_run_gets_a_fresh_namespace(make_skill, workspace, listener):
+    """Each run brings the namespace's loopback up; the next run must still find it down (nothing carries over)."""
+    if not sandbox.network_isolation().in_thread or os.geteuid() != 0:
+        pytest.skip(f"no in-thread namespace here: {sandbox.network_isolation().detail}")
+    skill, probe = make_skill(code=LOOPBACK), make_skill("demo-probe", code=NET_PROBE)
+    seen = [run_skill(skill, {}, workspace=workspace) for _ in range(4)]
+    assert [r.output for r in seen] == [{"echo": "down"}] * 4, [r.report["errors"] for r in seen]
+    assert netns._SPARE, "from the second run on, the next namespace is made ahead of time"
+    blocked = [run_skill(probe, {"value": listener}, workspace=workspace).output["echo"] for _ in range(2)]
+    assert blocked == ["blocked", "blocked"] and _connects(listener)

@@ -7,6 +7,11 @@ thread then returns to the namespace it came from with ``setns``. Other threads
 never leave their namespace. Needs CAP_SYS_ADMIN (root); otherwise
 ``NamespaceError`` and the caller falls back to ``unshare(1)`` with a user
 namespace. Python 3.11 has no ``os.unshare``, hence ``ctypes`` (imported on first use).
+
+Making a network namespace costs the kernel most of a millisecond, so a process
+that runs skills repeatedly makes the next one ahead of time, while the current
+child runs (``make_spare``): a namespace nothing has used yet, held as a file
+descriptor, which the next spawn enters with ``setns`` instead of ``unshare``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import TypeVar
 CLONE_NEWNET = 0x40000000
 OWN_NAMESPACE = "/proc/thread-self/ns/net"
 T = TypeVar("T")
+_SPARE: list[int] = []
+"""Descriptors of fresh network namespaces made ahead of time; each is entered by one spawn, then closed."""
 
 
 class NamespaceError(OSError):
@@ -45,17 +52,51 @@ def in_fresh_namespace(start: Callable[[], T]) -> T:
     except (OSError, AttributeError, ImportError) as exc:
         raise NamespaceError(getattr(exc, "errno", None) or 0, f"no unshare(2) here: {exc}") from None
     try:
-        if unshare(CLONE_NEWNET) != 0:
+        if not _enter_spare(setns) and unshare(CLONE_NEWNET) != 0:
             code = errno()
             raise NamespaceError(code, f"unshare(CLONE_NEWNET): {os.strerror(code)}")
         try:
             return start()
         finally:
-            if setns(own, CLONE_NEWNET) != 0:
-                code = errno()
-                raise RuntimeError(f"cannot return to the thread's own network namespace: {os.strerror(code)}")
+            _return(setns, own, errno)
     finally:
         os.close(own)
 
 
-__all__ = ["NamespaceError", "in_fresh_namespace"]
+def make_spare() -> None:
+    """Make one fresh network namespace for the next spawn (nothing enters it until then); quiet on failure."""
+    if _SPARE:
+        return
+    try:
+        unshare, setns, errno = _libc()
+        own = os.open(OWN_NAMESPACE, os.O_RDONLY | os.O_CLOEXEC)
+    except (OSError, AttributeError, ImportError):
+        return
+    try:
+        if unshare(CLONE_NEWNET) == 0:
+            try:
+                _SPARE.append(os.open(OWN_NAMESPACE, os.O_RDONLY | os.O_CLOEXEC))
+            finally:
+                _return(setns, own, errno)
+    finally:
+        os.close(own)
+
+
+def _enter_spare(setns: Callable[[int, int], int]) -> bool:
+    try:
+        spare = _SPARE.pop()  # atomic: two threads never take the same one
+    except IndexError:
+        return False
+    try:
+        return setns(spare, CLONE_NEWNET) == 0
+    finally:
+        os.close(spare)
+
+
+def _return(setns: Callable[[int, int], int], own: int, errno: Callable[[], int]) -> None:
+    if setns(own, CLONE_NEWNET) != 0:
+        code = errno()
+        raise RuntimeError(f"cannot return to the thread's own network namespace: {os.strerror(code)}")
+
+
+__all__ = ["NamespaceError", "in_fresh_namespace", "make_spare"]

@@ -74,6 +74,8 @@ class NetworkIsolation(Record):
 
 IN_THREAD_DETAIL = "fresh network namespace: unshare(CLONE_NEWNET) around the spawn, no unshare(1) exec"
 _IN_THREAD_FAILED: list[str] = []
+_SPAWNED = [False]
+"""Whether this process spawned in an in-thread namespace before (from the second run on, spares are made)."""
 
 
 @lru_cache(maxsize=1)
@@ -116,14 +118,19 @@ def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[sub
         return spawn(argv, **popen), NetworkIsolation("not-needed", (), "network granted")
     iso = network_isolation()
     if iso.in_thread:
-        from .netns import NamespaceError, in_fresh_namespace
+        from .netns import NamespaceError, in_fresh_namespace, make_spare
 
         try:
-            return in_fresh_namespace(lambda: spawn(argv, **popen)), iso
+            proc = in_fresh_namespace(lambda: spawn(argv, **popen))
         except NamespaceError as exc:
             _IN_THREAD_FAILED.append(str(exc))
             network_isolation.cache_clear()
             iso = network_isolation()
+        else:
+            if _SPAWNED[0]:  # a process that runs skills repeatedly: make the next namespace while this child runs
+                make_spare()
+            _SPAWNED[0] = True
+            return proc, iso
     return spawn([*iso.prefix, *argv], **popen), iso
 
 
