@@ -9,7 +9,8 @@ a field to a factory for its default value.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 
 class Record:
