@@ -227,14 +227,15 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     changed[add_to_new] = True
     changed[old_to_new[touched & alive]] = True
     add_term_of = np.repeat(np.arange(len(added.terms), dtype=np.int64), np.diff(added.indptr))
-    keys_old = old_to_new[old_term_of] * ndocs + kept_doc
-    keys_new = add_to_new[add_term_of] * ndocs + added_pos[added.doc]
-    order = np.argsort(keys_new, kind="stable")
-    keys_new = keys_new[order]
-    at = np.searchsorted(keys_old, keys_new)
-    keys = np.insert(keys_old, at, keys_new)
+    kept_terms = old_to_new[old_term_of]
+    keys_old = kept_terms * ndocs + kept_doc
+    new_terms, new_docs = add_to_new[add_term_of], added_pos[added.doc]
+    order = np.argsort(new_terms * ndocs + new_docs, kind="stable")
+    new_terms, new_docs = new_terms[order], new_docs[order]
+    at = np.searchsorted(keys_old, new_terms * ndocs + new_docs)
+    terms_of = np.insert(kept_terms, at, new_terms)
+    docs = np.insert(kept_doc, at, new_docs)
     tfs = np.insert(kept_tf.astype(np.int32), at, added.tf[order].astype(np.int32))
-    terms_of, docs = np.divmod(keys, ndocs)
     new_indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(terms_of, minlength=len(vocab)), out=new_indptr[1:])
     doc_len = np.bincount(docs, weights=tfs, minlength=ndocs).astype(np.int64)
