@@ -1,16 +1,25 @@
 """agentpack: load, validate, query, evaluate and report on packaged-agent formats.
 
 The public API for plugins is what this package and its documented modules
-export. Importing ``agentpack`` loads no plugin and no heavy dependency.
+export. Importing ``agentpack`` loads no plugin and no heavy dependency; even
+pluggy is imported only when ``hookimpl`` is first used, so code that needs
+only a service module (errors, YAML, schemas) starts faster.
 """
 
 from __future__ import annotations
 
-import pluggy
+from typing import Any
 
 __version__ = "0.1.0"
 
-hookimpl = pluggy.HookimplMarker("agentpack")
-"""Decorator for plugin hook implementations: ``@agentpack.hookimpl``."""
-
 __all__ = ["__version__", "hookimpl"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "hookimpl":
+        import pluggy
+
+        marker = pluggy.HookimplMarker("agentpack")
+        globals()["hookimpl"] = marker  # built once; later lookups skip this function
+        return marker
+    raise AttributeError(f"module 'agentpack' has no attribute {name!r}")

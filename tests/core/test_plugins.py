@@ -118,3 +118,11 @@ def test_plugin_infos_have_versions():
     infos = {i.name: i for i in Host(create_plugin_manager()).plugin_infos()}
     assert infos["ecp"].distribution == "agentpack-ecp" and infos["ecp"].version
     assert infos["agentpack.builtin.skills"].builtin
+
+
+def test_service_modules_import_without_pluggy():
+    code = "import sys, agentpack.errors, agentpack.hashing, agentpack.paths; print('pluggy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    code = "from agentpack import hookimpl; import agentpack; print(agentpack.hookimpl is hookimpl)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "True"
