@@ -243,11 +243,8 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
             from .incremental import reusable_runs
 
             matrix, new_to_old, changed = matrix
-            with open(inc.prev.dir / "index_data.json", "rb") as handle:
-                import mmap
-
-                old_bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            previous = (old_bytes, inc.prev.state["term_starts"], new_to_old, reusable_runs(new_to_old, changed))
+            previous = (inc.prev.dir / "index_data.json", inc.prev.state["term_starts"], new_to_old,
+                        reusable_runs(new_to_old, changed))
         arrays = kwindex.write(out, head, chunks, matrix, previous)
         state["term_starts"] = arrays.pop("term_starts")
     elif fmt == "sqlite-fts-index-v1":

@@ -32,10 +32,10 @@ def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
 def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
     """Stream ``index_data.json`` out; return the cache arrays of the postings (and term byte offsets).
 
-    ``previous`` (``(old file bytes, old term starts, old id of each term, reusable runs)``, see
+    ``previous`` (``(old file path, old term starts, old id of each term, reusable runs)``, see
     ``incremental.py``): the entries of terms whose postings did not change are copied byte for byte
-    from the previous file (runs of consecutive terms at once) instead of being serialised again; the
-    file is identical to a full write.
+    from the previous file (runs of consecutive terms at once, ``copy_file_range``) instead of being
+    serialised again; the file is identical to a full write.
     """
     import numpy as np
     from operator import add
@@ -56,7 +56,13 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
         body = "],".join(map(add, map(prefix.__getitem__, docs), map(str, tfs)))
         return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode("utf-8")
 
-    with open(out / "index_data.json", "wb") as handle:
+    from contextlib import ExitStack
+
+    from .incremental import copy_range
+
+    with ExitStack() as stack:
+        handle = stack.enter_context(open(out / "index_data.json", "wb"))
+        old_file = stack.enter_context(open(previous[0], "rb")) if previous is not None else None
         handle.write((dumps(head, ensure_ascii=False)[:-1] + ',"documents":{'
                       + _documents(chunks, matrix.doc_len.tolist()) + '},"terms":{').encode("utf-8"))
         pos = handle.tell()
@@ -71,13 +77,13 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
                 t += 1
             if run_lo == run_hi:
                 continue
-            old_bytes, old_starts, old_ids = previous[:3]
+            old_starts, old_ids = previous[1:3]
             o_lo, o_hi = int(old_ids[run_lo]), int(old_ids[run_hi - 1]) + 1
             a, b = int(old_starts[o_lo]), int(old_starts[o_hi]) - 1
             if t:
                 handle.write(b",")
                 pos += 1
-            handle.write(old_bytes[a:b])
+            copy_range(old_file, handle, a, b)
             starts[run_lo:run_hi] = old_starts[o_lo:o_hi] - a + pos
             pos += b - a
             t = run_hi
