@@ -14,7 +14,8 @@ from typing import Any, Iterator
 from .errors import AgentpackError
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """fsync a folder so a rename in it survives a power cut (best effort: some filesystems refuse)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -62,7 +63,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
             pass
         raise
     if durable:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def atomic_write_text(path: str | Path, text: str, *, durable: bool = True) -> None:
@@ -87,7 +88,7 @@ def replace_directory(staged: Path, target: Path, *, backup: Path | None = None)
     parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         os.replace(staged, target)
-        _fsync_dir(parent)
+        fsync_dir(parent)
         return
     old = backup or parent / f".{target.name}.old-{os.getpid()}-{time.monotonic_ns()}"
     os.replace(target, old)
@@ -96,7 +97,7 @@ def replace_directory(staged: Path, target: Path, *, backup: Path | None = None)
     except BaseException:
         os.replace(old, target)
         raise
-    _fsync_dir(parent)
+    fsync_dir(parent)
     if backup is None:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import AgentpackError
-from .yamlio import join_pointer
+from .yamldoc import join_pointer
 
 if TYPE_CHECKING:
     import jsonschema
     import referencing
 
     from .models import Finding
-    from .yamlio import YamlDocument
+    from .yamldoc import YamlDocument
 
 
 class SchemaStore:

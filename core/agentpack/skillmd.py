@@ -16,7 +16,7 @@ from .errors import PackError
 
 if TYPE_CHECKING:
     from .frontmatter import MarkdownDocument
-from .yamlio import escape_pointer
+from .yamldoc import escape_pointer
 
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024

@@ -11,14 +11,15 @@ indented alike.
 from __future__ import annotations
 
 import re
-
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .errors import YamlError
+from .yamldoc import YamlDocument, escape_pointer, join_pointer
+
+__all__ = ["YamlDocument", "escape_pointer", "join_pointer", "load_yaml", "parse_yaml"]
 
 try:  # the libyaml-backed loader is several times faster
     _BaseLoader: type = yaml.CSafeLoader  # type: ignore[attr-defined]
@@ -42,35 +43,6 @@ _STRICT_DISALLOWED = {
 }
 
 
-def escape_pointer(token: Any) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def join_pointer(pointer: str, token: Any) -> str:
-    return f"{pointer}/{escape_pointer(token)}"
-
-
-@dataclass
-class YamlDocument:
-    data: Any
-    file: str | None = None
-    lines: dict[str, int] = field(default_factory=dict)
-    columns: dict[str, int] = field(default_factory=dict)
-    merged: set[str] = field(default_factory=set)
-    """Pointers of keys that exist only through a ``<<`` merge key (not written in their mapping)."""
-
-    def line_of(self, pointer: str = "") -> int | None:
-        """Line (1-based) of the field at ``pointer``, or of its nearest parent that has one."""
-        while True:
-            if pointer in self.lines:
-                return self.lines[pointer]
-            if not pointer:
-                return None
-            pointer = pointer.rsplit("/", 1)[0]
-
-    def where(self, pointer: str = "") -> dict[str, Any]:
-        """``file``, ``line`` and ``pointer`` keyword arguments for a ``Finding``."""
-        return {"file": self.file, "line": self.line_of(pointer), "pointer": pointer or None}
 
 
 def _merge_sources(node: yaml.Node) -> list[yaml.MappingNode] | None:

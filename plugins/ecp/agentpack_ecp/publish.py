@@ -23,7 +23,7 @@ from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_json
+from agentpack.fsutil import atomic_write_json, fsync_dir
 
 from . import layout, state
 from .crashpoints import crashpoint
@@ -52,19 +52,6 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def stamp(clock: Clock) -> str:
     return clock.now().strftime("%Y%m%dT%H%M%SZ")
 
@@ -72,7 +59,7 @@ def stamp(clock: Clock) -> str:
 def _move(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     os.replace(src, dst)
-    _fsync_dir(dst.parent)
+    fsync_dir(dst.parent)
 
 
 def _complete_step(root: Path, step: dict[str, Any]) -> None:
@@ -94,7 +81,7 @@ def _complete_step(root: Path, step: dict[str, Any]) -> None:
         return
     crashpoint("publish.before_swap")
     if exchange(incoming, target):
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         crashpoint("publish.after_swap")
         if outgoing is not None:
             _move(incoming, outgoing)

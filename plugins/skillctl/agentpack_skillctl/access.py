@@ -11,19 +11,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .globs import covered
-from .manifest import PlainDocument, SkillManifest
+from .manifest import SkillManifest
 from .record import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
-    from agentpack.yamlio import YamlDocument
+    from agentpack.yamldoc import YamlDocument
 
 ACCESS_FILE = "_access.yaml"
 
 
 class AccessManifest(Record):
     __slots__ = ("doc",)
-    doc: YamlDocument | PlainDocument
+    doc: YamlDocument
 
     @property
     def file(self) -> str | None:

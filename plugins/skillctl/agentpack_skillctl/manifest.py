@@ -12,7 +12,7 @@ from agentpack.errors import PackError, PathEscapeError
 from .record import Record
 
 if TYPE_CHECKING:
-    from agentpack.yamlio import YamlDocument
+    from agentpack.yamldoc import YamlDocument
 
 MANIFEST = "skill.yaml"
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
@@ -29,32 +29,13 @@ def tree_skill_dirs(tree: Path) -> list[Path]:
     return sorted(p for p in tree.iterdir() if p.is_dir() and p.name[:1] not in "._" and is_skill_dir(p))
 
 
-class PlainDocument(Record):
-    """A document restored from the prepared-skill cache: ``data``, ``file`` and the field ``lines``, no YAML."""
-
-    __slots__ = ("data", "file", "lines")
-    DEFAULTS = {"file": lambda: None, "lines": dict}
-
-    def line_of(self, pointer: str = "") -> int | None:
-        """Line of the field at ``pointer``, or of its nearest parent that has one (as ``YamlDocument``)."""
-        while True:
-            if pointer in self.lines:
-                return self.lines[pointer]
-            if not pointer:
-                return None
-            pointer = pointer.rsplit("/", 1)[0]
-
-    def where(self, pointer: str = "") -> dict[str, Any]:
-        return {"file": self.file, "line": self.line_of(pointer), "pointer": pointer or None}
-
-
 class SkillManifest(Record):
     """A loaded ``skill.yaml`` (``directory``, ``doc``); ``data`` is the raw mapping (it may be invalid)."""
 
     __slots__ = ("directory", "doc", "_schemas")
     DEFAULTS = {"_schemas": dict}
     directory: Path
-    doc: YamlDocument | PlainDocument
+    doc: YamlDocument
 
     @property
     def data(self) -> dict[str, Any]:

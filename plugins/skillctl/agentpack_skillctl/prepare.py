@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError, PackError
+from agentpack.yamldoc import YamlDocument
 
 from . import diskcache
 from .access import (
@@ -19,7 +20,7 @@ from .access import (
     load_access,
 )
 from .diskcache import stamp
-from .manifest import MANIFEST, PlainDocument, SkillManifest, load_skill, schema_refs
+from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
 from .record import Record
 
 if TYPE_CHECKING:
@@ -168,11 +169,11 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
     if entry is None:
         return None
     try:
-        skill = SkillManifest(directory, PlainDocument(entry["skill"]["data"], str(directory / MANIFEST),
+        skill = SkillManifest(directory, YamlDocument(entry["skill"]["data"], str(directory / MANIFEST),
                                                        entry["skill"]["lines"]))
         access = None
         if entry["access"] is not None:
-            access = AccessManifest(PlainDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE),
+            access = AccessManifest(YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE),
                                                   entry["access"]["lines"]))
         skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
         prepared = Prepared(skill, Grants(**entry["grants"]), access, entry["inputSchema"], entry["outputSchema"],
