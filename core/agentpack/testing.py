@@ -62,9 +62,12 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
         ready = home / ".ready"
         if not ready.exists():
             venv.create(home, with_pip=True, clear=True)
-            pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
-                                  "--disable-pip-version-check", *requirements],
-                                 capture_output=True, text=True, timeout=timeout)
+            try:
+                pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
+                                      "--disable-pip-version-check", *requirements],
+                                     capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pytest.skip(f"installing {' '.join(requirements)} took more than {timeout:.0f} s (slow registry?)")
             if pip.returncode != 0:
                 pytest.skip(f"cannot install {' '.join(requirements)} (no package registry?): {pip.stderr[-300:]}")
             ready.write_text(" ".join(requirements) + "\n")
