@@ -22,9 +22,12 @@ def test_core_plus_one_plugin(tmp_path):
         shutil.copy(ROOT / name, src / name)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                          "--disable-pip-version-check", f"{src}[dci]", str(src / "plugins" / "dci")],
-                         capture_output=True, text=True)
+    try:
+        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", f"{src}[dci]", str(src / "plugins" / "dci")],
+                             capture_output=True, text=True, timeout=480)
+    except subprocess.TimeoutExpired:
+        pytest.skip("installing from the package registry took more than 480 s")
     if pip.returncode != 0:
         if "No matching distribution" in pip.stderr or "Could not find a version" in pip.stderr \
                 or "Failed to establish" in pip.stderr:
