@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,25 @@ def new_pack(tmp_path: Path) -> Path:
     scaffold(root)
     build_pack(root)
     return root
+
+
+class Ecpctl:
+    """The reference runtime's CLI: ``ecpctl("validate", ...)`` returns ``(exit code, JSON output)``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, *args: str) -> tuple[int, dict]:
+        proc = subprocess.run([str(self.path), "--json", *args], capture_output=True, text=True, timeout=300)
+        try:
+            return proc.returncode, json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError(f"ecpctl {args[0]} printed no JSON: {proc.stdout[:300]} {proc.stderr[:300]}") from None
+
+
+@pytest.fixture(scope="module")
+def ecpctl() -> Ecpctl:
+    """``ecp-reference==1.0.0`` in a throwaway venv (interop tests only; skips without a registry)."""
+    from agentpack.testing import reference_venv
+
+    return Ecpctl(reference_venv("ecp-reference-1.0.0", "ecp-reference==1.0.0") / "bin" / "ecpctl")

@@ -12,32 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.testing import reference_venv, run_cli
+from agentpack.testing import run_cli
 
 pytestmark = pytest.mark.interop
-REFERENCE = "ecp-reference==1.0.0"
 
 
-@pytest.fixture(scope="module")
-def ecpctl() -> Path:
-    return reference_venv("ecp-reference-1.0.0", REFERENCE) / "bin" / "ecpctl"
-
-
-def _ecpctl(tool: Path, *args: str) -> tuple[int, dict]:
-    proc = subprocess.run([str(tool), "--json", *args], capture_output=True, text=True, timeout=300)
-    try:
-        return proc.returncode, json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError(f"ecpctl {args[0]} printed no JSON: {proc.stdout[:300]} {proc.stderr[:300]}") from None
-
-
-def test_reference_validates_and_evaluates_our_pack(ecpctl: Path, example_pack: Path, agentpack_host) -> None:
+def test_reference_validates_and_evaluates_our_pack(ecpctl, example_pack: Path, agentpack_host) -> None:
     pack = example_pack
     run_cli(["ecp", "build", str(pack), "--rebuild"])
-    code, report = _ecpctl(ecpctl, "validate", "--skill", str(pack), "--strict", "--with-artifacts", "--max-chunks", "0")
+    code, report = ecpctl("validate", "--skill", str(pack), "--strict", "--with-artifacts", "--max-chunks", "0")
     assert code == 0 and report["ok"], report["errors"]
     assert report["artifacts"]["ok"] is True
-    code, evals = _ecpctl(ecpctl, "run-evals", "--skill", str(pack))
+    code, evals = ecpctl("run-evals", "--skill", str(pack))
     failures = [(c["case_id"], c["failures"]) for s in evals["suites"] for c in s["cases"] if not c["passed"]]
     assert code == 0 and evals["passed"], failures
 
@@ -57,13 +43,13 @@ def _reference_variant(pack: Path, tmp_path: Path) -> Path:
     return target
 
 
-def test_reference_built_indexes_load_and_answer(ecpctl: Path, agentpack_host, example_pack: Path,
+def test_reference_built_indexes_load_and_answer(ecpctl, agentpack_host, example_pack: Path,
                                                  tmp_path: Path) -> None:
     from agentpack_ecp.manifest import load_pack
     from agentpack_ecp.sources import manifest_hash, scan_directory, Scope
 
     pack = _reference_variant(example_pack, tmp_path)
-    code, built = _ecpctl(ecpctl, "build", "--skill", str(pack))
+    code, built = ecpctl("build", "--skill", str(pack))
     assert code == 0 and built["eval_passed"], built.get("message")
     expert = load_pack(pack)
     source = expert.source("corpus")
@@ -80,7 +66,7 @@ def test_reference_built_indexes_load_and_answer(ecpctl: Path, agentpack_host, e
     assert any(r["index_id"] == "corpus-vector" and r["status"] == "skipped"
                for r in skipped["response"]["retrieval"]["indexes"])
     assert skipped["findings"] and skipped["findings"][0]["code"] == "ECP301"
-    embed = subprocess.run([str(ecpctl.with_name("python")), "-c",
+    embed = subprocess.run([str(ecpctl.path.with_name("python")), "-c",
                             "import json,sys; from ecp_reference.vectors import hash_embed; "
                             "print(json.dumps([[i, v] for i, v in hash_embed(sys.argv[1], dims=256)]))",
                             "prediction cache invalidated constituents change"], capture_output=True, text=True,
