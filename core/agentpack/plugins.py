@@ -82,6 +82,43 @@ def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, 
     return pm
 
 
+def collect_registrations(pm: pluggy.PluginManager, hook_name: str, kind: str, *, tolerant: bool = False,
+                          **kwargs: Any) -> dict[str, Any]:
+    """Call a registration hook one implementation at a time and return the items by ``name``.
+
+    Items are dataclasses with ``name`` and ``plugin`` fields; ``plugin`` is filled in with the
+    registering plugin. Two plugins registering one name is a ``PluginError`` naming both. Plugins
+    that define registration hooks of their own (graders, drivers...) use this too. ``tolerant``: a
+    plugin whose registration crashes is skipped with a warning on stderr. A hook nobody defined
+    (its plugin is not installed) yields nothing.
+    """
+    found: dict[str, Any] = {}
+    caller = getattr(pm.hook, hook_name, None)
+    for impl in reversed(caller.get_hookimpls()) if caller is not None else ():
+        plugin_name = impl.plugin_name
+
+        def register(item: Any, _plugin: str = plugin_name) -> None:
+            item = _with_plugin(item, _plugin)
+            if item.name in found:
+                raise PluginError(
+                    f"{kind} '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
+                    f"and plugin '{_plugin}'",
+                    hint="disable one of them with AGENTPACK_DISABLE_PLUGINS",
+                )
+            found[item.name] = item
+
+        args = {"register": register, **kwargs}
+        try:
+            impl.function(**{name: args[name] for name in impl.argnames})
+        except PluginError:
+            raise
+        except Exception as exc:
+            if not tolerant or isinstance(exc, AgentpackError):
+                raise
+            print(f"warning: plugin '{plugin_name}' registered no {kind}s: {exc!r}", file=sys.stderr)
+    return found
+
+
 class Host:
     """Typed facade over ``pm.hook``: the one place that spells out hook arguments."""
 
@@ -96,34 +133,9 @@ class Host:
         ``tolerant``: a plugin whose registration crashes is skipped with a warning on stderr
         (used for MCP tools, so one broken plugin does not take the whole server down).
         """
-        if hook_name in self._cache:
-            return self._cache[hook_name]
-        found: dict[str, Any] = {}
-        caller = getattr(self.pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):
-            plugin_name = impl.plugin_name
-
-            def register(item: Any, _plugin: str = plugin_name) -> None:
-                item = _with_plugin(item, _plugin)
-                if item.name in found:
-                    raise PluginError(
-                        f"{kind} '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
-                        f"and plugin '{_plugin}'",
-                        hint="disable one of them with AGENTPACK_DISABLE_PLUGINS",
-                    )
-                found[item.name] = item
-
-            args = {"register": register, **kwargs}
-            try:
-                impl.function(**{name: args[name] for name in impl.argnames})
-            except PluginError:
-                raise
-            except Exception as exc:
-                if not tolerant or isinstance(exc, AgentpackError):
-                    raise
-                print(f"warning: plugin '{plugin_name}' registered no {kind}s: {exc!r}", file=sys.stderr)
-        self._cache[hook_name] = found
-        return found
+        if hook_name not in self._cache:
+            self._cache[hook_name] = collect_registrations(self.pm, hook_name, kind, tolerant=tolerant, **kwargs)
+        return self._cache[hook_name]
 
     def formats(self) -> dict[str, FormatInfo]:
         return self._collect("agentpack_register_formats", "format")
@@ -242,5 +254,5 @@ def set_host(host: Host | None) -> Host | None:
 
 __all__ = [
     "ENTRY_POINT_GROUP", "DEFAULT_PLUGINS", "Host", "PluginInfo", "create_plugin_manager",
-    "get_host", "set_host",
+    "get_host", "set_host", "collect_registrations",
 ]

@@ -106,6 +106,44 @@ def test_agentpack_add_hookspecs(agentpack_host, register_plugin):
     assert pm.hook.agentpack_sample_greeting(name="x") == ["hello x"]
 
 
+def test_plugins_collect_their_own_registration_hooks():
+    from dataclasses import dataclass
+
+    from agentpack.plugins import collect_registrations, create_plugin_manager
+
+    @dataclass(frozen=True)
+    class Widget:
+        name: str
+        plugin: str | None = None
+
+    class Spec:
+        @pluggy.HookspecMarker("agentpack")
+        def agentpack_sample_register_widgets(self, register):
+            """A plugin's own registration hook."""
+
+    class Owner:
+        @hookimpl
+        def agentpack_add_hookspecs(self, pluginmanager):
+            pluginmanager.add_hookspecs(Spec)
+
+        @hookimpl
+        def agentpack_sample_register_widgets(self, register):
+            register(Widget("dial"))
+
+    class Other:
+        @hookimpl
+        def agentpack_sample_register_widgets(self, register):
+            register(Widget("dial"))
+
+    owner = Owner()
+    pm = create_plugin_manager(load_entrypoints=False, plugins=(owner,))
+    assert collect_registrations(pm, "agentpack_sample_register_widgets", "widget")["dial"].plugin
+    assert collect_registrations(pm, "agentpack_no_such_hook", "widget") == {}
+    pm.register(Other(), name="other")
+    with pytest.raises(PluginError, match="widget 'dial' is registered by both plugin .* and plugin"):
+        collect_registrations(pm, "agentpack_sample_register_widgets", "widget")
+
+
 def test_duplicate_format_names_both_plugins(agentpack_host, register_plugin, sample_plugin):
     class Clash:
         @hookimpl

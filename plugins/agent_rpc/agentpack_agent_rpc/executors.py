@@ -15,7 +15,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from agentpack.errors import PluginError
 
 
 class Worker(Protocol):
@@ -95,13 +94,7 @@ class LocalExecutor:
 
 
 def collect_executors(pm) -> dict[str, ExecutorInfo]:
-    found: dict[str, ExecutorInfo] = {}
-    for impl in reversed(pm.hook.agentpack_agent_rpc_register_executors.get_hookimpls()):
-        def register(item: ExecutorInfo, _plugin: str = impl.plugin_name) -> None:
-            if item.name in found:
-                raise PluginError(f"executor '{item.name}' is registered by both plugin "
-                                  f"'{found[item.name].plugin}' and plugin '{_plugin}'")
-            found[item.name] = ExecutorInfo(item.name, item.factory, item.description, item.plugin or _plugin)
+    """Every registered executor, by name; two plugins registering one name is an error naming both."""
+    from agentpack.plugins import collect_registrations
 
-        impl.function(register=register)
-    return found
+    return collect_registrations(pm, "agentpack_agent_rpc_register_executors", "executor")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from agentpack.errors import AgentpackError, PluginError
+from agentpack.errors import AgentpackError
 
 
 @dataclass(frozen=True)
@@ -76,18 +76,10 @@ HOOKS = {
 def collect(host: Any, hook_name: str) -> dict[str, Any]:
     """Everything registered through ``hook_name`` on ``host``, by name (cheap: not cached, so a plugin
     registered later, as tests do, is seen at once)."""
-    caller = getattr(host.pm.hook, hook_name, None)
-    found: dict[str, Any] = {}
-    if caller is not None:
-        for impl in reversed(caller.get_hookimpls()):
-            def register(item: Any, _plugin: str = impl.plugin_name) -> None:
-                item = item if item.plugin else replace(item, plugin=_plugin)
-                if item.name in found:
-                    raise PluginError(f"'{item.name}' is registered by both plugin '{found[item.name].plugin}' and "
-                                      f"plugin '{_plugin}' ({hook_name})")
-                found[item.name] = item
-            impl.function(register=register)
-    return found
+    from agentpack.plugins import collect_registrations
+
+    kind = next((k for k, h in HOOKS.items() if h == hook_name), "item")
+    return collect_registrations(host.pm, hook_name, kind)
 
 
 def lookup(kind: str, name: str, host: Any = None) -> Any:

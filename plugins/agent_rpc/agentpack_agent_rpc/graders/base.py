@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from agentpack.errors import PluginError
 
 
 class GraderConfigError(Exception):
@@ -87,17 +86,9 @@ class GraderType:
 
 def collect_graders(pm) -> dict[str, GraderType]:
     """Every registered grader type, by name; two plugins registering one name is an error naming both."""
-    found: dict[str, GraderType] = {}
-    for impl in reversed(pm.hook.agentpack_agent_rpc_register_graders.get_hookimpls()):
-        def register(item: GraderType, _plugin: str = impl.plugin_name) -> None:
-            if item.name in found:
-                raise PluginError(f"grader '{item.name}' is registered by both plugin '{found[item.name].plugin}' "
-                                  f"and plugin '{_plugin}'")
-            found[item.name] = GraderType(item.name, item.factory, item.description, item.schema,
-                                          item.plugin or _plugin)
+    from agentpack.plugins import collect_registrations
 
-        impl.function(register=register)
-    return found
+    return collect_registrations(pm, "agentpack_agent_rpc_register_graders", "grader")
 
 
 def clip(text: Any, limit: int = 500) -> Any:
