@@ -13,14 +13,12 @@ import importlib
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _SUFFIXES = (".dist-info", ".egg-info")
 
 
-@dataclass(frozen=True)
-class EntryPoint:
+class EntryPoint(NamedTuple):
     name: str
     value: str
     distribution: str | None

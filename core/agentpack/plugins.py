@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import pluggy
 
@@ -40,8 +39,7 @@ def _env_names(name: str) -> set[str] | None:
     return {part.strip() for part in value.split(",") if part.strip()}
 
 
-@dataclass(frozen=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     name: str
     version: str | None
     distribution: str | None
@@ -86,8 +84,8 @@ def collect_registrations(pm: pluggy.PluginManager, hook_name: str, kind: str, *
                           **kwargs: Any) -> dict[str, Any]:
     """Call a registration hook one implementation at a time and return the items by ``name``.
 
-    Items are dataclasses with ``name`` and ``plugin`` fields; ``plugin`` is filled in with the
-    registering plugin. Two plugins registering one name is a ``PluginError`` naming both. Plugins
+    Items are named tuples (or dataclasses) with ``name`` and ``plugin`` fields; ``plugin`` is filled
+    in with the registering plugin. Two plugins registering one name is a ``PluginError`` naming both. Plugins
     that define registration hooks of their own (graders, drivers...) use this too. ``tolerant``: a
     plugin whose registration crashes is skipped with a warning on stderr. A hook nobody defined
     (its plugin is not installed) yields nothing.
@@ -227,10 +225,12 @@ def _core_version() -> str:
 
 
 def _with_plugin(item: T, plugin: str) -> T:
-    from dataclasses import replace
-
     if getattr(item, "plugin", None):
         return item
+    if hasattr(item, "_replace"):
+        return item._replace(plugin=plugin)  # type: ignore[attr-defined]
+    from dataclasses import replace
+
     return replace(item, plugin=plugin)  # type: ignore[type-var]
 
 

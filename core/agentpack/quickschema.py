@@ -8,13 +8,16 @@ below; for anything else (``format``, ``$dynamicRef``, older drafts, ...) it
 answers None and the caller uses ``jsonschema``. Error messages always come
 from ``jsonschema``: this module only decides the common "it is valid" case.
 Its verdicts are tested against ``jsonschema`` (property tests).
+
+A schema is compiled once into nested closures (cached by identity), so a
+manifest of a thousand steps pays the keyword dispatch once, not per node.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "definitions", "title", "description", "default", "examples",
                          "$comment", "deprecated", "readOnly", "writeOnly"})
@@ -26,6 +29,11 @@ class Unsupported(Exception):
     """The schema uses something this subset does not decide."""
 
 
+Check = Callable[[Any], bool]
+_CACHE: dict[int, tuple[Any, Check]] = {}
+_CACHE_SIZE = 256
+
+
 def is_valid(schema: Any, instance: Any) -> bool | None:
     """True or False when decided here; None when only ``jsonschema`` can tell."""
     if isinstance(schema, dict):
@@ -33,9 +41,25 @@ def is_valid(schema: Any, instance: Any) -> bool | None:
         if dialect is not None and dialect not in DIALECTS:
             return None
     try:
-        return _valid(schema, instance, schema)
+        return compiled(schema)(instance)
     except (Unsupported, re.error, RecursionError, KeyError, IndexError, TypeError, ValueError):
         return None
+
+
+def compiled(schema: Any) -> Check:
+    """The compiled check of ``schema``, built once per schema object.
+
+    A part of the schema this subset does not decide compiles to a check that
+    raises ``Unsupported`` if it is ever evaluated, as the interpreter it replaces did.
+    """
+    hit = _CACHE.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    check = _Compiler(schema).compile(schema)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[id(schema)] = (schema, check)
+    return check
 
 
 @lru_cache(maxsize=512)
@@ -48,10 +72,7 @@ def _is_type(value: Any, name: str) -> bool:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
         return name == "number" or isinstance(value, int) or float(value).is_integer()
-    expected = TYPES.get(name)
-    if expected is None:
-        raise Unsupported(name)
-    return isinstance(value, expected) and (name == "boolean" or not isinstance(value, bool))
+    return isinstance(value, TYPES[name]) and (name == "boolean" or not isinstance(value, bool))
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -84,90 +105,213 @@ def _resolve(ref: str, root: Any) -> Any:
     return node
 
 
-def _valid(schema: Any, value: Any, root: Any) -> bool:
-    if schema is True:
-        return True
-    if schema is False:
-        return False
-    if not isinstance(schema, dict):
-        raise Unsupported("schema")
-    for key, arg in schema.items():
-        if key in ANNOTATIONS:
-            if key == "$id" and schema is not root:
-                raise Unsupported(key)
-            continue
-        check = _KEYWORDS.get(key)
-        if check is None:
-            if key in ("then", "else"):
-                continue
-            raise Unsupported(key)
-        if not check(arg, value, schema, root):
-            return False
+def _always(value: Any) -> bool:
     return True
 
 
-def _type(arg, value, schema, root):
-    return any(_is_type(value, t) for t in (arg if isinstance(arg, list) else [arg]))
+def _never(value: Any) -> bool:
+    return False
 
 
-def _properties(arg, value, schema, root):
-    return not isinstance(value, dict) or all(_valid(arg[k], value[k], root) for k in arg if k in value)
+def _unsupported(what: str) -> Check:
+    def check(value: Any) -> bool:
+        raise Unsupported(what)
+    return check
 
 
-def _pattern_properties(arg, value, schema, root):
-    if not isinstance(value, dict):
+def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    checks_ = tuple(checks)
+
+    def check(value: Any) -> bool:
+        for one in checks_:
+            if not one(value):
+                return False
         return True
-    return all(_valid(sub, v, root) for p, sub in arg.items() for k, v in value.items() if _pattern(p).search(k))
+    return check
 
 
-def _additional(arg, value, schema, root):
-    if not isinstance(value, dict):
+class _Compiler:
+    """Turns one schema (and what its ``$ref``s reach, on first use) into closures."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.refs: dict[str, Check] = {}
+
+    def compile(self, schema: Any) -> Check:
+        if schema is True:
+            return _always
+        if schema is False:
+            return _never
+        if not isinstance(schema, dict):
+            return _unsupported("schema")
+        checks = []
+        for key, arg in schema.items():
+            if key in ANNOTATIONS:
+                if key == "$id" and schema is not self.root:
+                    return _unsupported(key)
+                continue
+            make = _MAKERS.get(key)
+            if make is None:
+                if key in ("then", "else"):
+                    continue
+                return _unsupported(key)
+            try:
+                checks.append(make(self, arg, schema))
+            except (Unsupported, re.error, KeyError, TypeError, ValueError) as exc:
+                return _unsupported(f"{key}: {exc}")
+        return _all(checks)
+
+    def ref(self, ref: str) -> Check:
+        if ref not in self.refs:
+            self.refs[ref] = self.compile(_resolve(ref, self.root))
+        return self.refs[ref]
+
+
+def _type(c: _Compiler, arg: Any, schema: dict) -> Check:
+    names = arg if isinstance(arg, list) else [arg]
+    for name in names:
+        if name not in TYPES and name not in ("number", "integer"):
+            raise Unsupported(name)
+    if len(names) == 1 and names[0] in ("object", "array", "string"):
+        kind = TYPES[names[0]]
+        return lambda value: isinstance(value, kind)
+    return lambda value: any(_is_type(value, name) for name in names)
+
+
+def _properties(c: _Compiler, arg: dict, schema: dict) -> Check:
+    subs = tuple((key, c.compile(sub)) for key, sub in arg.items())
+
+    def check(value: Any) -> bool:
+        if isinstance(value, dict):
+            for key, sub in subs:
+                if key in value and not sub(value[key]):
+                    return False
         return True
-    known = schema.get("properties", {})
-    patterns = [_pattern(p) for p in schema.get("patternProperties", {})]
-    extra = [k for k in value if k not in known and not any(p.search(k) for p in patterns)]
-    return all(_valid(arg, value[k], root) for k in extra)
+    return check
 
 
-def _items(arg, value, schema, root):
+def _pattern_properties(c: _Compiler, arg: dict, schema: dict) -> Check:
+    subs = tuple((_pattern(p), c.compile(sub)) for p, sub in arg.items())
+    return lambda value: not isinstance(value, dict) or all(
+        sub(v) for pattern, sub in subs for k, v in value.items() if pattern.search(k))
+
+
+def _additional(c: _Compiler, arg: Any, schema: dict) -> Check:
+    known = set(schema.get("properties", {}))
+    patterns = tuple(_pattern(p) for p in schema.get("patternProperties", {}))
+    sub = c.compile(arg)
+
+    def check(value: Any) -> bool:
+        if isinstance(value, dict):
+            for key in value:
+                if key not in known and not any(p.search(key) for p in patterns) and not sub(value[key]):
+                    return False
+        return True
+    return check
+
+
+def _items(c: _Compiler, arg: Any, schema: dict) -> Check:
     if isinstance(arg, list) or "prefixItems" in schema:
         raise Unsupported("items")
-    return not isinstance(value, list) or all(_valid(arg, v, root) for v in value)
+    sub = c.compile(arg)
 
-
-def _unique(arg, value, schema, root):
-    if not arg or not isinstance(value, list):
+    def check(value: Any) -> bool:
+        if isinstance(value, list):
+            for item in value:
+                if not sub(item):
+                    return False
         return True
-    return not any(_equal(value[i], value[j]) for i in range(len(value)) for j in range(i + 1, len(value)))
-
-
-def _num(op):
-    def check(arg, value, schema, root):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return True
-        return op(value, arg)
     return check
 
 
-def _size(kind, op):
-    def check(arg, value, schema, root):
-        return not isinstance(value, kind) or op(len(value), arg)
+def _unique(c: _Compiler, arg: Any, schema: dict) -> Check:
+    if not arg:
+        return _always
+    return lambda value: not isinstance(value, list) or not any(
+        _equal(value[i], value[j]) for i in range(len(value)) for j in range(i + 1, len(value)))
+
+
+def _num(op: Callable[[Any, Any], bool]):
+    def make(c: _Compiler, arg: Any, schema: dict) -> Check:
+        return lambda value: isinstance(value, bool) or not isinstance(value, (int, float)) or op(value, arg)
+    return make
+
+
+def _size(kind: type, op: Callable[[int, Any], bool]):
+    def make(c: _Compiler, arg: Any, schema: dict) -> Check:
+        return lambda value: not isinstance(value, kind) or op(len(value), arg)
+    return make
+
+
+def _string_pattern(c: _Compiler, arg: str, schema: dict) -> Check:
+    pattern = _pattern(arg)
+    return lambda value: not isinstance(value, str) or bool(pattern.search(value))
+
+
+def _required(c: _Compiler, arg: list, schema: dict) -> Check:
+    keys = tuple(arg)
+    return lambda value: not isinstance(value, dict) or all(k in value for k in keys)
+
+
+def _enum(c: _Compiler, arg: list, schema: dict) -> Check:
+    if all(type(e) is str for e in arg):  # the common case, by set membership (same verdicts as _equal)
+        members = frozenset(arg)
+        return lambda value: type(value) is str and value in members
+    return lambda value: any(_equal(value, e) for e in arg)
+
+
+def _const(c: _Compiler, arg: Any, schema: dict) -> Check:
+    if type(arg) is str:
+        return lambda value: type(value) is str and value == arg
+    return lambda value: _equal(value, arg)
+
+
+def _all_of(c: _Compiler, arg: list, schema: dict) -> Check:
+    return _all([c.compile(s) for s in arg])
+
+
+def _any_of(c: _Compiler, arg: list, schema: dict) -> Check:
+    subs = tuple(c.compile(s) for s in arg)
+    return lambda value: any(sub(value) for sub in subs)
+
+
+def _one_of(c: _Compiler, arg: list, schema: dict) -> Check:
+    subs = tuple(c.compile(s) for s in arg)
+    return lambda value: sum(sub(value) for sub in subs) == 1
+
+
+def _not(c: _Compiler, arg: Any, schema: dict) -> Check:
+    sub = c.compile(arg)
+    return lambda value: not sub(value)
+
+
+def _if(c: _Compiler, arg: Any, schema: dict) -> Check:
+    test, then, else_ = c.compile(arg), c.compile(schema.get("then", True)), c.compile(schema.get("else", True))
+    return lambda value: then(value) if test(value) else else_(value)
+
+
+def _ref(c: _Compiler, arg: str, schema: dict) -> Check:
+    target: list[Check] = []
+
+    def check(value: Any) -> bool:
+        if not target:
+            target.append(c.ref(arg))
+        return target[0](value)
     return check
 
 
-def _if(arg, value, schema, root):
-    branch = schema.get("then", True) if _valid(arg, value, root) else schema.get("else", True)
-    return _valid(branch, value, root)
-
-
-_KEYWORDS = {
+_MAKERS: dict[str, Callable[[_Compiler, Any, dict], Check]] = {
     "type": _type,
-    "enum": lambda arg, value, schema, root: any(_equal(value, e) for e in arg),
-    "const": lambda arg, value, schema, root: _equal(value, arg),
+    "enum": _enum,
+    "const": _const,
     "properties": _properties,
     "patternProperties": _pattern_properties,
     "additionalProperties": _additional,
-    "required": lambda arg, value, schema, root: not isinstance(value, dict) or all(k in value for k in arg),
+    "required": _required,
     "minProperties": _size(dict, lambda n, a: n >= a),
     "maxProperties": _size(dict, lambda n, a: n <= a),
     "items": _items,
@@ -176,15 +320,15 @@ _KEYWORDS = {
     "uniqueItems": _unique,
     "minLength": _size(str, lambda n, a: n >= a),
     "maxLength": _size(str, lambda n, a: n <= a),
-    "pattern": lambda arg, value, schema, root: not isinstance(value, str) or bool(_pattern(arg).search(value)),
+    "pattern": _string_pattern,
     "minimum": _num(lambda v, a: v >= a),
     "maximum": _num(lambda v, a: v <= a),
     "exclusiveMinimum": _num(lambda v, a: v > a),
     "exclusiveMaximum": _num(lambda v, a: v < a),
-    "allOf": lambda arg, value, schema, root: all(_valid(s, value, root) for s in arg),
-    "anyOf": lambda arg, value, schema, root: any(_valid(s, value, root) for s in arg),
-    "oneOf": lambda arg, value, schema, root: sum(_valid(s, value, root) for s in arg) == 1,
-    "not": lambda arg, value, schema, root: not _valid(arg, value, root),
+    "allOf": _all_of,
+    "anyOf": _any_of,
+    "oneOf": _one_of,
+    "not": _not,
     "if": _if,
-    "$ref": lambda arg, value, schema, root: _valid(_resolve(arg, root), value, root),
+    "$ref": _ref,
 }

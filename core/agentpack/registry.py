@@ -1,14 +1,15 @@
 """Values plugins register through the ``agentpack_register_*`` hooks.
 
-Plain dataclasses (no pydantic) so that building the CLI stays cheap.
+Named tuples (no pydantic, no dataclasses) so that building the CLI stays cheap.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+from .records import Record
 
 if TYPE_CHECKING:
     import click
@@ -16,8 +17,7 @@ if TYPE_CHECKING:
     from .models import Report
 
 
-@dataclass(frozen=True)
-class FormatInfo:
+class FormatInfo(NamedTuple):
     """A pack format a plugin owns."""
 
     name: str
@@ -29,8 +29,7 @@ class FormatInfo:
     """Filled in by the core: the plugin that registered it."""
 
 
-@dataclass(frozen=True)
-class Reporter:
+class Reporter(NamedTuple):
     """Renders a ``Report`` (validation findings and/or evaluation results) as text."""
 
     name: str
@@ -40,8 +39,7 @@ class Reporter:
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class CommandSpec:
+class CommandSpec(NamedTuple):
     """A top-level CLI command or group, imported only when it runs."""
 
     name: str
@@ -60,16 +58,16 @@ class CommandSpec:
         return obj
 
 
-@dataclass
-class McpContext:
+class McpContext(Record):
     """What ``agentpack mcp serve`` was started with."""
 
-    packs: list[Path] = field(default_factory=list)
-    options: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("packs", "options")
+    DEFAULTS = {"packs": list, "options": dict}
+    packs: list[Path]
+    options: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class McpTool:
+class McpTool(NamedTuple):
     """A tool served over MCP. ``handler(arguments)`` returns a JSON-able dict.
 
     A handler raises ``AgentpackError`` for a tool error (sent as an

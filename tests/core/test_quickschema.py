@@ -17,6 +17,7 @@ leaf_schemas = st.sampled_from([
     {"type": "string"}, {"type": ["integer", "null"]}, {"type": "number", "minimum": 0}, {"const": 1},
     {"enum": [True, 1, "a", None]}, {"minLength": 2}, {"pattern": "^a"}, {"type": "array", "uniqueItems": True},
     {"maxItems": 2}, {"exclusiveMaximum": 1}, {"type": "boolean"}, True, False, {"format": "email"},
+    {"enum": ["a", "", "ab"]}, {"const": "a"}, {"type": "object"}, {"type": "array"},
 ])
 schemas = st.recursive(leaf_schemas, lambda inner: st.one_of(
     st.builds(lambda p, r, a: {"type": "object", "properties": p, "required": r, "additionalProperties": a},
@@ -54,3 +55,21 @@ def test_references_to_the_schema_own_id_resolve():
     assert is_valid(schema, {"a": 1, "b": 2}) is True
     assert is_valid(schema, {"a": "x"}) is False
     assert is_valid(schema, {"b": "x"}) is False
+
+
+def test_a_part_it_cannot_decide_defers_only_when_it_is_reached():
+    schema = {"anyOf": [{"type": "string"}, {"format": "email"}]}
+    assert is_valid(schema, "x") is True
+    assert is_valid(schema, 1) is None
+    assert is_valid({"properties": {"a": {"type": "uuid"}}}, {"b": 1}) is True
+    assert is_valid({"properties": {"a": {"type": "uuid"}}}, {"a": 1}) is None
+
+
+def test_a_schema_is_compiled_once_and_recursive_references_work():
+    from agentpack.quickschema import compiled
+
+    tree = {"$defs": {"node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}},
+            "$ref": "#/$defs/node"}
+    assert compiled(tree) is compiled(tree)
+    assert is_valid(tree, {"kids": [{"kids": []}, {"kids": [{}]}]}) is True
+    assert is_valid(tree, {"kids": [{"kids": [1]}]}) is False

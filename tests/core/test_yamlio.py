@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentpack import yamlio
@@ -195,6 +195,36 @@ def test_yaml_ish_text_raises_only_yaml_error(text, strings_only):
         parse_yaml(text, strings_only=strings_only, strict=strings_only)
     except YamlError:
         pass
+
+
+def canonical(value):
+    """``value`` with the order of mapping keys and the type of every scalar made visible."""
+    if isinstance(value, dict):
+        return ["map", [(canonical(k), canonical(v)) for k, v in value.items()]]
+    if isinstance(value, list):
+        return ["seq", [canonical(item) for item in value]]
+    if isinstance(value, float) and value != value:
+        return ["float", "nan"]
+    return [type(value).__name__, value]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(st.lists(yaml_chars | st.sampled_from(["1", "true", "null", "~", "2001-12-14", "!!str ", "!!binary ", "<<: *a",
+                                              "&a ", "0x1F", "1.5e3", ".inf", "\n  ", "\n- "]),
+                max_size=60).map("".join))
+@example("a: 1\nb: [x, {c: 2001-12-14}]\n1: one\nnull: ~\n")
+@example("x: &a {p: 1}\ny: *a\nz:\n  <<: *a\n  q: 2\n")
+@example("s: !!set {a, b}\no: !!omap [a: 1]\nb: !!binary aGk=\nf: !!float 1\n")
+def test_one_pass_build_matches_pyyaml_constructor(text):
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+        return
+    try:
+        doc = parse_yaml(text)
+    except YamlError:  # stricter than PyYAML: duplicate keys, non-scalar keys, limits
+        return
+    assert canonical(doc.data) == canonical(expected)
 
 
 # NEL/LS/PS excluded: PyYAML's emitter writes them raw and its reader folds them (a PyYAML quirk)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 
 
@@ -30,8 +29,7 @@ class Executor(Protocol):
             on_result: Callable[[dict[str, Any]], None], cancel: threading.Event) -> None: ...
 
 
-@dataclass(frozen=True)
-class ExecutorInfo:
+class ExecutorInfo(NamedTuple):
     """An executor a plugin registers: its ``--executor`` name and a factory."""
 
     name: str

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError
 from agentpack.paths import resolve_under
+from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
@@ -28,59 +28,67 @@ DEFAULT_STEP_TIMEOUT = 30.0
 MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
 
 
-@dataclass
-class GraderSpec:
+class GraderSpec(Record):
     """One grader entry of a step, with its configured grader object."""
 
+    __slots__ = ("type", "config", "pointer", "grader")
     type: str
     config: dict[str, Any]
     pointer: str
     grader: Any
 
 
-@dataclass
-class Step:
+class Step(Record):
     """One input sent to the agent, and the graders of its result."""
 
+    __slots__ = ("index", "input", "graders", "timeout", "expect_status", "name", "line")
+    DEFAULTS = {"timeout": constant(None), "expect_status": constant(None), "name": constant(None),
+                "line": constant(None)}
     index: int
     input: str
     graders: list[GraderSpec]
-    timeout: float | None = None
-    expect_status: str | None = None
-    name: str | None = None
-    line: int | None = None
+    timeout: float | None
+    expect_status: str | None
+    name: str | None
+    line: int | None
 
 
-@dataclass
-class Scenario:
+class Scenario(Record):
     """One conversation: steps run in order on one agent session."""
 
+    __slots__ = ("index", "id", "name", "steps", "tags", "description", "skip", "timeout", "step_timeout",
+                 "retries", "repeat", "pass_threshold", "line")
+    DEFAULTS = {"tags": list, "description": constant(""), "skip": constant(None), "timeout": constant(None),
+                "step_timeout": constant(DEFAULT_STEP_TIMEOUT), "retries": constant(0), "repeat": constant(1),
+                "pass_threshold": constant(1.0), "line": constant(None)}
     index: int
     id: str
     name: str
     steps: list[Step]
-    tags: list[str] = field(default_factory=list)
-    description: str = ""
-    skip: str | None = None
-    timeout: float | None = None
-    step_timeout: float = DEFAULT_STEP_TIMEOUT
-    retries: int = 0
-    repeat: int = 1
-    pass_threshold: float = 1.0
-    line: int | None = None
+    tags: list[str]
+    description: str
+    skip: str | None
+    timeout: float | None
+    step_timeout: float
+    retries: int
+    repeat: int
+    pass_threshold: float
+    line: int | None
 
 
-@dataclass
-class Target:
+class Target(Record):
     """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
 
-    command: list[str] | str | None = None
-    url: str | None = None
-    shell: bool = False
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    stderr_limit: int = 64 * 1024
-    max_message: int = 64 * 1024 * 1024
+    __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message")
+    DEFAULTS = {"command": constant(None), "url": constant(None), "shell": constant(False), "cwd": constant(None),
+                "env": dict, "stderr_limit": constant(64 * 1024), "max_message": constant(64 * 1024 * 1024)}
+    command: list[str] | str | None
+    url: str | None
+    shell: bool
+    cwd: str | None
+    env: dict[str, str]
+    stderr_limit: int
+    max_message: int
 
     @property
     def kind(self) -> str:
@@ -104,23 +112,27 @@ class Target:
                               stderr_limit=self.stderr_limit, max_message=self.max_message)
 
 
-@dataclass
-class Manifest:
+class Manifest(Record):
     """A validated manifest, with paths resolved and graders built."""
 
+    __slots__ = ("path", "root", "name", "target", "scenarios", "config", "description", "isolation",
+                 "require_capabilities", "judge", "report_text_chars", "digest", "raw")
+    DEFAULTS = {"config": dict, "description": constant(""), "isolation": constant("reset"),
+                "require_capabilities": constant(False), "judge": dict, "report_text_chars": constant(20_000),
+                "digest": constant(""), "raw": dict}
     path: Path
     root: Path
     name: str
     target: Target
     scenarios: list[Scenario]
-    config: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
-    isolation: str = "reset"
-    require_capabilities: bool = False
-    judge: dict[str, Any] = field(default_factory=dict)
-    report_text_chars: int = 20_000
-    digest: str = ""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    config: dict[str, Any]
+    description: str
+    isolation: str
+    require_capabilities: bool
+    judge: dict[str, Any]
+    report_text_chars: int
+    digest: str
+    raw: dict[str, Any]
 
 
 def is_url(target: str) -> bool:

@@ -7,8 +7,9 @@ step; ``tests/agent_rpc`` proves they agree with the bundled
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from agentpack.records import Record, constant
 
 PROTOCOL_VERSION = "1.0"
 LEGACY_VERSION = "0.1"
@@ -59,18 +60,22 @@ class Interrupted(CallError):
     exit_reason = "interrupted"
 
 
-@dataclass
-class StepResult:
+class StepResult(Record):
     """A validated ``agent/step`` result, with the deprecated alias mirrored both ways."""
 
+    __slots__ = ("status", "public_output", "evaluation_context", "private_thought", "tool_calls", "logs", "usage",
+                 "raw")
+    DEFAULTS = {"public_output": constant(None), "evaluation_context": constant(None),
+                "private_thought": constant(None), "tool_calls": list, "logs": constant(None),
+                "usage": constant(None), "raw": dict}
     status: str
-    public_output: str | None = None
-    evaluation_context: str | None = None
-    private_thought: str | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    logs: str | None = None
-    usage: dict[str, int] | None = None
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    public_output: str | None
+    evaluation_context: str | None
+    private_thought: str | None
+    tool_calls: list[dict[str, Any]]
+    logs: str | None
+    usage: dict[str, int] | None
+    raw: dict[str, Any]
 
     def field_text(self, name: str) -> str | None:
         return getattr(self, name)

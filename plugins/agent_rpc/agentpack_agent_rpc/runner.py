@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.records import Record, constant
 
 from .graders.base import Check, GradeContext
 from .manifest import Manifest, Scenario
@@ -29,18 +29,21 @@ OK = "ok"
 RETRYABLE = {"timeout", "transport_error", "protocol_error", "agent_error", "agent_unreachable", "scenario_timeout"}
 
 
-@dataclass
-class RunOptions:
+class RunOptions(Record):
     """How to run: workers, filters, executor, timeouts and a result callback."""
 
-    jobs: int = 1
-    filters: list[str] = field(default_factory=list)
-    executor: str = "local"
-    step_timeout: float | None = None
-    max_duration: float | None = None
-    isolation: str | None = None
-    clock: Clock = SYSTEM_CLOCK
-    on_result: Callable[[dict[str, Any]], None] | None = None
+    __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
+    DEFAULTS = {"jobs": constant(1), "filters": list, "executor": constant("local"), "step_timeout": constant(None),
+                "max_duration": constant(None), "isolation": constant(None), "clock": constant(SYSTEM_CLOCK),
+                "on_result": constant(None)}
+    jobs: int
+    filters: list[str]
+    executor: str
+    step_timeout: float | None
+    max_duration: float | None
+    isolation: str | None
+    clock: Clock
+    on_result: Callable[[dict[str, Any]], None] | None
 
 
 def select_scenarios(scenarios: list[Scenario], filters: list[str]) -> list[Scenario]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .globs import covered
 from .manifest import SkillManifest
-from .record import Record
+from agentpack.records import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding

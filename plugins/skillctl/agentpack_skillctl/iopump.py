@@ -16,7 +16,7 @@ from typing import Callable
 
 from agentpack.proc import kill_group
 
-from .record import Record, constant
+from agentpack.records import Record, constant
 
 CHUNK = 65536
 EXIT_GRACE_S = 0.2

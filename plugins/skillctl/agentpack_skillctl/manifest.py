@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PackError, PathEscapeError
 
-from .record import Record
+from agentpack.records import Record
 
 if TYPE_CHECKING:
     from agentpack.yamldoc import YamlDocument

@@ -21,7 +21,7 @@ from .access import (
 )
 from .diskcache import stamp
 from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
-from .record import Record
+from agentpack.records import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding

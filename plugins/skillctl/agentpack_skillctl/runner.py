@@ -22,7 +22,7 @@ from agentpack.quickschema import is_valid
 from . import cache as cache_mod
 from .iopump import pump
 from .prepare import Prepared
-from .record import Record, constant
+from agentpack.records import Record, constant
 from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
 
 if TYPE_CHECKING:

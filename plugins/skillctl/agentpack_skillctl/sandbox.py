@@ -12,7 +12,7 @@ from typing import Any
 from agentpack.proc import spawn
 
 from .globs import matches
-from .record import Record, constant
+from agentpack.records import Record, constant
 
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp

@@ -8,8 +8,9 @@ one manifest entry once (raising ``GraderConfigError``), and
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
+
+from agentpack.records import Record, constant
 
 
 
@@ -21,19 +22,20 @@ class GraderConfigError(Exception):
         self.key = key
 
 
-@dataclass
-class Check:
+class Check(Record):
     """One grader's verdict on one step: what was expected, what was seen, and why."""
 
+    __slots__ = ("grader", "field", "passed", "expected", "actual", "reason", "error", "score", "name")
+    DEFAULTS = {"error": constant(False), "score": constant(None), "name": constant(None)}
     grader: str
     field: str
     passed: bool
     expected: Any
     actual: Any
     reason: str
-    error: bool = False
-    score: float | None = None
-    name: str | None = None
+    error: bool
+    score: float | None
+    name: str | None
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.grader, "name": self.name, "field": self.field, "passed": self.passed,
@@ -41,15 +43,16 @@ class Check:
                 "expected": self.expected, "actual": self.actual, "reason": self.reason}
 
 
-@dataclass
-class GradeContext:
+class GradeContext(Record):
     """What graders may use besides the step result: the step input and shared, thread-safe services."""
 
-    judge: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    clients: dict[tuple, Any] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    input: str = ""
+    __slots__ = ("judge", "env", "clients", "lock", "input")
+    DEFAULTS = {"judge": dict, "env": dict, "clients": dict, "lock": threading.Lock, "input": constant("")}
+    judge: dict[str, Any]
+    env: dict[str, str]
+    clients: dict[tuple, Any]
+    lock: threading.Lock
+    input: str
 
     def for_step(self, text: str) -> GradeContext:
         return GradeContext(judge=self.judge, env=self.env, clients=self.clients, lock=self.lock, input=text)
@@ -73,8 +76,7 @@ class Grader(Protocol):
     def grade(self, result: Any, context: GradeContext) -> Check: ...
 
 
-@dataclass(frozen=True)
-class GraderType:
+class GraderType(NamedTuple):
     """A grader a plugin registers: its manifest ``type``, a factory, and (for plugins) a config schema."""
 
     name: str

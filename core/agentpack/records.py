@@ -1,10 +1,9 @@
-"""``Record``: the small data classes of the run path, without the ``dataclasses`` module.
+"""``Record``: small mutable data classes for start-up paths, without the ``dataclasses`` module.
 
 A ``@dataclass`` generates and compiles its methods when the class is created
-(about half a millisecond each) and its module imports ``inspect``; on the run
-path of a fresh ``skillctl run`` process that was a measurable share of the
-overhead. A record's fields are its ``__slots__``, in order; ``DEFAULTS`` maps
-a field to a factory for its default value.
+(0.4 ms each, 0.9 ms frozen), a measurable share of a command that must start
+fast. A record's fields are its ``__slots__``, in order; ``DEFAULTS`` maps a
+field to a factory for its default value. Immutable values are ``NamedTuple``s.
 """
 
 from __future__ import annotations
