@@ -1,21 +1,22 @@
 """Benchmark the agent-rpc runtime against ecp-runtime 0.10.0 (when it can be installed in a throwaway venv).
 
 Agents: a raw stdlib echo agent, an agent written with our SDK and, with the
-reference present, one written with ecp-sdk. Manifests: 1 scenario x 200
-steps and 200 scenarios x 1 step. Each cell is the wall time of the whole
-CLI run (``agentpack rpc run`` vs ``ecp run``), the median of ``--repeat``
-runs that alternate between the two, and the mean per-step latency the
-runtime reports. Prints figures side by side with the machine's load;
-asserts nothing.
+reference present, one written with ecp-sdk. Manifests (block-style YAML, as
+people write them): 1 scenario x 200 steps and 200 scenarios x 1 step. Each
+cell is the wall time of the whole CLI run (``agentpack rpc run`` vs ``ecp
+run``), the median of ``--repeat`` runs that alternate between the two, and
+the mean per-step latency the runtime reports. Prints figures side by side
+with the machine's load; asserts nothing.
 
-Both runtimes run with a bytecode cache, as after ``pip install`` (which
-compiles the reference's modules): the child processes get a
-``PYTHONPYCACHEPREFIX`` under the temporary directory, even when the
-environment sets ``PYTHONDONTWRITEBYTECODE`` (which would make every run
-recompile our editable sources but not the installed reference), and each
-cell is warmed up once. ``--cold`` measures without that cache.
+Both runtimes are installed from wheels into throwaway venvs, as users get
+them (ours from this tree, see ``wheel_venv``; ``--editable`` uses the
+development venv instead), and each agent runs on the interpreter of the venv
+that has its SDK (the raw echo agent on ours). Both run with a bytecode cache
+(``PYTHONPYCACHEPREFIX`` under the temporary folder, even when the environment
+sets ``PYTHONDONTWRITEBYTECODE``) and each cell is warmed up once; ``--cold``
+measures without that cache.
 
-    .venv/bin/python bench/agent_rpc.py [--steps 200] [--repeat 3] [--shape 1x200] [--no-ref] [--cold]
+    .venv/bin/python bench/agent_rpc.py [--steps 200] [--repeat 3] [--shape 1xN] [--no-ref] [--cold] [--editable]
 """
 
 from __future__ import annotations
@@ -32,9 +33,13 @@ import time
 import venv
 from pathlib import Path
 
+import yaml
+from wheel_venv import wheel_venv
+
 REF_VERSION = "0.10.0"
 REF_HOME = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{REF_VERSION}"
-AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
+BIN = Path(sys.executable).parent
+"""Where ``agentpack`` and the interpreter of our agents are: the wheel venv's, or with ``--editable`` ours."""
 PYCACHE = Path(tempfile.gettempdir()) / "agentpack-bench-pycache"
 ENV = dict(os.environ)
 
@@ -98,7 +103,7 @@ def manifest(folder: Path, name: str, target: str, scenarios: int, steps: int) -
         {"name": f"s{i}", "steps": [{"input": f"m{i}-{j}", "graders": [
             {"type": "text_match", "condition": "equals", "value": f"Echo: m{i}-{j}"}]} for j in range(steps)]}
         for i in range(scenarios)]}
-    path.write_text(json.dumps(body))
+    path.write_text(yaml.safe_dump(body, sort_keys=False))
     return path
 
 
@@ -125,7 +130,7 @@ def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
 
 
 def ours(path: Path, out: Path) -> tuple[float, float | None]:
-    wall, report = timed([AGENTPACK, "-q", "rpc", "run", "-m", str(path)], out)
+    wall, report = timed([str(BIN / "agentpack"), "-q", "rpc", "run", "-m", str(path)], out)
     ok = report and report["ok"]
     return wall, report["latency"]["mean_ms"] if ok else None
 
@@ -210,7 +215,11 @@ def main() -> None:
                         help="manifest shapes to run (default both): 1 scenario x N steps, N scenarios x 1 step")
     parser.add_argument("--no-ref", action="store_true", help="skip the reference runtime")
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
+    parser.add_argument("--editable", action="store_true", help="run ours from the development venv")
     args = parser.parse_args()
+    global BIN
+    if not args.editable:
+        BIN = wheel_venv("agent_rpc") / "bin"
     if args.cold:
         ENV["PYTHONDONTWRITEBYTECODE"] = "1"
         ENV.pop("PYTHONPYCACHEPREFIX", None)
@@ -222,13 +231,14 @@ def main() -> None:
     shapes = {"1xN": (f"1x{n}", 1, n), "Nx1": (f"{n}x1", n, 1)}
     chosen = [shapes[s] for s in (args.shape or ["1xN", "Nx1"])]
     print(f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
-          f"{'no bytecode cache' if args.cold else 'bytecode cache on'}")
+          f"{'no bytecode cache' if args.cold else 'bytecode cache on'}; agentpack from "
+          f"{'the development venv' if args.editable else 'wheels'} ({BIN.parent})")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "raw_agent.py").write_text(RAW_AGENT)
         (folder / "sdk_agent.py").write_text(OUR_SDK_AGENT)
-        agents = {"raw echo": f"{sys.executable} {folder / 'raw_agent.py'}",
-                  "our SDK": f"{sys.executable} {folder / 'sdk_agent.py'}"}
+        agents = {"raw echo": f"{BIN / 'python'} {folder / 'raw_agent.py'}",
+                  "our SDK": f"{BIN / 'python'} {folder / 'sdk_agent.py'}"}
         if ref:
             (folder / "ref_sdk_agent.py").write_text(REF_SDK_AGENT)
             agents["ecp-sdk"] = f"{ref / 'bin' / 'python'} {folder / 'ref_sdk_agent.py'}"

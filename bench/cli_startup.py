@@ -65,7 +65,7 @@ import contextlib, io, sys, time
 marks = [time.perf_counter()]
 import agentpack; marks.append(time.perf_counter())
 import click; marks.append(time.perf_counter())
-import agentpack.cli; marks.append(time.perf_counter())
+import agentpack.cli, agentpack.launch; marks.append(time.perf_counter())
 import importlib.metadata; marks.append(time.perf_counter())
 import agentpack.plugins; marks.append(time.perf_counter())
 importlib.metadata.entry_points(group="agentpack"); marks.append(time.perf_counter())
@@ -73,7 +73,7 @@ host = agentpack.plugins.get_host(); marks.append(time.perf_counter())
 host.commands(); marks.append(time.perf_counter())
 sys.argv = ["agentpack", "--help"]
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-    agentpack.cli.run()
+    agentpack.launch.run()
 marks.append(time.perf_counter())
 print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 """

@@ -421,9 +421,5 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def run() -> None:
-    sys.exit(main())
-
-
 if __name__ == "__main__":  # pragma: no cover
-    run()
+    sys.exit(main())
