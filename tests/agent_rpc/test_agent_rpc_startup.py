@@ -10,7 +10,7 @@ import pytest
 from agentpack.errors import AgentpackError
 from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import open_manifest, run_manifest, validate_manifest
-from agentpack_agent_rpc.manifest import early_target, read_document
+from agentpack_agent_rpc.manifest import document_head, early_target, read_document
 from agentpack_agent_rpc.report import dumps
 from agentpack_agent_rpc.runner import RunOptions
 
@@ -96,6 +96,68 @@ def test_early_target_equals_the_validated_target(write_manifest, tmp_path):
     doc, _ = read_document(path)
     manifest, findings = validate_manifest(path)
     assert findings == [] and early_target(doc, path) == manifest.target
+
+
+@pytest.fixture
+def events(monkeypatch, opened) -> list:
+    """``"open"`` for every agent started and ``("parse", lines)`` for every YAML text parsed, in order."""
+    import agentpack.yamlio
+
+    seen: list = []
+    parse = agentpack.yamlio.parse_yaml
+    original = manifest_module.Target.open
+
+    def spy_parse(text, **kwargs):
+        seen.append(("parse", text.count("\n")))
+        return parse(text, **kwargs)
+
+    def spy_open(self):
+        seen.append("open")
+        return original(self)
+
+    monkeypatch.setattr(agentpack.yamlio, "parse_yaml", spy_parse)
+    monkeypatch.setattr(manifest_module, "parse_yaml", spy_parse)
+    monkeypatch.setattr(manifest_module.Target, "open", spy_open)
+    return seen
+
+
+def test_the_agent_starts_from_the_lines_above_scenarios_before_the_rest_is_parsed(write_manifest, events):
+    path = write_manifest([{"name": f"s{i}", "steps": [STEP]} for i in range(20)], env={"A": "1"})
+    manifest, transport = open_manifest(path)
+    try:
+        assert events[1] == "open" and events[0][1] < 10 < events[2][1], events
+        assert events.count("open") == 1 and transport.proc.poll() is None
+    finally:
+        transport.kill()
+        transport.close()
+
+
+def test_target_keys_below_scenarios_wait_for_the_whole_manifest(write_manifest, tmp_path, events):
+    path = write_manifest([{"name": "a", "steps": [STEP]}])
+    path.write_text(path.read_text() + "env:\n  LATE: 'yes'\n")
+    assert document_head(path.read_text(), path) is None
+    manifest, transport = open_manifest(path)
+    try:
+        assert events == [("parse", events[0][1]), "open"] and manifest.target.env == {"LATE": "yes"}
+        assert transport is not None and manifest.target == early_target(read_document(path)[0], path)
+    finally:
+        transport.kill()
+        transport.close()
+
+
+@pytest.mark.parametrize("text", ["scenarios: []\n", "name: x\ntarget: [a,\nscenarios: []\n",
+                                  "- a\nscenarios: []\n", '{"name": "x", "scenarios": []}\n'])
+def test_no_head_when_the_part_above_scenarios_is_not_a_mapping(text, tmp_path):
+    assert document_head(text, tmp_path / "m.yaml") is None
+
+
+def test_an_agent_started_from_a_head_that_disagrees_is_killed(write_manifest, monkeypatch, helpers, opened):
+    path = write_manifest([{"name": "a", "steps": [STEP]}])
+    wrong = manifest_module.parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
+    monkeypatch.setattr(manifest_module, "document_head", lambda text, file: wrong)
+    manifest, transport = open_manifest(path)
+    assert transport is None and len(opened) == 1
+    assert opened[0].proc.poll() is not None and helpers.group_gone(opened[0].pgid)
 
 
 def test_json_report_layout_is_indented_with_one_line_per_scenario(write_manifest):

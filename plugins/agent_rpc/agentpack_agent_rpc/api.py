@@ -53,30 +53,34 @@ def require_manifest(path: str | Path, *, document=None) -> Manifest:
 def open_manifest(path: str | Path) -> tuple[Manifest, Any]:
     """The validated manifest and, for a stdio target, its agent process already starting (else None).
 
-    The agent is spawned as soon as the target is read, so its start-up
-    overlaps the validation of the rest of the manifest; an invalid manifest
+    The agent is spawned as soon as the target is read (from the lines above
+    ``scenarios:`` when they hold it, else from the parsed manifest), so its
+    start-up overlaps parsing and validating the rest; an invalid manifest
     kills it before any request is sent. Pass the transport to
     ``run_manifest(..., transport=)``, which closes it when no scenario uses it.
     """
     from agentpack.errors import YamlError
+    from agentpack.yamlio import parse_yaml
 
-    from .manifest import early_target, manifest_file, read_document
-    from .protocol import CallError
+    from .manifest import document_head, early_target, manifest_file, read_text
 
     path = Path(path)
     file = manifest_file(path) or path
     try:
-        document = read_document(file)
+        text, raw = read_text(file)
     except YamlError:
-        return require_manifest(path), None  # reports the YAML error with its location
-    early = early_target(document[0], file)
-    transport = None
-    if early is not None:
-        try:
-            transport = early.open()
-        except CallError:  # cannot start: the run reports it in place
-            transport = None
+        return require_manifest(path), None  # reports the error with its location
+    early, transport = None, None
+    head = document_head(text, file)
+    if head is not None:
+        early, transport = _start(early_target(head, file))
     try:
+        try:
+            document = (parse_yaml(text, file=str(file)), raw)
+        except YamlError:
+            return require_manifest(path), None
+        if head is None:
+            early, transport = _start(early_target(document[0], file))
         manifest = require_manifest(path, document=document)
     except BaseException:
         if transport is not None:
@@ -84,9 +88,22 @@ def open_manifest(path: str | Path) -> tuple[Manifest, Any]:
             transport.close()
         raise
     if transport is not None and manifest.target != early:
+        transport.kill()
         transport.close()
         transport = None
     return manifest, transport
+
+
+def _start(target: Any) -> tuple[Any, Any]:
+    """``(target, its transport)``, or ``(target, None)`` when there is none or it cannot start (the run reports it)."""
+    from .protocol import CallError
+
+    if target is None:
+        return None, None
+    try:
+        return target, target.open()
+    except CallError:
+        return target, None
 
 
 def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: str | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -416,17 +417,44 @@ def _env_text(value: Any) -> str:
     return str(value)
 
 
-def read_document(path: Path) -> tuple[YamlDocument, bytes]:
-    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
+def read_text(path: Path) -> tuple[str, bytes]:
+    """The manifest's text and bytes; raises ``YamlError`` for an unreadable or non-UTF-8 file."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise YamlError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), raw
     except UnicodeDecodeError as exc:
         raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(path)) from None
+
+
+def read_document(path: Path) -> tuple[YamlDocument, bytes]:
+    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
+    text, raw = read_text(path)
     return parse_yaml(text, file=str(path)), raw
+
+
+_SCENARIOS_LINE = re.compile(r"^scenarios[ \t]*:", re.M)
+_TARGET_KEY_LINE = re.compile(r"^(?:target|shell|cwd|env|limits)[ \t]*:", re.M)
+
+
+def document_head(text: str, path: Path) -> YamlDocument | None:
+    """The top-level keys written above ``scenarios:``, parsed alone, for ``early_target``.
+
+    People write the target before the scenarios; reading only that part lets
+    the agent start before the long part of the manifest is parsed. None when
+    there is no block-style ``scenarios:`` line, when a target key also
+    appears below it, or when the part above is not a mapping on its own.
+    """
+    match = _SCENARIOS_LINE.search(text)
+    if match is None or _TARGET_KEY_LINE.search(text, match.end()):
+        return None
+    try:
+        head = parse_yaml(text[:match.start()], file=str(path))
+    except YamlError:
+        return None
+    return head if isinstance(head.data, dict) else None
 
 
 def early_target(doc: YamlDocument, path: Path) -> Target | None:
