@@ -130,7 +130,7 @@ def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
 
 
 def ours(path: Path, out: Path) -> tuple[float, float | None]:
-    wall, report = timed([str(BIN / "agentpack"), "-q", "rpc", "run", "-m", str(path)], out)
+    wall, report = timed([str(BIN / "agentpack"), "rpc", "run", "--manifest", str(path)], out)
     ok = report and report["ok"]
     return wall, report["latency"]["mean_ms"] if ok else None
 

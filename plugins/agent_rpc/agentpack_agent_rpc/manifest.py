@@ -500,9 +500,9 @@ def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = 
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)
-    from agentpack.hashing import sha256_bytes
+    from agentpack.hashing import sha256_small
 
-    manifest = builder.build(path, "sha256:" + sha256_bytes(raw))
+    manifest = builder.build(path, "sha256:" + sha256_small(raw))
     findings += builder.findings
     if strict:
         findings += _strict_findings(doc, manifest)
