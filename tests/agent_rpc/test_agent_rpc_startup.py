@@ -188,3 +188,28 @@ def test_report_files_replace_atomically_and_leave_no_temporary_file(tmp_path: P
     _write_text(target, "second ü\n")
     assert target.read_text(encoding="utf-8") == "second ü\n"
     assert [p.name for p in target.parent.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize("mode", ["linger", "ignore_eof"])
+def test_the_report_is_ready_while_the_agent_exits_and_leaving_the_block_reaps_it(write_manifest, helpers, mode):
+    from agentpack_agent_rpc.api import running
+
+    from .conftest import _live_members, bad_target
+
+    path = write_manifest([{"name": "a", "steps": [{"input": "hi"}]}], target=bad_target(mode))
+    with running(path) as report:
+        pid = helpers.run_pids(report)[0]
+        assert report["ok"] and _live_members(pid)  # the agent saw the end of its input, is still exiting
+    assert helpers.group_gone(pid)
+
+
+def test_an_error_while_writing_the_report_still_reaps_the_agent(write_manifest, helpers):
+    from agentpack_agent_rpc.api import running
+
+    from .conftest import bad_target
+
+    path = write_manifest([{"name": "a", "steps": [{"input": "hi"}]}], target=bad_target("ignore_eof"))
+    with pytest.raises(OSError), running(path) as report:
+        pid = helpers.run_pids(report)[0]
+        raise OSError("disk full")
+    assert helpers.group_gone(pid)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,11 +114,24 @@ def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: 
 
     ``transport``: the agent already started for ``manifest.target`` (see ``open_manifest``).
     """
+    with running(path, options, suite=suite, manifest=manifest, transport=transport) as report:
+        return report
+
+
+@contextmanager
+def running(path: str | Path, options: RunOptions | None = None, *, suite: str | None = None,
+            manifest: Manifest | None = None, transport: Any = None) -> Iterator[dict[str, Any]]:
+    """``run_manifest`` whose report the ``with`` block gets while the agents are still shutting down.
+
+    The block can write the report in that time; leaving it waits for the
+    agents to exit and kills their process groups, even on an error.
+    """
     from .report import build_report
     from .runner import RunOptions, Runner
 
     if manifest is None:
         manifest, transport = open_manifest(path)
+    runner = None
     try:
         options = options or RunOptions()
         if suite is not None and suite != manifest.name:
@@ -126,8 +141,10 @@ def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: 
             raise AgentpackError(f"unknown executor '{options.executor}'; available: {', '.join(sorted(found))}")
         runner = Runner(manifest, options, executor=found[options.executor].factory(), transport=transport)
         transport = None  # the runner owns it now
-        return build_report(manifest, runner.run(), filters=options.filters)
+        yield build_report(manifest, runner.run(), filters=options.filters)
     finally:
         if transport is not None:
             transport.kill()
             transport.close()
+        if runner is not None:
+            runner.finish()

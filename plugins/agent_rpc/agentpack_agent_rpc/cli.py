@@ -159,7 +159,7 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
     """
     from agentpack import console
 
-    from .api import open_manifest, run_manifest
+    from .api import open_manifest, running
 
     path = manifest or manifest_arg
     if path is None:
@@ -175,9 +175,9 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
         options = RunOptions(jobs=jobs, filters=list(filters), executor=executor, step_timeout=timeout,
                              max_duration=max_duration, isolation=isolation,
                              on_result=lambda record: bar.advance())
-        report = run_manifest(path, options, manifest=loaded, transport=transport)
-    text = dumps(report) if as_json or json_out else ""
-    _write_reports(report, html, json_out, junit, text)
+        with running(path, options, manifest=loaded, transport=transport) as report:
+            text = dumps(report) if as_json or json_out else ""
+            _write_reports(report, html, json_out, junit, text)  # while the agent exits
     if as_json:
         click.echo(text, nl=False)
     else:

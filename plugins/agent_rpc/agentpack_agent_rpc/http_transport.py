@@ -134,5 +134,8 @@ class HttpTransport:
     def kill(self) -> None:
         self.broken = True
 
+    def end_input(self) -> None:
+        """Nothing to signal over HTTP; ``close`` closes the connection pool."""
+
     def close(self, grace: float = 0.0) -> None:
         self._client.close()

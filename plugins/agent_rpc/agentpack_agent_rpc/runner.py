@@ -103,6 +103,7 @@ class Runner:
         self.deadline = math.inf
         self.stop_reason = "interrupted"
         self.isolation = self.options.isolation or manifest.isolation
+        self._retired: list[Any] = []
 
     # -- the run --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -140,7 +141,7 @@ class Runner:
             self.context.close()
             unused = self.take_started()
             if unused is not None:
-                unused.close()
+                self.retire(unused)
         if self.cancel.is_set() and self.stop_reason == "interrupted":
             interrupted = True
         for scenario in chosen:
@@ -159,6 +160,23 @@ class Runner:
                 "line": scenario.line, "status": "skipped", "exit_reason": reason, "message": message,
                 "repeat": scenario.repeat, "pass_threshold": scenario.pass_threshold, "passes": 0, "pass_rate": 0.0,
                 "pass_at_k": False, "flaky": False, "duration_ms": 0.0, "runs": []}
+
+    def retire(self, transport: Any) -> None:
+        """Tell an agent the run is over (end of input) and leave the waiting for its exit to ``finish``."""
+        transport.end_input()
+        with self._lock:
+            self._retired.append(transport)
+
+    def finish(self) -> None:
+        """Wait for the retired agents to exit (each within its grace period), then kill their process groups.
+
+        Separate from ``run`` so that the caller can build and write the
+        report while the agents shut down.
+        """
+        with self._lock:
+            retired, self._retired = self._retired, []
+        for transport in retired:
+            transport.close()
 
     def take_started(self) -> Any:
         """The agent started before the run (once; None afterwards or when there was none)."""
@@ -236,7 +254,10 @@ class _Worker:
             session.kill()
 
     def close(self) -> None:
-        self._discard()
+        """The end of this worker's scenarios: its agent is retired (see ``Runner.finish``)."""
+        if self.session is not None:
+            self.runner.retire(self.session.transport)
+            self.session = None
 
     # -- scenarios ----------------------------------------------------------------------------------
     def run_scenario(self, scenario: Scenario) -> dict[str, Any]:

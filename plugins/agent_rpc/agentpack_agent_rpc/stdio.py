@@ -258,15 +258,19 @@ class StdioTransport:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def end_input(self) -> None:
+        """Close the agent's stdin, its signal to exit; ``close`` then waits for it."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
     def close(self, grace: float = 0.5) -> int | None:
         """Close stdin, give the agent ``grace`` seconds to exit, then kill its process group."""
         if self._closed:
             return self.proc.returncode
         self._closed = True
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        self.end_input()
         end = time.monotonic() + (0 if self.broken else grace)
         while self.proc.poll() is None and time.monotonic() < end:
             if self._open or (self._pidfd is not None and self._pidfd >= 0):  # the pidfd wakes the poll at its exit

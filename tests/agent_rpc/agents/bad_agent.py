@@ -57,3 +57,7 @@ for line in sys.stdin:
             sys.stdout.flush()
             continue
     reply(output, rid)
+if mode == "linger":  # takes a while to exit after the end of its input
+    time.sleep(0.3)
+if mode == "ignore_eof":  # does not exit at the end of its input: the runtime must kill it
+    time.sleep(3600)
