@@ -13,6 +13,7 @@ errors only; ``repeat`` runs it k times for pass@k and a pass-rate threshold.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -63,6 +64,13 @@ def select_scenarios(scenarios: list[Scenario], filters: list[str]) -> list[Scen
     return chosen
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def needed_capabilities(manifest: Manifest) -> dict[str, str]:
     needed: dict[str, str] = {}
     for scenario in manifest.scenarios:
@@ -104,6 +112,8 @@ class Runner:
         self.stop_reason = "interrupted"
         self.isolation = self.options.isolation or manifest.isolation
         self._retired: list[Any] = []
+        self.spin = False
+        """Whether stdio sessions busy-poll for quick answers: one worker, and a CPU for the agent besides it."""
 
     # -- the run --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -124,6 +134,7 @@ class Runner:
                                  "conversations on one endpoint would share state")
             jobs = 1
         records: dict[int, dict[str, Any]] = {}
+        self.spin = jobs == 1 and _cpus() > 1
 
         def done(record: dict[str, Any]) -> None:
             records[record["index"]] = record
@@ -236,6 +247,7 @@ class _Worker:
                 session = None
         if session is None:
             session = Session.open(self.manifest.target, self.manifest.config, timeout, self.runner.take_started())
+            session.transport.spin = self.runner.spin
             self.session = session
             self.runner.note_agent(session.info)
             problem = self.runner.missing_required(session.info)

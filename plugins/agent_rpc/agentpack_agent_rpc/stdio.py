@@ -24,6 +24,8 @@ from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportEr
 
 READ_SIZE = 1 << 16
 MAX_WARNINGS = 20
+SPIN_S = 0.0002
+"""How long ``spin`` busy-polls for an answer before sleeping in ``poll``."""
 _DECODE = json.JSONDecoder().decode
 
 
@@ -95,6 +97,11 @@ class StdioTransport:
         self._closed = False
         self.broken = False
         """Set after a timeout or a desynchronised stream: the session must not be reused."""
+        self.spin = False
+        """Busy-poll up to ``SPIN_S`` for answers while the agent answers that fast (set by a serial run on a
+        machine with more than one CPU): waking from ``poll`` costs as long as a quick agent takes to answer."""
+        self._quick = True
+        self._sent = 0.0
 
     # -- reading -------------------------------------------------------------------
     def _read_ready(self, timeout: float, want_write: bool = False) -> bool:
@@ -177,7 +184,21 @@ class StdioTransport:
             if remaining <= 0:
                 self.broken = True
                 raise AgentTimeout("agent did not answer in time")
+            if self.spin and self._quick and self._spin():
+                self._read_ready(0)
+                continue
             self._read_ready(remaining if self._pidfd is not None else min(remaining, 0.05))
+            self._quick = time.perf_counter() - self._sent <= SPIN_S
+
+    def _spin(self) -> bool:
+        """Poll without sleeping for up to ``SPIN_S``; True when something is ready (or the agent is gone)."""
+        poll, clock = self._poll.poll, time.perf_counter
+        end = clock() + SPIN_S
+        while clock() < end:
+            if poll(0):
+                return True
+        self._quick = False
+        return False
 
     def _more_stdout(self) -> bool:
         """After the agent exited: read what it left in the pipe; False when nothing more will come."""
@@ -208,6 +229,7 @@ class StdioTransport:
 
     # -- writing ---------------------------------------------------------------------
     def send(self, data: bytes, deadline: float) -> None:
+        self._sent = time.perf_counter()
         view = memoryview(data)
         while view:
             try:
