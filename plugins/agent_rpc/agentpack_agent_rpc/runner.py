@@ -247,7 +247,8 @@ class _Worker:
                 session = None
         if session is None:
             session = Session.open(self.manifest.target, self.manifest.config, timeout, self.runner.take_started())
-            session.transport.spin = self.runner.spin
+            if session.transport.kind == "stdio":
+                session.transport.spin = self.runner.spin
             self.session = session
             self.runner.note_agent(session.info)
             problem = self.runner.missing_required(session.info)
