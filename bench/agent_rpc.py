@@ -249,7 +249,8 @@ def main() -> None:
                 path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
                 print(_cell(label, shape, path, folder, ref, args.repeat), flush=True)
         cost = overhead_per_step(folder, agents["raw echo"], n)
-        print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. grading): {cost:.3f} ms")
+        print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. parsing, grading, "
+              f"reporting and busy-polling for the answer): {cost:.3f} ms")
         for label in ("raw echo", "our SDK", "ecp-sdk"):
             if label in agents:
                 startup = agent_startup(agents[label]) * 1000

@@ -48,6 +48,8 @@ class TailBuffer:
 
     def take(self) -> str:
         """The text collected since the last ``take`` (with a note of what was dropped), then reset."""
+        if not self.data and not self.dropped:  # the usual step: nothing on stderr
+            return ""
         text = self.data.decode("utf-8", "replace")
         if self.dropped:
             text = f"[... {self.dropped} earlier bytes of stderr dropped ...]\n{text}"
