@@ -213,3 +213,12 @@ def test_an_error_while_writing_the_report_still_reaps_the_agent(write_manifest,
         pid = helpers.run_pids(report)[0]
         raise OSError("disk full")
     assert helpers.group_gone(pid)
+
+
+def test_broken_yaml_below_the_head_kills_the_agent_started_from_it(write_manifest, helpers, opened):
+    path = write_manifest([{"name": "a", "steps": [STEP]}])
+    path.write_text(path.read_text() + "  - name: [unclosed\n")
+    with pytest.raises(AgentpackError) as info:
+        open_manifest(path)
+    assert info.value.line is not None and len(opened) == 1
+    assert opened[0].proc.poll() is not None and helpers.group_gone(opened[0].pgid)
