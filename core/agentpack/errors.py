@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 
@@ -68,6 +70,23 @@ class MissingDependencyError(AgentpackError):
         self.module = module
         self.distribution = distribution
         self.extra = extra
+
+
+@contextmanager
+def reading(file: str, error: type[PackError] = PackError) -> Iterator[None]:
+    """Reading a file in the block: an undecodable or unreadable file becomes ``error`` naming ``file``.
+
+    A ``UnicodeDecodeError`` gives the line of the bad byte and a hint; an
+    ``OSError`` gives the system's reason.
+    """
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1 if isinstance(exc.object, bytes) else None
+        raise error(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=file, line=line,
+                    hint="save the file as UTF-8") from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror or exc}", file=file) from None
 
 
 def require(module: str, *, distribution: str, extra: str | None = None, feature: str = "") -> ModuleType:

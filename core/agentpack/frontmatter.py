@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PackError
+from .errors import PackError, reading
 from .yamlio import YamlDocument, parse_yaml
 
 _YAML11_BREAKS = {"\x85": "\ufdd0", "\u2028": "\ufdd1", "\u2029": "\ufdd2"}
@@ -89,14 +89,8 @@ def read_markdown(path: str | Path, *, display: str | None = None, strings_only:
     path = path if isinstance(path, Path) else Path(path)
     name = display or str(path)
     if text is None:
-        try:
+        with reading(name):
             text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            line = exc.object[: exc.start].count(b"\n") + 1
-            raise PackError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
-                            hint="save the file as UTF-8") from None
-        except OSError as exc:
-            raise PackError(f"cannot read: {exc.strerror or exc}", file=name) from None
     front, body, body_line = split_frontmatter(text, file=name)
     document = parse_frontmatter_text(front, file=name, strings_only=strings_only)
     return MarkdownDocument(path=path, display=name, frontmatter=document, body=body, body_line=body_line)

@@ -16,6 +16,17 @@ def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen:
     return subprocess.Popen(argv, **kwargs)
 
 
+def pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), for ``poll``; None where unavailable.
+
+    Waiting on it (beside a child's pipes) wakes the waiter at the exit, with no polling interval.
+    """
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def kill_group(proc: subprocess.Popen, *, grace: float = 1.0) -> int | None:
     """SIGTERM the whole process group, wait up to ``grace`` seconds, then SIGKILL it.
 

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .errors import YamlError
+from .errors import YamlError, reading
 from .yamldoc import YamlDocument, escape_pointer, join_pointer
 
 __all__ = ["YamlDocument", "escape_pointer", "join_pointer", "load_yaml", "parse_yaml"]
@@ -425,15 +425,9 @@ def load_yaml(path: str | Path, *, display: str | None = None, strings_only: boo
     """
     path = Path(path)
     name = display or str(path)
-    try:
+    with reading(name, YamlError):
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise YamlError(f"YAML file is {size} bytes, more than the limit of {MAX_BYTES}", file=name)
         text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=name, line=line,
-                        hint="save the file as UTF-8") from None
-    except OSError as exc:
-        raise YamlError(f"cannot read: {exc.strerror or exc}", file=name) from None
     return parse_yaml(text, file=name, strings_only=strings_only)

@@ -9,6 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from agentpack.proc import kill_group, spawn
 
 PARENT = textwrap.dedent("""
@@ -81,3 +83,21 @@ def test_kill_group_without_own_group_kills_only_the_child():
     assert os.getpgid(proc.pid) == os.getpgid(0)
     assert kill_group(proc, grace=0.1) == -9
     assert alive(os.getpid())
+
+
+def test_pidfd_becomes_readable_when_the_process_exits():
+    import select
+
+    from agentpack.proc import pidfd
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    fd = pidfd(proc.pid)
+    if fd is None:
+        proc.wait()
+        pytest.skip("no pidfd_open here (Linux 5.3+)")
+    try:
+        assert select.select([fd], [], [], 0)[0] == []
+        assert select.select([fd], [], [], 10)[0] == [fd]
+        assert proc.wait(timeout=5) == 0
+    finally:
+        os.close(fd)

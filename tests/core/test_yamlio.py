@@ -287,3 +287,15 @@ def test_pure_python_loader_fallback_behaves_alike():
 
     result = subprocess.run([sys.executable, "-c", PURE_LOADER], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_reading_names_the_file_the_line_and_the_reason(tmp_path):
+    from agentpack.errors import PackError, reading
+
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\nalso fine\n\xff here\n")
+    with pytest.raises(PackError) as info, reading("bad.txt"):
+        bad.read_text(encoding="utf-8")
+    assert (info.value.file, info.value.line, info.value.hint) == ("bad.txt", 3, "save the file as UTF-8")
+    with pytest.raises(YamlError, match="cannot read: No such file"), reading("gone.yaml", YamlError):
+        (tmp_path / "gone.yaml").read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from agentpack.errors import PathEscapeError, YamlError
+from agentpack.errors import PathEscapeError, YamlError, reading
 from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
@@ -419,14 +419,9 @@ def _env_text(value: Any) -> str:
 
 def read_text(path: Path) -> tuple[str, bytes]:
     """The manifest's text and bytes; raises ``YamlError`` for an unreadable or non-UTF-8 file."""
-    try:
+    with reading(str(path), YamlError):
         raw = path.read_bytes()
-    except OSError as exc:
-        raise YamlError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
-    try:
         return raw.decode("utf-8-sig"), raw
-    except UnicodeDecodeError as exc:
-        raise YamlError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(path)) from None
 
 
 def read_document(path: Path) -> tuple[YamlDocument, bytes]:

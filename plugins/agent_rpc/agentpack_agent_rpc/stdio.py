@@ -18,7 +18,7 @@ import subprocess
 import time
 from typing import Any
 
-from agentpack.proc import kill_group, spawn
+from agentpack.proc import kill_group, pidfd, spawn
 
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
 
@@ -58,14 +58,6 @@ class TailBuffer:
         return text
 
 
-def _pidfd(pid: int) -> int | None:
-    """A pollable handle on the process's exit (Linux 5.3+), or None where unavailable."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
 class StdioTransport:
     kind = "stdio"
 
@@ -91,7 +83,7 @@ class StdioTransport:
         self._poll.register(self._err, select.POLLIN)
         self._open = {self._out, self._err}
         self._dead = False
-        self._pidfd = _pidfd(self.pid)
+        self._pidfd = pidfd(self.pid)
         if self._pidfd is not None:  # the agent's exit wakes the poll even if a grandchild holds its pipes
             self._poll.register(self._pidfd, select.POLLIN)
         self._buf = bytearray()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError, PackError, YamlError
+from agentpack.errors import AgentpackError, PackError, YamlError, reading
 
 MANIFEST_PATH = "expert/EXPERT.yaml"
 MANIFEST_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-manifest.schema.json"
@@ -292,12 +292,8 @@ def read_json_doc(path: Path, display: str):
     """A JSON file as a ``YamlDocument`` (data plus pointer-to-line map); ``YamlError`` when invalid."""
     from agentpack.yamlio import YamlDocument, parse_yaml
 
-    try:
+    with reading(display, YamlError):
         text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise YamlError(f"not UTF-8 text: {exc.reason}", file=display) from None
-    except OSError as exc:
-        raise YamlError(f"cannot read: {exc.strerror or exc}", file=display) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,7 +14,7 @@ import subprocess
 import time
 from typing import Callable
 
-from agentpack.proc import kill_group
+from agentpack.proc import kill_group, pidfd
 
 from agentpack.records import Record, constant
 
@@ -48,9 +48,9 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             sel.register(stream, selectors.EVENT_READ)
-    pidfd = _pidfd(proc.pid)
-    if pidfd is not None:
-        sel.register(pidfd, selectors.EVENT_READ)
+    exit_fd = pidfd(proc.pid)
+    if exit_fd is not None:
+        sel.register(exit_fd, selectors.EVENT_READ)
     view = memoryview(data)
     offset = 0
     exited_at: float | None = None
@@ -60,18 +60,18 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
             if now >= deadline:
                 result.timed_out = True
                 break
-            if exited_at is None and pidfd is None and proc.poll() is not None:
+            if exited_at is None and exit_fd is None and proc.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE_S:
                 break  # the skill is gone; whatever holds its pipes is a leftover child
             if exited_at is not None:
                 wait = min(deadline, exited_at + EXIT_GRACE_S) - now + 0.001
             else:
-                wait = deadline - now if pidfd is not None else min(deadline - now, 0.25)
+                wait = deadline - now if exit_fd is not None else min(deadline - now, 0.25)
             for key, _ in sel.select(wait):
                 stream = key.fileobj
-                if stream is pidfd:
-                    sel.unregister(pidfd)
+                if stream is exit_fd:
+                    sel.unregister(exit_fd)
                     exited_at = time.monotonic()
                     continue
                 if stream is proc.stdin:
@@ -105,8 +105,8 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
                         result.stderr_truncated = True
     finally:
         sel.close()
-        if pidfd is not None:
-            os.close(pidfd)
+        if exit_fd is not None:
+            os.close(exit_fd)
     if result.timed_out or result.stdout_overflow:
         result.returncode = kill_group(proc, grace=0.2)
     else:
@@ -124,14 +124,6 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
     result.chunks = []
     result.stderr_kept = bytes(kept)
     return result
-
-
-def _pidfd(pid: int) -> int | None:
-    """A file descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or None."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
 
 
 def _kill_leftovers(pgid: int) -> int:
