@@ -43,7 +43,7 @@ BIN = Path(sys.executable).parent
 PYCACHE = Path(tempfile.gettempdir()) / "agentpack-bench-pycache"
 ENV = dict(os.environ)
 
-RAW_AGENT = '''import json, sys
+RAW_AGENT = """import json, sys
 out = sys.stdout
 for line in sys.stdin:
     m = json.loads(line)
@@ -56,9 +56,9 @@ for line in sys.stdin:
         r = {"status": "done", "public_output": "Echo: " + m["params"]["input"]}
     out.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\\n")
     out.flush()
-'''
+"""
 
-OUR_SDK_AGENT = '''from agentpack_agent_rpc.sdk import Agent, Result
+OUR_SDK_AGENT = """from agentpack_agent_rpc.sdk import Agent, Result
 agent = Agent("sdk-echo")
 @agent.step
 def step(text):
@@ -67,9 +67,9 @@ def step(text):
 def reset():
     pass
 agent.main()
-'''
+"""
 
-REF_SDK_AGENT = '''from ecp import Result, agent, on_reset, on_step, serve
+REF_SDK_AGENT = """from ecp import Result, agent, on_reset, on_step, serve
 @agent(name="ecp-sdk-echo")
 class Echo:
     @on_step
@@ -79,7 +79,7 @@ class Echo:
     def reset(self):
         pass
 serve(Echo())
-'''
+"""
 
 
 def reference() -> Path | None:
@@ -88,8 +88,20 @@ def reference() -> Path | None:
     try:
         REF_HOME.parent.mkdir(parents=True, exist_ok=True)
         venv.create(REF_HOME, with_pip=True, clear=True)
-        subprocess.run([str(REF_HOME / "bin" / "python"), "-m", "pip", "install", "-q", f"ecp-runtime=={REF_VERSION}",
-                        f"ecp-sdk=={REF_VERSION}"], check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [
+                str(REF_HOME / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"ecp-runtime=={REF_VERSION}",
+                f"ecp-sdk=={REF_VERSION}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"(reference runtime unavailable: {exc})", file=sys.stderr)
         return None
@@ -99,10 +111,24 @@ def reference() -> Path | None:
 
 def manifest(folder: Path, name: str, target: str, scenarios: int, steps: int) -> Path:
     path = folder / f"{name}.yaml"
-    body = {"manifest_version": "v1", "name": name, "target": target, "scenarios": [
-        {"name": f"s{i}", "steps": [{"input": f"m{i}-{j}", "graders": [
-            {"type": "text_match", "condition": "equals", "value": f"Echo: m{i}-{j}"}]} for j in range(steps)]}
-        for i in range(scenarios)]}
+    body = {
+        "manifest_version": "v1",
+        "name": name,
+        "target": target,
+        "scenarios": [
+            {
+                "name": f"s{i}",
+                "steps": [
+                    {
+                        "input": f"m{i}-{j}",
+                        "graders": [{"type": "text_match", "condition": "equals", "value": f"Echo: m{i}-{j}"}],
+                    }
+                    for j in range(steps)
+                ],
+            }
+            for i in range(scenarios)
+        ],
+    }
     path.write_text(yaml.safe_dump(body, sort_keys=False))
     return path
 
@@ -149,8 +175,9 @@ def agent_startup(target: str) -> float:
     samples = []
     for _ in range(5):
         start = time.perf_counter()
-        proc = subprocess.Popen(shlex.split(target), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=ENV)
+        proc = subprocess.Popen(
+            shlex.split(target), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV
+        )
         proc.stdin.write(init)
         proc.stdin.flush()
         proc.stdout.readline()
@@ -211,8 +238,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell (median; default 3)")
-    parser.add_argument("--shape", action="append", choices=["1xN", "Nx1"],
-                        help="manifest shapes to run (default both): 1 scenario x N steps, N scenarios x 1 step")
+    parser.add_argument(
+        "--shape",
+        action="append",
+        choices=["1xN", "Nx1"],
+        help="manifest shapes to run (default both): 1 scenario x N steps, N scenarios x 1 step",
+    )
     parser.add_argument("--no-ref", action="store_true", help="skip the reference runtime")
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
     parser.add_argument("--editable", action="store_true", help="run ours from the development venv")
@@ -230,32 +261,42 @@ def main() -> None:
     n = args.steps
     shapes = {"1xN": (f"1x{n}", 1, n), "Nx1": (f"{n}x1", n, 1)}
     chosen = [shapes[s] for s in (args.shape or ["1xN", "Nx1"])]
-    print(f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
-          f"{'no bytecode cache' if args.cold else 'bytecode cache on'}; agentpack from "
-          f"{'the development venv' if args.editable else 'wheels'} ({BIN.parent})")
+    print(
+        f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
+        f"{'no bytecode cache' if args.cold else 'bytecode cache on'}; agentpack from "
+        f"{'the development venv' if args.editable else 'wheels'} ({BIN.parent})"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "raw_agent.py").write_text(RAW_AGENT)
         (folder / "sdk_agent.py").write_text(OUR_SDK_AGENT)
-        agents = {"raw echo": f"{BIN / 'python'} {folder / 'raw_agent.py'}",
-                  "our SDK": f"{BIN / 'python'} {folder / 'sdk_agent.py'}"}
+        agents = {
+            "raw echo": f"{BIN / 'python'} {folder / 'raw_agent.py'}",
+            "our SDK": f"{BIN / 'python'} {folder / 'sdk_agent.py'}",
+        }
         if ref:
             (folder / "ref_sdk_agent.py").write_text(REF_SDK_AGENT)
             agents["ecp-sdk"] = f"{ref / 'bin' / 'python'} {folder / 'ref_sdk_agent.py'}"
-        print(f"{'agent':10} {'manifest':9} {'agentpack s':>12} {'ecp-runtime s':>14} {'speed-up':>9} "
-              f"{'CPU ours/ref s':>15} {'ours ms/step':>13} {'ref ms/step':>12}")
+        print(
+            f"{'agent':10} {'manifest':9} {'agentpack s':>12} {'ecp-runtime s':>14} {'speed-up':>9} "
+            f"{'CPU ours/ref s':>15} {'ours ms/step':>13} {'ref ms/step':>12}"
+        )
         for label, target in agents.items():
             for shape, scenarios, steps in chosen:
                 path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
                 print(_cell(label, shape, path, folder, ref, args.repeat), flush=True)
         cost = overhead_per_step(folder, agents["raw echo"], n)
-        print(f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. parsing, grading, "
-              f"reporting and busy-polling for the answer): {cost:.3f} ms")
+        print(
+            f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. parsing, grading, "
+            f"reporting and busy-polling for the answer): {cost:.3f} ms"
+        )
         for label in ("raw echo", "our SDK", "ecp-sdk"):
             if label in agents:
                 startup = agent_startup(agents[label]) * 1000
-                print(f"start-up of the {label} agent alone (spawn to its initialize answer, median of 5): "
-                      f"{startup:.0f} ms")
+                print(
+                    f"start-up of the {label} agent alone (spawn to its initialize answer, median of 5): "
+                    f"{startup:.0f} ms"
+                )
     print(f"load average {_load()}")
 
 

@@ -77,16 +77,33 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
 marks.append(time.perf_counter())
 print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 """
-PHASE_NAMES = ("import agentpack (pluggy)", "import click", "import agentpack.cli (rest)",
-               "import importlib.metadata", "import agentpack.plugins (rest)", "entry_points() scan",
-               "plugin manager (import plugins, register, check)", "commands() hook", "render --help")
+PHASE_NAMES = (
+    "import agentpack (pluggy)",
+    "import click",
+    "import agentpack.cli (rest)",
+    "import importlib.metadata",
+    "import agentpack.plugins (rest)",
+    "entry_points() scan",
+    "plugin manager (import plugins, register, check)",
+    "commands() hook",
+    "render --help",
+)
 
 
 def phases(runs: int) -> None:
     """In-process phases of `agentpack --help`, minimum over ``runs`` fresh processes. Plugin modules load
     through importlib.import_module, which -X importtime does not record, so this is the complete picture."""
-    samples = [list(map(float, subprocess.run([sys.executable, "-c", PHASES], capture_output=True, text=True,
-                                              check=True).stdout.split())) for _ in range(runs)]
+    samples = [
+        list(
+            map(
+                float,
+                subprocess.run(
+                    [sys.executable, "-c", PHASES], capture_output=True, text=True, check=True
+                ).stdout.split(),
+            )
+        )
+        for _ in range(runs)
+    ]
     print(f"\nphases of `agentpack --help` in one process (minimum of {runs} runs):")
     for index, name in enumerate(PHASE_NAMES):
         print(f"    {min(s[index] for s in samples) * 1000:7.1f} ms  {name}")
@@ -97,8 +114,10 @@ def explain(top: int) -> None:
     rows = import_profile([sys.executable, AGENTPACK, "--help"])
     bare = {m.strip() for _, _, m in import_profile([sys.executable, "-c", "pass"])}
     total = sum(s for s, _, m in rows if m.strip() not in bare)
-    print(f"\nwhere `agentpack --help` spends its imports beyond a bare start (python -X importtime, "
-          f"{total / 1000:.0f} ms in all):")
+    print(
+        f"\nwhere `agentpack --help` spends its imports beyond a bare start (python -X importtime, "
+        f"{total / 1000:.0f} ms in all):"
+    )
     roots = [(c, m.strip()) for _, c, m in rows if not m.startswith("  ") and m.strip() not in bare]
     print("  top-level imports by cumulative time:")
     for cumulative, module in sorted(roots, reverse=True)[:top]:
@@ -127,8 +146,7 @@ def main() -> None:
         sys.exit(f"no agentpack script at {AGENTPACK}; run `make install` first")
     plugins = subprocess.run([AGENTPACK, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     print(f"{plugins[0]} with {len(plugins) - 1} plugins: {', '.join(p.split()[0] for p in plugins[1:])}")
-    print(f"median of {args.runs} runs, each a new process ({os.cpu_count()} CPUs, load "
-          f"{os.getloadavg()[0]:.1f})\n")
+    print(f"median of {args.runs} runs, each a new process ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})\n")
     times = measure(args.runs)
     bare = statistics.median(times["python -c pass"])
     print(f"{'command':22} {'median':>9} {'min':>9} {'max':>9} {'vs bare':>9}")
@@ -138,8 +156,10 @@ def main() -> None:
         print(f"{name:22} {median * 1000:7.0f}ms {min(values) * 1000:7.0f}ms {max(values) * 1000:7.0f}ms {delta:>9}")
     over = statistics.median(times["agentpack --help"]) - bare
     verdict = "within" if over <= TARGET_S else "MISSES"
-    print(f"\ntarget: `agentpack --help` within {TARGET_S * 1000:.0f} ms of bare start: {verdict} "
-          f"({over * 1000:.0f} ms; by minimum {(min(times['agentpack --help']) - min(times['python -c pass'])) * 1000:.0f} ms)")
+    print(
+        f"\ntarget: `agentpack --help` within {TARGET_S * 1000:.0f} ms of bare start: {verdict} "
+        f"({over * 1000:.0f} ms; by minimum {(min(times['agentpack --help']) - min(times['python -c pass'])) * 1000:.0f} ms)"
+    )
     print("reference: the agent protocol's reference runtime takes about 500 ms to start")
     if over > TARGET_S or args.explain:
         phases(max(5, args.runs // 2))

@@ -22,10 +22,67 @@ import time
 import tracemalloc
 from pathlib import Path
 
-WORDS = ("search web summarize document review code translate text extract table plan task schedule meeting "
-         "analyze data chart report email draft reply test run build deploy monitor alert query database index "
-         "crawl page parse json yaml validate schema convert format compare option evaluate criteria decide "
-         "risk audit log trace debug profile cache store fetch upload image audio video caption classify").split()
+WORDS = [
+    "search",
+    "web",
+    "summarize",
+    "document",
+    "review",
+    "code",
+    "translate",
+    "text",
+    "extract",
+    "table",
+    "plan",
+    "task",
+    "schedule",
+    "meeting",
+    "analyze",
+    "data",
+    "chart",
+    "report",
+    "email",
+    "draft",
+    "reply",
+    "test",
+    "run",
+    "build",
+    "deploy",
+    "monitor",
+    "alert",
+    "query",
+    "database",
+    "index",
+    "crawl",
+    "page",
+    "parse",
+    "json",
+    "yaml",
+    "validate",
+    "schema",
+    "convert",
+    "format",
+    "compare",
+    "option",
+    "evaluate",
+    "criteria",
+    "decide",
+    "risk",
+    "audit",
+    "log",
+    "trace",
+    "debug",
+    "profile",
+    "cache",
+    "store",
+    "fetch",
+    "upload",
+    "image",
+    "audio",
+    "video",
+    "caption",
+    "classify",
+]
 RUNTIMES = ("cli", "copilot", "opencode", "codex")
 # agentskills-retrieval 0.7.0 (BM25 only, no contracts), measured on this machine by the author.
 COMPARABLE = {1000: (2.5, 0.0075), 10000: (25.0, 0.038)}
@@ -53,12 +110,14 @@ def generate(root: Path, count: int, seed: int = 7) -> None:
 
 def run(size: int, repeat: int) -> dict:
     from agentpack.plugins import get_host
-
     from agentpack_dci.resolve import Resolver, ResolveRequest, clear_memos
 
     host = get_host()
-    request = ResolveRequest(required=["search-web", "summarize-document"], optional=["review-code"],
-                             query="search the web and summarize documents")
+    request = ResolveRequest(
+        required=["search-web", "summarize-document"],
+        optional=["review-code"],
+        query="search the web and summarize documents",
+    )
     with tempfile.TemporaryDirectory(prefix="dci-bench-") as tmp:
         root = Path(tmp)
         generate(root, size)
@@ -87,9 +146,16 @@ def run(size: int, repeat: int) -> dict:
         Resolver(root, host=host, ephemeral_history=True).resolve(request).report()
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    return {"size": size, "cold": statistics.median(cold), "cold_cpu": statistics.median(cpu), "warm": statistics.median(warm),
-            "report": statistics.median(report), "rescan": statistics.median(rescan), "peak_mb": peak / 2**20,
-            "selected": resolution.report()["selected_candidates"]}
+    return {
+        "size": size,
+        "cold": statistics.median(cold),
+        "cold_cpu": statistics.median(cpu),
+        "warm": statistics.median(warm),
+        "report": statistics.median(report),
+        "rescan": statistics.median(rescan),
+        "peak_mb": peak / 2**20,
+        "selected": resolution.report()["selected_candidates"],
+    }
 
 
 def main() -> None:
@@ -97,16 +163,20 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}  {'peak MB':>8}"
-          f"  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}")
+    print(
+        f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}  {'peak MB':>8}"
+        f"  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         r = run(size, args.repeat)
         target = TARGETS.get(size)
         other = COMPARABLE.get(size)
         t = f"{target[0]:.1f} s / {target[1] * 1000:.0f} ms" if target else "-"
         o = f"{other[0]:.1f} s / {other[1] * 1000:.1f} ms" if other else "-"
-        print(f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}  {r['report'] * 1000:>9.2f}  "
-              f"{r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}")
+        print(
+            f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}  {r['report'] * 1000:>9.2f}  "
+            f"{r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}"
+        )
 
 
 if __name__ == "__main__":

@@ -47,9 +47,11 @@ QUERIES = [
     ("send an email over SMTP with starttls and login", "smtplib.py"),
     ("read members of a zip archive and extract them", "zipfile"),
 ]
-FORMATS = [("keyword", "keyword-index-v2", "type: keyword"),
-           ("fts", "sqlite-fts-index-v1", "type: keyword\n        backend: sqlite-fts"),
-           ("vector", "vector-index-v1", "type: vector\n        embedding: {model: agentpack-hash-v1, dimensions: 256}")]
+FORMATS = [
+    ("keyword", "keyword-index-v2", "type: keyword"),
+    ("fts", "sqlite-fts-index-v1", "type: keyword\n        backend: sqlite-fts"),
+    ("vector", "vector-index-v1", "type: vector\n        embedding: {model: agentpack-hash-v1, dimensions: 256}"),
+]
 
 
 CPU_SECONDS: dict[tuple, float] = {}
@@ -84,19 +86,26 @@ def make_pack(root: Path, stdlib: Path, formats, quick: bool, reference: bool = 
     text = text.replace('exclude: ["**/.git/**"]', 'exclude: ["site-packages/", "__pycache__/"]')
     start = text.index("    indexes:\n")
     end = text.index("maintenance:\n")
-    entries = "".join(f"""      - id: std-{short}
+    entries = "".join(
+        f"""      - id: std-{short}
         {kind}
         path: expert/context/indexes/std-{short}
         descriptor: expert/context/indexes/std-{short}/index.json
-""" for short, _, kind in formats)
+"""
+        for short, _, kind in formats
+    )
     text = text[:start] + "    indexes:\n" + entries + text[end:]
     if reference:
-        text = text.replace("embedding: {model: agentpack-hash-v1, dimensions: 256}",
-                            "embedding: {model: hash-embedding-v1, dimensions: 256}")
+        text = text.replace(
+            "embedding: {model: agentpack-hash-v1, dimensions: 256}",
+            "embedding: {model: hash-embedding-v1, dimensions: 256}",
+        )
     manifest.write_text(text)
     suite = root / "expert" / "evals" / "conformance.yaml"
-    suite.write_text("suite_id: conformance\nsuite_version: \"1.0\"\ncases:\n  - case_id: smoke\n    mode: ephemeral\n"
-                     "    question: json decoder\n    assertions: {min_citations: 0}\n")
+    suite.write_text(
+        'suite_id: conformance\nsuite_version: "1.0"\ncases:\n  - case_id: smoke\n    mode: ephemeral\n'
+        "    question: json decoder\n    assertions: {min_citations: 0}\n"
+    )
     policy = root / "expert" / "maintenance" / "policy.json"
     data = json.loads(policy.read_text())
     data["validation"]["fail_action"] = "warn"
@@ -117,8 +126,10 @@ def hit_rates(paths_per_query: list[list[str]]) -> tuple[int, int]:
 def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
     results: dict[str, dict] = {}
     for short, fmt, _ in FORMATS:
-        code = (f"from agentpack_ecp.build import build_pack; "
-                f"build_pack({str(pack)!r}, index_ids=['std-{short}'], rebuild=True)")
+        code = (
+            f"from agentpack_ecp.build import build_pack; "
+            f"build_pack({str(pack)!r}, index_ids=['std-{short}'], rebuild=True)"
+        )
         wall, rss, _ = run_measured([python, "-c", code])
         cold, cpu = [], []
         for _ in range(5):
@@ -126,8 +137,13 @@ def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
             t, _, _ = run_measured(argv)
             cold.append(t)
             cpu.append(CPU_SECONDS[tuple(argv[:3])])
-        results[short] = {"format": fmt, "build_s": wall, "build_mb": rss, "cold_s": statistics.median(cold),
-                          "cold_cpu_s": statistics.median(cpu)}
+        results[short] = {
+            "format": fmt,
+            "build_s": wall,
+            "build_mb": rss,
+            "cold_s": statistics.median(cold),
+            "cold_cpu_s": statistics.median(cpu),
+        }
     script = textwrap.dedent(f"""
         import json, time, statistics
         from agentpack_ecp.query import query_pack
@@ -153,8 +169,10 @@ def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
 
 
 def find_reference() -> Path | None:
-    candidates = [os.environ.get("ECP_REFERENCE_VENV"),
-                  str(Path(tempfile.gettempdir()) / "agentpack-interop" / "ecp-reference-1.0.0")]
+    candidates = [
+        os.environ.get("ECP_REFERENCE_VENV"),
+        str(Path(tempfile.gettempdir()) / "agentpack-interop" / "ecp-reference-1.0.0"),
+    ]
     for venv in filter(None, candidates):
         if (Path(venv) / "bin" / "ecpctl").exists():
             return Path(venv)
@@ -183,8 +201,14 @@ def bench_reference(venv: Path, work: Path, stdlib: Path, quick: bool) -> dict[s
         """)
         _, _, stdout = run_measured([python, "-c", script])
         data = json.loads(stdout.strip().splitlines()[-1])
-        results[short] = {"format": fmt, "build_s": wall, "build_mb": rss, "cold_s": cold_s,
-                          "warm_ms": data["warm_ms"], "hits": hit_rates(data["paths"])}
+        results[short] = {
+            "format": fmt,
+            "build_s": wall,
+            "build_mb": rss,
+            "cold_s": cold_s,
+            "warm_ms": data["warm_ms"],
+            "hits": hit_rates(data["paths"]),
+        }
     return results
 
 
@@ -197,8 +221,10 @@ def main() -> None:
     python = sys.executable
     agentpack = str(Path(python).with_name("agentpack"))
     files = [p for p in stdlib.rglob("*.py") if not p.relative_to(stdlib).as_posix().startswith("site-packages/")]
-    print(f"corpus: {stdlib} ({len(files)} .py files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB)"
-          + (" [--quick: a subset]" if args.quick else ""))
+    print(
+        f"corpus: {stdlib} ({len(files)} .py files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB)"
+        + (" [--quick: a subset]" if args.quick else "")
+    )
     work = Path(tempfile.mkdtemp(prefix="ecp-bench-"))
     try:
         pack = make_pack(work / "stdlib-expert", stdlib, FORMATS, args.quick)
@@ -207,8 +233,10 @@ def main() -> None:
         theirs = bench_reference(venv, work, stdlib, args.quick) if venv else {}
         if not venv:
             print("ecp-reference not installed (run the interop tests or set ECP_REFERENCE_VENV): ours only")
-        header = f"{'format':22} {'tool':13} {'build s':>8} {'peak MB':>8} {'cold CLI s':>10} {'(CPU s)':>8} " \
-                 f"{'warm ms':>9} {'hit@1':>6} {'hit@5':>6}"
+        header = (
+            f"{'format':22} {'tool':13} {'build s':>8} {'peak MB':>8} {'cold CLI s':>10} {'(CPU s)':>8} "
+            f"{'warm ms':>9} {'hit@1':>6} {'hit@5':>6}"
+        )
         print(header)
         print("-" * len(header))
         for short, fmt, _ in FORMATS:
@@ -218,11 +246,12 @@ def main() -> None:
                     continue
                 h1, h5 = row["hits"]
                 cpu = f"{row['cold_cpu_s']:8.3f}" if "cold_cpu_s" in row else f"{'':8}"
-                print(f"{fmt:22} {tool:13} {row['build_s']:8.2f} {row['build_mb']:8.0f} {row['cold_s']:10.3f} {cpu} "
-                      f"{row['warm_ms']:9.2f} {h1:>3}/20 {h5:>3}/20")
+                print(
+                    f"{fmt:22} {tool:13} {row['build_s']:8.2f} {row['build_mb']:8.0f} {row['cold_s']:10.3f} {cpu} "
+                    f"{row['warm_ms']:9.2f} {h1:>3}/20 {h5:>3}/20"
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
 
 
 # -- lifecycle: incremental refresh after one changed file, MCP query latency (ECP part II) ------
@@ -276,8 +305,13 @@ def bench_refresh(work: Path, corpus: Path, quick: bool, python: str, agentpack:
             cli.append(wall)
             cpu.append(CPU_SECONDS[tuple(argv[:3])])
             rss = max(rss, peak)
-        results[short] = {"format": fmt, "refresh_s": statistics.median(inproc), "cli_s": statistics.median(cli),
-                          "cli_cpu_s": statistics.median(cpu), "cli_mb": rss}
+        results[short] = {
+            "format": fmt,
+            "refresh_s": statistics.median(inproc),
+            "cli_s": statistics.median(cli),
+            "cli_cpu_s": statistics.median(cpu),
+            "cli_mb": rss,
+        }
     return results
 
 
@@ -298,8 +332,9 @@ def bench_mcp(pack: Path, agentpack: str) -> dict[str, dict]:
     import anyio
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=agentpack, args=["mcp", "serve", "--pack", str(pack)],
-                                   env={**os.environ, "AGENTPACK_PLUGINS": "ecp"})
+    params = StdioServerParameters(
+        command=agentpack, args=["mcp", "serve", "--pack", str(pack)], env={**os.environ, "AGENTPACK_PLUGINS": "ecp"}
+    )
 
     async def run() -> dict[str, dict]:
         out: dict[str, dict] = {}
@@ -316,8 +351,11 @@ def bench_mcp(pack: Path, agentpack: str) -> dict[str, dict]:
                     if result.is_error:
                         raise RuntimeError(result.content[0].text)
                 times.sort()
-                out[short] = {"first_ms": first * 1000, "median_ms": statistics.median(times) * 1000,
-                              "p95_ms": times[int(len(times) * 0.95) - 1] * 1000}
+                out[short] = {
+                    "first_ms": first * 1000,
+                    "median_ms": statistics.median(times) * 1000,
+                    "p95_ms": times[int(len(times) * 0.95) - 1] * 1000,
+                }
         return out
 
     return anyio.run(run)
@@ -331,8 +369,10 @@ def lifecycle_main(quick: bool, reference: bool) -> None:
     try:
         corpus = copy_corpus(stdlib, work / "corpus", quick)
         files = list(corpus.rglob("*.py"))
-        print(f"\nlifecycle: a copy of the corpus ({len(files)} files, "
-              f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB); one file changed before each refresh")
+        print(
+            f"\nlifecycle: a copy of the corpus ({len(files)} files, "
+            f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB); one file changed before each refresh"
+        )
         ours = bench_refresh(work, corpus, quick, python, agentpack)
         venv = find_reference() if reference else None
         theirs = bench_reference_refresh(venv, work, corpus, quick) if venv else {}
@@ -344,11 +384,14 @@ def lifecycle_main(quick: bool, reference: bool) -> None:
                 row = table.get(short)
                 if row is not None:
                     cpu = f"{row['cli_cpu_s']:8.3f}" if "cli_cpu_s" in row else f"{'':8}"
-                    print(f"{fmt:22} {tool:13} {row['refresh_s']:10.3f} {row['cli_s']:14.3f} {cpu} "
-                          f"{row['cli_mb']:8.0f}")
-        print("(agentpack 'refresh s': in-process refresh() incl. change detection, staged build, evals and "
-              "atomic publish, median of 3; 'CLI refresh s': a fresh 'agentpack ecp refresh' process, median of 5 "
-              "(CPU s: its user + system time); ecp-reference: 'ecpctl refresh')")
+                    print(
+                        f"{fmt:22} {tool:13} {row['refresh_s']:10.3f} {row['cli_s']:14.3f} {cpu} {row['cli_mb']:8.0f}"
+                    )
+        print(
+            "(agentpack 'refresh s': in-process refresh() incl. change detection, staged build, evals and "
+            "atomic publish, median of 3; 'CLI refresh s': a fresh 'agentpack ecp refresh' process, median of 5 "
+            "(CPU s: its user + system time); ecp-reference: 'ecpctl refresh')"
+        )
         pack = make_pack(work / "mcp-pack", corpus, FORMATS, quick)
         run_measured([python, "-c", f"from agentpack_ecp.build import build_pack; build_pack({str(pack)!r})"])
         latency = bench_mcp(pack, agentpack)

@@ -35,37 +35,78 @@ def generate(root: Path, functions: int = 200, processes: int = 50) -> Path:
     (root / "state" / "notes.md").write_text("---\nname: notes\nscope: persistent\n---\n# Notes\n")
     tools = [f"tool{i}" for i in range(10)]
     for tool in tools:
-        ops = [{"name": f"op{j}", "description": "x", "approval": "auto",
-                "input": {"type": "object", "properties": {"key": {"type": "string"}}}} for j in range(5)]
-        (root / "tools" / f"{tool}.yaml").write_text(yaml.safe_dump({"name": tool, "description": tool,
-                                                                      "operations": ops}))
+        ops = [
+            {
+                "name": f"op{j}",
+                "description": "x",
+                "approval": "auto",
+                "input": {"type": "object", "properties": {"key": {"type": "string"}}},
+            }
+            for j in range(5)
+        ]
+        (root / "tools" / f"{tool}.yaml").write_text(
+            yaml.safe_dump({"name": tool, "description": tool, "operations": ops})
+        )
     for i in range(functions):
-        front = {"name": f"function-{i}", "description": f"Function {i}", "tools": [tools[i % 10]],
-                 "knowledge": ["knowledge/guide.md"], "inputs": [{"name": "key", "type": "string"}],
-                 "outputs": [{"name": "confidence", "type": "string", "enum": ["high", "medium", "low"]}]}
+        front = {
+            "name": f"function-{i}",
+            "description": f"Function {i}",
+            "tools": [tools[i % 10]],
+            "knowledge": ["knowledge/guide.md"],
+            "inputs": [{"name": "key", "type": "string"}],
+            "outputs": [{"name": "confidence", "type": "string", "enum": ["high", "medium", "low"]}],
+        }
         (root / "functions" / f"function-{i}.md").write_text(
-            "---\n" + yaml.safe_dump(front) + "---\n\n## Steps\n\nDo the thing.\n")
+            "---\n" + yaml.safe_dump(front) + "---\n\n## Steps\n\nDo the thing.\n"
+        )
     triggers = []
     for i in range(processes):
-        front = {"name": f"process-{i}", "description": f"Process {i}", "trigger": f"t{i}",
-                 "inputs": [{"name": "key", "type": "string"}, {"name": "seq", "type": "number"}], "functions": [f"function-{i}", f"function-{i + 50}"],
-                 "tools": [tools[i % 10]], "scratchpad": "scratch/p-{key}.md", "context": ["state/notes.md"]}
+        front = {
+            "name": f"process-{i}",
+            "description": f"Process {i}",
+            "trigger": f"t{i}",
+            "inputs": [{"name": "key", "type": "string"}, {"name": "seq", "type": "number"}],
+            "functions": [f"function-{i}", f"function-{i + 50}"],
+            "tools": [tools[i % 10]],
+            "scratchpad": "scratch/p-{key}.md",
+            "context": ["state/notes.md"],
+        }
         (root / "processes" / f"process-{i}.md").write_text(
-            "---\n" + yaml.safe_dump(front) + "---\n\n- [ ] one\n- [ ] two\n- [ ] three\n")
-        triggers.append({"name": f"t{i}", "type": "webhook", "process": f"process-{i}",
-                         "payload_mapping": {"key": "key", "seq": "seq"}, "concurrency_key": "key"})
+            "---\n" + yaml.safe_dump(front) + "---\n\n- [ ] one\n- [ ] two\n- [ ] three\n"
+        )
+        triggers.append(
+            {
+                "name": f"t{i}",
+                "type": "webhook",
+                "process": f"process-{i}",
+                "payload_mapping": {"key": "key", "seq": "seq"},
+                "concurrency_key": "key",
+            }
+        )
     manifest = {
-        "spec": "1.0", "name": "bench", "version": "1.0.0", "description": "generated", "requires": {"tools": tools},
+        "spec": "1.0",
+        "name": "bench",
+        "version": "1.0.0",
+        "description": "generated",
+        "requires": {"tools": tools},
         "concurrency": {"default": "serial_per_key"},
         "policy": {"approval": {"default": "auto"}},
-        "execution": {"timeout": "5m", "idempotent": False, "retry": {"max_attempts": 1},
-                      "resume_from_execution_log": True},
+        "execution": {
+            "timeout": "5m",
+            "idempotent": False,
+            "retry": {"max_attempts": 1},
+            "resume_from_execution_log": True,
+        },
         "triggers": triggers,
-        "components": {"orchestrator": "orchestrator.md", "persona": ["persona/identity.md"],
-                       "functions": [f"functions/function-{i}.md" for i in range(functions)],
-                       "processes": [f"processes/process-{i}.md" for i in range(processes)],
-                       "tools": [f"tools/{t}.yaml" for t in tools], "knowledge": ["knowledge/guide.md"],
-                       "state": ["state/notes.md"]},
+        "components": {
+            "orchestrator": "orchestrator.md",
+            "persona": ["persona/identity.md"],
+            "functions": [f"functions/function-{i}.md" for i in range(functions)],
+            "processes": [f"processes/process-{i}.md" for i in range(processes)],
+            "tools": [f"tools/{t}.yaml" for t in tools],
+            "knowledge": ["knowledge/guide.md"],
+            "state": ["state/notes.md"],
+        },
     }
     (root / "expert.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     return root
@@ -86,9 +127,11 @@ def bench_validation(root: Path, repeat: int = 5) -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     errors = [f for f in findings if f.severity == "error"]
-    print(f"validate 200 functions + 50 processes: median {statistics.median(times) * 1000:.0f} ms, "
-          f"min {min(times) * 1000:.0f} ms over {repeat} runs; peak traced memory {peak / 2**20:.1f} MiB; "
-          f"{len(findings)} findings ({len(errors)} errors)")
+    print(
+        f"validate 200 functions + 50 processes: median {statistics.median(times) * 1000:.0f} ms, "
+        f"min {min(times) * 1000:.0f} ms over {repeat} runs; peak traced memory {peak / 2**20:.1f} MiB; "
+        f"{len(findings)} findings ({len(errors)} errors)"
+    )
 
 
 def bench_events(root: Path, events: int, keys: int, workers: int) -> None:
@@ -116,9 +159,11 @@ def bench_events(root: Path, events: int, keys: int, workers: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     ordered = all(seqs == sorted(seqs) for seqs in order.values())
     done = sum(len(v) for v in order.values())
-    print(f"{events} events, serial_per_key over {keys} keys, {workers} workers, no-op driver: "
-          f"{done} ran in {elapsed:.2f} s ({done / elapsed:,.0f} events/s; accepting took {submitted:.2f} s); "
-          f"order per key kept: {ordered}; peak RSS of the process {peak / 2**20:.0f} MiB")
+    print(
+        f"{events} events, serial_per_key over {keys} keys, {workers} workers, no-op driver: "
+        f"{done} ran in {elapsed:.2f} s ({done / elapsed:,.0f} events/s; accepting took {submitted:.2f} s); "
+        f"order per key kept: {ordered}; peak RSS of the process {peak / 2**20:.0f} MiB"
+    )
 
 
 def main() -> None:

@@ -45,8 +45,15 @@ def medians(fns: dict[str, Callable[[], None]], runs: int) -> dict[str, tuple[fl
             walls[name].append((time.perf_counter() - t0) * 1000)
             cpus[name].append((_cpu() - before) * 1000)
             own[name].append((_cpu(children=False) - before_own) * 1000)
-    return {name: (statistics.median(walls[name]), statistics.median(cpus[name]), statistics.median(own[name]),
-                   min(walls[name])) for name in fns}
+    return {
+        name: (
+            statistics.median(walls[name]),
+            statistics.median(cpus[name]),
+            statistics.median(own[name]),
+            min(walls[name]),
+        )
+        for name in fns
+    }
 
 
 def _cpu(children: bool = True) -> float:
@@ -69,15 +76,17 @@ def main() -> None:
     try:
         shutil.copytree(SKILL / "fixtures" / "workspace", workspace, dirs_exist_ok=True)
         request = json.dumps({"path": "src"}).encode()
-        env, _ = sandbox.build_env(granted=[], time="forbidden", randomness="forbidden",
-                                   extra={"SKILL_WORKSPACE": str(workspace)})
+        env, _ = sandbox.build_env(
+            granted=[], time="forbidden", randomness="forbidden", extra={"SKILL_WORKSPACE": str(workspace)}
+        )
         bare_argv = [sys.executable, str(SKILL / "impl" / "run.py")]
         # an installed package has its bytecode: let the CLI write it (the skill itself still runs without)
         cli_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
         def bare(prefix=(), start=lambda spawn: spawn()):
-            proc = start(lambda: subprocess.Popen([*prefix, *bare_argv], stdin=-1, stdout=-1, stderr=-1, env=env,
-                                                  cwd=SKILL))
+            proc = start(
+                lambda: subprocess.Popen([*prefix, *bare_argv], stdin=-1, stdout=-1, stderr=-1, env=env, cwd=SKILL)
+            )
             proc.communicate(request)
             assert proc.returncode == 0
 
@@ -88,9 +97,13 @@ def main() -> None:
             assert result.ok, result.report["errors"]
 
         def cli(**extra):
-            subprocess.run([str(BIN / "skillctl"), "run", str(SKILL), "-i", "-", "--workspace", str(workspace),
-                            "--quiet-logs"], input=request, capture_output=True, check=True,
-                           env={**cli_env, **extra})
+            subprocess.run(
+                [str(BIN / "skillctl"), "run", str(SKILL), "-i", "-", "--workspace", str(workspace), "--quiet-logs"],
+                input=request,
+                capture_output=True,
+                check=True,
+                env={**cli_env, **extra},
+            )
 
         os.environ[sandbox.NETNS_ENV] = "on"
         sandbox.network_isolation.cache_clear()
@@ -99,6 +112,7 @@ def main() -> None:
         rows = {"bare start (python3 impl/run.py)": bare}
         if exec_unshare and os.geteuid() == 0:
             rows["bare start inside unshare(1) --net"] = lambda: bare((exec_unshare, "--net", "--"))
+
         def in_thread(spawn):  # as the runner does from its second run on: the next namespace made meanwhile
             proc = in_fresh_namespace(spawn)
             make_spare()
@@ -113,16 +127,24 @@ def main() -> None:
         rows["CLI, prepared-skill cache off"] = lambda: cli(SKILLCTL_PREPARED_CACHE="off")
         figures = medians(rows, args.runs)
         base_wall, base_cpu, base_own, base_best = figures["bare start (python3 impl/run.py)"]
-        print(f"fs.hash_tree, {args.runs} interleaved runs each, medians (network isolation: {iso.level}; "
-              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-        print(f"{'':40} {'wall ms':>9} {'overhead':>9} {'cpu ms':>9} {'overhead':>9} {'runner cpu':>11} "
-              f"{'best wall':>10} {'overhead':>9}")
+        print(
+            f"fs.hash_tree, {args.runs} interleaved runs each, medians (network isolation: {iso.level}; "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+        )
+        print(
+            f"{'':40} {'wall ms':>9} {'overhead':>9} {'cpu ms':>9} {'overhead':>9} {'runner cpu':>11} "
+            f"{'best wall':>10} {'overhead':>9}"
+        )
         for name, (wall, cpu, own, best) in figures.items():
-            print(f"{name:40} {wall:9.1f} {wall - base_wall:9.1f} {cpu:9.1f} {cpu - base_cpu:9.1f} "
-                  f"{own - base_own:11.2f} {best:10.1f} {best - base_best:9.1f}")
+            print(
+                f"{name:40} {wall:9.1f} {wall - base_wall:9.1f} {cpu:9.1f} {cpu - base_cpu:9.1f} "
+                f"{own - base_own:11.2f} {best:10.1f} {best - base_best:9.1f}"
+            )
         print(f"{'origin runner (issue figure)':40} {'':>9} {280.0:9.1f}")
-        print("targets: API overhead < 3 ms, CLI overhead < 100 ms (wall). On a loaded machine the median wall is "
-              "noise: read the CPU and best-wall columns.")
+        print(
+            "targets: API overhead < 3 ms, CLI overhead < 100 ms (wall). On a loaded machine the median wall is "
+            "noise: read the CPU and best-wall columns."
+        )
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 

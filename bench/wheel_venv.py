@@ -36,8 +36,16 @@ def wheel_venv(*plugins: str) -> Path:
             shutil.copy(ROOT / name, src / name)
         for plugin in plugins:
             shutil.copytree(ROOT / "plugins" / plugin, src / "plugins" / plugin, ignore=ignore)
-        args = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(src),
-                *(str(src / "plugins" / p) for p in plugins)]
+        args = [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(src),
+            *(str(src / "plugins" / p) for p in plugins),
+        ]
         if ready.exists():
             args += ["--no-deps", "--force-reinstall"]
         result = subprocess.run(args, capture_output=True, text=True, timeout=900)

@@ -16,54 +16,22 @@ import click
 
 from . import __version__
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-SUFFIX_REPORTERS = {".html": "html", ".htm": "html", ".xml": "junit", ".json": "json", ".sarif": "sarif",
-                    ".txt": "text"}
-
-
-def host():
-    from .plugins import get_host
-
-    return get_host()
-
-
-# -- shared options -------------------------------------------------------------------
-def _complete_reporters(ctx, param, incomplete):
-    try:
-        return [name for name in sorted(host().reporters()) if name.startswith(incomplete)]
-    except Exception:
-        return []
-
-
-def output_option(default: str = "text"):
-    """``-o/--output NAME`` (any registered reporter) and ``--json`` as an alias of ``-o json``."""
-
-    def decorate(f):
-        f = click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")(f)
-        return click.option("-o", "--output", default=default, show_default=True, metavar="FORMAT",
-                            shell_complete=_complete_reporters,
-                            help="Output format: text, json, junit, sarif, github, html, or a plugin's.")(f)
-
-    return decorate
-
-
-def emit_report(report, output: str, as_json: bool, report_file: str | None = None) -> None:
-    """Render ``report`` to stdout with the chosen reporter, and to ``report_file`` if given."""
-    from .fsutil import atomic_write_text
-
-    h = host()
-    name = "json" if as_json else output
-    report.tool.version = __version__
-    click.echo(h.reporter(name).render(report), nl=False)
-    if report_file:
-        path = Path(report_file)
-        reporter = h.reporter(SUFFIX_REPORTERS.get(path.suffix.lower(), "json"))
-        atomic_write_text(path, reporter.render(report))
-
-
-def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+from .clikit import (
+    CONTEXT_SETTINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    emit_json,
+    emit_report,
+    host,
+    jobs_option,
+    output_option,
+    pairs_option,
+    print_json,
+    report_option,
+)
 
 
 # -- the group --------------------------------------------------------------------------------
@@ -114,8 +82,14 @@ def _version(ctx, param, value):
 
 
 @click.group(cls=AgentpackGroup, context_settings=CONTEXT_SETTINGS)
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
-              help="Show the version of agentpack and of every plugin.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version of agentpack and of every plugin.",
+)
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars or notes on stderr.")
 def cli(verbose: int, quiet: bool) -> None:
@@ -141,8 +115,8 @@ def cli(verbose: int, quiet: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def plugins(as_json: bool) -> None:
+@output_option(choices=("text", "json"), command="plugins")
+def plugins(output: str) -> None:
     """List installed plugins, their versions, hooks and formats.
 
     \b
@@ -153,13 +127,18 @@ def plugins(as_json: bool) -> None:
     formats = h.formats()
     rows = []
     for info in h.plugin_infos():
-        rows.append({
-            "name": info.name, "version": info.version, "distribution": info.distribution,
-            "builtin": info.builtin, "hooks": list(info.hooks),
-            "formats": sorted(f.name for f in formats.values() if f.plugin == info.name),
-        })
-    if as_json:
-        print_json({"schema_version": 1, "command": "plugins", "plugins": rows})
+        rows.append(
+            {
+                "name": info.name,
+                "version": info.version,
+                "distribution": info.distribution,
+                "builtin": info.builtin,
+                "hooks": list(info.hooks),
+                "formats": sorted(f.name for f in formats.values() if f.plugin == info.name),
+            }
+        )
+    if output == "json":
+        emit_json("plugins", True, plugins=rows)
         return
     for row in rows:
         kind = " (built-in)" if row["builtin"] else ""
@@ -171,8 +150,8 @@ def plugins(as_json: bool) -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def detect(path: Path, as_json: bool) -> None:
+@output_option(choices=("text", "json"), command="detect")
+def detect(path: Path, output: str) -> None:
     """Say which format PATH is (exit 1 when none of the installed formats claims it).
 
     \b
@@ -180,10 +159,14 @@ def detect(path: Path, as_json: bool) -> None:
       agentpack detect examples/ecp/conformance-pack
     """
     found = host().detect_all(path)
-    if as_json:
-        print_json({"schema_version": 1, "command": "detect", "path": str(path), "ok": bool(found),
-                    "format": found[0].format if found else None,
-                    "candidates": [d.model_dump() for d in found]})
+    if output == "json":
+        emit_json(
+            "detect",
+            bool(found),
+            path=str(path),
+            format=found[0].format if found else None,
+            candidates=[d.model_dump() for d in found],
+        )
     elif found:
         click.echo(f"{path}: {found[0].format} ({found[0].reason})")
         for other in found[1:]:
@@ -198,8 +181,8 @@ def detect(path: Path, as_json: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
-@output_option()
-def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str, as_json: bool) -> None:
+@output_option(command="validate")
+def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str) -> None:
     """Validate packs; exit 1 when any has an error.
 
     \b
@@ -218,25 +201,16 @@ def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, out
         try:
             pack = h.load(path, format_name)
         except PackError as exc:
-            finding = Finding.error("PACK", exc.message, file=exc.file or str(path), line=exc.line,
-                                    column=exc.column, hint=exc.hint)
+            finding = Finding.error(
+                "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
+            )
             items.append(ValidationItem(path=str(path), findings=[finding]))
             continue
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output, as_json)
+    emit_report(report, output)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
-
-
-def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
-    result = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"'{value}' is not KEY=VALUE", param_hint=what)
-        result[key] = val
-    return result
 
 
 @cli.command()
@@ -246,38 +220,66 @@ def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
 @click.option("--mode", help="Retrieval mode the format offers (e.g. keyword, fts, vector, hybrid).")
 @click.option("--source-id", help="Only material from this source.")
 @click.option("--path-prefix", help="Only material under this path.")
-@click.option("--query-vector-file", type=click.Path(exists=True, dir_okay=False),
-              help="JSON file with a query vector (and its query_embedding) for vector indexes.")
-@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Other format-specific filters.")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Format-specific options.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON envelope with the format's full response.")
-def query(path: Path, question: str, top_k: int, mode: str | None, source_id: str | None, path_prefix: str | None,
-          query_vector_file: str | None, filters: tuple[str, ...], options: tuple[str, ...], as_json: bool) -> None:
+@click.option(
+    "--query-vector-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSON file with a query vector (and its query_embedding) for vector indexes.",
+)
+@pairs_option("--filter", "filters", help_text="Other format-specific filters (KEY=VALUE, repeatable).")
+@pairs_option(help_text="Format-specific options (KEY=VALUE, repeatable).")
+@output_option(command="query")
+def query(
+    path: Path,
+    question: str,
+    top_k: int,
+    mode: str | None,
+    source_id: str | None,
+    path_prefix: str | None,
+    query_vector_file: str | None,
+    filters: dict[str, str],
+    options: dict[str, str],
+    output: str,
+) -> None:
     """Ask a pack a QUESTION and get an answer with citations.
 
     \b
     Examples:
       agentpack query expert-skill "How do I rotate keys?"
       agentpack query expert-skill "rotate keys" --source-id repo --path-prefix docs/ --json
+
+    -o json prints the JSON envelope with the format's full response; any other
+    reporter (-o html, -o junit...) renders the answer's findings.
     """
     from .models import QueryRequest
 
     h = host()
     pack = h.load(path)
-    filter_map = _pairs(filters, "--filter")
+    filter_map = dict(filters)
     if source_id:
         filter_map["source_id"] = source_id
     if path_prefix:
         filter_map["path_prefix"] = path_prefix
-    option_map: dict[str, Any] = dict(_pairs(options, "--option"))
+    option_map: dict[str, Any] = dict(options)
     if query_vector_file:
         option_map["query_vector_file"] = str(query_vector_file)
     request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
     response = h.query(pack, request)
-    if as_json:
-        print_json({"schema_version": 1, "command": "query", "ok": True, "path": str(path), "format": pack.format,
-                    "response": response.payload or response.model_dump(mode="json"),
-                    "findings": [f.model_dump(mode="json") for f in response.findings]})
+    if output == "json":
+        emit_json(
+            "query",
+            True,
+            path=str(path),
+            format=pack.format,
+            response=response.payload or response.model_dump(mode="json"),
+            findings=[f.model_dump(mode="json") for f in response.findings],
+        )
+        return
+    if output != "text":
+        from .clock import SYSTEM_CLOCK
+        from .models import Report, ValidationItem
+
+        item = ValidationItem(path=str(path), format=pack.format, findings=list(response.findings))
+        emit_report(Report(command="query", generated_at=SYSTEM_CLOCK.now(), items=[item]), output)
         return
     click.echo(response.answer or "(no answer)")
     if response.citations:
@@ -292,12 +294,19 @@ def query(path: Path, question: str, top_k: int, mode: str | None, source_id: st
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--suite", help="Run only this suite.")
 @click.option("--filter", "filter_", help="Run only cases whose id matches this substring or tag.")
-@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cases in parallel.")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False),
-              help="Also write a report file; its format follows the suffix (.html, .xml, .json, .sarif).")
-@output_option()
-def eval_(path: Path, suite: str | None, filter_: str | None, jobs: int, report_file: str | None, output: str,
-          as_json: bool) -> None:
+@jobs_option("Cases or scenarios in parallel, for formats that can run them so.")
+@pairs_option(help_text="Format-specific evaluation options (KEY=VALUE, repeatable).")
+@report_option()
+@output_option(command="eval")
+def eval_(
+    path: Path,
+    suite: str | None,
+    filter_: str | None,
+    jobs: int,
+    options: dict[str, str],
+    report_file: Path | None,
+    output: str,
+) -> None:
     """Run a pack's evaluations; exit 1 when any case fails.
 
     \b
@@ -312,9 +321,9 @@ def eval_(path: Path, suite: str | None, filter_: str | None, jobs: int, report_
     h = host()
     pack = h.load(path)
     started = SYSTEM_CLOCK.now()
-    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs))
+    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
     report = Report(command="eval", generated_at=started, evaluations=[result])
-    emit_report(report, output, as_json, report_file)
+    emit_report(report, output, report_file)
     if result.aborted:
         click.echo(f"error: {result.aborted}", err=True)
         raise SystemExit(EXIT_USAGE)
@@ -331,10 +340,15 @@ def mcp() -> None:
 @click.option("--transport", type=click.Choice(["stdio", "streamable-http"]), default="stdio", show_default=True)
 @click.option("--host", "bind_host", default="127.0.0.1", show_default=True, help="Address for streamable-http.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port for streamable-http.")
-@click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A pack whose tools to serve (repeatable).")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Options passed to plugins.")
-def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], options: tuple[str, ...]) -> None:
+@click.option(
+    "--pack",
+    "packs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="A pack whose tools to serve (repeatable).",
+)
+@pairs_option(help_text="Options passed to plugins (KEY=VALUE, repeatable).")
+def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], options: dict[str, str]) -> None:
     """Serve every registered MCP tool.
 
     \b
@@ -345,14 +359,14 @@ def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], op
     from .mcp_server import serve as run_server
     from .registry import McpContext
 
-    context = McpContext(packs=list(packs), options=_pairs(options, "--option"))
+    context = McpContext(packs=list(packs), options=dict(options))
     run_server(host(), context, transport=transport, host_name=bind_host, port=port)
 
 
 @mcp.command(name="tools")
 @click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def mcp_tools(packs: tuple[Path, ...], as_json: bool) -> None:
+@output_option(choices=("text", "json"), command="mcp tools")
+def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
     """List the MCP tools that ``mcp serve`` would offer.
 
     \b
@@ -362,9 +376,19 @@ def mcp_tools(packs: tuple[Path, ...], as_json: bool) -> None:
     from .registry import McpContext
 
     tools = host().mcp_tools(McpContext(packs=list(packs)))
-    if as_json:
-        print_json([{"name": t.name, "description": t.description, "plugin": t.plugin,
-                     "input_schema": t.input_schema, "output_schema": t.output_schema} for t in tools.values()])
+    if output == "json":
+        print_json(
+            [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "plugin": t.plugin,
+                    "input_schema": t.input_schema,
+                    "output_schema": t.output_schema,
+                }
+                for t in tools.values()
+            ]
+        )
         return
     for tool in tools.values():
         click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
@@ -382,10 +406,26 @@ def _blame(exc: BaseException) -> str | None:
     return culprit
 
 
+def _json_error(exc: Exception) -> None:
+    """With ``-o json``, an error is also the JSON envelope on stdout, so a script reading it sees why."""
+    from .clikit import json_error_command
+
+    command = json_error_command()
+    if command is None:
+        return
+    error = {"message": getattr(exc, "message", str(exc))}
+    for field in ("file", "line", "column", "hint"):
+        if getattr(exc, field, None) is not None:
+            error[field] = getattr(exc, field)
+    emit_json(command, False, error=error)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    from .clikit import _json_command
     from .errors import AgentpackError
 
+    _json_command.clear()
     try:
         result = cli.main(args=argv, prog_name="agentpack", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK
@@ -402,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except AgentpackError as exc:
         click.echo(f"error: {exc}", err=True)
+        _json_error(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

@@ -5,22 +5,22 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from datetime import datetime, timezone
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 
 class Clock:
     """Wall time (``now``) and a monotonic timer (``monotonic``)."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def monotonic(self) -> float:
         return time.monotonic()
 
     def iso(self) -> str:
         """``now()`` as RFC 3339 with a ``Z`` suffix and second precision."""
-        return self.now().astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        return self.now().astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class FixedClock(Clock):
@@ -29,7 +29,7 @@ class FixedClock(Clock):
     def __init__(self, at: datetime | str = "2026-01-01T00:00:00Z", step: float = 0.0) -> None:
         if isinstance(at, str):
             at = datetime.fromisoformat(at.replace("Z", "+00:00"))
-        self.at = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+        self.at = at if at.tzinfo else at.replace(tzinfo=UTC)
         self.step = step
         self._ticks = itertools.count()
 

@@ -53,8 +53,12 @@ def _parse(text: str, group: str) -> list[tuple[str, str]]:
 def _from_metadata(group: str) -> list[EntryPoint]:
     from importlib.metadata import entry_points
 
-    return [EntryPoint(ep.name, ep.value, ep.dist.metadata["Name"] if ep.dist else None,
-                       ep.dist.version if ep.dist else None) for ep in entry_points(group=group)]
+    return [
+        EntryPoint(
+            ep.name, ep.value, ep.dist.metadata["Name"] if ep.dist else None, ep.dist.version if ep.dist else None
+        )
+        for ep in entry_points(group=group)
+    ]
 
 
 def entry_points(group: str) -> list[EntryPoint]:

@@ -83,8 +83,9 @@ def reading(file: str, error: type[PackError] = PackError) -> Iterator[None]:
         yield
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1 if isinstance(exc.object, bytes) else None
-        raise error(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=file, line=line,
-                    hint="save the file as UTF-8") from None
+        raise error(
+            f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=file, line=line, hint="save the file as UTF-8"
+        ) from None
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror or exc}", file=file) from None
 

@@ -39,8 +39,12 @@ def split_frontmatter(text: str, *, file: str | None = None) -> tuple[str, str, 
     file line numbers. Returns ``(frontmatter, body, body_line)``.
     """
     if text.startswith("\ufeff"):
-        raise PackError("file starts with a byte-order mark; it must start with '---'", file=file, line=1,
-                        hint="save the file as UTF-8 without BOM")
+        raise PackError(
+            "file starts with a byte-order mark; it must start with '---'",
+            file=file,
+            line=1,
+            hint="save the file as UTF-8 without BOM",
+        )
     if not text.startswith("---"):
         raise PackError("missing YAML frontmatter: the file must start with '---'", file=file, line=1)
     parts = text.split("---", 2)
@@ -72,15 +76,17 @@ def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only:
         return parse_yaml(front, file=file, strings_only=True, strict=True)
     document = parse_yaml(_swap(front, _YAML11_BREAKS), file=file, strings_only=True, strict=True)
     return YamlDocument(
-        data=_swap(document.data, _RESTORE), file=document.file,
+        data=_swap(document.data, _RESTORE),
+        file=document.file,
         lines={_swap(k, _RESTORE): v for k, v in document.lines.items()},
         columns={_swap(k, _RESTORE): v for k, v in document.columns.items()},
         merged={_swap(k, _RESTORE) for k in document.merged},
     )
 
 
-def read_markdown(path: str | Path, *, display: str | None = None, strings_only: bool = False,
-                  text: str | None = None) -> MarkdownDocument:
+def read_markdown(
+    path: str | Path, *, display: str | None = None, strings_only: bool = False, text: str | None = None
+) -> MarkdownDocument:
     """Read a markdown file with frontmatter; raises ``PackError`` with file:line on any problem.
 
     ``text`` is the file's content when the caller has already read it (as ``open(path,

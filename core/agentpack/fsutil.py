@@ -7,9 +7,10 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .errors import AgentpackError
 
@@ -128,7 +129,8 @@ def file_lock(path: str | Path, *, timeout: float = 0.0, what: str = "this resou
                     raise
                 if time.monotonic() >= deadline:
                     raise LockedError(
-                        f"{what} is locked by another process", file=str(path),
+                        f"{what} is locked by another process",
+                        file=str(path),
                         hint="wait for the other run to finish",
                     ) from None
                 time.sleep(0.05)

@@ -9,13 +9,20 @@ documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
   answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
   recognises the path claims it);
 * ``agentpack_validate`` findings are gathered from every plugin;
-* ``agentpack_query`` and ``agentpack_evaluate`` go to the plugin that owns
-  the pack (``firstresult``; plugins return ``None`` for packs not theirs).
+* ``agentpack_load``, ``agentpack_query`` and ``agentpack_evaluate`` go only to
+  the plugin that registered the pack's format (owner dispatch, through
+  pluggy's ``subset_hook_caller``): an implementation sees only its own packs.
+
+Pack hooks also receive ``host``, the ``agentpack.plugins.Host`` that called
+them: the services a plugin needs (reporters, other hooks, loading another
+pack) come from it rather than from the process-wide ``get_host()``. pluggy
+passes an argument only to implementations that name it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -23,6 +30,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from pathlib import Path
 
     from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
+    from .plugins import Host
     from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
 
 hookspec = pluggy.HookspecMarker("agentpack")
@@ -53,17 +61,19 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 
 @hookspec(firstresult=True)
-def agentpack_load(path: Path, format: str) -> Pack | None:
-    """Load ``path`` as a pack of ``format`` and return a ``Pack`` handle.
+def agentpack_load(path: Path, format: str, host: Host) -> Pack | None:
+    """Load ``path`` as a pack of ``format`` (one you registered) and return a ``Pack`` handle.
 
-    Return ``None`` when ``format`` is not yours. Raise
+    The ``Pack.data`` you return is what ``agentpack_validate``,
+    ``agentpack_query`` and ``agentpack_evaluate`` receive: parse each file
+    once, here. Raise
     ``agentpack.errors.PackError`` (with file and line) for a pack that cannot
     be read at all; anything merely wrong belongs in ``agentpack_validate``.
     """
 
 
 @hookspec
-def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
+def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
     """Return findings for ``pack``. Gathered from every plugin.
 
     A plugin validates its own formats and may add cross-cutting checks to
@@ -73,13 +83,16 @@ def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
 
 
 @hookspec(firstresult=True)
-def agentpack_query(pack: Pack, request: QueryRequest) -> QueryResponse | None:
-    """Answer ``request`` against ``pack``; ``None`` when the pack is not yours."""
+def agentpack_query(pack: Pack, request: QueryRequest, host: Host) -> QueryResponse | None:
+    """Answer ``request`` against ``pack`` (always of a format you registered); ``None``: no queries."""
 
 
 @hookspec(firstresult=True)
-def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport | None:
-    """Run the pack's evaluations; ``None`` when the pack is not yours."""
+def agentpack_evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport | None:
+    """Run the evaluations of ``pack`` (always of a format you registered); ``None``: none to run.
+
+    ``options.jobs`` and ``options.options`` (``agentpack eval --option KEY=VALUE``) are for you to honour.
+    """
 
 
 @hookspec

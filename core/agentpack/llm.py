@@ -71,8 +71,16 @@ def _tool_call(call: dict[str, Any]) -> ToolCall:
 class ChatClient:
     """POST ``{base_url}/chat/completions``; ``complete(messages, tools=...)`` returns a ``ChatResult``."""
 
-    def __init__(self, *, model: str, api_key: str | None = None, base_url: str | None = None,
-                 temperature: float | None = None, timeout: float = 60.0, distribution: str = "agentpack-core") -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        temperature: float | None = None,
+        timeout: float = 60.0,
+        distribution: str = "agentpack-core",
+    ) -> None:
         httpx = require("httpx", distribution=distribution, feature="calling a chat model")
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -83,8 +91,14 @@ class ChatClient:
         self._client = httpx.Client(headers=headers, timeout=timeout)
         self._httpx = httpx
 
-    def complete(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-                 response_format: dict[str, Any] | None = None, **extra: Any) -> ChatResult:
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> ChatResult:
         body: dict[str, Any] = {"model": self.model, "messages": messages, **extra}
         if self.temperature is not None:
             body["temperature"] = self.temperature
@@ -110,8 +124,13 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise ChatError(f"chat endpoint {url} sent a malformed response: {response.text[:300]}") from None
         usage = data.get("usage")
-        return ChatResult(content=content, tool_calls=calls, usage=usage if isinstance(usage, dict) else {},
-                          finish_reason=choice.get("finish_reason"), raw=data)
+        return ChatResult(
+            content=content,
+            tool_calls=calls,
+            usage=usage if isinstance(usage, dict) else {},
+            finish_reason=choice.get("finish_reason"),
+            raw=data,
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -48,11 +48,18 @@ def build_server(host: Host, context: McpContext):
     tools = host.mcp_tools(context)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema,
-                       output_schema=t.output_schema)
-            for t in tools.values()
-        ])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    title=t.title,
+                    description=t.description,
+                    input_schema=t.input_schema,
+                    output_schema=t.output_schema,
+                )
+                for t in tools.values()
+            ]
+        )
 
     async def call(ctx, params) -> types.CallToolResult:
         tool = tools.get(params.name)
@@ -71,8 +78,9 @@ def _error(types, message: str):
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def serve(host: Host, context: McpContext, *, transport: str = "stdio", host_name: str = "127.0.0.1",
-          port: int = 8765) -> None:
+def serve(
+    host: Host, context: McpContext, *, transport: str = "stdio", host_name: str = "127.0.0.1", port: int = 8765
+) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
     server = build_server(host, context)
     if not host.mcp_tools(context):

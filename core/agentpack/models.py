@@ -154,13 +154,22 @@ class Totals(_Model):
         count = {s: 0 for s in ("passed", "failed", "error", "skipped")}
         for case in cases:
             count[case.status] += 1
-        return cls(total=len(cases), passed=count["passed"], failed=count["failed"],
-                   errors=count["error"], skipped=count["skipped"])
+        return cls(
+            total=len(cases),
+            passed=count["passed"],
+            failed=count["failed"],
+            errors=count["error"],
+            skipped=count["skipped"],
+        )
 
     def __add__(self, other: Totals) -> Totals:
-        return Totals(total=self.total + other.total, passed=self.passed + other.passed,
-                      failed=self.failed + other.failed, errors=self.errors + other.errors,
-                      skipped=self.skipped + other.skipped)
+        return Totals(
+            total=self.total + other.total,
+            passed=self.passed + other.passed,
+            failed=self.failed + other.failed,
+            errors=self.errors + other.errors,
+            skipped=self.skipped + other.skipped,
+        )
 
 
 class SuiteResult(_Model):
@@ -187,8 +196,11 @@ class EvalReport(_Model):
     suites: list[SuiteResult] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
-    aborted: str | None = Field(default=None, description="why the run could not start or finish (e.g. the "
-                                "agent is unreachable); the report is still emitted and the CLI exits 2")
+    aborted: str | None = Field(
+        default=None,
+        description="why the run could not start or finish (e.g. the "
+        "agent is unreachable); the report is still emitted and the CLI exits 2",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

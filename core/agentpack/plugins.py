@@ -80,8 +80,9 @@ def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, 
     return pm
 
 
-def collect_registrations(pm: pluggy.PluginManager, hook_name: str, kind: str, *, tolerant: bool = False,
-                          **kwargs: Any) -> dict[str, Any]:
+def collect_registrations(
+    pm: pluggy.PluginManager, hook_name: str, kind: str, *, tolerant: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     """Call a registration hook one implementation at a time and return the items by ``name``.
 
     Items are named tuples (or dataclasses) with ``name`` and ``plugin`` fields; ``plugin`` is filled
@@ -155,6 +156,29 @@ class Host:
         return reporters[name]
 
     # -- packs -----------------------------------------------------------
+    def owner(self, format: str) -> str | None:
+        """The name of the plugin that registered ``format`` (``None`` for an unknown format)."""
+        info = self.formats().get(format)
+        return info.plugin if info else None
+
+    def owner_hook(self, hook_name: str, format: str) -> Any:
+        """A caller of ``hook_name`` that reaches only the plugin owning ``format``.
+
+        Owner dispatch: a plugin's ``agentpack_load``, ``agentpack_query`` and
+        ``agentpack_evaluate`` see only packs of formats it registered, so they
+        need no ``if pack.format != MINE`` guard. A format no plugin registered
+        reaches every implementation (first result wins), as before.
+        """
+        key = f"owner:{hook_name}:{format}"
+        if key not in self._cache:
+            owner = self.owner(format)
+            if owner is None:
+                self._cache[key] = getattr(self.pm.hook, hook_name)
+            else:
+                others = [plugin for name, plugin in self.pm.list_name_plugin() if name != owner]
+                self._cache[key] = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+        return self._cache[key]
+
     def detect_all(self, path: Path) -> list[Detection]:
         found = [d for d in self.pm.hook.agentpack_detect(path=path) if d is not None]
         return sorted(found, key=lambda d: (-d.confidence, d.format))
@@ -179,23 +203,24 @@ class Host:
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
-        pack = self.pm.hook.agentpack_load(path=path, format=format)
+        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
         if pack is None:
             raise PackError(f"{path}: no installed plugin could load it as '{format}'")
         return pack
 
     def validate(self, pack: Pack, *, strict: bool = False) -> list[Finding]:
-        findings = [f for result in self.pm.hook.agentpack_validate(pack=pack, strict=strict) if result for f in result]
+        results = self.pm.hook.agentpack_validate(pack=pack, strict=strict, host=self)
+        findings = [f for result in results if result for f in result]
         return sorted(findings, key=lambda f: f.sort_key())
 
     def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
-        response = self.pm.hook.agentpack_query(pack=pack, request=request)
+        response = self.owner_hook("agentpack_query", pack.format)(pack=pack, request=request, host=self)
         if response is None:
             raise PackError(f"format '{pack.format}' does not support queries")
         return response
 
     def evaluate(self, pack: Pack, options: EvalOptions) -> EvalReport:
-        report = self.pm.hook.agentpack_evaluate(pack=pack, options=options)
+        report = self.owner_hook("agentpack_evaluate", pack.format)(pack=pack, options=options, host=self)
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
         return report
@@ -208,13 +233,15 @@ class Host:
             hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
             dist = dists.get(name)
             builtin = name in DEFAULT_PLUGINS
-            infos.append(PluginInfo(
-                name=name,
-                version=dist.version if dist else (_core_version() if builtin else None),
-                distribution=dist.distribution if dist else ("agentpack-core" if builtin else None),
-                hooks=hooks,
-                builtin=builtin,
-            ))
+            infos.append(
+                PluginInfo(
+                    name=name,
+                    version=dist.version if dist else (_core_version() if builtin else None),
+                    distribution=dist.distribution if dist else ("agentpack-core" if builtin else None),
+                    hooks=hooks,
+                    builtin=builtin,
+                )
+            )
         return sorted(infos, key=lambda i: (not i.builtin, i.name))
 
 
@@ -253,6 +280,12 @@ def set_host(host: Host | None) -> Host | None:
 
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "DEFAULT_PLUGINS", "Host", "PluginInfo", "create_plugin_manager",
-    "get_host", "set_host", "collect_registrations",
+    "DEFAULT_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "Host",
+    "PluginInfo",
+    "collect_registrations",
+    "create_plugin_manager",
+    "get_host",
+    "set_host",
 ]

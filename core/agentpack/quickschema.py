@@ -16,11 +16,26 @@ manifest of a thousand steps pays the keyword dispatch once, not per node.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
-ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "definitions", "title", "description", "default", "examples",
-                         "$comment", "deprecated", "readOnly", "writeOnly"})
+ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    }
+)
 DIALECTS = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 
@@ -80,11 +95,13 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, dict) or isinstance(b, dict):
-        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
-            _equal(a[k], b[k]) for k in a)
+        return (
+            isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        )
     if isinstance(a, list) or isinstance(b, list):
-        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(
-            _equal(x, y) for x, y in zip(a, b))
+        return (
+            isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        )
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     return type(a) is type(b) and a == b
@@ -93,7 +110,7 @@ def _equal(a: Any, b: Any) -> bool:
 def _resolve(ref: str, root: Any) -> Any:
     base = root.get("$id") if isinstance(root, dict) else None
     if isinstance(base, str) and base and ref.startswith(base):
-        ref = ref[len(base):] or "#"  # a reference to the schema's own $id (plus a fragment)
+        ref = ref[len(base) :] or "#"  # a reference to the schema's own $id (plus a fragment)
     if ref == "#":
         return root
     if not ref.startswith("#/"):
@@ -116,6 +133,7 @@ def _never(value: Any) -> bool:
 def _unsupported(what: str) -> Check:
     def check(value: Any) -> bool:
         raise Unsupported(what)
+
     return check
 
 
@@ -131,6 +149,7 @@ def _all(checks: list[Check]) -> Check:
             if not one(value):
                 return False
         return True
+
     return check
 
 
@@ -191,13 +210,16 @@ def _properties(c: _Compiler, arg: dict, schema: dict) -> Check:
                 if key in value and not sub(value[key]):
                     return False
         return True
+
     return check
 
 
 def _pattern_properties(c: _Compiler, arg: dict, schema: dict) -> Check:
     subs = tuple((_pattern(p), c.compile(sub)) for p, sub in arg.items())
-    return lambda value: not isinstance(value, dict) or all(
-        sub(v) for pattern, sub in subs for k, v in value.items() if pattern.search(k))
+    return lambda value: (
+        not isinstance(value, dict)
+        or all(sub(v) for pattern, sub in subs for k, v in value.items() if pattern.search(k))
+    )
 
 
 def _additional(c: _Compiler, arg: Any, schema: dict) -> Check:
@@ -211,6 +233,7 @@ def _additional(c: _Compiler, arg: Any, schema: dict) -> Check:
                 if key not in known and not any(p.search(key) for p in patterns) and not sub(value[key]):
                     return False
         return True
+
     return check
 
 
@@ -225,25 +248,30 @@ def _items(c: _Compiler, arg: Any, schema: dict) -> Check:
                 if not sub(item):
                     return False
         return True
+
     return check
 
 
 def _unique(c: _Compiler, arg: Any, schema: dict) -> Check:
     if not arg:
         return _always
-    return lambda value: not isinstance(value, list) or not any(
-        _equal(value[i], value[j]) for i in range(len(value)) for j in range(i + 1, len(value)))
+    return lambda value: (
+        not isinstance(value, list)
+        or not any(_equal(value[i], value[j]) for i in range(len(value)) for j in range(i + 1, len(value)))
+    )
 
 
 def _num(op: Callable[[Any, Any], bool]):
     def make(c: _Compiler, arg: Any, schema: dict) -> Check:
         return lambda value: isinstance(value, bool) or not isinstance(value, (int, float)) or op(value, arg)
+
     return make
 
 
 def _size(kind: type, op: Callable[[int, Any], bool]):
     def make(c: _Compiler, arg: Any, schema: dict) -> Check:
         return lambda value: not isinstance(value, kind) or op(len(value), arg)
+
     return make
 
 
@@ -301,6 +329,7 @@ def _ref(c: _Compiler, arg: str, schema: dict) -> Check:
         if not target:
             target.append(c.ref(arg))
         return target[0](value)
+
     return check
 
 

@@ -22,7 +22,7 @@ class Record:
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, {len(args)} given")
         for name, value in zip(names, args):
             setattr(self, name, value)
-        for name in names[len(args):]:
+        for name in names[len(args) :]:
             if name in kwargs:
                 setattr(self, name, kwargs.pop(name))
             elif name in self.DEFAULTS:

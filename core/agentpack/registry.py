@@ -6,8 +6,9 @@ Named tuples (no pydantic, no dataclasses) so that building the CLI stays cheap.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .records import Record
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from functools import cached_property
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .errors import AgentpackError
 from .yamldoc import join_pointer
@@ -84,8 +85,9 @@ class SchemaStore:
             try:
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
-                raise AgentpackError(f"bundled schema '{schema_id}' is not a valid draft 2020-12 schema: "
-                                     f"{exc.message}") from None
+                raise AgentpackError(
+                    f"bundled schema '{schema_id}' is not a valid draft 2020-12 schema: {exc.message}"
+                ) from None
 
     def validator(self, schema_id: str) -> jsonschema.protocols.Validator:
         if schema_id not in self._validators:
@@ -118,8 +120,11 @@ class SchemaStore:
         """
         with _unresolvable_as_error(schema_id):
             errors = list(self.validator(schema_id).iter_errors(instance))
-        findings = [f for error in errors for f in error_findings(error, document=document, file=file, code=code,
-                                                                      severity=severity)]
+        findings = [
+            f
+            for error in errors
+            for f in error_findings(error, document=document, file=file, code=code, severity=severity)
+        ]
         return sorted(findings, key=lambda f: (f.line or 0, f.pointer or ""))
 
 
@@ -137,8 +142,10 @@ class _unresolvable_as_error:
 
         if isinstance(exc, Unresolvable):
             ref = getattr(exc, "ref", None) or str(exc)
-            raise AgentpackError(f"schema '{self.schema_id}' refers to '{ref}', which is not bundled "
-                                 "(schemas are never fetched from the network)") from None
+            raise AgentpackError(
+                f"schema '{self.schema_id}' refers to '{ref}', which is not bundled "
+                "(schemas are never fetched from the network)"
+            ) from None
         return False
 
 
@@ -233,10 +240,14 @@ def error_findings(
     def make(pointer: str, message: str) -> Finding:
         line = document.line_of(pointer) if document else None
         where = pointer or "/"
-        return Finding(severity=severity, code=code, message=f"{where}: {message}", file=file, line=line,
-                       pointer=pointer or None)
+        return Finding(
+            severity=severity, code=code, message=f"{where}: {message}", file=file, line=line, pointer=pointer or None
+        )
 
-    if error.validator in ("additionalProperties", "unevaluatedProperties") and error.schema.get(error.validator) is False:
+    if (
+        error.validator in ("additionalProperties", "unevaluatedProperties")
+        and error.schema.get(error.validator) is False
+    ):
         extras = _unexpected_keys(error)
         if extras:
             return [make(join_pointer(base, key), f"unknown key '{key}'") for key in extras]
@@ -247,8 +258,15 @@ def error_findings(
 
 
 _ROOT_MISMATCH = ("type", "const", "enum")
-_TYPE_NAMES = {"string": "a string", "object": "a mapping", "array": "a list", "integer": "an integer",
-               "number": "a number", "boolean": "true or false", "null": "null"}
+_TYPE_NAMES = {
+    "string": "a string",
+    "object": "a mapping",
+    "array": "a list",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _expected(error: jsonschema.ValidationError) -> str:
@@ -270,8 +288,10 @@ def _explain(error: jsonschema.ValidationError) -> tuple[jsonschema.ValidationEr
         branches: dict[Any, list[jsonschema.ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        misfits = {key: [e for e in errs if e.validator in _ROOT_MISMATCH and not e.relative_path]
-                   for key, errs in branches.items()}
+        misfits = {
+            key: [e for e in errs if e.validator in _ROOT_MISMATCH and not e.relative_path]
+            for key, errs in branches.items()
+        }
         fitting = [e for key, errs in branches.items() if not misfits[key] for e in errs]
         if not fitting:
             expected = dict.fromkeys(_expected(e) for errs in misfits.values() for e in errs)

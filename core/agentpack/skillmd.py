@@ -101,8 +101,9 @@ def read_skill(directory: str | Path, *, display: str | None = None, text: str |
     return Skill(directory=directory, document=document, ignored=ignored)
 
 
-def validate_skill_dir(directory: str | Path, *, display: str | None = None,
-                       text: str | None = None) -> tuple[Skill | None, list]:
+def validate_skill_dir(
+    directory: str | Path, *, display: str | None = None, text: str | None = None
+) -> tuple[Skill | None, list]:
     """Validate a skill directory; returns the parsed skill (or None) and findings.
 
     ``text``: the content of ``directory/SKILL.md`` when the caller has already read it
@@ -117,11 +118,17 @@ def validate_skill_dir(directory: str | Path, *, display: str | None = None,
         skill = read_skill(directory, display=display, text=text)
     except PackError as exc:
         code = "SKL001" if "missing required file" in exc.message else "SKL002"
-        return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column,
-                                    hint=exc.hint)]
-    merges = [Finding.warning("SKL003", f"field '{key}' comes from a '<<' merge key and is ignored at the top "
-                              "level, as the reference validator ignores it", hint="write the field out",
-                              **skill.where("")) for key in skill.ignored]
+        return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column, hint=exc.hint)]
+    merges = [
+        Finding.warning(
+            "SKL003",
+            f"field '{key}' comes from a '<<' merge key and is ignored at the top "
+            "level, as the reference validator ignores it",
+            hint="write the field out",
+            **skill.where(""),
+        )
+        for key in skill.ignored
+    ]
     return skill, merges + validate_frontmatter(skill.meta, skill.directory, where=skill.where)
 
 
@@ -136,8 +143,12 @@ def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=
 
     extra = sorted(set(meta) - ALLOWED_FIELDS)
     for key in extra:
-        error("SKL010", f"/{key}", f"unexpected frontmatter field '{key}'",
-              hint=f"allowed fields: {', '.join(sorted(ALLOWED_FIELDS))}; put anything else under 'metadata'")
+        error(
+            "SKL010",
+            f"/{key}",
+            f"unexpected frontmatter field '{key}'",
+            hint=f"allowed fields: {', '.join(sorted(ALLOWED_FIELDS))}; put anything else under 'metadata'",
+        )
 
     if "name" not in meta:
         error("SKL011", "", "missing required field 'name'")
@@ -151,17 +162,22 @@ def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=
         if not isinstance(description, str) or not description.strip():
             error("SKL021", "/description", "field 'description' must be a non-empty string")
         elif len(description) > MAX_DESCRIPTION_LENGTH:
-            error("SKL022", "/description",
-                  f"description is {len(description)} characters, more than the limit of {MAX_DESCRIPTION_LENGTH}")
+            error(
+                "SKL022",
+                "/description",
+                f"description is {len(description)} characters, more than the limit of {MAX_DESCRIPTION_LENGTH}",
+            )
 
     if "compatibility" in meta:
         compatibility = meta["compatibility"]
         if not isinstance(compatibility, str):
             error("SKL030", "/compatibility", "field 'compatibility' must be a string")
         elif len(compatibility) > MAX_COMPATIBILITY_LENGTH:
-            error("SKL031", "/compatibility",
-                  f"compatibility is {len(compatibility)} characters, more than the limit of "
-                  f"{MAX_COMPATIBILITY_LENGTH}")
+            error(
+                "SKL031",
+                "/compatibility",
+                f"compatibility is {len(compatibility)} characters, more than the limit of {MAX_COMPATIBILITY_LENGTH}",
+            )
     return findings
 
 
@@ -184,6 +200,10 @@ def _name_findings(raw: Any, directory: Path | None, error) -> list:
     if directory is not None:
         dir_name = unicodedata.normalize("NFKC", directory.name)
         if dir_name != name:
-            error("SKL018", "/name", f"directory name '{directory.name}' must match the skill name '{name}'",
-                  hint=f"rename the directory to '{name}' or change 'name'")
+            error(
+                "SKL018",
+                "/name",
+                f"directory name '{directory.name}' must match the skill name '{name}'",
+                hint=f"rename the directory to '{name}' or change 'name'",
+            )
     return []

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
+from . import hookimpl
 from .plugins import Host, create_plugin_manager, set_host
 
 
@@ -63,9 +65,20 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
         if not ready.exists():
             venv.create(home, with_pip=True, clear=True)
             try:
-                pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "-q",
-                                      "--disable-pip-version-check", *requirements],
-                                     capture_output=True, text=True, timeout=timeout)
+                pip = subprocess.run(
+                    [
+                        str(home / "bin" / "python"),
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "--disable-pip-version-check",
+                        *requirements,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 pytest.skip(f"installing {' '.join(requirements)} took more than {timeout:.0f} s (slow registry?)")
             if pip.returncode != 0:
@@ -111,6 +124,35 @@ def agentpack_cli(agentpack_host: Host) -> Callable[..., CliResult]:
         return run_cli(list(args), input=input, env=env)
 
     return invoke
+
+
+class ClaimingPlugin:
+    """A test plugin that owns format ``claims-all`` and claims every path it is shown.
+
+    Owner dispatch sends it every pack detected that way, so a subclass adds
+    the one hook under test (a crashing ``agentpack_query``, an aborted
+    ``agentpack_evaluate``) and registers with ``register_plugin``.
+    """
+
+    format = "claims-all"
+
+    @hookimpl
+    def agentpack_register_formats(self, register: Callable[[Any], None]) -> None:
+        from .registry import FormatInfo
+
+        register(FormatInfo(name=self.format, title="Claims every path (tests)"))
+
+    @hookimpl
+    def agentpack_detect(self, path: Path) -> Any:
+        from .models import Detection
+
+        return Detection(format=self.format, confidence=1.0, reason="claims every path")
+
+    @hookimpl
+    def agentpack_load(self, path: Path, format: str) -> Any:
+        from .models import Pack
+
+        return Pack(path=path, root=path, format=format, name=path.name)
 
 
 class FormatPluginConformance:
@@ -176,15 +218,18 @@ class FormatPluginConformance:
         ok = run_cli(["validate", "-o", "json", str(self.make_valid_pack(tmp_path / "a"))])
         assert ok.exit_code == 0, ok.stdout + ok.stderr
         assert ok.json()["ok"] is True
-        bad = run_cli(["validate", "--format", self.format_name, "-o", "json",
-                       str(self.make_invalid_pack(tmp_path / "b"))])
+        bad = run_cli(
+            ["validate", "--format", self.format_name, "-o", "json", str(self.make_invalid_pack(tmp_path / "b"))]
+        )
         assert bad.exit_code == 1, bad.stdout + bad.stderr
         assert bad.json()["ok"] is False
 
     def test_plugin_module_imports_light(self) -> None:
         if not self.module:
             pytest.skip("no entry-point module named")
-        code = (f"import sys, {self.module}; heavy = [m for m in ('pydantic', 'jsonschema', 'numpy', 'httpx', "
-                "'rich', 'mcp') if m in sys.modules]; print(','.join(heavy))")
+        code = (
+            f"import sys, {self.module}; heavy = [m for m in ('pydantic', 'jsonschema', 'numpy', 'httpx', "
+            "'rich', 'mcp') if m in sys.modules]; print(','.join(heavy))"
+        )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         assert out == "", f"importing {self.module} pulls in heavy modules: {out}"

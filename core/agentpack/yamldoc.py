@@ -23,8 +23,14 @@ class YamlDocument:
 
     __slots__ = ("data", "file", "lines", "columns", "merged")
 
-    def __init__(self, data: Any, file: str | None = None, lines: dict[str, int] | None = None,
-                 columns: dict[str, int] | None = None, merged: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        data: Any,
+        file: str | None = None,
+        lines: dict[str, int] | None = None,
+        columns: dict[str, int] | None = None,
+        merged: set[str] | None = None,
+    ) -> None:
         self.data = data
         self.file = file
         self.lines = {} if lines is None else lines

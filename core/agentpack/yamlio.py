@@ -50,7 +50,7 @@ def _import_pyyaml():
         compile_ = re.compile
 
         def compile_lazily(pattern, flags=0):
-            if isinstance(pattern, str) and pattern.startswith("[^\x09\x0A\x0D\x20-\x7E\x85"):
+            if isinstance(pattern, str) and pattern.startswith("[^\x09\x0a\x0d\x20-\x7e\x85"):
                 return _LazyPattern(compile_, pattern, flags)
             return compile_(pattern, flags)
 
@@ -77,7 +77,9 @@ MAX_DEPTH = 256
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG, _SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
-_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp"))
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
+)
 
 _STRICT_DISALLOWED = {
     "FlowMappingStartToken": "flow-style mappings ({...}) are not allowed; use block style",
@@ -86,8 +88,6 @@ _STRICT_DISALLOWED = {
     "AliasToken": "YAML aliases (*) are not allowed",
     "TagToken": "YAML tags (!) are not allowed",
 }
-
-
 
 
 def _merge_sources(node: yaml.Node) -> list[yaml.MappingNode] | None:
@@ -221,8 +221,12 @@ class _Walker:
         except yaml.MarkedYAMLError as exc:
             raise _marked_error(exc, self.file) from None
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. 2001-02-30 or !!int x
-            raise YamlError(f"invalid YAML value: {exc}", file=self.file, line=node.start_mark.line + 1,
-                            column=node.start_mark.column + 1) from None
+            raise YamlError(
+                f"invalid YAML value: {exc}",
+                file=self.file,
+                line=node.start_mark.line + 1,
+                column=node.start_mark.column + 1,
+            ) from None
 
     def pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.ScalarNode, yaml.Node, bool]]:
         """``(key, value, merged)``: own pairs, then pairs merged with ``<<`` (own and earlier keys win)."""
@@ -263,8 +267,11 @@ class _Walker:
                 if column is None:
                     column = value_node.start_mark.column
                 elif value_node.start_mark.column != column:
-                    raise self.error(f"the mapping under '{key_node.value}' is indented differently from the "
-                                     "mappings before it; indent sibling mappings alike", value_node)
+                    raise self.error(
+                        f"the mapping under '{key_node.value}' is indented differently from the "
+                        "mappings before it; indent sibling mappings alike",
+                        value_node,
+                    )
 
     def strings(self, node: yaml.Node) -> Any:
         """Construct with every scalar read as a string (the Agent Skills convention); merges applied."""
@@ -298,8 +305,12 @@ def _check_single_document_end(text: str, file: str | None) -> None:
     ends = list(_DOCUMENT_END.finditer(text))
     if len(ends) > 1:
         line = text.count("\n", 0, ends[1].start()) + 1
-        raise YamlError("invalid YAML: expected a single document in the stream, but found a second "
-                        "document end marker '...'", file=file, line=line, column=1)
+        raise YamlError(
+            "invalid YAML: expected a single document in the stream, but found a second document end marker '...'",
+            file=file,
+            line=line,
+            column=1,
+        )
 
 
 def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None) -> YamlError:
@@ -309,8 +320,12 @@ def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None) -> 
         return YamlError(f"invalid YAML: {exc.reason}", file=file)
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
-    return YamlError(f"invalid YAML: character U+{exc.character:04X} is not allowed ({exc.reason})",
-                     file=file, line=line, column=column)
+    return YamlError(
+        f"invalid YAML: character U+{exc.character:04X} is not allowed ({exc.reason})",
+        file=file,
+        line=line,
+        column=column,
+    )
 
 
 def _marked_error(exc: yaml.MarkedYAMLError, file: str | None) -> YamlError:
@@ -318,8 +333,12 @@ def _marked_error(exc: yaml.MarkedYAMLError, file: str | None) -> YamlError:
     problem = exc.problem or str(exc)
     if exc.context:
         problem = f"{exc.context}, {problem}"
-    return YamlError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
-                     column=mark.column + 1 if mark else None)
+    return YamlError(
+        f"invalid YAML: {problem}",
+        file=file,
+        line=mark.line + 1 if mark else None,
+        column=mark.column + 1 if mark else None,
+    )
 
 
 class _StringsLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -327,7 +346,7 @@ class _StringsLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     is reduced to what the YAML 1.1 resolvers give a plain ``<<`` (merge) and any other scalar (str, as
     it is read). It skips a regular-expression scan per scalar; the data is the same."""
 
-    def resolve(self, kind, value, implicit):  # noqa: ANN001, ANN201 - PyYAML's signature
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode:
             return MERGE_TAG if implicit[0] and value == "<<" else self.DEFAULT_SCALAR_TAG
         return super().resolve(kind, value, implicit)
@@ -373,7 +392,7 @@ def _scalar_hint(node: yaml.Node) -> tuple[int | None, int | None]:
             if isinstance(current, yaml.ScalarNode):
                 try:
                     constructor.construct_object(current)
-                except Exception:  # noqa: BLE001 - locating the culprit, the caller reports it
+                except Exception:
                     return current.start_mark.line + 1, current.start_mark.column + 1
             elif isinstance(current, yaml.MappingNode):
                 stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
@@ -384,8 +403,7 @@ def _scalar_hint(node: yaml.Node) -> tuple[int | None, int | None]:
     return None, None
 
 
-def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False,
-               strict: bool = False) -> YamlDocument:
+def parse_yaml(text: str, *, file: str | None = None, strings_only: bool = False, strict: bool = False) -> YamlDocument:
     """Parse one YAML document from ``text``; see ``load_yaml``.
 
     ``strings_only`` reads every scalar as a string; ``strict`` applies the

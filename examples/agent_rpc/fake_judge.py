@@ -15,8 +15,9 @@ class Judge(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = body["messages"][-1]["content"].split("[CRITERIA]")[0].lower()
         verdict = "RESULT: PASS" if "refund" in text and "days" in text else "RESULT: FAIL"
-        answer = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                      "content": f"Checked the refund wording.\n{verdict}"}}]}).encode()
+        answer = json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": f"Checked the refund wording.\n{verdict}"}}]}
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(answer)))

@@ -10,10 +10,20 @@ import json
 import os
 
 TICKETS = {
-    "T-100": {"id": "T-100", "subject": "Cannot log in", "body": "Login says my account is locked.",
-              "customer_id": "C-1", "status": "new"},
-    "T-101": {"id": "T-101", "subject": "Export fails", "body": "Exporting 3 GB of data fails at 80%.",
-              "customer_id": "C-2", "status": "new"},
+    "T-100": {
+        "id": "T-100",
+        "subject": "Cannot log in",
+        "body": "Login says my account is locked.",
+        "customer_id": "C-1",
+        "status": "new",
+    },
+    "T-101": {
+        "id": "T-101",
+        "subject": "Export fails",
+        "body": "Exporting 3 GB of data fails at 80%.",
+        "customer_id": "C-2",
+        "status": "new",
+    },
 }
 CUSTOMERS = {
     "C-1": {"id": "C-1", "name": "Globex", "plan": "enterprise", "health": "green"},

@@ -9,9 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -38,8 +39,13 @@ def write_manifest(tmp_path: Path) -> Callable[..., Path]:
     """``write_manifest(scenarios, **top)`` writes manifest.yaml (the SDK agent is the default target)."""
 
     def write(scenarios: list[dict[str, Any]], name: str = "manifest.yaml", **top: Any) -> Path:
-        data = {"manifest_version": "v1", "name": top.pop("title", "test run"), "target": sdk_target(), **top,
-                "scenarios": scenarios}
+        data = {
+            "manifest_version": "v1",
+            "name": top.pop("title", "test run"),
+            "target": sdk_target(),
+            **top,
+            "scenarios": scenarios,
+        }
         path = tmp_path / name
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         return path
@@ -57,7 +63,7 @@ def _live_members(pgid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid and fields[0] != "Z":
             live.append(int(entry.name))
     return live
@@ -93,8 +99,12 @@ def http_agent() -> Iterator[Callable[..., str]]:
     started: list[subprocess.Popen] = []
 
     def start(*args: str, script: str = "sdk_agent.py") -> str:
-        proc = spawn([PY, str(AGENTS / script), "--http", "--port", "0", *args], stderr=subprocess.PIPE,
-                     stdout=subprocess.DEVNULL, text=True)
+        proc = spawn(
+            [PY, str(AGENTS / script), "--http", "--port", "0", *args],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
         started.append(proc)
         line = proc.stderr.readline()
         match = re.search(r"(http://\S+)", line)
@@ -126,9 +136,12 @@ class FakeJudge:
                 text = body["messages"][-1]["content"].split("[CRITERIA]")[0]
                 verdict = "RESULT: PASS" if "refund" in text.lower() else "RESULT: FAIL"
                 content = f"The reply {'mentions' if 'PASS' in verdict else 'lacks'} the refund.\n{verdict}"
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content},
-                                                   "finish_reason": "stop"}],
-                                      "usage": {"total_tokens": 10}}).encode()
+                payload = json.dumps(
+                    {
+                        "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                        "usage": {"total_tokens": 10},
+                    }
+                ).encode()
                 self.send_response(judge.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))

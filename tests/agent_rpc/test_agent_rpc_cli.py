@@ -15,19 +15,34 @@ AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 
 def scenarios():
     return [
-        {"name": "passes", "tags": ["smoke"], "steps": [{"input": "lookup A-1", "graders": [
-            {"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A-1"}},
-            {"type": "text_match", "condition": "contains", "value": "shipped"}]}]},
-        {"name": "fails", "steps": [{"input": "hello", "graders": [
-            {"type": "text_match", "condition": "equals", "value": "<b>bye</b>"}]}]},
+        {
+            "name": "passes",
+            "tags": ["smoke"],
+            "steps": [
+                {
+                    "input": "lookup A-1",
+                    "graders": [
+                        {"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A-1"}},
+                        {"type": "text_match", "condition": "contains", "value": "shipped"},
+                    ],
+                }
+            ],
+        },
+        {
+            "name": "fails",
+            "steps": [
+                {"input": "hello", "graders": [{"type": "text_match", "condition": "equals", "value": "<b>bye</b>"}]}
+            ],
+        },
     ]
 
 
 def test_run_writes_every_report_and_exits_1_on_failed_checks(agentpack_cli, write_manifest, tmp_path):
     path = write_manifest(scenarios())
     out = tmp_path / "reports" / "nested"
-    result = agentpack_cli("rpc", "run", "-m", path, "--report", out / "r.html", "--json-out", out / "r.json",
-                           "--junit", out / "r.xml")
+    result = agentpack_cli(
+        "rpc", "run", "-m", path, "--report", out / "r.html", "--json-out", out / "r.json", "--junit", out / "r.xml"
+    )
     assert result.exit_code == 1, result.stderr
     assert "FAILED  1/2 scenarios passed (50.0%)" in result.stdout
     assert "FAIL  fails: 1 of 1 checks failed: expected public_output to equal '<b>bye</b>'" in result.stdout
@@ -52,12 +67,15 @@ def test_run_json_on_stdout_and_exit_0(agentpack_cli, write_manifest):
 
 def test_bad_manifest_exits_2_with_a_location(agentpack_cli, tmp_path):
     path = tmp_path / "m.yaml"
-    path.write_text("name: x\ntarget: y\nscenarios:\n  - name: a\n    steps:\n      - input: x\n        graders:\n"
-                    "          - {type: text_match, condition: sounds_like, value: x}\n")
+    path.write_text(
+        "name: x\ntarget: y\nscenarios:\n  - name: a\n    steps:\n      - input: x\n        graders:\n"
+        "          - {type: text_match, condition: sounds_like, value: x}\n"
+    )
     result = agentpack_cli("rpc", "run", "-m", path)
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"error: {path}:8: invalid manifest: /scenarios/0/steps/0/graders/0/condition: "
-                                    "'sounds_like' is not one of")
+    assert result.stderr.startswith(
+        f"error: {path}:8: invalid manifest: /scenarios/0/steps/0/graders/0/condition: 'sounds_like' is not one of"
+    )
 
 
 def test_run_needs_a_manifest(agentpack_cli):
@@ -66,10 +84,33 @@ def test_run_needs_a_manifest(agentpack_cli):
 
 
 def test_real_subprocess_with_jobs_and_process_isolation(write_manifest, tmp_path):
-    path = write_manifest([{"name": f"s{i}", "steps": [{"input": "count", "graders": [
-        {"type": "text_match", "condition": "equals", "value": "1"}]}]} for i in range(4)])
-    proc = subprocess.run([AGENTPACK, "rpc", "run", "-m", str(path), "-j", "2", "--isolation", "process",
-                           "--json-out", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=60)
+    path = write_manifest(
+        [
+            {
+                "name": f"s{i}",
+                "steps": [{"input": "count", "graders": [{"type": "text_match", "condition": "equals", "value": "1"}]}],
+            }
+            for i in range(4)
+        ]
+    )
+    proc = subprocess.run(
+        [
+            AGENTPACK,
+            "rpc",
+            "run",
+            "-m",
+            str(path),
+            "-j",
+            "2",
+            "--isolation",
+            "process",
+            "--json-out",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["run"]["isolation"] == "process" and report["run"]["jobs"] == 2

@@ -63,8 +63,14 @@ class ScriptedServer:
                         time.sleep(0.05)
                     return
                 note = json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}).encode()
-                pieces = [b": hello\r\n\r\n", b"event: message\r\ndata: " + note + b"\r\n\r\n", b"id: 1\ndata: ",
-                          body[:10], body[10:] + b"\r", b"\n\r\n"]
+                pieces = [
+                    b": hello\r\n\r\n",
+                    b"event: message\r\ndata: " + note + b"\r\n\r\n",
+                    b"id: 1\ndata: ",
+                    body[:10],
+                    body[10:] + b"\r",
+                    b"\n\r\n",
+                ]
                 for piece in pieces:
                     self.wfile.write(piece)
                     self.wfile.flush()
@@ -95,19 +101,36 @@ def scripted():
 
 
 def echo_manifest(write_manifest, url: str, n: int = 3, **top) -> Any:
-    steps = [{"input": f"m{i}", "graders": [{"type": "text_match", "condition": "equals", "value": f"Echo: m{i}"}]}
-             for i in range(n)]
+    steps = [
+        {"input": f"m{i}", "graders": [{"type": "text_match", "condition": "equals", "value": f"Echo: m{i}"}]}
+        for i in range(n)
+    ]
     return write_manifest([{"name": "http", "steps": steps}], target=url, **top)
 
 
 def test_runtime_over_sdk_http_agent(write_manifest, http_agent):
     url = http_agent()
-    path = write_manifest([{"name": "turns", "steps": [
-        {"input": "lookup A-7", "graders": [{"type": "tool_usage", "tool_name": "lookup_order",
-                                             "arguments": {"order_id": "A-7"}}]},
-        {"input": "count", "graders": [{"type": "text_match", "condition": "equals", "value": "2"}]}]},
-        {"name": "after reset", "steps": [{"input": "count", "graders": [
-            {"type": "text_match", "condition": "equals", "value": "1"}]}]}], target=url)
+    path = write_manifest(
+        [
+            {
+                "name": "turns",
+                "steps": [
+                    {
+                        "input": "lookup A-7",
+                        "graders": [
+                            {"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A-7"}}
+                        ],
+                    },
+                    {"input": "count", "graders": [{"type": "text_match", "condition": "equals", "value": "2"}]},
+                ],
+            },
+            {
+                "name": "after reset",
+                "steps": [{"input": "count", "graders": [{"type": "text_match", "condition": "equals", "value": "1"}]}],
+            },
+        ],
+        target=url,
+    )
     report = run_manifest(path, RunOptions(jobs=4))
     assert store().validate(REPORT, report) == []
     assert report["ok"], [s["message"] for s in report["scenarios"]]

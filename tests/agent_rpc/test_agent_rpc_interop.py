@@ -18,7 +18,6 @@ import pytest
 
 from agentpack.testing import reference_venv
 
-
 pytestmark = pytest.mark.interop
 
 VERSION = "0.10.0"
@@ -55,15 +54,24 @@ def free_port() -> int:
 
 def our_run(manifest: Path, env: dict | None = None) -> tuple[int, dict]:
     out = manifest.parent / "ours.json"
-    proc = subprocess.run([AGENTPACK, "rpc", "run", "-m", str(manifest), "--json-out", str(out)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [AGENTPACK, "rpc", "run", "-m", str(manifest), "--json-out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     return proc.returncode, json.loads(out.read_text())
 
 
 def ref_run(ref: Path, manifest: Path) -> tuple[int, dict]:
     out = manifest.parent / "ref.json"
-    proc = subprocess.run([str(ref / "bin" / "ecp"), "run", "--manifest", str(manifest), "--json-out", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(ref / "bin" / "ecp"), "run", "--manifest", str(manifest), "--json-out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.exists(), proc.stdout + proc.stderr
     return proc.returncode, json.loads(out.read_text())
 
@@ -86,14 +94,35 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
         "    @on_step\n    def step(self, text):\n        self.n += 1\n"
         "        return Result(public_output=f'#{self.n} {text}', tool_calls=[{'name': 'echo', 'arguments': {'t': text}}])\n"
         "    @on_reset\n    def reset(self):\n        self.n = 0\n\n"
-        "serve_http(A(), port=int(sys.argv[1]))\n")
+        "serve_http(A(), port=int(sys.argv[1]))\n"
+    )
     proc, url = spawn_http([str(ref / "bin" / "python"), str(agent), str(free_port())])
     try:
         manifest = tmp_path / "m.yaml"
-        manifest.write_text(json.dumps({"manifest_version": "v1", "name": "interop http", "target": url, "scenarios": [
-            {"name": f"s{i}", "steps": [{"input": "hi", "graders": [
-                {"type": "text_match", "condition": "equals", "value": "#1 hi"},
-                {"type": "tool_usage", "tool_name": "echo", "arguments": {"t": "hi"}}]}]} for i in range(2)]}))
+        manifest.write_text(
+            json.dumps(
+                {
+                    "manifest_version": "v1",
+                    "name": "interop http",
+                    "target": url,
+                    "scenarios": [
+                        {
+                            "name": f"s{i}",
+                            "steps": [
+                                {
+                                    "input": "hi",
+                                    "graders": [
+                                        {"type": "text_match", "condition": "equals", "value": "#1 hi"},
+                                        {"type": "tool_usage", "tool_name": "echo", "arguments": {"t": "hi"}},
+                                    ],
+                                }
+                            ],
+                        }
+                        for i in range(2)
+                    ],
+                }
+            )
+        )
         code, report = our_run(manifest)
         assert code == 0, json.dumps(report["scenarios"], indent=1)[:2000]
         conformance = subprocess.run([AGENTPACK, "rpc", "conformance", url, "--json"], capture_output=True, text=True)
@@ -105,13 +134,53 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
 
 
 def _manifest_for_ref(path: Path, target: str) -> Path:
-    path.write_text(json.dumps({"manifest_version": "v1", "name": "ours under ecp", "target": target, "scenarios": [
-        {"name": "lookup", "steps": [{"input": "lookup A-9", "graders": [
-            {"type": "text_match", "field": "public_output", "condition": "contains", "value": "A-9"},
-            {"type": "text_match", "field": "evaluation_context", "condition": "contains", "value": "looked"},
-            {"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A-9"}}]}]},
-        {"name": "echo", "steps": [{"input": "hello", "graders": [
-            {"type": "text_match", "condition": "equals", "value": "Echo: hello"}]}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "manifest_version": "v1",
+                "name": "ours under ecp",
+                "target": target,
+                "scenarios": [
+                    {
+                        "name": "lookup",
+                        "steps": [
+                            {
+                                "input": "lookup A-9",
+                                "graders": [
+                                    {
+                                        "type": "text_match",
+                                        "field": "public_output",
+                                        "condition": "contains",
+                                        "value": "A-9",
+                                    },
+                                    {
+                                        "type": "text_match",
+                                        "field": "evaluation_context",
+                                        "condition": "contains",
+                                        "value": "looked",
+                                    },
+                                    {
+                                        "type": "tool_usage",
+                                        "tool_name": "lookup_order",
+                                        "arguments": {"order_id": "A-9"},
+                                    },
+                                ],
+                            }
+                        ],
+                    },
+                    {
+                        "name": "echo",
+                        "steps": [
+                            {
+                                "input": "hello",
+                                "graders": [{"type": "text_match", "condition": "equals", "value": "Echo: hello"}],
+                            }
+                        ],
+                    },
+                ],
+            }
+        )
+    )
     return path
 
 
@@ -119,8 +188,12 @@ def test_ecp_run_passes_our_sdk_agent_over_stdio(ref, tmp_path):
     target = f"{sys.executable} {AGENTS / 'sdk_agent.py'}"
     code, report = ref_run(ref, _manifest_for_ref(tmp_path / "m.yaml", target))
     assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
-    check = subprocess.run([str(ref / "bin" / "ecp"), "conformance", "--target", target, "--json"],
-                           capture_output=True, text=True, timeout=60)
+    check = subprocess.run(
+        [str(ref / "bin" / "ecp"), "conformance", "--target", target, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(check.stdout)["conformant"], check.stdout
 
 
@@ -129,8 +202,12 @@ def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
     try:
         code, report = ref_run(ref, _manifest_for_ref(tmp_path / "m.yaml", url))
         assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
-        check = subprocess.run([str(ref / "bin" / "ecp"), "conformance", "--target", url, "--json"],
-                               capture_output=True, text=True, timeout=60)
+        check = subprocess.run(
+            [str(ref / "bin" / "ecp"), "conformance", "--target", url, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert json.loads(check.stdout)["conformant"], check.stdout
     finally:
         from agentpack.proc import kill_group

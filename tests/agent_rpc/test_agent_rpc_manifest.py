@@ -26,7 +26,9 @@ def findings(path: Path, strict: bool = False) -> list[tuple]:
 
 def test_reference_starter_manifest_is_valid(tmp_path):
     # the shape `ecp init` writes (ecp-runtime 0.10.0)
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         manifest_version: "v1"
         name: "Starter ECP Evaluation"
         target: 'python ecp_eval/agent.py'
@@ -45,14 +47,17 @@ def test_reference_starter_manifest_is_valid(tmp_path):
                     tool_name: "echo"
                     arguments:
                       text: "hello ecp"
-    """)
+    """,
+    )
     manifest, found = validate_manifest(path)
     assert found == [] and manifest.target.command == ["python", "ecp_eval/agent.py"]
     assert manifest.target.cwd == str(tmp_path.resolve())
 
 
 def test_golden_findings_for_a_broken_manifest(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         manifest_version: v2
         name: broken
         target: python agent.py
@@ -73,7 +78,8 @@ def test_golden_findings_for_a_broken_manifest(tmp_path):
                     tool_nam: x
                 extra: true
           - steps: []
-    """)
+    """,
+    )
     got = [list(f) for f in findings(path)]
     golden = GOLDEN / "broken_manifest_findings.json"
     expected = json.loads(golden.read_text())
@@ -81,7 +87,9 @@ def test_golden_findings_for_a_broken_manifest(tmp_path):
 
 
 def test_semantic_errors_point_at_the_field(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: semantic
         target: "python 'unclosed"
         scenarios:
@@ -92,7 +100,8 @@ def test_semantic_errors_point_at_the_field(tmp_path):
                   - {type: text_match, condition: not_regex, pattern: "[z-a]"}
                   - {type: magic}
                   - {type: tool_usage, not_called: true, count: 2}
-    """)
+    """,
+    )
     got = findings(path)
     assert ("error", "ARP106", 2, "/target", "target is not a valid command line: No closing quotation") in got
     codes = {(code, pointer) for _, code, _, pointer, _ in got}
@@ -107,7 +116,9 @@ def test_datasets_csv_and_jsonl(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "qa.csv").write_text("question,answer\nhi,Echo: hi\nbye,\n")
     (tmp_path / "data" / "qa.jsonl").write_text('{"q": "a", "a": "Echo: a"}\n\n{"q": "b", "a": "Echo: b"}\n')
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: data
         target: python agent.py
         scenarios:
@@ -115,20 +126,27 @@ def test_datasets_csv_and_jsonl(tmp_path):
             dataset: {type: csv, source: data/qa.csv, input_column: question, output_column: answer}
           - name: jsonl
             dataset: {type: jsonl, source: data/qa.jsonl, input_column: q, output_column: a, condition: contains}
-    """)
+    """,
+    )
     manifest, found = validate_manifest(path)
     assert found == []
     csv_steps, jsonl_steps = manifest.scenarios[0].steps, manifest.scenarios[1].steps
     assert [(s.input, len(s.graders)) for s in csv_steps] == [("hi", 1), ("bye", 0)]
-    assert jsonl_steps[1].graders[0].config == {"type": "text_match", "field": "public_output",
-                                                 "condition": "contains", "value": "Echo: b"}
+    assert jsonl_steps[1].graders[0].config == {
+        "type": "text_match",
+        "field": "public_output",
+        "condition": "contains",
+        "value": "Echo: b",
+    }
     assert jsonl_steps[1].name == "qa.jsonl:3"
 
 
 def test_dataset_errors(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"input": "a"}\nnot json\n[1]\n{"input": 5}\n')
     (tmp_path / "cols.csv").write_text("q\nx\n")
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: data
         target: python agent.py
         scenarios:
@@ -140,49 +158,70 @@ def test_dataset_errors(tmp_path):
             dataset: {type: csv, source: cols.csv}
           - name: lines
             dataset: {type: jsonl, source: bad.jsonl}
-    """)
+    """,
+    )
     _, found = validate_manifest(path)
     got = [(f.code, f.file, f.line, f.pointer, f.message) for f in found]
     manifest = str(path)
     assert got[0][:4] == ("ARP102", manifest, 5, "/scenarios/0/dataset/source")
     assert got[0][4].startswith("dataset file not found: nope.csv (looked in ")
-    assert got[1] == ("ARP105", manifest, 7, "/scenarios/1/dataset/source",
-                      "dataset source '../outside.csv' climbs out of the pack root with '..'")
-    assert got[2] == ("ARP102", manifest, 9, "/scenarios/2/dataset/input_column",
-                      "dataset cols.csv has no column 'input' (columns: q)")
+    assert got[1] == (
+        "ARP105",
+        manifest,
+        7,
+        "/scenarios/1/dataset/source",
+        "dataset source '../outside.csv' climbs out of the pack root with '..'",
+    )
+    assert got[2] == (
+        "ARP102",
+        manifest,
+        9,
+        "/scenarios/2/dataset/input_column",
+        "dataset cols.csv has no column 'input' (columns: q)",
+    )
     data = str(tmp_path / "bad.jsonl")
-    assert got[3:] == [("ARP102", data, 2, None, "invalid JSON line: Expecting value: line 1 column 1 (char 0)"),
-                       ("ARP102", data, 3, None, "each JSONL line must be an object"),
-                       ("ARP102", data, 4, None, "row has no string 'input' value")]
+    assert got[3:] == [
+        ("ARP102", data, 2, None, "invalid JSON line: Expecting value: line 1 column 1 (char 0)"),
+        ("ARP102", data, 3, None, "each JSONL line must be an object"),
+        ("ARP102", data, 4, None, "row has no string 'input' value"),
+    ]
 
 
 def test_cwd_must_stay_inside_the_manifest_folder(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: x
         target: [python, agent.py]
         cwd: ../elsewhere
         scenarios: [{name: a, steps: [{input: x}]}]
-    """)
+    """,
+    )
     got = findings(path)
     assert got[0][1] == "ARP105" and got[0][3] == "/cwd"
 
 
 def test_warnings_for_duplicates_and_ignored_dataset(tmp_path):
     (tmp_path / "d.csv").write_text("input\nx\n")
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: x
         target: python agent.py
         scenarios:
           - {name: same, steps: [{input: a}], dataset: {type: csv, source: d.csv}}
           - {name: same, steps: [{input: b}]}
-    """)
+    """,
+    )
     manifest, found = validate_manifest(path)
     assert [f.code for f in found] == ["ARP110", "ARP112"]
     assert [s.id for s in manifest.scenarios] == ["same", "same (2)"]
 
 
 def test_strict_rules(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         name: x
         target: definitely-not-a-program-xyz
         scenarios:
@@ -191,18 +230,26 @@ def test_strict_rules(tmp_path):
               - input: x
               - input: y
                 graders: [{type: text_match, field: private_thought, condition: contains, value: z}]
-    """)
+    """,
+    )
     assert findings(path) == []
     got = [(f[1], f[2], f[3]) for f in findings(path, strict=True)]
-    assert got == [("ARP201", 1, None), ("ARP202", 6, "/scenarios/0/steps/0"),
-                   ("ARP203", 8, "/scenarios/0/steps/1/graders/0/field"), ("ARP204", 2, "/target")]
+    assert got == [
+        ("ARP201", 1, None),
+        ("ARP202", 6, "/scenarios/0/steps/0"),
+        ("ARP203", 8, "/scenarios/0/steps/1/graders/0/field"),
+        ("ARP204", 2, "/target"),
+    ]
 
 
-@pytest.mark.parametrize("text,code", [
-    ("[1, 2]\n", "ARP002"),
-    ("name: x\nname: y\n", "ARP001"),
-    ("name: [\n", "ARP001"),
-])
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("[1, 2]\n", "ARP002"),
+        ("name: x\nname: y\n", "ARP001"),
+        ("name: [\n", "ARP001"),
+    ],
+)
 def test_unreadable_documents(tmp_path, text, code):
     path = write(tmp_path, text)
     got = findings(path)
@@ -210,11 +257,15 @@ def test_unreadable_documents(tmp_path, text, code):
 
 
 def test_validate_command_text_and_json(agentpack_cli, tmp_path):
-    good = write(tmp_path, """
+    good = write(
+        tmp_path,
+        """
         name: ok
         target: python agent.py
         scenarios: [{name: a, tags: [x], steps: [{input: x, graders: [{type: text_match, condition: contains, value: x}]}]}]
-    """, "good.yaml")
+    """,
+        "good.yaml",
+    )
     bad = write(tmp_path, "name: bad\ntarget: x\nscenarios: [{name: a, steps: [{inputs: x}]}]\n", "bad.yaml")
     result = agentpack_cli("rpc", "validate", good)
     assert result.exit_code == 0 and "'ok': 1 scenarios, 1 steps, 1 graders, target python agent.py" in result.stdout
@@ -223,8 +274,10 @@ def test_validate_command_text_and_json(agentpack_cli, tmp_path):
     envelope = result.json()
     assert envelope["command"] == "rpc validate" and envelope["ok"] is False
     messages = [f["message"] for f in envelope["items"][1]["findings"]]
-    assert messages == ["/scenarios/0/steps/0: missing required key 'input'",
-                        "/scenarios/0/steps/0/inputs: unknown key 'inputs'"]
+    assert messages == [
+        "/scenarios/0/steps/0: missing required key 'input'",
+        "/scenarios/0/steps/0/inputs: unknown key 'inputs'",
+    ]
 
 
 def test_the_example_manifest_is_strictly_valid(agentpack_cli):

@@ -15,8 +15,12 @@ AGENT = Path(__file__).parent / "agents" / "sdk_agent.py"
 def _manifest(folder: Path, scenarios: list) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "manifest.yaml"
-    path.write_text(yaml.safe_dump({"manifest_version": "v1", "name": "kit", "target": [sys.executable, str(AGENT)],
-                                    "scenarios": scenarios}, sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            {"manifest_version": "v1", "name": "kit", "target": [sys.executable, str(AGENT)], "scenarios": scenarios},
+            sort_keys=False,
+        )
+    )
     return path
 
 
@@ -26,8 +30,17 @@ class TestAgentRpcConformance(FormatPluginConformance):
     module = "agentpack_agent_rpc.plugin"
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
-        return _manifest(tmp_path, [{"name": "hello", "steps": [{"input": "hi", "graders": [
-            {"type": "text_match", "condition": "contains", "value": "hi"}]}]}])
+        return _manifest(
+            tmp_path,
+            [
+                {
+                    "name": "hello",
+                    "steps": [
+                        {"input": "hi", "graders": [{"type": "text_match", "condition": "contains", "value": "hi"}]}
+                    ],
+                }
+            ],
+        )
 
     def make_invalid_pack(self, tmp_path: Path) -> Path:
         return _manifest(tmp_path, [{"name": "hello", "steps": [{"input": "hi", "grader": []}]}])
@@ -60,11 +73,22 @@ def test_load_reports_yaml_syntax_with_location(agentpack_host, tmp_path):
 
 
 def test_eval_routes_to_the_runner(agentpack_cli, tmp_path):
-    path = _manifest(tmp_path, [
-        {"name": "good", "steps": [{"input": "hi", "graders": [{"type": "text_match", "condition": "contains",
-                                                                  "value": "Echo"}]}]},
-        {"name": "bad", "tags": ["smoke"], "steps": [{"input": "hi", "graders": [
-            {"type": "text_match", "condition": "equals", "value": "nope"}]}]}])
+    path = _manifest(
+        tmp_path,
+        [
+            {
+                "name": "good",
+                "steps": [
+                    {"input": "hi", "graders": [{"type": "text_match", "condition": "contains", "value": "Echo"}]}
+                ],
+            },
+            {
+                "name": "bad",
+                "tags": ["smoke"],
+                "steps": [{"input": "hi", "graders": [{"type": "text_match", "condition": "equals", "value": "nope"}]}],
+            },
+        ],
+    )
     result = agentpack_cli("eval", path, "--json")
     assert result.exit_code == 1, result.stderr
     evaluation = result.json()["evaluations"][0]
@@ -86,8 +110,17 @@ def test_eval_of_an_invalid_manifest_is_a_usage_error(agentpack_cli, tmp_path):
 
 
 def test_core_validate_routes_here(agentpack_cli, tmp_path):
-    path = _manifest(tmp_path, [{"name": "a", "steps": [{"input": "x", "graders": [
-        {"type": "text_match", "condition": "regex", "pattern": "(unclosed"}]}]}])
+    path = _manifest(
+        tmp_path,
+        [
+            {
+                "name": "a",
+                "steps": [
+                    {"input": "x", "graders": [{"type": "text_match", "condition": "regex", "pattern": "(unclosed"}]}
+                ],
+            }
+        ],
+    )
     result = agentpack_cli("validate", path, "--json")
     assert result.exit_code == 1
     finding = result.json()["items"][0]["findings"][0]

@@ -11,7 +11,7 @@ AGENT = Path(__file__).parent / "agents" / "sdk_agent.py"
 
 def test_fixture_and_marker(tmp_path):
     pgids = tmp_path / "pgids"
-    (tmp_path / "test_agent.py").write_text(f'''
+    (tmp_path / "test_agent.py").write_text(f"""
 import os, pytest, sys
 
 AGENT = [sys.executable, {str(AGENT)!r}]
@@ -33,10 +33,25 @@ def test_string_target(rpc_agent):
 
 def test_without_target_is_skipped(rpc_agent):
     pass
-''')
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "agentpack_agent_rpc.pytest_plugin",
-                             "-p", "no:cacheprovider", "-rs", str(tmp_path / "test_agent.py")],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
+""")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "agentpack_agent_rpc.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            str(tmp_path / "test_agent.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 passed, 1 skipped" in result.stdout and "no agent: use @pytest.mark.agent_rpc" in result.stdout
     import os

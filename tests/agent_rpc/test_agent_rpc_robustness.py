@@ -20,8 +20,10 @@ AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 
 def run_bad(write_manifest, helpers, tmp_path, mode: str, scenarios=None, **top):
     pgids = tmp_path / "pgids"
-    scenarios = scenarios or [{"name": f"s{i}", "step_timeout": 1.0,
-                               "steps": [{"input": "one"}, {"input": "two"}, {"input": "three"}]} for i in range(2)]
+    scenarios = scenarios or [
+        {"name": f"s{i}", "step_timeout": 1.0, "steps": [{"input": "one"}, {"input": "two"}, {"input": "three"}]}
+        for i in range(2)
+    ]
     path = write_manifest(scenarios, target=helpers.bad_target(mode), env={"PGID_FILE": str(pgids)}, **top)
     report = run_manifest(path, RunOptions())
     assert store().validate(REPORT, report) == []
@@ -60,7 +62,9 @@ def test_non_json_stdout_lines_are_skipped_with_a_warning(write_manifest, helper
     report = run_bad(write_manifest, helpers, tmp_path, "invalid_json")
     assert report["ok"]
     assert report["scenarios"][0]["runs"][0]["warnings"] == [
-        "skipped non-JSON stdout line: 'this is not json'", "skipped non-JSON stdout line: '{broken'"]
+        "skipped non-JSON stdout line: 'this is not json'",
+        "skipped non-JSON stdout line: '{broken'",
+    ]
 
 
 def test_wrong_response_id(write_manifest, helpers, tmp_path):
@@ -72,8 +76,15 @@ def test_wrong_response_id(write_manifest, helpers, tmp_path):
 
 
 def test_huge_output_is_graded_in_full_and_clipped_in_the_report(write_manifest, helpers, tmp_path):
-    scenarios = [{"name": "big", "steps": [{"input": "one"}, {"input": "two", "graders": [
-        {"type": "text_match", "condition": "regex", "pattern": "y{4194304}"}]}]}]
+    scenarios = [
+        {
+            "name": "big",
+            "steps": [
+                {"input": "one"},
+                {"input": "two", "graders": [{"type": "text_match", "condition": "regex", "pattern": "y{4194304}"}]},
+            ],
+        }
+    ]
     report = run_bad(write_manifest, helpers, tmp_path, "huge", scenarios, limits={"report_text_chars": 1000})
     assert report["ok"]
     output = report["scenarios"][0]["runs"][0]["steps"][1]["public_output"]
@@ -112,12 +123,33 @@ def test_missing_program_is_unreachable_and_exits_2(agentpack_cli, write_manifes
 @pytest.mark.parametrize("sig,jobs", [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGINT, 2)])
 def test_interrupted_run_still_writes_every_report(write_manifest, helpers, tmp_path, sig, jobs):
     pgids = tmp_path / "pgids"
-    path = write_manifest([{"name": f"s{i}", "steps": [{"input": "a"}, {"input": "b"}]} for i in range(3)],
-                          target=helpers.bad_target("hang"), env={"PGID_FILE": str(pgids)}, timeout=60)
+    path = write_manifest(
+        [{"name": f"s{i}", "steps": [{"input": "a"}, {"input": "b"}]} for i in range(3)],
+        target=helpers.bad_target("hang"),
+        env={"PGID_FILE": str(pgids)},
+        timeout=60,
+    )
     out = tmp_path / "out"
-    proc = subprocess.Popen([AGENTPACK, "rpc", "run", "-m", str(path), "-j", str(jobs), "--json-out",
-                             str(out / "r.json"), "--report", str(out / "r.html"), "--junit", str(out / "r.xml")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            AGENTPACK,
+            "rpc",
+            "run",
+            "-m",
+            str(path),
+            "-j",
+            str(jobs),
+            "--json-out",
+            str(out / "r.json"),
+            "--report",
+            str(out / "r.html"),
+            "--junit",
+            str(out / "r.xml"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while not pgids.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -24,10 +24,18 @@ def run(path, **options) -> dict:
 
 
 def test_steps_of_a_scenario_are_one_conversation(write_manifest, helpers):
-    path = write_manifest([{"name": "multi-turn", "steps": [
-        {"input": "ask", "expect_status": "paused", "graders": [contains("Which order")]},
-        {"input": "A-1", "graders": [contains("Echo: A-1")]},
-        {"input": "count", "expect_status": "done", "graders": [equals("3")]}]}])
+    path = write_manifest(
+        [
+            {
+                "name": "multi-turn",
+                "steps": [
+                    {"input": "ask", "expect_status": "paused", "graders": [contains("Which order")]},
+                    {"input": "A-1", "graders": [contains("Echo: A-1")]},
+                    {"input": "count", "expect_status": "done", "graders": [equals("3")]},
+                ],
+            }
+        ]
+    )
     report = run(path)
     assert report["ok"], report["scenarios"][0]["message"]
     steps = report["scenarios"][0]["runs"][0]["steps"]
@@ -37,8 +45,9 @@ def test_steps_of_a_scenario_are_one_conversation(write_manifest, helpers):
 
 @pytest.mark.parametrize("isolation", ["reset", "process"])
 def test_isolation_between_scenarios(write_manifest, isolation, helpers):
-    scenarios = [{"name": f"s{i}", "steps": [{"input": "hi"}, {"input": "count", "graders": [equals("2")]}]}
-                 for i in range(3)]
+    scenarios = [
+        {"name": f"s{i}", "steps": [{"input": "hi"}, {"input": "count", "graders": [equals("2")]}]} for i in range(3)
+    ]
     report = run(write_manifest(scenarios, isolation=isolation))
     assert report["ok"] and report["run"]["isolation"] == isolation
     pids = helpers.run_pids(report)
@@ -78,9 +87,11 @@ def test_jobs_run_scenarios_on_several_agents_in_manifest_order(write_manifest, 
 
 
 def test_filters_by_name_and_tag(write_manifest):
-    scenarios = [{"name": "refund flow", "tags": ["billing"], "steps": [{"input": "x"}]},
-                 {"name": "login", "tags": ["auth", "smoke"], "steps": [{"input": "x"}]},
-                 {"name": "smoke test", "steps": [{"input": "x"}]}]
+    scenarios = [
+        {"name": "refund flow", "tags": ["billing"], "steps": [{"input": "x"}]},
+        {"name": "login", "tags": ["auth", "smoke"], "steps": [{"input": "x"}]},
+        {"name": "smoke test", "steps": [{"input": "x"}]},
+    ]
     path = write_manifest(scenarios)
     assert [s["id"] for s in run(path, filters=["billing"])["scenarios"]] == ["refund flow"]
     assert [s["id"] for s in run(path, filters=["smoke"])["scenarios"]] == ["login", "smoke test"]
@@ -93,18 +104,29 @@ def test_filters_by_name_and_tag(write_manifest):
 
 def test_config_env_and_cwd_reach_the_agent(write_manifest, tmp_path):
     (tmp_path / "work").mkdir()
-    path = write_manifest([{"name": "setup", "steps": [
-        {"input": "config", "graders": [equals("[('mode', 'strict'), ('n', 2)]")]},
-        {"input": "env", "graders": [equals("hello in work")]}]}],
-        config={"mode": "strict", "n": 2}, env={"AGENT_GREETING": "hello"}, cwd="work")
+    path = write_manifest(
+        [
+            {
+                "name": "setup",
+                "steps": [
+                    {"input": "config", "graders": [equals("[('mode', 'strict'), ('n', 2)]")]},
+                    {"input": "env", "graders": [equals("hello in work")]},
+                ],
+            }
+        ],
+        config={"mode": "strict", "n": 2},
+        env={"AGENT_GREETING": "hello"},
+        cwd="work",
+    )
     report = run(path)
     assert report["ok"], report["scenarios"][0]["message"]
 
 
 def test_step_and_scenario_timeouts(write_manifest, helpers):
     step_timeout = {"name": "slow step", "step_timeout": 0.5, "steps": [{"input": "a"}, {"input": "b"}, {"input": "c"}]}
-    report = run(write_manifest([step_timeout, {"name": "after", "steps": [{"input": "a"}]}],
-                                target=helpers.bad_target("hang")))
+    report = run(
+        write_manifest([step_timeout, {"name": "after", "steps": [{"input": "a"}]}], target=helpers.bad_target("hang"))
+    )
     first, after = report["scenarios"]
     assert first["exit_reason"] == "timeout" and first["status"] == "error"
     steps = first["runs"][0]["steps"]
@@ -127,21 +149,44 @@ def test_max_duration_skips_the_rest(write_manifest, helpers):
 
 
 def test_agent_error_and_invalid_result_are_reported_precisely(write_manifest, helpers):
-    report = run(write_manifest([{"name": "boom", "steps": [{"input": "boom"}, {"input": "after"}]},
-                                 {"name": "next", "steps": [{"input": "count", "graders": [equals("1")]}]}]))
+    report = run(
+        write_manifest(
+            [
+                {"name": "boom", "steps": [{"input": "boom"}, {"input": "after"}]},
+                {"name": "next", "steps": [{"input": "count", "graders": [equals("1")]}]},
+            ]
+        )
+    )
     boom, nxt = report["scenarios"]
     assert boom["exit_reason"] == "agent_error"
     assert "RuntimeError: the agent broke" in boom["runs"][0]["steps"][0]["error"]
     assert nxt["status"] == "passed", "the next scenario starts from a reset agent"
-    report = run(write_manifest([{"name": "bad", "steps": [{"input": "a"}, {"input": "b"}]}],
-                                target=helpers.bad_target("bad_result")))
+    report = run(
+        write_manifest(
+            [{"name": "bad", "steps": [{"input": "a"}, {"input": "b"}]}], target=helpers.bad_target("bad_result")
+        )
+    )
     error = report["scenarios"][0]["runs"][0]["steps"][1]["error"]
     assert error == "agent/step result.status must be 'done' or 'paused', got 'finished'"
 
 
 def test_private_thought_alias_is_mirrored(write_manifest):
-    path = write_manifest([{"name": "legacy", "steps": [{"input": "thought", "graders": [
-        contains("legacy", field="evaluation_context"), contains("legacy", field="private_thought")]}]}])
+    path = write_manifest(
+        [
+            {
+                "name": "legacy",
+                "steps": [
+                    {
+                        "input": "thought",
+                        "graders": [
+                            contains("legacy", field="evaluation_context"),
+                            contains("legacy", field="private_thought"),
+                        ],
+                    }
+                ],
+            }
+        ]
+    )
     assert run(path)["ok"]
 
 

@@ -11,11 +11,20 @@ from agentpack_agent_rpc import sdk
 
 
 def test_import_pulls_in_only_the_standard_library_json_module():
-    code = ("import sys; before = set(sys.modules); import agentpack_agent_rpc.sdk; "
-            "print(' '.join(sorted(set(sys.modules) - before)))")
+    code = (
+        "import sys; before = set(sys.modules); import agentpack_agent_rpc.sdk; "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
     added = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert set(added) <= {"agentpack_agent_rpc", "agentpack_agent_rpc.sdk", "json", "json.decoder", "json.encoder",
-                          "json.scanner", "_json"}, added
+    assert set(added) <= {
+        "agentpack_agent_rpc",
+        "agentpack_agent_rpc.sdk",
+        "json",
+        "json.decoder",
+        "json.encoder",
+        "json.scanner",
+        "_json",
+    }, added
 
 
 def make_agent() -> sdk.Agent:
@@ -44,22 +53,47 @@ def make_agent() -> sdk.Agent:
 
 def test_dispatch_rules():
     agent = make_agent()
-    init = agent.handle({"jsonrpc": "2.0", "id": 1, "method": "agent/initialize",
-                         "params": {"protocol_version": "1.3", "config": {"k": 1}}})
-    assert init["result"] == {"name": "unit", "protocol_version": "1.0", "capabilities": {"tool_calls": {}},
-                              "description": "unit agent"}
+    init = agent.handle(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "agent/initialize",
+            "params": {"protocol_version": "1.3", "config": {"k": 1}},
+        }
+    )
+    assert init["result"] == {
+        "name": "unit",
+        "protocol_version": "1.0",
+        "capabilities": {"tool_calls": {}},
+        "description": "unit agent",
+    }
     assert agent.seen == [{"k": 1}]
     bad = agent.handle({"jsonrpc": "2.0", "id": 2, "method": "agent/initialize", "params": {"protocol_version": "2.0"}})
     assert bad["error"]["code"] == sdk.VERSION_UNSUPPORTED
     step = agent.handle({"jsonrpc": "2.0", "id": 3, "method": "agent/step", "params": {"input": "hi"}})["result"]
-    assert step == {"status": "done", "public_output": "HI", "evaluation_context": "legacy", "private_thought": "legacy",
-                    "tool_calls": None, "logs": "l", "usage": {"input_tokens": 1}}
-    assert agent.handle({"jsonrpc": "2.0", "id": 4, "method": "agent/step", "params": {"input": "none"}})["result"][
-        "public_output"] is None
+    assert step == {
+        "status": "done",
+        "public_output": "HI",
+        "evaluation_context": "legacy",
+        "private_thought": "legacy",
+        "tool_calls": None,
+        "logs": "l",
+        "usage": {"input_tokens": 1},
+    }
+    assert (
+        agent.handle({"jsonrpc": "2.0", "id": 4, "method": "agent/step", "params": {"input": "none"}})["result"][
+            "public_output"
+        ]
+        is None
+    )
     assert agent.handle({"jsonrpc": "2.0", "id": 5, "method": "agent/step", "params": {"input": "rpc"}})["error"] == {
-        "code": -32050, "message": "custom"}
-    assert agent.handle({"jsonrpc": "2.0", "id": 6, "method": "agent/step", "params": {"input": 3}})["error"][
-        "code"] == sdk.INVALID_PARAMS
+        "code": -32050,
+        "message": "custom",
+    }
+    assert (
+        agent.handle({"jsonrpc": "2.0", "id": 6, "method": "agent/step", "params": {"input": 3}})["error"]["code"]
+        == sdk.INVALID_PARAMS
+    )
     assert agent.handle({"jsonrpc": "2.0", "id": 7, "method": "agent/reset"})["result"] is True
     assert agent.handle({"jsonrpc": "2.0", "id": 8, "method": "nope"})["error"]["code"] == sdk.METHOD_NOT_FOUND
     assert agent.handle({"jsonrpc": "2.0", "method": "nope"}) is None
@@ -69,9 +103,13 @@ def test_dispatch_rules():
 
 def test_serve_stdio_keeps_the_stream_clean(capsys):
     agent = make_agent()
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "agent/step", "params": {"input": "x"}}), "",
-             "{oops", json.dumps({"jsonrpc": "2.0", "method": "agent/reset"}),
-             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "agent/step", "params": {"input": "dict"}})]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "agent/step", "params": {"input": "x"}}),
+        "",
+        "{oops",
+        json.dumps({"jsonrpc": "2.0", "method": "agent/reset"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "agent/step", "params": {"input": "dict"}}),
+    ]
     out = io.BytesIO()
     agent.serve_stdio(io.BytesIO(("\n".join(lines) + "\n").encode()), out)
     answers = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -96,8 +134,13 @@ def test_stdio_agent_process_is_conformant(agentpack_cli, agents):
 
 
 def test_conformance_flags_a_broken_agent(agentpack_cli, agents, tmp_path):
-    result = agentpack_cli("rpc", "conformance", f"{sys.executable} {agents / 'bad_agent.py'} bad_result",
-                           "--json-out", tmp_path / "c.json")
+    result = agentpack_cli(
+        "rpc",
+        "conformance",
+        f"{sys.executable} {agents / 'bad_agent.py'} bad_result",
+        "--json-out",
+        tmp_path / "c.json",
+    )
     report = json.loads((tmp_path / "c.json").read_text())
     failed = {c["name"] for c in report["checks"] if not c["passed"]}
     assert "unknown method is an error" in failed and not report["conformant"] and result.exit_code == 1

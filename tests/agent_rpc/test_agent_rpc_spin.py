@@ -13,7 +13,7 @@ from agentpack_agent_rpc.api import run_manifest
 from agentpack_agent_rpc.runner import RunOptions
 
 # answers "fast" at once and "slow" after 0.3 s
-AGENT = r'''
+AGENT = r"""
 import json, sys, time
 for line in sys.stdin:
     m = json.loads(line)
@@ -25,7 +25,7 @@ for line in sys.stdin:
         r = {"status": "done", "public_output": m["params"]["input"]}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
     sys.stdout.flush()
-'''
+"""
 
 
 @pytest.fixture

@@ -78,11 +78,23 @@ def test_an_http_target_is_not_started_early(write_manifest, opened):
     assert transport is None and opened == [] and manifest.target.kind == "http"
 
 
-@pytest.mark.parametrize("top", [
-    {"target": 42}, {"target": ["python", 3]}, {"target": []}, {"target": "  "}, {"shell": "yes"},
-    {"env": ["A=1"]}, {"env": {"A": {"nested": 1}}}, {"cwd": 5}, {"limits": {"stderr_bytes": "big"}},
-    {"limits": {"max_message_bytes": 0}}, {"cwd": "../outside"}, {"target": ["python"], "shell": True},
-])
+@pytest.mark.parametrize(
+    "top",
+    [
+        {"target": 42},
+        {"target": ["python", 3]},
+        {"target": []},
+        {"target": "  "},
+        {"shell": "yes"},
+        {"env": ["A=1"]},
+        {"env": {"A": {"nested": 1}}},
+        {"cwd": 5},
+        {"limits": {"stderr_bytes": "big"}},
+        {"limits": {"max_message_bytes": 0}},
+        {"cwd": "../outside"},
+        {"target": ["python"], "shell": True},
+    ],
+)
 def test_early_target_declines_target_keys_it_is_unsure_of(write_manifest, top):
     path = write_manifest([{"name": "a", "steps": [STEP]}], **top)
     doc, _ = read_document(path)
@@ -91,8 +103,13 @@ def test_early_target_declines_target_keys_it_is_unsure_of(write_manifest, top):
 
 def test_early_target_equals_the_validated_target(write_manifest, tmp_path):
     (tmp_path / "agent").mkdir()
-    path = write_manifest([{"name": "a", "steps": [STEP]}], target="python agent.py --flag 'a b'", cwd="agent",
-                          env={"MODEL": "small", "N": 3, "ON": True}, limits={"stderr_bytes": 1024})
+    path = write_manifest(
+        [{"name": "a", "steps": [STEP]}],
+        target="python agent.py --flag 'a b'",
+        cwd="agent",
+        env={"MODEL": "small", "N": 3, "ON": True},
+        limits={"stderr_bytes": 1024},
+    )
     doc, _ = read_document(path)
     manifest, findings = validate_manifest(path)
     assert findings == [] and early_target(doc, path) == manifest.target
@@ -145,8 +162,15 @@ def test_target_keys_below_scenarios_wait_for_the_whole_manifest(write_manifest,
         transport.close()
 
 
-@pytest.mark.parametrize("text", ["scenarios: []\n", "name: x\ntarget: [a,\nscenarios: []\n",
-                                  "- a\nscenarios: []\n", '{"name": "x", "scenarios": []}\n'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "scenarios: []\n",
+        "name: x\ntarget: [a,\nscenarios: []\n",
+        "- a\nscenarios: []\n",
+        '{"name": "x", "scenarios": []}\n',
+    ],
+)
 def test_no_head_when_the_part_above_scenarios_is_not_a_mapping(text, tmp_path):
     assert document_head(text, tmp_path / "m.yaml") is None
 
@@ -167,7 +191,7 @@ def test_json_report_layout_is_indented_with_one_line_per_scenario(write_manifes
     assert json.loads(text) == report
     assert text.startswith('{\n  "schema_version": 1,\n') and text.endswith("\n  ]\n}\n")
     lines = text.splitlines()
-    scenario_lines = lines[lines.index('  "scenarios": [') + 1:-2]
+    scenario_lines = lines[lines.index('  "scenarios": [') + 1 : -2]
     assert [json.loads(line.rstrip(","))["name"] for line in scenario_lines] == ["a", "b ünïcode"]
     empty = dict(report, scenarios=[])
     assert json.loads(dumps(empty)) == empty

@@ -7,7 +7,7 @@ import pytest
 
 from agentpack import hookimpl
 from agentpack.cli import cli
-from agentpack.testing import run_cli
+from agentpack.testing import ClaimingPlugin, run_cli
 
 BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp"]
 
@@ -133,8 +133,8 @@ def test_mcp_tools_listing(with_sample):
 
 
 def test_internal_error_is_exit_3_and_names_the_plugin(with_sample, register_plugin, todo_pack, monkeypatch):
-    class Buggy:
-        @hookimpl(tryfirst=True)
+    class Buggy(ClaimingPlugin):
+        @hookimpl
         def agentpack_query(self, pack, request):
             raise ZeroDivisionError("oops")
 
@@ -166,12 +166,12 @@ def test_output_option_completes_reporters(with_sample):
 
 
 def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plugin, todo_pack, tmp_path):
-    class Unreachable:
-        @hookimpl(tryfirst=True)
+    class Unreachable(ClaimingPlugin):
+        @hookimpl
         def agentpack_evaluate(self, pack, options):
             from agentpack.models import EvalReport
 
-            return EvalReport(name="x", format="sample-todo", aborted="agent unreachable")
+            return EvalReport(name="x", format=pack.format, aborted="agent unreachable")
 
     register_plugin(Unreachable(), name="unreachable")
     out = tmp_path / "r.json"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from agentpack.clock import SYSTEM_CLOCK, Clock, FixedClock, random_ids, sequential_ids
 
 
 def test_fixed_clock_stands_still():
     clock = FixedClock("2026-01-01T00:00:00Z")
-    assert clock.now() == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert clock.now() == datetime(2026, 1, 1, tzinfo=UTC)
     assert clock.now() == clock.now()
     assert clock.iso() == "2026-01-01T00:00:00Z"
     assert FixedClock().iso() == "2026-01-01T00:00:00Z"
@@ -22,14 +22,14 @@ def test_fixed_clock_monotonic_steps():
 
 
 def test_fixed_clock_inputs():
-    assert FixedClock(datetime(2026, 5, 1, 12, 30)).now().tzinfo is timezone.utc  # naive means UTC
+    assert FixedClock(datetime(2026, 5, 1, 12, 30)).now().tzinfo is UTC  # naive means UTC
     offset = FixedClock("2026-01-01T02:00:00+02:00")
     assert offset.iso() == "2026-01-01T00:00:00Z"  # iso() is always UTC with a Z
     assert FixedClock("2026-01-01T00:00:00.123456Z").iso() == "2026-01-01T00:00:00Z"
 
 
 def test_system_clock():
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     now = SYSTEM_CLOCK.now()
     assert now.tzinfo is not None and abs(now - before) < timedelta(minutes=1)
     assert SYSTEM_CLOCK.iso().endswith("Z") and len(SYSTEM_CLOCK.iso()) == 20

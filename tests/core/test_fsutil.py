@@ -12,8 +12,14 @@ import pytest
 
 from agentpack import fsutil
 from agentpack.errors import AgentpackError
-from agentpack.fsutil import LockedError, atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock
-from agentpack.fsutil import replace_directory
+from agentpack.fsutil import (
+    LockedError,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    file_lock,
+    replace_directory,
+)
 
 
 def leftovers(folder):
@@ -152,19 +158,18 @@ HOLDER = textwrap.dedent("""
 
 def test_lock_held_by_another_process(tmp_path):
     lock = tmp_path / "locks" / "index.lock"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(LockedError) as info:
-            with file_lock(lock, what="the index"):
-                pass
+        with pytest.raises(LockedError) as info, file_lock(lock, what="the index"):
+            pass
         assert isinstance(info.value, AgentpackError) and info.value.exit_code == 2
         assert "the index is locked by another process" in info.value.message
         assert info.value.file == str(lock) and info.value.hint
-        with pytest.raises(LockedError):
-            with file_lock(lock, timeout=0.2):
-                pass
+        with pytest.raises(LockedError), file_lock(lock, timeout=0.2):
+            pass
         assert lock.read_text().strip() == str(holder.pid)
     finally:
         holder.stdin.close()
@@ -175,9 +180,8 @@ def test_lock_held_by_another_process(tmp_path):
 
 def test_lock_released_after_an_error(tmp_path):
     lock = tmp_path / "x.lock"
-    with pytest.raises(RuntimeError):
-        with file_lock(lock):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), file_lock(lock):
+        raise RuntimeError("boom")
     with file_lock(lock):
         pass
 

@@ -77,7 +77,9 @@ def test_sha256_small_equals_sha256_bytes_and_leaves_openssl_unloaded():
 
     for data in (b"", b"manifest", bytes(range(256)) * 300):  # the last is over the 64 KiB limit
         assert sha256_small(data) == sha256_bytes(data)
-    code = ("import sys; from agentpack.hashing import sha256_small; d = sha256_small(b'x' * 1000); "
-            "print(d, 'hashlib' in sys.modules)")
+    code = (
+        "import sys; from agentpack.hashing import sha256_small; d = sha256_small(b'x' * 1000); "
+        "print(d, 'hashlib' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [sha256_bytes(b"x" * 1000), "False"]

@@ -23,20 +23,45 @@ def test_core_plus_one_plugin(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     try:
-        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                              "--disable-pip-version-check", f"{src}[dci]", str(src / "plugins" / "dci")],
-                             capture_output=True, text=True, timeout=480)
+        pip = subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                f"{src}[dci]",
+                str(src / "plugins" / "dci"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=480,
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("installing from the package registry took more than 480 s")
     if pip.returncode != 0:
-        if "No matching distribution" in pip.stderr or "Could not find a version" in pip.stderr \
-                or "Failed to establish" in pip.stderr:
+        if (
+            "No matching distribution" in pip.stderr
+            or "Could not find a version" in pip.stderr
+            or "Failed to establish" in pip.stderr
+        ):
             pytest.skip(f"package registry not reachable: {pip.stderr[-300:]}")
         pytest.fail(pip.stderr[-2000:])
-    out = subprocess.run([str(venv / "bin" / "agentpack"), "plugins", "--json"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [str(venv / "bin" / "agentpack"), "plugins", "--json"], capture_output=True, text=True, check=True
+    ).stdout
     plugins = json.loads(out)["plugins"]
     assert {p["name"] for p in plugins if not p["builtin"]} == {"dci"}
     assert {f for p in plugins for f in p["formats"]} == {"agent-skill", "dci"}
-    listing = subprocess.run([str(venv / "bin" / "agentpack", ), "--help"], capture_output=True, text=True).stdout
+    listing = subprocess.run(
+        [
+            str(
+                venv / "bin" / "agentpack",
+            ),
+            "--help",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     assert "  ecp " not in listing and "  experts " not in listing

@@ -16,9 +16,14 @@ pytest.importorskip("httpx", reason="httpx is needed by ChatClient")
 
 
 def completion(message: dict, **extra) -> dict:
-    return {"id": "c1", "object": "chat.completion", "model": "fake",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}, **extra}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        **extra,
+    }
 
 
 TOOL_CALLS = [
@@ -46,7 +51,7 @@ RESPONSES = {
 class FakeOpenAI(BaseHTTPRequestHandler):
     requests: list[dict] = []
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         scenario = self.path.strip("/").split("/")[0]
         FakeOpenAI.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
@@ -82,15 +87,19 @@ def client(server: str, scenario: str, **kwargs) -> ChatClient:
 def test_content_and_request_shape(server):
     FakeOpenAI.requests.clear()
     with client(server, "content", api_key="sk-test", temperature=0.0) as chat:
-        result = chat.complete([{"role": "user", "content": "hi"}], response_format={"type": "json_object"},
-                               seed=7)
+        result = chat.complete([{"role": "user", "content": "hi"}], response_format={"type": "json_object"}, seed=7)
     assert result.content == "Hello there." and result.tool_calls == []
     assert result.usage["total_tokens"] == 5 and result.finish_reason == "stop" and result.raw["id"] == "c1"
     (request,) = FakeOpenAI.requests
     assert request["path"] == "/content/v1/chat/completions"
     assert request["headers"]["Authorization"] == "Bearer sk-test"
-    assert request["body"] == {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}],
-                               "seed": 7, "temperature": 0.0, "response_format": {"type": "json_object"}}
+    assert request["body"] == {
+        "model": "fake-model",
+        "messages": [{"role": "user", "content": "hi"}],
+        "seed": 7,
+        "temperature": 0.0,
+        "response_format": {"type": "json_object"},
+    }
 
 
 def test_tool_calls(server):
@@ -110,10 +119,13 @@ def test_tool_calls(server):
     ]
 
 
-@pytest.mark.parametrize("scenario, fragment", [
-    ("http-error", "answered HTTP 500: {\"error\": {\"message\": \"model overloaded\"}}"),
-    ("unauthorized", "answered HTTP 401"),
-])
+@pytest.mark.parametrize(
+    "scenario, fragment",
+    [
+        ("http-error", 'answered HTTP 500: {"error": {"message": "model overloaded"}}'),
+        ("unauthorized", "answered HTTP 401"),
+    ],
+)
 def test_http_errors_become_chat_errors(server, scenario, fragment):
     with client(server, scenario) as chat, pytest.raises(ChatError) as info:
         chat.complete([{"role": "user", "content": "hi"}])
@@ -121,8 +133,9 @@ def test_http_errors_become_chat_errors(server, scenario, fragment):
     assert isinstance(info.value, AgentpackError)
 
 
-@pytest.mark.parametrize("scenario", ["not-json", "no-choices", "message-not-object", "bad-tool-calls",
-                                      "content-not-string", "list-body"])
+@pytest.mark.parametrize(
+    "scenario", ["not-json", "no-choices", "message-not-object", "bad-tool-calls", "content-not-string", "list-body"]
+)
 def test_malformed_bodies_become_chat_errors(server, scenario):
     with client(server, scenario) as chat, pytest.raises(ChatError, match="malformed response"):
         chat.complete([{"role": "user", "content": "hi"}])
@@ -137,25 +150,28 @@ def test_unreachable_endpoint_is_a_chat_error():
         chat.complete([{"role": "user", "content": "hi"}])
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("http://localhost:8000/v1", True),
-    ("http://LOCALHOST/v1", True),
-    ("http://localhost./v1", True),
-    ("http://api.localhost/v1", True),
-    ("http://127.0.0.1:11434/v1", True),
-    ("http://127.5.6.7/", True),
-    ("http://[::1]:8080/v1", True),
-    ("http://[::ffff:127.0.0.1]/v1", True),
-    ("https://user:pw@127.0.0.1/v1", True),
-    ("http://0.0.0.0:8000/v1", False),
-    ("http://10.0.0.1/v1", False),
-    ("https://api.openai.com/v1", False),
-    ("http://127.0.0.1.nip.io/v1", False),
-    ("http://localhost.evil.example/v1", False),
-    ("http://[::2]/v1", False),
-    ("http://[::1/v1", False),
-    ("not a url", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("http://localhost:8000/v1", True),
+        ("http://LOCALHOST/v1", True),
+        ("http://localhost./v1", True),
+        ("http://api.localhost/v1", True),
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://127.5.6.7/", True),
+        ("http://[::1]:8080/v1", True),
+        ("http://[::ffff:127.0.0.1]/v1", True),
+        ("https://user:pw@127.0.0.1/v1", True),
+        ("http://0.0.0.0:8000/v1", False),
+        ("http://10.0.0.1/v1", False),
+        ("https://api.openai.com/v1", False),
+        ("http://127.0.0.1.nip.io/v1", False),
+        ("http://localhost.evil.example/v1", False),
+        ("http://[::2]/v1", False),
+        ("http://[::1/v1", False),
+        ("not a url", False),
+        ("", False),
+    ],
+)
 def test_is_loopback(url, expected):
     assert is_loopback(url) is expected

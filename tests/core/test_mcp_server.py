@@ -19,10 +19,15 @@ class Tools:
                 raise AgentpackError("told to fail", file="x.yaml", line=3)
             return {"text": arguments["text"], "packs": [str(p) for p in context.packs]}
 
-        register(McpTool(name="test.echo", description="Echo text.", handler=echo,
-                         input_schema={"type": "object", "properties": {"text": {"type": "string"}},
-                                       "required": ["text"]},
-                         output_schema={"type": "object"}))
+        register(
+            McpTool(
+                name="test.echo",
+                description="Echo text.",
+                handler=echo,
+                input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                output_schema={"type": "object"},
+            )
+        )
 
 
 def call(server, name, arguments):

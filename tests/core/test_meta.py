@@ -45,17 +45,24 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
-              in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             found.append((node.lineno, node.args[0].value))  # dynamic imports count too
     return found
 
 
 def test_core_never_imports_a_plugin():
-    offenders = [f"{p.relative_to(ROOT)}:{line} imports {name}"
-                 for p in (ROOT / "core").rglob("*.py") for line, name in _imports(p)
-                 if name.startswith("agentpack_")]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{line} imports {name}"
+        for p in (ROOT / "core").rglob("*.py")
+        for line, name in _imports(p)
+        if name.startswith("agentpack_")
+    ]
     assert offenders == []
 
 
@@ -84,7 +91,8 @@ def test_plugin_distributions_depend_on_core_not_the_unrelated_pypi_name():
     for pyproject in [ROOT / "pyproject.toml", *sorted((ROOT / "plugins").glob("*/pyproject.toml"))]:
         data = tomllib.loads(pyproject.read_text())
         deps = data["project"].get("dependencies", []) + [
-            d for group in data["project"].get("optional-dependencies", {}).values() for d in group]
+            d for group in data["project"].get("optional-dependencies", {}).values() for d in group
+        ]
         names = {re.split(r"[ <>=\[;!~]", d, maxsplit=1)[0].lower() for d in deps}
         assert "agentpack" not in names, f"{pyproject} depends on the unrelated PyPI project 'agentpack'"
     for pyproject in sorted((ROOT / "plugins").glob("*/pyproject.toml")):

@@ -11,29 +11,40 @@ from agentpack.errors import PathEscapeError
 from agentpack.paths import check_relative, is_within, resolve_under, to_posix
 
 
-@pytest.mark.parametrize("path, normal", [
-    ("a", "a"), ("a/b.md", "a/b.md"), ("./a//b/", "a/b"), ("a/./b", "a/b"), ("~/x", "~/x"),
-    ("dir with space/é.md", "dir with space/é.md"), ("..a/b..", "..a/b.."),
-])
+@pytest.mark.parametrize(
+    "path, normal",
+    [
+        ("a", "a"),
+        ("a/b.md", "a/b.md"),
+        ("./a//b/", "a/b"),
+        ("a/./b", "a/b"),
+        ("~/x", "~/x"),
+        ("dir with space/é.md", "dir with space/é.md"),
+        ("..a/b..", "..a/b.."),
+    ],
+)
 def test_relative_paths_are_accepted(path, normal):
     assert check_relative(path) == PurePosixPath(normal)
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("/etc/passwd", "absolute"),
-    ("//server/share", "absolute"),
-    ("..", "climbs out"),
-    ("../x", "climbs out"),
-    ("a/../../x", "climbs out"),
-    ("a/../b", "climbs out"),  # any '..' segment is refused, even one that would stay inside
-    ("a\\b", "not a POSIX path"),
-    ("..\\x", "not a POSIX path"),
-    ("C:/x", "not a POSIX path"),
-    ("c:x", "not a POSIX path"),
-    ("a\x00b", "NUL"),
-    ("", "empty"),
-    ("   ", "empty"),
-])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("/etc/passwd", "absolute"),
+        ("//server/share", "absolute"),
+        ("..", "climbs out"),
+        ("../x", "climbs out"),
+        ("a/../../x", "climbs out"),
+        ("a/../b", "climbs out"),  # any '..' segment is refused, even one that would stay inside
+        ("a\\b", "not a POSIX path"),
+        ("..\\x", "not a POSIX path"),
+        ("C:/x", "not a POSIX path"),
+        ("c:x", "not a POSIX path"),
+        ("a\x00b", "NUL"),
+        ("", "empty"),
+        ("   ", "empty"),
+    ],
+)
 def test_escaping_or_foreign_paths_are_refused(path, reason):
     with pytest.raises(PathEscapeError, match=reason):
         check_relative(path)

@@ -35,11 +35,14 @@ def test_repr_leaves_out_private_fields():
     assert repr(Point(1, 2)) == "Point(x=1, y=2, tags=[])"
 
 
-@pytest.mark.parametrize("args,kwargs,message", [
-    ((), {}, "missing the argument 'x'"),
-    ((1, 2, 3, 4, 5), {}, "takes 4 arguments, 5 given"),
-    ((1,), {"z": 1}, "unexpected arguments \\['z'\\]"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,message",
+    [
+        ((), {}, "missing the argument 'x'"),
+        ((1, 2, 3, 4, 5), {}, "takes 4 arguments, 5 given"),
+        ((1,), {"z": 1}, "unexpected arguments \\['z'\\]"),
+    ],
+)
 def test_wrong_arguments_are_type_errors(args, kwargs, message):
     with pytest.raises(TypeError, match=message):
         Point(*args, **kwargs)

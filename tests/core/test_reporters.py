@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 
 import pytest
@@ -28,21 +28,42 @@ XSS = "<script>alert('x')</script>"
 
 def sample_report() -> Report:
     findings = [
-        Finding.error("SKL018", f"directory name 'a,b' must match {XSS} & co", file="skills/a,b:c/SKILL.md",
-                      line=2, column=1, pointer="/name", hint="rename the directory"),
-        Finding.warning("ECP201", "100% of chunks lack ids\nsecond line", file="pack/expert.yaml", line=7,
-                        pointer="/sources/0"),
+        Finding.error(
+            "SKL018",
+            f"directory name 'a,b' must match {XSS} & co",
+            file="skills/a,b:c/SKILL.md",
+            line=2,
+            column=1,
+            pointer="/name",
+            hint="rename the directory",
+        ),
+        Finding.warning(
+            "ECP201", "100% of chunks lack ids\nsecond line", file="pack/expert.yaml", line=7, pointer="/sources/0"
+        ),
         Finding.info("ECP900", "index is stale", file="pack/index.json"),
     ]
     cases_a = [
-        CaseResult(id="passes-first-in-input", status="passed", duration_s=0.012,
-                   assertions=[AssertionResult(name="contains", passed=True, expected="x", actual="x y")]),
-        CaseResult(id="wrong-answer", status="failed", duration_s=0.5, message=f"expected citation {XSS}",
-                   file="evals/a.yaml", line=12,
-                   assertions=[AssertionResult(name="cites", passed=False, expected=["doc-1"], actual=[],
-                                               message="no citation <b>at all</b>"),
-                               AssertionResult(name="length", passed=True, expected=10, actual=8)],
-                   details={"answer": "colour codes \x1b[31mred\x1b[0m and <tags>", "tokens": 42}),
+        CaseResult(
+            id="passes-first-in-input",
+            status="passed",
+            duration_s=0.012,
+            assertions=[AssertionResult(name="contains", passed=True, expected="x", actual="x y")],
+        ),
+        CaseResult(
+            id="wrong-answer",
+            status="failed",
+            duration_s=0.5,
+            message=f"expected citation {XSS}",
+            file="evals/a.yaml",
+            line=12,
+            assertions=[
+                AssertionResult(
+                    name="cites", passed=False, expected=["doc-1"], actual=[], message="no citation <b>at all</b>"
+                ),
+                AssertionResult(name="length", passed=True, expected=10, actual=8),
+            ],
+            details={"answer": "colour codes \x1b[31mred\x1b[0m and <tags>", "tokens": 42},
+        ),
     ]
     cases_b = [
         CaseResult(id="crashed", status="error", message="driver exited with 3"),
@@ -50,17 +71,26 @@ def sample_report() -> Report:
         CaseResult(id="fine", status="passed"),
     ]
     evaluation = EvalReport(
-        name="demo-pack", format="ecp", path="examples/demo", duration_s=1.25,
-        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-        suites=[SuiteResult(id="retrieval", file="evals/a.yaml", duration_s=0.6, cases=cases_a),
-                SuiteResult(id="safety", name="Safety", duration_s=0.1, cases=cases_b)],
+        name="demo-pack",
+        format="ecp",
+        path="examples/demo",
+        duration_s=1.25,
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        suites=[
+            SuiteResult(id="retrieval", file="evals/a.yaml", duration_s=0.6, cases=cases_a),
+            SuiteResult(id="safety", name="Safety", duration_s=0.1, cases=cases_b),
+        ],
         metadata={"model": "fake"},
         findings=[Finding.warning("ECP300", "one suite had no cases")],
     )
     return Report(
-        command="eval", tool=ToolInfo(version="0.1.0"), generated_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-        items=[ValidationItem(path="skills/a,b:c", format="skill", findings=findings),
-               ValidationItem(path="pack", format="ecp")],
+        command="eval",
+        tool=ToolInfo(version="0.1.0"),
+        generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        items=[
+            ValidationItem(path="skills/a,b:c", format="skill", findings=findings),
+            ValidationItem(path="pack", format="ecp"),
+        ],
         evaluations=[evaluation],
     )
 
@@ -77,8 +107,12 @@ def test_all_builtin_reporters_are_registered(agentpack_host):
 
 # --- json ----------------------------------------------------------------------------------------
 
-COMPUTED = {"Report": ("ok", "summary"), "ValidationItem": ("ok",), "EvalReport": ("totals",),
-            "SuiteResult": ("totals",)}
+COMPUTED = {
+    "Report": ("ok", "summary"),
+    "ValidationItem": ("ok",),
+    "EvalReport": ("totals",),
+    "SuiteResult": ("totals",),
+}
 
 
 def strip_computed(data: dict) -> dict:
@@ -86,8 +120,10 @@ def strip_computed(data: dict) -> dict:
     data = {k: v for k, v in data.items() if k not in ("ok", "summary")}
     data["items"] = [{k: v for k, v in i.items() if k != "ok"} for i in data["items"]]
     data["evaluations"] = [
-        {**{k: v for k, v in e.items() if k != "totals"},
-         "suites": [{k: v for k, v in s.items() if k != "totals"} for s in e["suites"]]}
+        {
+            **{k: v for k, v in e.items() if k != "totals"},
+            "suites": [{k: v for k, v in s.items() if k != "totals"} for s in e["suites"]],
+        }
         for e in data["evaluations"]
     ]
     return data
@@ -97,9 +133,13 @@ def test_json_parses_and_round_trips(render):
     report = sample_report()
     data = json.loads(render("json"))
     assert data["schema_version"] == 1 and data["command"] == "eval" and data["ok"] is False
-    assert data["summary"] == {"paths": 2, "errors": 1, "warnings": 1, "infos": 1,
-                               "cases": {"total": 5, "passed": 2, "failed": 1, "errors": 1, "skipped": 1,
-                                         "pass_rate": 0.5}}
+    assert data["summary"] == {
+        "paths": 2,
+        "errors": 1,
+        "warnings": 1,
+        "infos": 1,
+        "cases": {"total": 5, "passed": 2, "failed": 1, "errors": 1, "skipped": 1, "pass_rate": 0.5},
+    }
     back = Report.model_validate(strip_computed(data))
     assert back == report
     assert back.model_dump(mode="json") == data  # the derived fields recompute to what was printed
@@ -110,6 +150,7 @@ def test_json_round_trips_without_help(render):
 
 
 # --- junit ---------------------------------------------------------------------------------------
+
 
 def test_junit_parses_with_right_counts(render):
     root = ET.fromstring(render("junit").encode("utf-8"))
@@ -150,40 +191,90 @@ SARIF_SUBSET = {
     "properties": {
         "version": {"const": "2.1.0"},
         "$schema": {"type": "string", "format": "uri"},
-        "runs": {"type": "array", "minItems": 1, "items": {
-            "type": "object",
-            "required": ["tool", "results"],
-            "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {
-                    "type": "object", "required": ["name"],
-                    "properties": {"name": {"type": "string"}, "version": {"type": "string"},
-                                   "informationUri": {"type": "string", "format": "uri"},
-                                   "rules": {"type": "array", "items": {
-                                       "type": "object", "required": ["id"],
-                                       "properties": {"id": {"type": "string"},
-                                                      "shortDescription": {"$ref": "#/$defs/message"},
-                                                      "defaultConfiguration": {"type": "object", "properties": {
-                                                          "level": {"$ref": "#/$defs/level"}}}}}}}}}},
-                "results": {"type": "array", "items": {
-                    "type": "object",
-                    "required": ["ruleId", "level", "message", "locations"],
-                    "properties": {
-                        "ruleId": {"type": "string", "minLength": 1},
-                        "level": {"$ref": "#/$defs/level"},
-                        "message": {"$ref": "#/$defs/message"},
-                        "locations": {"type": "array", "minItems": 1, "items": {
-                            "type": "object", "required": ["physicalLocation"],
-                            "properties": {"physicalLocation": {
-                                "type": "object", "required": ["artifactLocation"],
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["tool", "results"],
+                "properties": {
+                    "tool": {
+                        "type": "object",
+                        "required": ["driver"],
+                        "properties": {
+                            "driver": {
+                                "type": "object",
+                                "required": ["name"],
                                 "properties": {
-                                    "artifactLocation": {"type": "object", "required": ["uri"], "properties": {
-                                        "uri": {"type": "string", "format": "uri-reference"}}},
-                                    "region": {"type": "object", "required": ["startLine"], "properties": {
-                                        "startLine": {"type": "integer", "minimum": 1},
-                                        "startColumn": {"type": "integer", "minimum": 1}}}}}}}},
-                        "properties": {"type": "object"},
-                    }}},
-            }}},
+                                    "name": {"type": "string"},
+                                    "version": {"type": "string"},
+                                    "informationUri": {"type": "string", "format": "uri"},
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id"],
+                                            "properties": {
+                                                "id": {"type": "string"},
+                                                "shortDescription": {"$ref": "#/$defs/message"},
+                                                "defaultConfiguration": {
+                                                    "type": "object",
+                                                    "properties": {"level": {"$ref": "#/$defs/level"}},
+                                                },
+                                            },
+                                        },
+                                    },
+                                },
+                            }
+                        },
+                    },
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["ruleId", "level", "message", "locations"],
+                            "properties": {
+                                "ruleId": {"type": "string", "minLength": 1},
+                                "level": {"$ref": "#/$defs/level"},
+                                "message": {"$ref": "#/$defs/message"},
+                                "locations": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["physicalLocation"],
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "type": "object",
+                                                "required": ["artifactLocation"],
+                                                "properties": {
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "required": ["uri"],
+                                                        "properties": {
+                                                            "uri": {"type": "string", "format": "uri-reference"}
+                                                        },
+                                                    },
+                                                    "region": {
+                                                        "type": "object",
+                                                        "required": ["startLine"],
+                                                        "properties": {
+                                                            "startLine": {"type": "integer", "minimum": 1},
+                                                            "startColumn": {"type": "integer", "minimum": 1},
+                                                        },
+                                                    },
+                                                },
+                                            }
+                                        },
+                                    },
+                                },
+                                "properties": {"type": "object"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
     "$defs": {
         "level": {"enum": ["none", "note", "warning", "error"]},
@@ -226,6 +317,7 @@ def test_sarif_uris_are_uri_references(render):
 
 # --- github --------------------------------------------------------------------------------------
 
+
 def unescape(text: str) -> str:
     return text.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
 
@@ -241,8 +333,7 @@ def test_github_annotations_escape(render):
         props = dict(p.split("=", 1) for p in match[2].split(","))
         parsed.append((match[1], {k: unescape(v) for k, v in props.items()}, unescape(match[3])))
     kind, props, message = parsed[0]
-    assert kind == "error" and props == {"file": "skills/a,b:c/SKILL.md", "line": "2", "col": "1",
-                                         "title": "SKL018"}
+    assert kind == "error" and props == {"file": "skills/a,b:c/SKILL.md", "line": "2", "col": "1", "title": "SKL018"}
     assert message.startswith("directory name 'a,b' must match") and message.endswith("(hint: rename the directory)")
     kind, props, message = parsed[1]
     assert kind == "warning" and message == "100% of chunks lack ids\nsecond line"
@@ -257,6 +348,7 @@ def test_github_prints_nothing_for_a_clean_report(render):
 
 
 # --- html ----------------------------------------------------------------------------------------
+
 
 class _Tags(HTMLParser):
     def __init__(self) -> None:
@@ -282,8 +374,9 @@ def test_html_is_self_contained_and_escaped(render):
 
 def test_html_lists_failures_before_passes(render):
     page = render("html")
-    order = [page.index(f"/ {case}") for case in ("wrong-answer", "crashed", "not-run", "passes-first-in-input",
-                                                   "fine")]
+    order = [
+        page.index(f"/ {case}") for case in ("wrong-answer", "crashed", "not-run", "passes-first-in-input", "fine")
+    ]
     assert order[0] < order[3] and order[1] < order[3] and order[2] < order[3] and max(order[:3]) < order[4]
     assert "5 cases" in page and "2 passed" in page and "1 failed" in page and "pass rate 50%" in page
     assert "FAILED" in page
@@ -291,6 +384,7 @@ def test_html_lists_failures_before_passes(render):
 
 
 # --- text ----------------------------------------------------------------------------------------
+
 
 def test_text_report(render):
     text = render("text")
@@ -303,6 +397,7 @@ def test_text_report(render):
 
 
 # --- the envelope schema -------------------------------------------------------------------------
+
 
 def test_report_schema_is_bundled():
     store = core_schemas()

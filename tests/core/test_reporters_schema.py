@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,33 +57,70 @@ text = st.text(max_size=12)
 maybe_text = st.none() | text
 position = st.none() | st.integers(min_value=1, max_value=10_000)
 pointer = st.none() | st.lists(st.text(max_size=4), max_size=3).map(
-    lambda parts: "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts))
-json_value = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                          | text, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-                          max_leaves=6)
+    lambda parts: "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+)
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=6,
+)
 seconds = st.floats(min_value=0, max_value=1e4, allow_nan=False)
-aware = st.none() | st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
-                                 timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30))]))
+aware = st.none() | st.datetimes(
+    min_value=datetime(2000, 1, 1),
+    max_value=datetime(2100, 1, 1),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))]),
+)
 
-findings = st.builds(Finding, severity=st.sampled_from(["error", "warning", "info"]),
-                     code=st.text(min_size=1, max_size=8), message=text, file=maybe_text, line=position,
-                     column=position, pointer=pointer, hint=maybe_text)
-assertions = st.builds(AssertionResult, name=text, passed=st.booleans(), expected=json_value, actual=json_value,
-                       message=text)
-cases = st.builds(CaseResult, id=text, name=maybe_text, status=st.sampled_from(["passed", "failed", "error",
-                                                                              "skipped"]),
-                  duration_s=seconds, message=text, file=maybe_text, line=position,
-                  assertions=st.lists(assertions, max_size=3), details=st.dictionaries(text, json_value, max_size=3))
-suites = st.builds(SuiteResult, id=text, name=maybe_text, file=maybe_text, duration_s=seconds,
-                   cases=st.lists(cases, max_size=4))
-evaluations = st.builds(EvalReport, name=text, format=text, path=maybe_text, started_at=aware, duration_s=seconds,
-                        suites=st.lists(suites, max_size=3), metadata=st.dictionaries(text, json_value, max_size=3),
-                        findings=st.lists(findings, max_size=2))
-reports = st.builds(Report, command=st.text(min_size=1, max_size=10), tool=st.builds(ToolInfo, version=text),
-                    generated_at=aware,
-                    items=st.lists(st.builds(ValidationItem, path=text, format=maybe_text,
-                                             findings=st.lists(findings, max_size=4)), max_size=3),
-                    evaluations=st.lists(evaluations, max_size=2))
+findings = st.builds(
+    Finding,
+    severity=st.sampled_from(["error", "warning", "info"]),
+    code=st.text(min_size=1, max_size=8),
+    message=text,
+    file=maybe_text,
+    line=position,
+    column=position,
+    pointer=pointer,
+    hint=maybe_text,
+)
+assertions = st.builds(
+    AssertionResult, name=text, passed=st.booleans(), expected=json_value, actual=json_value, message=text
+)
+cases = st.builds(
+    CaseResult,
+    id=text,
+    name=maybe_text,
+    status=st.sampled_from(["passed", "failed", "error", "skipped"]),
+    duration_s=seconds,
+    message=text,
+    file=maybe_text,
+    line=position,
+    assertions=st.lists(assertions, max_size=3),
+    details=st.dictionaries(text, json_value, max_size=3),
+)
+suites = st.builds(
+    SuiteResult, id=text, name=maybe_text, file=maybe_text, duration_s=seconds, cases=st.lists(cases, max_size=4)
+)
+evaluations = st.builds(
+    EvalReport,
+    name=text,
+    format=text,
+    path=maybe_text,
+    started_at=aware,
+    duration_s=seconds,
+    suites=st.lists(suites, max_size=3),
+    metadata=st.dictionaries(text, json_value, max_size=3),
+    findings=st.lists(findings, max_size=2),
+)
+reports = st.builds(
+    Report,
+    command=st.text(min_size=1, max_size=10),
+    tool=st.builds(ToolInfo, version=text),
+    generated_at=aware,
+    items=st.lists(
+        st.builds(ValidationItem, path=text, format=maybe_text, findings=st.lists(findings, max_size=4)), max_size=3
+    ),
+    evaluations=st.lists(evaluations, max_size=2),
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
@@ -98,22 +135,43 @@ def test_every_dumped_report_validates(report):
 def test_examples_validate():
     empty = Report(command="validate")
     assert schema_findings(empty.model_dump(mode="json")) == []
-    one = Report(command="validate", generated_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-                 items=[ValidationItem(path="p", findings=[Finding.error("X1", "m", file="f", line=1)])])
+    one = Report(
+        command="validate",
+        generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        items=[ValidationItem(path="p", findings=[Finding.error("X1", "m", file="f", line=1)])],
+    )
     assert schema_findings(one.model_dump(mode="json")) == []
-    evaluation = EvalReport(name="e", format="ecp", suites=[SuiteResult(id="s", cases=[
-        CaseResult(id="c", status="failed", assertions=[AssertionResult(name="a", passed=False, expected=[1],
-                                                                        actual={"b": None})])])])
+    evaluation = EvalReport(
+        name="e",
+        format="ecp",
+        suites=[
+            SuiteResult(
+                id="s",
+                cases=[
+                    CaseResult(
+                        id="c",
+                        status="failed",
+                        assertions=[AssertionResult(name="a", passed=False, expected=[1], actual={"b": None})],
+                    )
+                ],
+            )
+        ],
+    )
     data = Report(command="eval", evaluations=[evaluation]).model_dump(mode="json")
     assert schema_findings(data) == [] and data["summary"]["cases"]["failed"] == 1
 
 
 def valid_envelope() -> dict:
     finding = Finding.warning("X2", "m", file="f", line=3, pointer="/a")
-    evaluation = EvalReport(name="e", format="ecp", started_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-                            suites=[SuiteResult(id="s", cases=[CaseResult(id="c", status="passed")])])
-    return Report(command="eval", items=[ValidationItem(path="p", findings=[finding])],
-                  evaluations=[evaluation]).model_dump(mode="json")
+    evaluation = EvalReport(
+        name="e",
+        format="ecp",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        suites=[SuiteResult(id="s", cases=[CaseResult(id="c", status="passed")])],
+    )
+    return Report(
+        command="eval", items=[ValidationItem(path="p", findings=[finding])], evaluations=[evaluation]
+    ).model_dump(mode="json")
 
 
 def mutate(path, value=None, *, delete=False):
@@ -126,6 +184,7 @@ def mutate(path, value=None, *, delete=False):
         else:
             target[path[-1]] = value
         return data
+
     return apply
 
 

@@ -37,8 +37,12 @@ SOURCE = {
     "$id": SOURCE_ID,
     "oneOf": [
         {"type": "string", "minLength": 1},
-        {"type": "object", "required": ["path"], "additionalProperties": False,
-         "properties": {"path": {"type": "string"}, "weight": {"type": "number", "minimum": 0}}},
+        {
+            "type": "object",
+            "required": ["path"],
+            "additionalProperties": False,
+            "properties": {"path": {"type": "string"}, "weight": {"type": "number", "minimum": 0}},
+        },
     ],
 }
 
@@ -106,16 +110,29 @@ def test_one_finding_per_unknown_key(store):
     text = "name: ok\nsources: []\nzeta: 1\nalpha: 2\nbeta: 3\n"
     result = findings(store, text)
     assert [(f.pointer, f.line) for f in result] == [("/zeta", 3), ("/alpha", 4), ("/beta", 5)]
-    assert [f.message for f in result] == ["/zeta: unknown key 'zeta'", "/alpha: unknown key 'alpha'",
-                                           "/beta: unknown key 'beta'"]
+    assert [f.message for f in result] == [
+        "/zeta: unknown key 'zeta'",
+        "/alpha: unknown key 'alpha'",
+        "/beta: unknown key 'beta'",
+    ]
 
 
 def test_unknown_keys_inside_ref_and_unevaluated_properties(store):
     result = findings(store, "name: ok\nsources:\n  - path: a.md\n    extra: 1\n")
-    assert [(f.pointer, f.line, f.message) for f in result] == [("/sources/0/extra", 4,
-                                                                  "/sources/0/extra: unknown key 'extra'")]
-    composed = SchemaStore([{"$id": "u", "type": "object", "allOf": [{"properties": {"a": {}}}],
-                             "properties": {"b": {}}, "unevaluatedProperties": False}])
+    assert [(f.pointer, f.line, f.message) for f in result] == [
+        ("/sources/0/extra", 4, "/sources/0/extra: unknown key 'extra'")
+    ]
+    composed = SchemaStore(
+        [
+            {
+                "$id": "u",
+                "type": "object",
+                "allOf": [{"properties": {"a": {}}}],
+                "properties": {"b": {}},
+                "unevaluatedProperties": False,
+            }
+        ]
+    )
     got = composed.validate("u", {"a": 1, "b": 2, "c": 3, "it's": 4})
     assert [f.pointer for f in got] == ["/c", "/it's"]  # 'a' is evaluated through allOf
 
@@ -140,13 +157,16 @@ def test_alternatives_that_all_misfit_are_listed(store):
     assert finding.message == "/sources/0: 42 is not allowed here; expected a string or a mapping"
 
 
-@pytest.mark.parametrize("field, good, bad", [
-    ("created", "2026-01-01T00:00:00Z", "2026-02-30T00:00:00Z"),
-    ("created", "2026-01-01T12:30:00.5+02:00", "yesterday"),
-    ("created", "2016-12-31T23:59:60Z", "2026-01-01 00:00:00"),
-    ("homepage", "https://example.org/x", "not a uri"),
-    ("contact", "someone@example.org", "nobody"),
-])
+@pytest.mark.parametrize(
+    "field, good, bad",
+    [
+        ("created", "2026-01-01T00:00:00Z", "2026-02-30T00:00:00Z"),
+        ("created", "2026-01-01T12:30:00.5+02:00", "yesterday"),
+        ("created", "2016-12-31T23:59:60Z", "2026-01-01 00:00:00"),
+        ("homepage", "https://example.org/x", "not a uri"),
+        ("contact", "someone@example.org", "nobody"),
+    ],
+)
 def test_format_checking(store, field, good, bad):
     base = {"name": "ok", "sources": []}
     assert store.is_valid(PACK_ID, {**base, field: good})

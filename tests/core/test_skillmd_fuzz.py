@@ -22,18 +22,65 @@ strictyaml = pytest.importorskip("strictyaml", reason="strictyaml (via skills-re
 INDENTS = ["", "", "", " ", "  ", "  ", "   ", "    ", "\t"]
 KEYS = ["a", "b", "name", "<<", "'q'", '"d"', "? x", "a b", "-", "- a", "1", "true", "~", "é", "a:b", "'a'"]
 SEPARATORS = [": ", ":", ":  ", " : ", ""]
-VALUES = ["x", "y z", "'s'", '"d\\n"', '"\\/"', '"\\N"', "|", ">", "|-", ">+", "[a]", "{a: b}", "&x", "*x", "!t x",
-          "# c", "x # c", "x#c", "...", "%", "@", "`", "yes", "~", "1.0", "é", "ｆ", "", "'", '"', "- a", "a: b", "?",
-          ",", "x,", "[", "}", "\\", '"a\nb"', "'a\n\n  b'", "null", "---"]
+VALUES = [
+    "x",
+    "y z",
+    "'s'",
+    '"d\\n"',
+    '"\\/"',
+    '"\\N"',
+    "|",
+    ">",
+    "|-",
+    ">+",
+    "[a]",
+    "{a: b}",
+    "&x",
+    "*x",
+    "!t x",
+    "# c",
+    "x # c",
+    "x#c",
+    "...",
+    "%",
+    "@",
+    "`",
+    "yes",
+    "~",
+    "1.0",
+    "é",
+    "ｆ",
+    "",
+    "'",
+    '"',
+    "- a",
+    "a: b",
+    "?",
+    ",",
+    "x,",
+    "[",
+    "}",
+    "\\",
+    '"a\nb"',
+    "'a\n\n  b'",
+    "null",
+    "---",
+]
 LINE_ENDINGS = ["\n", "\n", "\n", "\r\n", "\r"]
 
 line = st.one_of(
-    st.builds(lambda i, k, s, v: i + k + s + v, st.sampled_from(INDENTS), st.sampled_from(KEYS),
-              st.sampled_from(SEPARATORS), st.sampled_from(VALUES)),
+    st.builds(
+        lambda i, k, s, v: i + k + s + v,
+        st.sampled_from(INDENTS),
+        st.sampled_from(KEYS),
+        st.sampled_from(SEPARATORS),
+        st.sampled_from(VALUES),
+    ),
     st.builds(lambda i, v: i + v, st.sampled_from(INDENTS), st.sampled_from(VALUES)),
 )
 documents = st.lists(st.tuples(line, st.sampled_from(LINE_ENDINGS)), min_size=1, max_size=6).map(
-    lambda lines: "".join(text + end for text, end in lines))
+    lambda lines: "".join(text + end for text, end in lines)
+)
 
 EMPTY_KEY = re.compile(r"(^|[\r\n])[ \t-]*:")  # documented divergence: YAML 1.2 empty keys
 
@@ -41,7 +88,7 @@ EMPTY_KEY = re.compile(r"(^|[\r\n])[ \t-]*:")  # documented divergence: YAML 1.2
 def reference(text: str):
     try:
         data = strictyaml.load(text).data
-    except Exception:  # noqa: BLE001 - any refusal counts
+    except Exception:
         return None
     return data if isinstance(data, dict) else None
 
@@ -68,14 +115,17 @@ def test_frontmatter_reader_agrees_with_reference_parser(text):
     assert ours(text) == theirs
 
 
-@pytest.mark.parametrize("text", [
-    "a: x\nb:\n  c: d\n  e:\n    - f\n",
-    "m:\n  a:\n    x: 1\n  b:\n      y: 2\n",
-    "m:\n  <<:\n    a: b\n  c: d\n",
-    "m:\n  x: y\n  <<:\n    - x: z\n    - w: v\n",
-    "a: |\n  keep\n\n  lines\n",
-    "a: >-\n  fold\n  me\n",
-    "a: 'it''s'\nb: \"\\u00e9\"\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: x\nb:\n  c: d\n  e:\n    - f\n",
+        "m:\n  a:\n    x: 1\n  b:\n      y: 2\n",
+        "m:\n  <<:\n    a: b\n  c: d\n",
+        "m:\n  x: y\n  <<:\n    - x: z\n    - w: v\n",
+        "a: |\n  keep\n\n  lines\n",
+        "a: >-\n  fold\n  me\n",
+        "a: 'it''s'\nb: \"\\u00e9\"\n",
+    ],
+)
 def test_known_shapes_agree(text):
     assert ours(text) == reference(text)

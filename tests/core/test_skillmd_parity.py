@@ -24,8 +24,11 @@ PAX_SKILLS = Path(__file__).parents[2] / ".." / "shared" / "reference" / "dci" /
 
 REF_CATEGORIES = [
     (r"^Missing required file", "SKL001"),
-    (r"^(SKILL\.md must start|SKILL\.md frontmatter not properly closed|Invalid YAML|"
-     r"SKILL\.md frontmatter must be a YAML mapping)", "SKL002"),
+    (
+        r"^(SKILL\.md must start|SKILL\.md frontmatter not properly closed|Invalid YAML|"
+        r"SKILL\.md frontmatter must be a YAML mapping)",
+        "SKL002",
+    ),
     (r"^Unexpected fields in frontmatter", "SKL010"),
     (r"^Missing required field in frontmatter: name", "SKL011"),
     (r"^Field 'name' must be", "SKL012"),
@@ -47,7 +50,7 @@ def reference_codes(directory: Path) -> set[str] | None:
     """The reference's errors mapped to SKL codes; None when the reference crashes (an invalid verdict)."""
     try:
         messages = validator.validate(directory)
-    except Exception:  # noqa: BLE001 - the reference raises on control characters and non-UTF-8 files
+    except Exception:
         return None
     codes = set()
     for message in messages:

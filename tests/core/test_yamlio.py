@@ -74,13 +74,16 @@ def test_non_scalar_keys_rejected():
     assert info.value.line == 2
 
 
-@pytest.mark.parametrize("text, line, column", [
-    ("a: [1, 2\nb: 3\n", 2, 2),
-    ("a: 'unterminated\n", 2, 1),
-    ("a:\n\t- b\n", 2, 1),
-    ("key: value: other\n", 1, 11),
-    ("a: *nowhere\n", 1, 4),
-])
+@pytest.mark.parametrize(
+    "text, line, column",
+    [
+        ("a: [1, 2\nb: 3\n", 2, 2),
+        ("a: 'unterminated\n", 2, 1),
+        ("a:\n\t- b\n", 2, 1),
+        ("key: value: other\n", 1, 11),
+        ("a: *nowhere\n", 1, 4),
+    ],
+)
 def test_syntax_errors_have_file_line_column(text, line, column):
     with pytest.raises(YamlError) as info:
         parse_yaml(text, file="bad.yaml")
@@ -89,11 +92,14 @@ def test_syntax_errors_have_file_line_column(text, line, column):
     assert (error.line, error.column) == (line, column)
 
 
-@pytest.mark.parametrize("text, line", [
-    ("a: 1\nb: 2001-02-30\n", 2),  # a timestamp that is not a date
-    ("a: !!int nope\n", 1),
-    ("a:\n  - !!float nope\n", 2),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("a: 1\nb: 2001-02-30\n", 2),  # a timestamp that is not a date
+        ("a: !!int nope\n", 1),
+        ("a:\n  - !!float nope\n", 2),
+    ],
+)
 def test_value_errors_are_yaml_errors(text, line):
     with pytest.raises(YamlError, match="invalid YAML value") as info:
         parse_yaml(text)
@@ -163,8 +169,12 @@ def test_load_yaml_io_errors(tmp_path):
 
 
 def test_strict_mode_rules():
-    for text, what in (("a: [1]\n", "flow-style lists"), ("a: {b: 1}\n", "flow-style mappings"),
-                       ("a: &x 1\n", "anchors"), ("a: !!str 1\n", "tags")):
+    for text, what in (
+        ("a: [1]\n", "flow-style lists"),
+        ("a: {b: 1}\n", "flow-style mappings"),
+        ("a: &x 1\n", "anchors"),
+        ("a: !!str 1\n", "tags"),
+    ):
         with pytest.raises(YamlError, match=what):
             parse_yaml(text, strings_only=True, strict=True)
         parse_yaml(text.replace("*x", "1"), strings_only=True)  # fine when not strict
@@ -175,6 +185,7 @@ def test_strict_mode_rules():
 
 
 # --- properties -------------------------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(st.text(max_size=300), st.booleans())
@@ -209,9 +220,30 @@ def canonical(value):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
-@given(st.lists(yaml_chars | st.sampled_from(["1", "true", "null", "~", "2001-12-14", "!!str ", "!!binary ", "<<: *a",
-                                              "&a ", "0x1F", "1.5e3", ".inf", "\n  ", "\n- "]),
-                max_size=60).map("".join))
+@given(
+    st.lists(
+        yaml_chars
+        | st.sampled_from(
+            [
+                "1",
+                "true",
+                "null",
+                "~",
+                "2001-12-14",
+                "!!str ",
+                "!!binary ",
+                "<<: *a",
+                "&a ",
+                "0x1F",
+                "1.5e3",
+                ".inf",
+                "\n  ",
+                "\n- ",
+            ]
+        ),
+        max_size=60,
+    ).map("".join)
+)
 @example("a: 1\nb: [x, {c: 2001-12-14}]\n1: one\nnull: ~\n")
 @example("x: &a {p: 1}\ny: *a\nz:\n  <<: *a\n  q: 2\n")
 @example("s: !!set {a, b}\no: !!omap [a: 1]\nb: !!binary aGk=\nf: !!float 1\n")
@@ -232,8 +264,7 @@ text = st.text(st.characters(exclude_characters="\x85\u2028\u2029", exclude_cate
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=True), text)
 json_like = st.recursive(
     scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4),
-                               st.dictionaries(text, children, max_size=4)),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(text, children, max_size=4)),
     max_leaves=20,
 )
 
@@ -260,7 +291,7 @@ def test_dumped_data_round_trips_with_a_line_for_every_pointer(value, flow):
         assert 1 <= doc.lines[pointer] <= line_count + 1
 
 
-PURE_LOADER = r'''
+PURE_LOADER = r"""
 import yaml
 del yaml.CSafeLoader
 from agentpack import yamlio
@@ -278,7 +309,7 @@ for text, strict, where in cases:
     else:
         raise AssertionError(text)
 print("ok")
-'''
+"""
 
 
 def test_pure_python_loader_fallback_behaves_alike():

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from dci_helpers import REFERENCE, write_skill  # noqa: E402
+from dci_helpers import REFERENCE, write_skill
 
 
 @pytest.fixture

@@ -7,8 +7,16 @@ from pathlib import Path
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "dci"
 
 
-def write_skill(root: Path, rel: str, *, name: str | None = None, description: str = "A skill.",
-                contract: str | None = None, compatibility: str | None = None, extra: str = "") -> Path:
+def write_skill(
+    root: Path,
+    rel: str,
+    *,
+    name: str | None = None,
+    description: str = "A skill.",
+    contract: str | None = None,
+    compatibility: str | None = None,
+    extra: str = "",
+) -> Path:
     """Write ``root/rel/SKILL.md`` and return the skill directory."""
     directory = root / rel
     directory.mkdir(parents=True, exist_ok=True)

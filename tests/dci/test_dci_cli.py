@@ -8,19 +8,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from dci_helpers import write_skill
 
 from agentpack_dci import schemas_store
-from dci_helpers import write_skill
 
 AGENTPACK = Path(sys.executable).parent / "agentpack"
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    write_skill(tmp_path, "skills/web-search", description="Search the web and return ranked results.",
-                contract="DCI/1^strict P(web-search) E(query-text)", compatibility="cli, copilot")
-    write_skill(tmp_path, "skills/summarizer", description="Summarize long documents into short briefs.",
-                contract="DCI/1 P(summarize)")
+    write_skill(
+        tmp_path,
+        "skills/web-search",
+        description="Search the web and return ranked results.",
+        contract="DCI/1^strict P(web-search) E(query-text)",
+        compatibility="cli, copilot",
+    )
+    write_skill(
+        tmp_path,
+        "skills/summarizer",
+        description="Summarize long documents into short briefs.",
+        contract="DCI/1 P(summarize)",
+    )
     return tmp_path
 
 
@@ -29,9 +38,11 @@ def test_parse_prints_canonical_form_and_json(agentpack_cli):
     assert result.exit_code == 0 and result.stdout == "DCI/1^best-effort P(web-search) Pol(max-candidates=2)\n"
     assert "long clause name 'Provides'" in result.stderr
     data = agentpack_cli("dci", "parse", "DCI/1 P(Web)", "--json").json()
-    assert data["ok"] and data["contract"]["provides"][0] == {"value": "Web", "valid": False,
-                                                             "problem": "contains characters outside lowercase "
-                                                                        "a-z, 0-9 and '-': 'W'"}
+    assert data["ok"] and data["contract"]["provides"][0] == {
+        "value": "Web",
+        "valid": False,
+        "problem": "contains characters outside lowercase a-z, 0-9 and '-': 'W'",
+    }
 
 
 def test_parse_error_points_at_the_column(agentpack_cli):
@@ -70,9 +81,25 @@ def test_resolve_text_json_and_report_file(agentpack_cli, ws, tmp_path):
     text = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "web-search", "--no-history")
     assert text.exit_code == 0 and "selected: web-search::skills/web-search" in text.stdout
     out = tmp_path / "run.json"
-    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--require", "web-search,summarize", "--selection", "cover",
-                           "--mode", "strict", "--json", "--report", str(out), "--run-id", "r1",
-                           "--at", "2026-02-03T04:05:06Z")
+    result = agentpack_cli(
+        "dci",
+        "resolve",
+        "-w",
+        str(ws),
+        "--require",
+        "web-search,summarize",
+        "--selection",
+        "cover",
+        "--mode",
+        "strict",
+        "--json",
+        "--report",
+        str(out),
+        "--run-id",
+        "r1",
+        "--at",
+        "2026-02-03T04:05:06Z",
+    )
     envelope = result.json()
     assert result.exit_code == 0 and envelope["ok"] and envelope["command"] == "dci resolve"
     report = envelope["report"]
@@ -89,8 +116,9 @@ def test_resolve_failures_and_decisions(agentpack_cli, ws):
     assert failed.exit_code == 1 and failed.json()["report"]["status"] == "failed"
     emulated = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--decision", "emulate", "--json")
     assert emulated.exit_code == 0 and emulated.json()["report"]["emulated_capabilities"] == ["translation"]
-    prompted = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--prompt",
-                             input="continue-with-partial\n")
+    prompted = agentpack_cli(
+        "dci", "resolve", "-w", str(ws), "-r", "translation", "--prompt", input="continue-with-partial\n"
+    )
     assert prompted.exit_code == 0 and "continued-partial" in prompted.stdout
     assert "(prompt)" in prompted.stdout
     bad = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "Not Valid")
@@ -100,8 +128,12 @@ def test_resolve_failures_and_decisions(agentpack_cli, ws):
 
 
 def test_resolve_with_consumer_skill(agentpack_cli, ws):
-    consumer = write_skill(ws, "consumers/brief", description="Writes briefs.",
-                           contract="DCI/1^strict R(web-search) Pol(on-missing-required=hard-fail)")
+    consumer = write_skill(
+        ws,
+        "consumers/brief",
+        description="Writes briefs.",
+        contract="DCI/1^strict R(web-search) Pol(on-missing-required=hard-fail)",
+    )
     result = agentpack_cli("dci", "resolve", "-w", str(ws), "--consumer", str(consumer), "--json")
     assert result.exit_code == 0 and result.json()["report"]["mode"] == "strict"
     broken = write_skill(ws, "consumers/broken", description="x", contract="DCI/1 R(a")
@@ -110,8 +142,9 @@ def test_resolve_with_consumer_skill(agentpack_cli, ws):
 
 
 def test_record_then_explain_shows_history(agentpack_cli, ws):
-    result = agentpack_cli("dci", "record", "web-search", "--failure", "-w", str(ws), "--json",
-                           "--at", "2026-01-01T00:00:00Z")
+    result = agentpack_cli(
+        "dci", "record", "web-search", "--failure", "-w", str(ws), "--json", "--at", "2026-01-01T00:00:00Z"
+    )
     assert result.exit_code == 0 and result.json()["entry"]["outcomes_last_20"] == [0]
     assert agentpack_cli("dci", "record", "nope", "--success", "-w", str(ws)).exit_code == 2
     explained = agentpack_cli("dci", "explain", "-w", str(ws), "-r", "web-search")
@@ -121,22 +154,40 @@ def test_record_then_explain_shows_history(agentpack_cli, ws):
 def test_real_subprocesses(ws):
     help_text = subprocess.run([str(AGENTPACK), "dci", "resolve", "-h"], capture_output=True, text=True, check=True)
     assert "--require" in help_text.stdout and "Examples:" in help_text.stdout
-    run = subprocess.run([str(AGENTPACK), "dci", "resolve", "-r", "web-search", "--json", "--no-history"],
-                         cwd=ws, capture_output=True, text=True)
+    run = subprocess.run(
+        [str(AGENTPACK), "dci", "resolve", "-r", "web-search", "--json", "--no-history"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["report"]["selected_candidates"] == ["web-search::skills/web-search"]
-    record = subprocess.run([str(AGENTPACK), "dci", "record", "web-search::skills/web-search", "--success"],
-                            cwd=ws, capture_output=True, text=True)
+    record = subprocess.run(
+        [str(AGENTPACK), "dci", "record", "web-search::skills/web-search", "--success"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+    )
     assert record.returncode == 0 and (ws / ".dci" / "state" / "reliability.v1.json").is_file()
 
 
 def test_example_workspace(agentpack_cli):
     example = Path(__file__).resolve().parents[2] / "examples" / "dci" / "workspace"
-    result = agentpack_cli("dci", "resolve", "-w", str(example), "--consumer", str(example / "consumers" /
-                           "research-brief"), "--no-history", "--json")
+    result = agentpack_cli(
+        "dci",
+        "resolve",
+        "-w",
+        str(example),
+        "--consumer",
+        str(example / "consumers" / "research-brief"),
+        "--no-history",
+        "--json",
+    )
     report = result.json()["report"]
     assert result.exit_code == 0 and report["selected_candidates"] == [
-        "web-search::skills/research/web-search", "summarizer::skills/writing/summarizer"]
+        "web-search::skills/research/web-search",
+        "summarizer::skills/writing/summarizer",
+    ]
     everything = next(c for c in report["candidates"] if c["name"] == "everything")
     assert "contract-inflated" in everything["flags"] and "overclaim" in everything["flags"]
     lint = agentpack_cli("dci", "lint", str(example), "--json")

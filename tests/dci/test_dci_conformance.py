@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentpack.testing import FormatPluginConformance
 from dci_helpers import write_skill
+
+from agentpack.testing import FormatPluginConformance
 
 
 class TestDciConformance(FormatPluginConformance):
@@ -15,8 +16,12 @@ class TestDciConformance(FormatPluginConformance):
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
         root = tmp_path / "workspace"
-        write_skill(root, "skills/web-search", description="Search the web.",
-                    contract="DCI/1^strict P(web-search) A(output-format=json)")
+        write_skill(
+            root,
+            "skills/web-search",
+            description="Search the web.",
+            contract="DCI/1^strict P(web-search) A(output-format=json)",
+        )
         write_skill(root, "skills/plain", description="No contract here.")
         return root
 

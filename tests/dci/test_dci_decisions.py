@@ -12,17 +12,26 @@ from hypothesis import strategies as st
 from agentpack_dci.aliases import AliasResolver, flatten, table_from_data
 from agentpack_dci.index import may_reach_threshold
 from agentpack_dci.jaro import FUZZY_THRESHOLD, jaro, jaro_winkler
-from agentpack_dci.policy import (PolicyError, defaults, parse_value, provider_hints, resolve_policy)
+from agentpack_dci.policy import PolicyError, defaults, parse_value, provider_hints, resolve_policy
 from agentpack_dci.reliability import History
 from agentpack_dci.scoring import inflation_rule, overclaim
 from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
 
 
 # -- stemmer: the original Porter algorithm -----------------------------------------------------
-@pytest.mark.parametrize("word, expected", [
-    ("dying", "dy"), ("lying", "ly"), ("skies", "ski"), ("news", "new"),  # NLTK's default mode gives die/lie/sky/news
-    ("generously", "gener"), ("caresses", "caress"), ("relational", "relat"), ("summarization", "summar"),
-])
+@pytest.mark.parametrize(
+    "word, expected",
+    [
+        ("dying", "dy"),
+        ("lying", "ly"),
+        ("skies", "ski"),
+        ("news", "new"),  # NLTK's default mode gives die/lie/sky/news
+        ("generously", "gener"),
+        ("caresses", "caress"),
+        ("relational", "relat"),
+        ("summarization", "summar"),
+    ],
+)
 def test_original_porter_stemmer(word, expected):
     assert stem(word) == expected
 
@@ -39,14 +48,17 @@ def test_stopword_list_is_our_own_fixed_list():
 
 
 # -- Jaro-Winkler ------------------------------------------------------------------------------
-@pytest.mark.parametrize("a, b, expected", [
-    ("martha", "marhta", 0.961111),
-    ("dixon", "dicksonx", 0.813333),
-    ("reasoning-advanced", "reasoning-basic", 0.893333),  # below 0.90 (the long-string variant gives 0.920988)
-    ("web-search", "web-searching", 0.953846),
-    ("", "", 0.0),
-    ("abc", "abc", 1.0),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("martha", "marhta", 0.961111),
+        ("dixon", "dicksonx", 0.813333),
+        ("reasoning-advanced", "reasoning-basic", 0.893333),  # below 0.90 (the long-string variant gives 0.920988)
+        ("web-search", "web-searching", 0.953846),
+        ("", "", 0.0),
+        ("abc", "abc", 1.0),
+    ],
+)
 def test_jaro_winkler_golden(a, b, expected):
     assert round(jaro_winkler(a, b), 6) == expected
 
@@ -77,8 +89,11 @@ def test_length_prefilter_never_drops_a_fuzzy_match(a, b):
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.text("ab", min_size=1, max_size=12).flatmap(
-    lambda a: st.tuples(st.just(a), st.lists(st.sampled_from(["keep", "swap", "drop", "add"]), max_size=3))))
+@given(
+    st.text("ab", min_size=1, max_size=12).flatmap(
+        lambda a: st.tuples(st.just(a), st.lists(st.sampled_from(["keep", "swap", "drop", "add"]), max_size=3))
+    )
+)
 def test_prefilter_never_drops_a_near_match(case):
     """Near-identical pairs sit at the 0.90 boundary, where the bound must never round the wrong way."""
     a, edits = case
@@ -103,18 +118,34 @@ def test_prefilter_rejects_pairs_without_enough_common_characters():
 
 # -- BM25 idf (Lucene form) ----------------------------------------------------------------------
 def _corpus(descriptions):
+    from collections import Counter
+
     from agentpack_dci.discovery import SkillRecord
     from agentpack_dci.index import Corpus
-    from collections import Counter
 
     records = []
     for n, text in enumerate(descriptions):
         tokens = tokenize(text)
-        records.append(SkillRecord(
-            id=f"s{n}::p{n}", name=f"s{n}", path=f"p{n}", source="workspace-local", directory=None,
-            description=text, compatibility=None, meta={"n": n}, contract_text=None, contract=None,
-            contract_error=None, desc_tf=Counter(tokens), desc_length=len(tokens), namepath_tokens=frozenset(),
-            provisional=frozenset(tokens), runtime_tokens=()))
+        records.append(
+            SkillRecord(
+                id=f"s{n}::p{n}",
+                name=f"s{n}",
+                path=f"p{n}",
+                source="workspace-local",
+                directory=None,
+                description=text,
+                compatibility=None,
+                meta={"n": n},
+                contract_text=None,
+                contract=None,
+                contract_error=None,
+                desc_tf=Counter(tokens),
+                desc_length=len(tokens),
+                namepath_tokens=frozenset(),
+                provisional=frozenset(tokens),
+                runtime_tokens=(),
+            )
+        )
     return Corpus(records, "x")
 
 
@@ -137,22 +168,35 @@ def test_bm25_counts_each_distinct_query_term_once():
 
 
 # -- penalties ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("p_count, median, expected", [
-    (20, 0, 0.0), (21, 0, 0.05), (25, 0, 0.05), (26, 0, 0.10), (45, 2, 0.25), (100, 0, 0.25),
-    (24, 8, 0.0), (25, 8, 0.05), (30, 8, 0.10),  # the limit is max(20, 3 * 8) = 24; ceil((30 - 24) / 5) = 2
-    (2.5 * 4, 2.5, 0.0),  # an even population's median is the mean of the middle two
-])
+@pytest.mark.parametrize(
+    "p_count, median, expected",
+    [
+        (20, 0, 0.0),
+        (21, 0, 0.05),
+        (25, 0, 0.05),
+        (26, 0, 0.10),
+        (45, 2, 0.25),
+        (100, 0, 0.25),
+        (24, 8, 0.0),
+        (25, 8, 0.05),
+        (30, 8, 0.10),  # the limit is max(20, 3 * 8) = 24; ceil((30 - 24) / 5) = 2
+        (2.5 * 4, 2.5, 0.0),  # an even population's median is the mean of the middle two
+    ],
+)
 def test_overclaim_formula(p_count, median, expected):
     assert overclaim(p_count, median) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("deltas, rule, threshold", [
-    ([0.9], "skipped", None),
-    ([0.9, 0.1], "absolute", 0.35),
-    ([0.1, 0.2, 0.3, 0.4], "absolute", 0.35),
-    ([0.2] * 5, "sigma is 0", 0.35),
-    ([0.0, 0.0, 0.0, 0.0, 1.0], "statistical", 0.2 + 2 * 0.4),
-])
+@pytest.mark.parametrize(
+    "deltas, rule, threshold",
+    [
+        ([0.9], "skipped", None),
+        ([0.9, 0.1], "absolute", 0.35),
+        ([0.1, 0.2, 0.3, 0.4], "absolute", 0.35),
+        ([0.2] * 5, "sigma is 0", 0.35),
+        ([0.0, 0.0, 0.0, 0.0, 1.0], "statistical", 0.2 + 2 * 0.4),
+    ],
+)
 def test_inflation_rule_edge_cases(deltas, rule, threshold):
     name, value, stats = inflation_rule(np.array(deltas))
     assert name.startswith(rule)
@@ -162,9 +206,15 @@ def test_inflation_rule_edge_cases(deltas, rule, threshold):
 
 
 # -- reliability ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("outcomes, rate, multiplier", [
-    ((), 1.0, 1.0), ((1, 1, 0, 0), 0.5, 0.85), ((0,) * 20, 0.0, 0.70), ((1,) * 20, 1.0, 1.0),
-])
+@pytest.mark.parametrize(
+    "outcomes, rate, multiplier",
+    [
+        ((), 1.0, 1.0),
+        ((1, 1, 0, 0), 0.5, 0.85),
+        ((0,) * 20, 0.0, 0.70),
+        ((1,) * 20, 1.0, 1.0),
+    ],
+)
 def test_history_multiplier(outcomes, rate, multiplier):
     h = History(outcomes, None)
     assert h.success_rate == rate and h.multiplier == pytest.approx(multiplier)
@@ -172,7 +222,9 @@ def test_history_multiplier(outcomes, rate, multiplier):
 
 # -- policy ----------------------------------------------------------------------------------------
 def test_policy_defaults_per_mode_and_precedence():
-    assert defaults("strict")["min-required-coverage"] == 1.0 and defaults("strict")["on-missing-required"] == "hard-fail"
+    assert (
+        defaults("strict")["min-required-coverage"] == 1.0 and defaults("strict")["on-missing-required"] == "hard-fail"
+    )
     assert defaults("best-effort")["min-required-coverage"] == 0.6
     p = resolve_policy("best-effort", {"max-candidates": 2, "selection-mode": "cover"}, {"max-candidates": 4})
     assert p.effective["max-candidates"] == 4 and p.effective["selection-mode"] == "cover"
@@ -180,8 +232,17 @@ def test_policy_defaults_per_mode_and_precedence():
     assert resolve_policy("strict", {}, {}).source == "defaults"
 
 
-@pytest.mark.parametrize("key, raw", [("min-total-score", "1.5"), ("min-total-score", "nan"), ("max-candidates", "0"),
-                                      ("max-providers", "2.0"), ("selection-mode", "many"), ("color", "red")])
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("min-total-score", "1.5"),
+        ("min-total-score", "nan"),
+        ("max-candidates", "0"),
+        ("max-providers", "2.0"),
+        ("selection-mode", "many"),
+        ("color", "red"),
+    ],
+)
 def test_policy_values_are_checked(key, raw):
     with pytest.raises(PolicyError):
         parse_value(key, raw)
@@ -189,8 +250,16 @@ def test_policy_values_are_checked(key, raw):
 
 def test_provider_hints_only_tighten():
     effective = defaults("best-effort")
-    hints = provider_hints((("min-total-score", "0.6"), ("min-contract-score", "0.1"), ("max-candidates", "1"),
-                            ("on-missing-required", "hard-fail"), ("min-required-coverage", "x")), effective)
+    hints = provider_hints(
+        (
+            ("min-total-score", "0.6"),
+            ("min-contract-score", "0.1"),
+            ("max-candidates", "1"),
+            ("on-missing-required", "hard-fail"),
+            ("min-required-coverage", "x"),
+        ),
+        effective,
+    )
     assert hints.thresholds == {"min-total-score": 0.6}
     assert hints.on_missing == "hard-fail"
     assert set(hints.ignored) == {"min-contract-score", "max-candidates", "min-required-coverage"}
@@ -213,9 +282,13 @@ def test_alias_precedence_is_table_by_table():
     def table(source, aliases):
         return table_from_data({"schema_version": "1", "alias_table_version": source, "aliases": aliases}, source)
 
-    resolver = AliasResolver([table("builtin", {"search": ["lookup"]}),
-                              table("runtime-user", {"lookup": ["find"]}),
-                              table("workspace", {"query": ["lookup"]})])
+    resolver = AliasResolver(
+        [
+            table("builtin", {"search": ["lookup"]}),
+            table("runtime-user", {"lookup": ["find"]}),
+            table("workspace", {"query": ["lookup"]}),
+        ]
+    )
     assert [t.source for t in resolver.tables] == ["runtime-user", "workspace", "builtin"]
     assert resolver.canonical("lookup") == "lookup"  # a canonical key of the runtime table wins
     assert resolver.canonical("find") == "lookup"
@@ -280,6 +353,7 @@ def test_prefilter_never_drops_a_match_exhaustively():
     from itertools import product
 
     words = ["".join(p) for n in range(1, 6) for p in product("ab-", repeat=n)]
-    dropped = [(a, b) for a in words for b in words
-               if not may_reach_threshold(a, b) and jaro_winkler(a, b) >= FUZZY_THRESHOLD]
+    dropped = [
+        (a, b) for a in words for b in words if not may_reach_threshold(a, b) and jaro_winkler(a, b) >= FUZZY_THRESHOLD
+    ]
     assert dropped == []

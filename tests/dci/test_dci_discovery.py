@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from dci_helpers import write_skill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,6 @@ from agentpack_dci.config import load_config, state_root
 from agentpack_dci.discovery import discover
 from agentpack_dci.report import CANDIDATE_EXTENSION_KEYS, EXTENSION_KEYS
 from agentpack_dci.resolve import Resolver, ResolveRequest
-from dci_helpers import write_skill
 
 
 def test_order_sources_and_rejections(tmp_path, register_plugin):
@@ -36,9 +36,16 @@ def test_order_sources_and_rejections(tmp_path, register_plugin):
     write_skill(external, "mounted", description="Mounted.")
     write_skill(external, "off", description="Disabled by config.")
     (ws / ".dci").mkdir()
-    (ws / ".dci" / "config.v1.json").write_text(json.dumps({
-        "schema_version": "1", "external_roots": [str(external), "missing-root"], "disabled": ["off"],
-        "runtime_roots": ["skills"]}))
+    (ws / ".dci" / "config.v1.json").write_text(
+        json.dumps(
+            {
+                "schema_version": "1",
+                "external_roots": [str(external), "missing-root"],
+                "disabled": ["off"],
+                "runtime_roots": ["skills"],
+            }
+        )
+    )
 
     class Roots:
         @hookimpl
@@ -49,9 +56,12 @@ def test_order_sources_and_rejections(tmp_path, register_plugin):
     r = Resolver(ws, ephemeral_history=True)
     d = r.discovery
     assert [rec.id for rec in d.records] == [
-        "a-b::skills/a-b", "beta::skills/a/beta", "zeta::skills/b/zeta",
+        "a-b::skills/a-b",
+        "beta::skills/a/beta",
+        "zeta::skills/b/zeta",
         "installed::" + (runtime / "installed").resolve().as_posix(),
-        "mounted::" + (external / "mounted").resolve().as_posix()]
+        "mounted::" + (external / "mounted").resolve().as_posix(),
+    ]
     reasons = {rej.id: rej.reason for rej in d.rejections}
     assert "SKL01" in reasons["skills/broken"] and "flow-style lists" in reasons["skills/flow"]
     assert reasons["zeta::skills/b/zeta"].startswith("duplicate of the candidate found in workspace-local")
@@ -108,8 +118,13 @@ def test_real_skills_discovery_and_fuzzy_matching(reference_dir, tmp_path):
     top = report["candidates"][0]
     # stemmed "audit-backlog" equals the provisional capability of the skill name "auditing-backlog"
     assert top["name"] == "auditing-backlog"
-    assert top["matches"][0] == {"capability": "audit-backlog", "kind": "provisional", "score": 0.25,
-                                 "token": "audit-backlog", "similarity": 1.0}
+    assert top["matches"][0] == {
+        "capability": "audit-backlog",
+        "kind": "provisional",
+        "score": 0.25,
+        "token": "audit-backlog",
+        "similarity": 1.0,
+    }
     assert top["scores"]["s_total_final"] > 0.45
     assert all(c["scores"]["s_contract"] in (0.0, 0.25) for c in report["candidates"])  # no contracts there
     assert report["selected_candidates"] == []  # 0.25 < min-contract-score 0.30
@@ -132,9 +147,14 @@ def _strip_extensions(report: dict) -> dict:
 def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_path):
     from jsonschema import Draft202012Validator
 
-    origin = {name: json.loads((reference_dir / name).read_text()) for name in
-              ("capability-resolution-report.v1.schema.json", "reliability.v1.schema.json",
-               "aliases.v1.schema.json")}
+    origin = {
+        name: json.loads((reference_dir / name).read_text())
+        for name in (
+            "capability-resolution-report.v1.schema.json",
+            "reliability.v1.schema.json",
+            "aliases.v1.schema.json",
+        )
+    }
     write_skill(tmp_path, "skills/web-search", description="Search the web.", contract="DCI/1 P(web-search)")
     r = Resolver(tmp_path)
     r.history.record("web-search::skills/web-search", True)
@@ -149,9 +169,11 @@ def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_pat
     ours = json.loads((Path(schemas_store.__file__).parent / "data" / "builtin-aliases.v1.json").read_text())
     assert Draft202012Validator(origin["aliases.v1.schema.json"]).is_valid(ours)
     # our schemas require at least what the origin's require
-    for name, schema_id in (("capability-resolution-report.v1.schema.json", schemas_store.REPORT),
-                            ("reliability.v1.schema.json", schemas_store.RELIABILITY),
-                            ("aliases.v1.schema.json", schemas_store.ALIASES)):
+    for name, schema_id in (
+        ("capability-resolution-report.v1.schema.json", schemas_store.REPORT),
+        ("reliability.v1.schema.json", schemas_store.RELIABILITY),
+        ("aliases.v1.schema.json", schemas_store.ALIASES),
+    ):
         assert set(origin[name]["required"]) <= set(schemas_store.store().schema(schema_id)["required"])
 
 
@@ -160,24 +182,27 @@ CORE_FIXTURES = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "ski
 
 
 def _verdict(skill, findings):
-    return (None if skill is None else (skill.meta, skill.ignored),
-            [(f.severity, f.code, f.message, f.file, f.line, f.column, f.pointer) for f in findings])
+    return (
+        None if skill is None else (skill.meta, skill.ignored),
+        [(f.severity, f.code, f.message, f.file, f.line, f.column, f.pointer) for f in findings],
+    )
 
 
 def test_text_given_to_the_core_gives_the_same_verdicts_as_the_core_reading_the_file(reference_dir):
     from agentpack.skillmd import validate_skill_dir
-
     from agentpack_dci.discovery import _read
 
-    directories = [p.parent for root in (CORE_FIXTURES, reference_dir / "pax-skills")
-                   for p in sorted(root.rglob("SKILL.md"))]
+    directories = [
+        p.parent for root in (CORE_FIXTURES, reference_dir / "pax-skills") for p in sorted(root.rglob("SKILL.md"))
+    ]
     assert len(directories) > 50
     for directory in directories:
         text = _read(str(directory / "SKILL.md"))
         if text is None:  # not UTF-8: discovery lets the core read it and report the line
             continue
-        assert _verdict(*validate_skill_dir(directory, display="x", text=text)) == \
-            _verdict(*validate_skill_dir(directory, display="x")), directory
+        assert _verdict(*validate_skill_dir(directory, display="x", text=text)) == _verdict(
+            *validate_skill_dir(directory, display="x")
+        ), directory
 
 
 def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
@@ -200,8 +225,11 @@ def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=200) | st.text(st.sampled_from("ab\r\n\u2028\x85é-: "), max_size=80).map(str.encode)
-       | st.integers(70_000, 140_000).map(lambda n: b"a\r\n" * n))
+@given(
+    st.binary(max_size=200)
+    | st.text(st.sampled_from("ab\r\n\u2028\x85é-: "), max_size=80).map(str.encode)
+    | st.integers(70_000, 140_000).map(lambda n: b"a\r\n" * n)
+)
 def test_one_read_decodes_as_the_core_reads(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("read") / "SKILL.md"
     path.write_bytes(data)

@@ -6,12 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack_dci.grammar import (Capability, Contract, ContractParseError, escape, parse_contract,
-                                   serialize_contract)
+from agentpack_dci.grammar import Capability, Contract, ContractParseError, escape, parse_contract, serialize_contract
 from agentpack_dci.tokens import is_capability, token_problem
 
-SPEC_EXAMPLE = ("DCI/1^strict P(option-evaluation) E(evaluation-criteria) A(output-format=json,output-template=raw) "
-                "R(web-search) O(critical-thinking) Pol(min-total-score=0.45,on-missing-required=offer-emulation)")
+SPEC_EXAMPLE = (
+    "DCI/1^strict P(option-evaluation) E(evaluation-criteria) A(output-format=json,output-template=raw) "
+    "R(web-search) O(critical-thinking) Pol(min-total-score=0.45,on-missing-required=offer-emulation)"
+)
 
 
 def test_spec_example_parses_and_is_canonical():
@@ -59,8 +60,13 @@ def test_split_at_first_unescaped_equals():
 def test_invalid_tokens_are_kept_without_rewriting():
     c = parse_contract("DCI/1 P(Web-Search,web--search,-web,web_search,ok) R(x)")
     values = [(t.value, t.valid) for t in c.provides]
-    assert values == [("Web-Search", False), ("web--search", False), ("-web", False), ("web_search", False),
-                      ("ok", True)]
+    assert values == [
+        ("Web-Search", False),
+        ("web--search", False),
+        ("-web", False),
+        ("web_search", False),
+        ("ok", True),
+    ]
     assert len(c.invalid_tokens()) == 4
 
 
@@ -77,26 +83,29 @@ def test_unknown_clauses_are_kept_for_round_trips():
     assert parse_contract(c.canonical()) == c
 
 
-@pytest.mark.parametrize("text, column, fragment", [
-    ("", 1, "must start with 'DCI/"),
-    ("dci/1 P(a)", 1, "must start with 'DCI/"),
-    ("DCI/ P(a)", 5, "version number"),
-    ("DCI/1^fast P(a)", 7, "unknown mode 'fast'"),
-    ("DCI/1", 6, "at least one clause"),
-    ("DCI/1P(a)", 6, "expected a space"),
-    ("DCI/1 P(a", 7, "not closed"),
-    ("DCI/1 P(a(b))", 10, "unescaped '('"),
-    ("DCI/1 P(a\\x)", 10, "invalid escape"),
-    ("DCI/1 P()", 7, "is empty"),
-    ("DCI/1 A(novalue)", 9, "expected key=value"),
-    ("DCI/1 A(=v)", 9, "missing key"),
-    ("DCI/1 A(k=)", 10, "missing value"),
-    ("DCI/1 A(k=a b)", 12, "not allowed in a value"),
-    ("DCI/1 A(k*=v)", 10, "not allowed in a key"),
-    ("DCI/1 A(k=1,k=2)", 13, "appears twice"),
-    ("DCI/1 P(a) junk", 12, "expected a clause"),
-    ("DCI/1 P(a)\\", 11, "expected a space"),
-])
+@pytest.mark.parametrize(
+    "text, column, fragment",
+    [
+        ("", 1, "must start with 'DCI/"),
+        ("dci/1 P(a)", 1, "must start with 'DCI/"),
+        ("DCI/ P(a)", 5, "version number"),
+        ("DCI/1^fast P(a)", 7, "unknown mode 'fast'"),
+        ("DCI/1", 6, "at least one clause"),
+        ("DCI/1P(a)", 6, "expected a space"),
+        ("DCI/1 P(a", 7, "not closed"),
+        ("DCI/1 P(a(b))", 10, "unescaped '('"),
+        ("DCI/1 P(a\\x)", 10, "invalid escape"),
+        ("DCI/1 P()", 7, "is empty"),
+        ("DCI/1 A(novalue)", 9, "expected key=value"),
+        ("DCI/1 A(=v)", 9, "missing key"),
+        ("DCI/1 A(k=)", 10, "missing value"),
+        ("DCI/1 A(k=a b)", 12, "not allowed in a value"),
+        ("DCI/1 A(k*=v)", 10, "not allowed in a key"),
+        ("DCI/1 A(k=1,k=2)", 13, "appears twice"),
+        ("DCI/1 P(a) junk", 12, "expected a clause"),
+        ("DCI/1 P(a)\\", 11, "expected a space"),
+    ],
+)
 def test_errors_point_at_the_column(text, column, fragment):
     with pytest.raises(ContractParseError) as info:
         parse_contract(text)
@@ -109,10 +118,24 @@ def test_non_string_input_is_a_parse_error():
         parse_contract(42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("value, ok", [
-    ("a", True), ("web-search", True), ("a1-b2", True), ("x" * 64, True), ("x" * 65, False), ("", False),
-    ("Web", False), ("-a", False), ("a-", False), ("a--b", False), ("a_b", False), ("é", False), ("a\n", False),
-])
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("a", True),
+        ("web-search", True),
+        ("a1-b2", True),
+        ("x" * 64, True),
+        ("x" * 65, False),
+        ("", False),
+        ("Web", False),
+        ("-a", False),
+        ("a-", False),
+        ("a--b", False),
+        ("a_b", False),
+        ("é", False),
+        ("a\n", False),
+    ],
+)
 def test_capability_token_rules(value, ok):
     assert is_capability(value) is ok
     assert (token_problem(value) is None) is ok
@@ -159,9 +182,16 @@ def contracts(draw):
     def pairs():
         return tuple(draw(st.dictionaries(_key, _safe_value, max_size=3)).items())
 
-    return Contract(version=draw(st.integers(0, 99)), mode=draw(st.sampled_from(["strict", "best-effort"])),
-                    provides=caps() or (_cap("a"),), expects=caps(), required=caps(), optional=caps(),
-                    accepts=pairs(), policy=pairs())
+    return Contract(
+        version=draw(st.integers(0, 99)),
+        mode=draw(st.sampled_from(["strict", "best-effort"])),
+        provides=caps() or (_cap("a"),),
+        expects=caps(),
+        required=caps(),
+        optional=caps(),
+        accepts=pairs(),
+        policy=pairs(),
+    )
 
 
 def _representable(contract: Contract) -> bool:
@@ -191,15 +221,17 @@ def test_escape_covers_every_reserved_character():
 
 # -- the plain-contract fast path reads exactly what the general parser reads --------------------
 def _full(contract: Contract) -> tuple:
-    caps = tuple((c.value, c.problem, c.column) for clause in ("P", "E", "R", "O")
-                 for c in contract.capabilities(clause))
+    caps = tuple(
+        (c.value, c.problem, c.column) for clause in ("P", "E", "R", "O") for c in contract.capabilities(clause)
+    )
     return contract, caps, contract.mode_declared, contract.notes
 
 
 _plain_token = st.text(st.sampled_from("ab1-"), min_size=0, max_size=5)
-_plain_clause = st.tuples(st.sampled_from(["P", "E", "R", "O", "A", "Pol", "Provides", "X", "p"]),
-                          st.lists(st.one_of(_plain_token, st.builds("{}={}".format, _key, _safe_value)),
-                                   min_size=1, max_size=4))
+_plain_clause = st.tuples(
+    st.sampled_from(["P", "E", "R", "O", "A", "Pol", "Provides", "X", "p"]),
+    st.lists(st.one_of(_plain_token, st.builds("{}={}".format, _key, _safe_value)), min_size=1, max_size=4),
+)
 _valid_token = st.from_regex(r"[a-z0-9]{1,4}(-[a-z0-9]{1,3}){0,2}", fullmatch=True)
 _plain_value = st.text(st.sampled_from("aZ09-_.:/@="), min_size=1, max_size=6)
 
@@ -207,20 +239,26 @@ _plain_value = st.text(st.sampled_from("aZ09-_.:/@="), min_size=1, max_size=6)
 @st.composite
 def plain_shaped(draw):
     """Mostly grammar-valid plain contracts, some with one thing the fast path must hand over."""
-    head = "DCI/" + draw(st.sampled_from(["1", "2", "01", ""])) + draw(
-        st.sampled_from(["", "^strict", "^best-effort", "^fast"]))
+    head = (
+        "DCI/"
+        + draw(st.sampled_from(["1", "2", "01", ""]))
+        + draw(st.sampled_from(["", "^strict", "^best-effort", "^fast"]))
+    )
     if draw(st.booleans()):  # valid by construction: distinct clauses, distinct valid tokens
-        names = draw(st.lists(st.sampled_from(["P", "E", "R", "O", "A", "Pol"]), min_size=1, max_size=6,
-                              unique=True))
-        clauses = [(n, [f"{k}={v}" for k, v in draw(st.dictionaries(_key, _plain_value, min_size=1,
-                                                                     max_size=3)).items()]
-                    if n in ("A", "Pol") else draw(st.lists(_valid_token, min_size=1, max_size=4, unique=True)))
-                   for n in names]
+        names = draw(st.lists(st.sampled_from(["P", "E", "R", "O", "A", "Pol"]), min_size=1, max_size=6, unique=True))
+        clauses = [
+            (
+                n,
+                [f"{k}={v}" for k, v in draw(st.dictionaries(_key, _plain_value, min_size=1, max_size=3)).items()]
+                if n in ("A", "Pol")
+                else draw(st.lists(_valid_token, min_size=1, max_size=4, unique=True)),
+            )
+            for n in names
+        ]
         spaces = draw(st.lists(st.sampled_from([" ", "  "]), min_size=len(clauses), max_size=len(clauses)))
     else:
         clauses = draw(st.lists(_plain_clause, min_size=0, max_size=4))
-        spaces = draw(st.lists(st.sampled_from([" ", "  ", "\t", ""]), min_size=len(clauses),
-                               max_size=len(clauses)))
+        spaces = draw(st.lists(st.sampled_from([" ", "  ", "\t", ""]), min_size=len(clauses), max_size=len(clauses)))
     return head + "".join(f"{sp}{name}({','.join(items)})" for sp, (name, items) in zip(spaces, clauses))
 
 
@@ -243,6 +281,15 @@ def test_plain_fast_path_takes_the_common_form():
     from agentpack_dci.grammar import _parse_plain
 
     assert _parse_plain("DCI/1^strict P(web-search,summarize) E(input-text) A(format=json) Pol(k=a=b)")
-    for text in ("DCI/1 P(a,a)", "DCI/1 P(A)", "DCI/1 Provides(a)", "DCI/1 P(a) P(b)", " DCI/1 P(a)",
-                 "DCI/1 P(a\\,b)", "DCI/1 P( a)", "DCI/1 A(k=v,k=w)", "DCI/1 P(a) "):
+    for text in (
+        "DCI/1 P(a,a)",
+        "DCI/1 P(A)",
+        "DCI/1 Provides(a)",
+        "DCI/1 P(a) P(b)",
+        " DCI/1 P(a)",
+        "DCI/1 P(a\\,b)",
+        "DCI/1 P( a)",
+        "DCI/1 A(k=v,k=w)",
+        "DCI/1 P(a) ",
+    ):
         assert _parse_plain(text) is None, text

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dci_helpers import write_skill
 
 from agentpack import hookimpl
 from agentpack.clock import FixedClock, sequential_ids
@@ -14,7 +15,6 @@ from agentpack_dci.grammar import parse_contract
 from agentpack_dci.probes import Probe
 from agentpack_dci.resolve import Resolver, ResolveRequest
 from agentpack_dci.selection import id_hash
-from dci_helpers import write_skill
 
 
 def resolver(root: Path, **kwargs) -> Resolver:
@@ -35,12 +35,22 @@ def by_id(report: dict) -> dict[str, dict]:
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    write_skill(tmp_path, "skills/web-search", description="Search the web and return ranked results.",
-                contract="DCI/1^strict P(web-search) E(query-text)", compatibility="cli, copilot")
-    write_skill(tmp_path, "skills/summarizer", description="Summarize long documents into short briefs.",
-                contract="DCI/1 P(summarize)")
-    write_skill(tmp_path, "skills/reasoner", description="Careful basic reasoning.",
-                contract="DCI/1 P(reasoning-basic)")
+    write_skill(
+        tmp_path,
+        "skills/web-search",
+        description="Search the web and return ranked results.",
+        contract="DCI/1^strict P(web-search) E(query-text)",
+        compatibility="cli, copilot",
+    )
+    write_skill(
+        tmp_path,
+        "skills/summarizer",
+        description="Summarize long documents into short briefs.",
+        contract="DCI/1 P(summarize)",
+    )
+    write_skill(
+        tmp_path, "skills/reasoner", description="Careful basic reasoning.", contract="DCI/1 P(reasoning-basic)"
+    )
     write_skill(tmp_path, "skills/plain-search", description="Web search helper without a contract.")
     return tmp_path
 
@@ -52,8 +62,12 @@ def test_exact_alias_fuzzy_and_provisional_scores(ws):
     assert web["web-search"]["kind"] == "exact" and web["web-searching"]["kind"] == "fuzzy"
     assert web["web-searching"]["score"] == 0.33 and web["web-searching"]["similarity"] == 0.953846
     summary = {m["capability"]: m for m in c["summarizer::skills/summarizer"]["matches"]}
-    assert summary["summarization"] == {"capability": "summarization", "kind": "alias", "score": 0.8,
-                                        "token": "summarize"}
+    assert summary["summarization"] == {
+        "capability": "summarization",
+        "kind": "alias",
+        "score": 0.8,
+        "token": "summarize",
+    }
     plain = {m["capability"]: m for m in c["plain-search::skills/plain-search"]["matches"]}
     assert plain["web-search"]["kind"] == "none"
     assert c["web-search::skills/web-search"]["scores"]["s_contract"] == round((1 + 0 + 0.33) / 3, 6)
@@ -68,9 +82,12 @@ def test_a_skill_without_contract_is_capped_at_025_and_never_selected_with_defau
     assert report["selected_candidates"] == []
     # lowering the gate through the consumer policy makes it selectable
     # provisional matches never resolve a capability, so coverage must be relaxed too
-    report = run(tmp_path, required=["search"],
-                 policy={"min-contract-score": "0.2", "min-total-score": "0.3", "min-required-coverage": "0"},
-                 decision="continue-with-partial")
+    report = run(
+        tmp_path,
+        required=["search"],
+        policy={"min-contract-score": "0.2", "min-total-score": "0.3", "min-required-coverage": "0"},
+        decision="continue-with-partial",
+    )
     assert report["selected_candidates"] == ["searcher::skills/searcher"]
     assert report["unresolved_required_capabilities"] == ["search"] and report["status"] == "degraded"
 
@@ -98,12 +115,19 @@ def test_strict_cover_selects_partial_providers(ws):
 
 
 def test_cover_stops_at_max_providers(ws):
-    report = run(ws, required=["web-search", "summarize"], policy={"selection-mode": "cover", "max-providers": "1"},
-                 decision="emulate")
+    report = run(
+        ws,
+        required=["web-search", "summarize"],
+        policy={"selection-mode": "cover", "max-providers": "1"},
+        decision="emulate",
+    )
     assert len(report["selected_candidates"]) == 1
     assert report["degraded_mode"] is True and report["emulated_capabilities"] == ["summarize"]
-    assert report["on_missing_required_action"] == {"policy": "offer-emulation", "outcome": "emulated",
-                                                    "user_decision": "emulate"}
+    assert report["on_missing_required_action"] == {
+        "policy": "offer-emulation",
+        "outcome": "emulated",
+        "user_decision": "emulate",
+    }
 
 
 def test_auto_emulate_and_default_abort(ws):
@@ -152,8 +176,12 @@ def test_tie_break_by_hash_and_by_specificity(tmp_path):
 
 def test_over_claimer_is_penalised_and_excluded_in_strict(tmp_path):
     for n in range(5):
-        write_skill(tmp_path, f"skills/honest-{n}", description=f"Translate text number {n}.",
-                    contract=f"DCI/1 P(translate-text,cap-{n})")
+        write_skill(
+            tmp_path,
+            f"skills/honest-{n}",
+            description=f"Translate text number {n}.",
+            contract=f"DCI/1 P(translate-text,cap-{n})",
+        )
     claims = ",".join(["translate-text", *[f"claim-{i}" for i in range(40)]])
     write_skill(tmp_path, "skills/greedy", description="Misc.", contract=f"DCI/1 P({claims})")
     report = run(tmp_path, required=["translate-text"], query="translate text")
@@ -172,11 +200,12 @@ def test_strict_probe_failure_moves_to_the_next_candidate_and_inflated_is_cleare
     probe = Probe("translate-text", "no-fast", lambda target: target.name != "fast")
     base = run(tmp_path, required=["translate-text"], query="translate text quickly", mode="strict")
     assert base["selected_candidates"] == ["fast::skills/fast"]
-    report = run(tmp_path, required=["translate-text"], query="translate text quickly", mode="strict",
-                 probes=[probe])
+    report = run(tmp_path, required=["translate-text"], query="translate text quickly", mode="strict", probes=[probe])
     assert report["selected_candidates"] == ["slow::skills/slow"]
-    assert {p["candidate"]: p["passed"] for p in report["probes"]} == {"fast::skills/fast": False,
-                                                                       "slow::skills/slow": True}
+    assert {p["candidate"]: p["passed"] for p in report["probes"]} == {
+        "fast::skills/fast": False,
+        "slow::skills/slow": True,
+    }
     assert "probe failed" in by_id(report)["fast::skills/fast"]["rejection_reasons"]
 
 
@@ -194,25 +223,42 @@ def test_probes_come_from_the_hook(tmp_path, register_plugin):
 
 
 def test_runtime_compatibility(tmp_path):
-    write_skill(tmp_path, "skills/copilot-only", description="Search.", contract="DCI/1 P(web-search)",
-                compatibility="Copilot , universal")
-    write_skill(tmp_path, "skills/prose", description="Search.", contract="DCI/1 P(web-search)",
-                compatibility="Requires git and network access")
+    write_skill(
+        tmp_path,
+        "skills/copilot-only",
+        description="Search.",
+        contract="DCI/1 P(web-search)",
+        compatibility="Copilot , universal",
+    )
+    write_skill(
+        tmp_path,
+        "skills/prose",
+        description="Search.",
+        contract="DCI/1 P(web-search)",
+        compatibility="Requires git and network access",
+    )
     report = run(tmp_path, required=["web-search"], runtime="cli", decision="abort")
     c = by_id(report)
     assert c["copilot-only::skills/copilot-only"]["scores"]["s_runtime"] == 0.0
     assert c["prose::skills/prose"]["scores"]["s_runtime"] == 1.0  # only unknown tokens -> runtime-agnostic
-    assert {"id": "copilot-only::skills/copilot-only", "tokens": ["universal"]} in \
-        report["runtime"]["unknown_compatibility_tokens"]
+    assert {"id": "copilot-only::skills/copilot-only", "tokens": ["universal"]} in report["runtime"][
+        "unknown_compatibility_tokens"
+    ]
     strict = run(tmp_path, required=["web-search"], runtime="cli", mode="strict")
-    assert any(r.startswith("runtime-incompatible") for r in
-               by_id(strict)["copilot-only::skills/copilot-only"]["rejection_reasons"])
+    assert any(
+        r.startswith("runtime-incompatible")
+        for r in by_id(strict)["copilot-only::skills/copilot-only"]["rejection_reasons"]
+    )
     assert run(tmp_path, required=["web-search"], runtime="copilot", mode="strict")["status"] == "resolved"
 
 
 def test_provider_hints_tighten_only_their_own_gates(tmp_path):
-    write_skill(tmp_path, "skills/picky", description="Translate text.",
-                contract="DCI/1 P(translate-text) Pol(min-total-score=0.99,max-candidates=1)")
+    write_skill(
+        tmp_path,
+        "skills/picky",
+        description="Translate text.",
+        contract="DCI/1 P(translate-text) Pol(min-total-score=0.99,max-candidates=1)",
+    )
     write_skill(tmp_path, "skills/easy", description="Translate text.", contract="DCI/1 P(translate-text)")
     report = run(tmp_path, required=["translate-text"])
     picky = by_id(report)["picky::skills/picky"]
@@ -227,8 +273,10 @@ def test_consumer_contract_supplies_requirements_mode_and_policy(ws):
     report = run(ws, consumer=consumer, policy={"max-providers": "1"})
     assert report["mode"] == "strict" and report["query_capabilities"] == ["web-search", "summarize"]
     assert report["policy"]["effective"]["selection-mode"] == "cover"
-    assert report["policy"]["effective"]["max-providers"] == 1 and report["policy"]["override_source"] == \
-        "consumer+runtime"
+    assert (
+        report["policy"]["effective"]["max-providers"] == 1
+        and report["policy"]["override_source"] == "consumer+runtime"
+    )
     with pytest.raises(AgentpackError, match="Pol"):
         resolver(ws).resolve(ResolveRequest(consumer=parse_contract("DCI/1 R(a) Pol(max-candidates=0)")))
 
@@ -276,15 +324,20 @@ def test_cache_never_changes_a_result_and_is_invalidated(ws):
     fresh.pop("run_id")
     assert fresh == cold
     # metadata change: the skill's hash changes, its cached match is not reused
-    write_skill(ws, "skills/summarizer", description="Summarize long documents into short briefs.",
-                contract="DCI/1 P(summarization)")
+    write_skill(
+        ws,
+        "skills/summarizer",
+        description="Summarize long documents into short briefs.",
+        contract="DCI/1 P(summarization)",
+    )
     r.refresh()
     changed = by_id(r.resolve(request).report())["summarizer::skills/summarizer"]
     assert changed["matches"][1]["kind"] == "exact"
     # alias change: a workspace alias table changes the version key
     (ws / ".dci").mkdir(exist_ok=True)
     (ws / ".dci" / "aliases.v1.json").write_text(
-        '{"schema_version": "1", "alias_table_version": "ws-1", "aliases": {"web-search": ["net-lookup"]}}')
+        '{"schema_version": "1", "alias_table_version": "ws-1", "aliases": {"web-search": ["net-lookup"]}}'
+    )
     write_skill(ws, "skills/looker", description="Looks things up.", contract="DCI/1 P(net-lookup)")
     r2 = resolver(ws)
     report = r2.resolve(ResolveRequest(required=["web-search"])).report()
@@ -295,7 +348,8 @@ def test_cache_never_changes_a_result_and_is_invalidated(ws):
 def test_invalid_alias_table_points_at_file_and_line(ws):
     (ws / ".dci").mkdir()
     (ws / ".dci" / "aliases.v1.json").write_text(
-        '{\n  "schema_version": "1",\n  "alias_table_version": "v",\n  "aliases": {"Bad Key": ["x"]}\n}\n')
+        '{\n  "schema_version": "1",\n  "alias_table_version": "v",\n  "aliases": {"Bad Key": ["x"]}\n}\n'
+    )
     with pytest.raises(AgentpackError) as info:
         resolver(ws)
     assert info.value.file == ".dci/aliases.v1.json" and info.value.line == 4
@@ -306,13 +360,26 @@ def test_golden_report(tmp_path):
     import json
     import os
 
-    write_skill(tmp_path, "skills/web-search", description="Search the web and return ranked results.",
-                contract="DCI/1^strict P(web-search) E(query-text)", compatibility="cli, copilot")
-    write_skill(tmp_path, "skills/summarizer", description="Summarize long documents.",
-                contract="DCI/1 P(summarize) Pol(min-total-score=0.5)")
+    write_skill(
+        tmp_path,
+        "skills/web-search",
+        description="Search the web and return ranked results.",
+        contract="DCI/1^strict P(web-search) E(query-text)",
+        compatibility="cli, copilot",
+    )
+    write_skill(
+        tmp_path,
+        "skills/summarizer",
+        description="Summarize long documents.",
+        contract="DCI/1 P(summarize) Pol(min-total-score=0.5)",
+    )
     write_skill(tmp_path, "skills/plain", description="Web search helper.")
-    report = run(tmp_path, required=["web-search", "summarization"], optional=["critical-thinking"],
-                 policy={"selection-mode": "cover"})
+    report = run(
+        tmp_path,
+        required=["web-search", "summarization"],
+        optional=["critical-thinking"],
+        policy={"selection-mode": "cover"},
+    )
     golden = Path(__file__).parent / "golden" / "report-cover.json"
     if os.environ.get("DCI_UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)

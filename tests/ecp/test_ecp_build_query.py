@@ -28,27 +28,39 @@ def _status(response: dict, index_id: str) -> str:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(alphabet="abc \n", min_size=0, max_size=40), max_size=30),
-       st.integers(1, 60), st.integers(0, 70))
+@given(
+    st.lists(st.text(alphabet="abc \n", min_size=0, max_size=40), max_size=30), st.integers(1, 60), st.integers(0, 70)
+)
 def test_line_windows_cover_every_line_and_advance(parts: list[str], max_chars: int, overlap: int) -> None:
     lines = split_lines("".join(parts))
     overlap = min(overlap, max_chars - 1)
     windows = line_windows(lines, max_chars, overlap)
-    assert [w.text for w in windows] == ["".join(lines[w.start_line - 1:w.end_line]) for w in windows]
+    assert [w.text for w in windows] == ["".join(lines[w.start_line - 1 : w.end_line]) for w in windows]
     covered = {n for w in windows for n in range(w.start_line, w.end_line + 1)}
     assert covered == set(range(1, len(lines) + 1))
     assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in zip(windows, windows[1:]))
 
 
-@given(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), st.from_regex(r"[a-z0-9/._-]{1,20}", fullmatch=True),
-       st.integers(1, 999), st.integers(1, 999))
+@given(
+    st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
+    st.from_regex(r"[a-z0-9/._-]{1,20}", fullmatch=True),
+    st.integers(1, 999),
+    st.integers(1, 999),
+)
 def test_chunk_ids_round_trip(source: str, path: str, a: int, b: int) -> None:
     assert parse_chunk_id(chunk_id(source, path, a, b)) == (source, path, a, b)
 
 
 def test_tokenizer_keeps_whole_tokens_and_true_frequencies() -> None:
     assert tokenize("The parseHTTPResponse of read_file_v2") == [
-        "parsehttpresponse", "parse", "http", "response", "read_file_v2", "read", "file"]
+        "parsehttpresponse",
+        "parse",
+        "http",
+        "response",
+        "read_file_v2",
+        "read",
+        "file",
+    ]
     counts = term_counts("cache cache cacheDir the a")
     assert counts["cache"] == 3 and counts["cachedir"] == 1 and "the" not in counts
 
@@ -75,10 +87,12 @@ def test_all_three_formats_and_no_absolute_paths(example_pack: Path) -> None:
 @pytest.mark.parametrize("payload", ["vectors.jsonl", "dense.jsonl", "vectors.bin", "big.npy"])
 def test_vector_payload_variants_answer_alike(example_pack: Path, payload: str) -> None:
     manifest = example_pack / "expert" / "EXPERT.yaml"
-    spec = {"vectors.jsonl": "{metric: cosine, vectors_path: vectors.jsonl}",
-            "dense.jsonl": "{metric: cosine, vectors_path: dense.jsonl, vector_format: dense-jsonl-v1}",
-            "vectors.bin": "{metric: cosine, vectors_path: vectors.bin, dtype: float64, endianness: big}",
-            "big.npy": "{metric: cosine, vectors_path: big.npy, endianness: big}"}[payload]
+    spec = {
+        "vectors.jsonl": "{metric: cosine, vectors_path: vectors.jsonl}",
+        "dense.jsonl": "{metric: cosine, vectors_path: dense.jsonl, vector_format: dense-jsonl-v1}",
+        "vectors.bin": "{metric: cosine, vectors_path: vectors.bin, dtype: float64, endianness: big}",
+        "big.npy": "{metric: cosine, vectors_path: big.npy, endianness: big}",
+    }[payload]
     manifest.write_text(manifest.read_text().replace("{metric: cosine, vectors_path: vectors.npy}", spec))
     build_pack(example_pack, index_ids=["corpus-vector"])
     os.remove(example_pack / INDEXES / "corpus-vector" / "agentpack-cache.npz")
@@ -90,25 +104,51 @@ def test_vector_payload_variants_answer_alike(example_pack: Path, payload: str) 
 def test_query_vector_must_match_the_index_embedding(example_pack: Path) -> None:
     vec = [0.0] * 256
     vec[3] = 1.0
-    bad = query_pack(example_pack, {"question": "x", "mode": "vector", "query_vector": vec,
-                                    "query_embedding": {"model": "other", "dimensions": 256}})
+    bad = query_pack(
+        example_pack,
+        {
+            "question": "x",
+            "mode": "vector",
+            "query_vector": vec,
+            "query_embedding": {"model": "other", "dimensions": 256},
+        },
+    )
     assert _status(bad, "corpus-vector") == "skipped" and "does not match" in bad["limitations"]
-    ok = query_pack(example_pack, {"question": "x", "mode": "vector", "query_vector": [[3, 2.0]],
-                                   "query_embedding": {"model": "agentpack-hash-v1", "dimensions": 256}})
+    ok = query_pack(
+        example_pack,
+        {
+            "question": "x",
+            "mode": "vector",
+            "query_vector": [[3, 2.0]],
+            "query_embedding": {"model": "agentpack-hash-v1", "dimensions": 256},
+        },
+    )
     assert _status(ok, "corpus-vector") == "ok"
 
 
 def test_response_contract(example_pack: Path) -> None:
-    response = query_pack(example_pack, {"question": "Which settings does tidewater.toml accept?", "top_k": 3},
-                          clock=FixedClock("2026-04-01T00:00:00Z"))
+    response = query_pack(
+        example_pack,
+        {"question": "Which settings does tidewater.toml accept?", "top_k": 3},
+        clock=FixedClock("2026-04-01T00:00:00Z"),
+    )
     assert {"answer", "as_of", "citations", "chunks", "synthesis"} <= set(response)
     assert response["as_of"]["source_id"] == "corpus" and response["as_of"]["revision"]["hash"]
     assert response["synthesis"]["provider"] == "local"
     assert len(response["chunks"]) == 3 and response["retrieval"]["fusion"] == "rrf"
     for chunk in response["chunks"]:
         c = chunk["citation"]
-        assert {"source_id", "source_type", "uri", "revision", "artifact_path", "chunk_id", "retrieved_at", "loc",
-                "chunk_hash"} <= set(c)
+        assert {
+            "source_id",
+            "source_type",
+            "uri",
+            "revision",
+            "artifact_path",
+            "chunk_id",
+            "retrieved_at",
+            "loc",
+            "chunk_hash",
+        } <= set(c)
         assert c["retrieved_at"] == "2026-04-01T00:00:00Z" and chunk["snippet"]
         assert parse_chunk_id(c["chunk_id"])[1] == c["artifact_path"] == chunk["path"]
     assert "[1]" in response["answer"]
@@ -147,11 +187,13 @@ def test_missing_index_is_reported_not_dropped(example_pack: Path) -> None:
 def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path: Path) -> None:
     target = example_pack / INDEXES / "corpus-keyword" / "index_data.json"
     before = target.read_bytes()
-    code = ("import sys, agentpack_ecp.kwindex as k\n"
-            "def boom(*a, **kw): raise SystemExit(9)\n"
-            "k.write = boom\n"
-            "from agentpack_ecp.build import build_pack\n"
-            f"build_pack({str(example_pack)!r}, rebuild=True)\n")
+    code = (
+        "import sys, agentpack_ecp.kwindex as k\n"
+        "def boom(*a, **kw): raise SystemExit(9)\n"
+        "k.write = boom\n"
+        "from agentpack_ecp.build import build_pack\n"
+        f"build_pack({str(example_pack)!r}, rebuild=True)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 9
     assert target.read_bytes() == before
@@ -209,8 +251,11 @@ def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     from agentpack_ecp.embed import HashEmbedder
     from agentpack_ecp.termmatrix import TermMatrix
 
-    counts = [term_counts("parse the HTTP response headers twice twice"), term_counts("heap queue push pop"),
-              Counter({"zz": 1})]
+    counts = [
+        term_counts("parse the HTTP response headers twice twice"),
+        term_counts("heap queue push pop"),
+        Counter({"zz": 1}),
+    ]
     embedder = HashEmbedder(64)
     matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
     for row, counter in zip(matrix, counts):
@@ -222,9 +267,12 @@ def test_real_embedding_model_needs_its_extra(example_pack: Path, agentpack_host
     if __import__("importlib").util.find_spec("sentence_transformers") is not None:
         pytest.skip("sentence-transformers is installed here")
     manifest = example_pack / "expert" / "EXPERT.yaml"
-    manifest.write_text(manifest.read_text().replace(
-        "{model: agentpack-hash-v1, dimensions: 256, provider: local}",
-        "{model: all-MiniLM-L6-v2, dimensions: 384, provider: sentence-transformers}"))
+    manifest.write_text(
+        manifest.read_text().replace(
+            "{model: agentpack-hash-v1, dimensions: 256, provider: local}",
+            "{model: all-MiniLM-L6-v2, dimensions: 384, provider: sentence-transformers}",
+        )
+    )
     from agentpack.testing import run_cli
 
     result = run_cli(["ecp", "build", str(example_pack), "--index", "corpus-vector"])
@@ -253,8 +301,10 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
         assert "text" not in {row[1] for row in con.execute("PRAGMA table_info(chunks)")}
     finally:
         con.close()
-    texts = {json.loads(line)["chunk_id"]: json.loads(line)["text"]
-             for line in (example_pack / INDEXES / "corpus-fts" / "texts.jsonl").read_text().splitlines()}
+    texts = {
+        json.loads(line)["chunk_id"]: json.loads(line)["text"]
+        for line in (example_pack / INDEXES / "corpus-fts" / "texts.jsonl").read_text().splitlines()
+    }
     before = query_pack(example_pack, {"question": "storm surge weather", "mode": "fts", "top_k": 3})
     assert before["chunks"] and all(c["snippet"] == texts[c["citation"]["chunk_id"]] for c in before["chunks"])
     (example_pack / "expert/sources/corpus/docs/accuracy.md").write_text("rewritten\n")

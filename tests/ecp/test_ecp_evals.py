@@ -26,22 +26,44 @@ def _check(pack, response, **assertions) -> dict[str, bool]:
 
 def test_passing_assertions(answered) -> None:
     pack, response = answered
-    results = _check(pack, response, must_cite=["docs/caching.md"], must_not_cite=["nothing-like-this"],
-                     must_cite_source_ids=["corpus"], min_citations=1, max_citations=3,
-                     answer_must_include=["CACHE"], answer_must_not_include=["banana"],
-                     answer_must_match=[r"\[1\]"], response_must_include_fields=["answer", "as_of", "chunks"],
-                     as_of_must_include_source_ids=["corpus"], citations_must_resolve=True,
-                     citations_must_match_snippets=True, citations_must_match_hashes=True, my_custom_key=True)
+    results = _check(
+        pack,
+        response,
+        must_cite=["docs/caching.md"],
+        must_not_cite=["nothing-like-this"],
+        must_cite_source_ids=["corpus"],
+        min_citations=1,
+        max_citations=3,
+        answer_must_include=["CACHE"],
+        answer_must_not_include=["banana"],
+        answer_must_match=[r"\[1\]"],
+        response_must_include_fields=["answer", "as_of", "chunks"],
+        as_of_must_include_source_ids=["corpus"],
+        citations_must_resolve=True,
+        citations_must_match_snippets=True,
+        citations_must_match_hashes=True,
+        my_custom_key=True,
+    )
     assert results and all(results.values()), results
     assert "my_custom_key" not in results
 
 
 def test_failing_assertions(answered) -> None:
     pack, response = answered
-    results = _check(pack, response, must_cite=["missing.md"], must_not_cite=["docs/"], must_cite_source_ids=["x"],
-                     min_citations=9, max_citations=0, answer_must_include=["zebra"],
-                     answer_must_not_include=["cache"], answer_must_match=["^nope$", "(bad"],
-                     response_must_include_fields=["confidence"], as_of_must_include_source_ids=["other"])
+    results = _check(
+        pack,
+        response,
+        must_cite=["missing.md"],
+        must_not_cite=["docs/"],
+        must_cite_source_ids=["x"],
+        min_citations=9,
+        max_citations=0,
+        answer_must_include=["zebra"],
+        answer_must_not_include=["cache"],
+        answer_must_match=["^nope$", "(bad"],
+        response_must_include_fields=["confidence"],
+        as_of_must_include_source_ids=["other"],
+    )
     assert results and not any(results.values()), results
 
 
@@ -50,7 +72,9 @@ def test_integrity_failures(answered) -> None:
     tampered = copy.deepcopy(response)
     tampered["chunks"][0]["snippet"] += "extra"
     assert _check(pack, tampered, citations_must_match_snippets=True, citations_must_match_hashes=True) == {
-        "citations_must_match_snippets": False, "citations_must_match_hashes": False}
+        "citations_must_match_snippets": False,
+        "citations_must_match_hashes": False,
+    }
     no_hash = copy.deepcopy(response)
     del no_hash["chunks"][0]["citation"]["chunk_hash"]
     assert _check(pack, no_hash, citations_must_match_hashes=True) == {"citations_must_match_hashes": False}

@@ -35,8 +35,11 @@ def _edit_corpus(pack: Path) -> dict[str, list[str]]:
 def _fts_rows(index: Path) -> list[tuple]:
     con = sqlite3.connect(index / "fts.sqlite")
     try:
-        return sorted(con.execute("SELECT chunk_id, source_id, path, start_line, end_line, file_sha256, "
-                                  "chunk_sha256, tokens FROM chunks"))
+        return sorted(
+            con.execute(
+                "SELECT chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256, tokens FROM chunks"
+            )
+        )
     finally:
         con.close()
 
@@ -63,16 +66,22 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
     full = build_pack(example_pack, out_dir=tmp_path / "full", rebuild=True, lock=False, clock=clock)
     assert all("incremental" in i for i in inc.indexes), inc.indexes
     assert all("incremental" not in i for i in full.indexes)
-    assert all(i["incremental"]["added_chunks"] >= 2 and i["incremental"]["removed_chunks"] >= 2
-               and i["incremental"]["reused_chunks"] > 0 for i in inc.indexes)
+    assert all(
+        i["incremental"]["added_chunks"] >= 2
+        and i["incremental"]["removed_chunks"] >= 2
+        and i["incremental"]["reused_chunks"] > 0
+        for i in inc.indexes
+    )
     a, b = _index_dirs(tmp_path / "inc"), _index_dirs(tmp_path / "full")
     assert sorted(a) == sorted(b) == ["corpus-fts", "corpus-keyword", "corpus-vector"]
     for name in a:
         for shared in ("chunks.jsonl", "texts.jsonl", "file_manifest.json", "index.json"):
             assert (a[name] / shared).read_bytes() == (b[name] / shared).read_bytes(), (name, shared)
     # keyword: the very same index_data.json (same chunk ids, term frequencies, dfs, lengths)
-    kw_a, kw_b = (a["corpus-keyword"] / "index_data.json").read_bytes(), (b["corpus-keyword"] / "index_data.json"
-                                                                          ).read_bytes()
+    kw_a, kw_b = (
+        (a["corpus-keyword"] / "index_data.json").read_bytes(),
+        (b["corpus-keyword"] / "index_data.json").read_bytes(),
+    )
     assert kw_a == kw_b
     assert "zebrafish" in json.loads(kw_a)["terms"]
     # sqlite: the same rows (chunk ids, token streams = term frequencies)
@@ -80,8 +89,9 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
     # vector: the same vectors, row for row; the payload file itself is identical
     assert np.array_equal(_vectors(a["corpus-vector"], vectors_path), _vectors(b["corpus-vector"], vectors_path))
     assert (a["corpus-vector"] / vectors_path).read_bytes() == (b["corpus-vector"] / vectors_path).read_bytes()
-    assert (a["corpus-vector"] / "index_data.json").read_bytes() == (b["corpus-vector"] / "index_data.json"
-                                                                     ).read_bytes()
+    assert (a["corpus-vector"] / "index_data.json").read_bytes() == (
+        b["corpus-vector"] / "index_data.json"
+    ).read_bytes()
 
 
 def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path: Path) -> None:
@@ -97,10 +107,14 @@ def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path:
     answers = {}
     for name in ("inc", "full"):
         with staged_indexes(example_pack, name):
-            answers[name] = [[c["chunk_id"] for c in query_pack(example_pack, {"question": q, "mode": mode},
-                                                                 clock=clock)["citations"]]
-                             for q in ("zebrafish tides", "how are releases versioned") for mode in
-                             ("keyword", "fts", "vector")]
+            answers[name] = [
+                [
+                    c["chunk_id"]
+                    for c in query_pack(example_pack, {"question": q, "mode": mode}, clock=clock)["citations"]
+                ]
+                for q in ("zebrafish tides", "how are releases versioned")
+                for mode in ("keyword", "fts", "vector")
+            ]
     assert answers["inc"] == answers["full"]
     assert any(ids and "added-note.md" in ids[0] for ids in answers["inc"])
 

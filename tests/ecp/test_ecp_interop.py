@@ -35,18 +35,16 @@ def _reference_variant(pack: Path, tmp_path: Path) -> Path:
     shutil.rmtree(target / "expert" / "context" / "indexes")
     manifest = target / "expert" / "EXPERT.yaml"
     text = manifest.read_text().replace("conformance-pack", "reference-built")
-    text = text.replace("model: agentpack-hash-v1", "model: hash-embedding-v1").replace("vectors.npy",
-                                                                                      "vectors.jsonl")
+    text = text.replace("model: agentpack-hash-v1", "model: hash-embedding-v1").replace("vectors.npy", "vectors.jsonl")
     manifest.write_text(text)
     skill = target / "SKILL.md"
     skill.write_text(skill.read_text().replace("name: conformance-pack", "name: reference-built"))
     return target
 
 
-def test_reference_built_indexes_load_and_answer(ecpctl, agentpack_host, example_pack: Path,
-                                                 tmp_path: Path) -> None:
+def test_reference_built_indexes_load_and_answer(ecpctl, agentpack_host, example_pack: Path, tmp_path: Path) -> None:
     from agentpack_ecp.manifest import load_pack
-    from agentpack_ecp.sources import manifest_hash, scan_directory, Scope
+    from agentpack_ecp.sources import Scope, manifest_hash, scan_directory
 
     pack = _reference_variant(example_pack, tmp_path)
     code, built = ecpctl("build", "--skill", str(pack))
@@ -60,22 +58,48 @@ def test_reference_built_indexes_load_and_answer(ecpctl, agentpack_host, example
     for mode in ("keyword", "fts"):
         answer = run_cli(["query", str(pack), "How is the prediction cache invalidated?", "--mode", mode, "--json"])
         response = answer.json()["response"]
-        assert any("docs/caching.md" == c["artifact_path"] for c in response["citations"]), (mode, response)
+        assert any(c["artifact_path"] == "docs/caching.md" for c in response["citations"]), (mode, response)
         assert all(c["chunk_hash"] for c in response["citations"])
     skipped = run_cli(["query", str(pack), "cache invalidation", "--mode", "vector", "--json"]).json()
-    assert any(r["index_id"] == "corpus-vector" and r["status"] == "skipped"
-               for r in skipped["response"]["retrieval"]["indexes"])
+    assert any(
+        r["index_id"] == "corpus-vector" and r["status"] == "skipped"
+        for r in skipped["response"]["retrieval"]["indexes"]
+    )
     assert skipped["findings"] and skipped["findings"][0]["code"] == "ECP301"
-    embed = subprocess.run([str(ecpctl.path.with_name("python")), "-c",
-                            "import json,sys; from ecp_reference.vectors import hash_embed; "
-                            "print(json.dumps([[i, v] for i, v in hash_embed(sys.argv[1], dims=256)]))",
-                            "prediction cache invalidated constituents change"], capture_output=True, text=True,
-                           timeout=60, check=True)
+    embed = subprocess.run(
+        [
+            str(ecpctl.path.with_name("python")),
+            "-c",
+            "import json,sys; from ecp_reference.vectors import hash_embed; "
+            "print(json.dumps([[i, v] for i, v in hash_embed(sys.argv[1], dims=256)]))",
+            "prediction cache invalidated constituents change",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     vector_file = tmp_path / "qv.json"
-    vector_file.write_text(json.dumps({"query_vector": json.loads(embed.stdout),
-                                       "query_embedding": {"model": "hash-embedding-v1", "dimensions": 256}}))
-    answer = run_cli(["query", str(pack), "prediction cache invalidated constituents change", "--mode", "vector",
-                      "--query-vector-file", str(vector_file), "--json"]).json()
+    vector_file.write_text(
+        json.dumps(
+            {
+                "query_vector": json.loads(embed.stdout),
+                "query_embedding": {"model": "hash-embedding-v1", "dimensions": 256},
+            }
+        )
+    )
+    answer = run_cli(
+        [
+            "query",
+            str(pack),
+            "prediction cache invalidated constituents change",
+            "--mode",
+            "vector",
+            "--query-vector-file",
+            str(vector_file),
+            "--json",
+        ]
+    ).json()
     assert answer["response"]["chunks"][0]["path"] == "docs/caching.md"
     evaluated = run_cli(["eval", str(pack), "--json"])
     assert evaluated.exit_code == 0, evaluated.stdout

@@ -28,8 +28,10 @@ def test_file_record_recipe_normalises_newlines() -> None:
 
 
 def test_manifest_hash_is_the_sorted_default_separator_dump() -> None:
-    manifest = {"b.md": {"sha256": "00", "size": 1, "skipped": None}, "a/é.md": {"sha256": None, "size": 2,
-                                                                              "skipped": "too_large"}}
+    manifest = {
+        "b.md": {"sha256": "00", "size": 1, "skipped": None},
+        "a/é.md": {"sha256": None, "size": 2, "skipped": "too_large"},
+    }
     expected = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
     assert manifest_hash(manifest) == expected
     assert '"a/\\u00e9.md": {"sha256": null' in json.dumps(manifest, sort_keys=True)
@@ -60,11 +62,18 @@ def test_remote_uris_are_refused(tmp_path: Path) -> None:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z",
-           "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z", "PATH": "/usr/bin:/bin:/usr/local/bin"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z",
+        "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def _set_source(pack: Path, block: str) -> None:
@@ -88,13 +97,16 @@ def test_git_source_reads_the_pinned_commit_not_the_work_tree(tmp_path: Path) ->
     (repo / "notes.md").write_text("uncommitted work tree text: albatross\n")
     pack = tmp_path / "git-expert"
     scaffold(pack)
-    _set_source(pack, f"""  - source_id: docs
+    _set_source(
+        pack,
+        f"""  - source_id: docs
     type: git
     uri: {repo.as_posix()}
     scope: {{include: ["*.md"]}}
     revision: {{commit: "{first}"}}
     refresh: {{strategy: incremental, incremental: {{method: git-diff}}}}
-""")
+""",
+    )
     result = build_pack(pack)
     revision = result.revisions["docs"]
     assert revision["commit"] == first and revision["timestamp"] == "2026-01-02T03:04:05Z"
@@ -102,20 +114,25 @@ def test_git_source_reads_the_pinned_commit_not_the_work_tree(tmp_path: Path) ->
     assert "heron" in response["chunks"][0]["snippet"]
     assert response["citations"][0]["revision"]["commit"] == first
     suite = pack / "expert" / "evals" / "conformance.yaml"
-    suite.write_text(suite.read_text().replace("How do I add a new source document to the expert?",
-                                               "What is the launch code word?")
-                     .replace('must_cite: ["getting-started.md"]', 'must_cite: ["notes.md"]'))
+    suite.write_text(
+        suite.read_text()
+        .replace("How do I add a new source document to the expert?", "What is the launch code word?")
+        .replace('must_cite: ["getting-started.md"]', 'must_cite: ["notes.md"]')
+    )
     from agentpack_ecp.evals import run_suites
 
     report = run_suites(pack)
     assert report.ok, report.model_dump_json(indent=1)
-    _set_source(pack, f"""  - source_id: docs
+    _set_source(
+        pack,
+        f"""  - source_id: docs
     type: git
     uri: {repo.as_posix()}
     scope: {{include: ["*.md"]}}
     revision: {{commit: HEAD}}
     refresh: {{strategy: incremental, incremental: {{method: git-diff}}}}
-""")
+""",
+    )
     head = build_pack(pack).revisions["docs"]
     assert head["commit"] == _git(repo, "rev-parse", "HEAD") and head["branch"] == "main"
     assert "pelican" in query_pack(pack, {"question": "launch code word"})["chunks"][0]["snippet"]
@@ -127,21 +144,30 @@ def test_web_source_indexes_its_snapshot_directory(tmp_path: Path) -> None:
     snap = pack / "expert" / "context" / "snapshots" / "site"
     snap.mkdir(parents=True)
     (snap / "faq.html.md").write_text("# FAQ\nRefunds are processed within five business days.\n")
-    _set_source(pack, """  - source_id: site
+    _set_source(
+        pack,
+        """  - source_id: site
     type: web
     uri: https://docs.example.com/
     scope: {include: ["**/*.md"]}
     revision: {retrieved_at: "2026-02-03T04:05:06Z", etag: "W/1"}
     refresh: {strategy: rebuild, rebuild: {method: crawl}}
-""")
+""",
+    )
     manifest = pack / "expert" / "EXPERT.yaml"
-    manifest.write_text(manifest.read_text().replace("  artifacts:\n", """  artifacts:
+    manifest.write_text(
+        manifest.read_text().replace(
+            "  artifacts:\n",
+            """  artifacts:
     snapshots:
       - id: site-snapshot
         path: expert/context/snapshots/site
         format: directory
         as_of: {source_id: site, revision_ref: "2026-02-03"}
-""", 1))
+""",
+            1,
+        )
+    )
     revision = build_pack(pack).revisions["site"]
     assert revision["retrieved_at"] == "2026-02-03T04:05:06Z" and revision["etag"] == "W/1" and revision["hash"]
     response = query_pack(pack, {"question": "how long do refunds take"})
@@ -155,17 +181,22 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
     db = pack / "expert" / "sources" / "shop.db"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, note TEXT)")
-    con.executemany("INSERT INTO products VALUES (?,?,?)", [(1, "kettle", "boils water in two minutes"),
-                                                          (2, "toaster", "browns bread evenly")])
+    con.executemany(
+        "INSERT INTO products VALUES (?,?,?)",
+        [(1, "kettle", "boils water in two minutes"), (2, "toaster", "browns bread evenly")],
+    )
     con.commit()
     con.close()
-    _set_source(pack, """  - source_id: shop
+    _set_source(
+        pack,
+        """  - source_id: shop
     type: database
     uri: sqlite:///expert/sources/shop.db
     scope: {include: ["products"]}
     revision: {timestamp: "2026-01-01T00:00:00Z"}
     refresh: {strategy: rebuild, rebuild: {method: sql-export, query: "SELECT id, name, note FROM products ORDER BY id"}}
-""")
+""",
+    )
     revision = build_pack(pack).revisions["shop"]
     assert revision["row_count"] == 2 and revision["query_hash"].startswith("sha256:")
     response = query_pack(pack, {"question": "which product boils water"})
@@ -177,8 +208,9 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
     checker = CitationChecker(load_pack(pack))
     assert checker.check(citation, response["chunks"][0]["snippet"], resolve=True, snippets=True, hashes=True) == []
     manifest = pack / "expert" / "EXPERT.yaml"
-    manifest.write_text(manifest.read_text().replace('SELECT id, name, note FROM products ORDER BY id',
-                                                     'DELETE FROM products'))
+    manifest.write_text(
+        manifest.read_text().replace("SELECT id, name, note FROM products ORDER BY id", "DELETE FROM products")
+    )
     with pytest.raises(AgentpackError, match="read-only SELECT"):
         build_pack(pack, rebuild=True)
 
@@ -186,21 +218,27 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
 def test_unsupported_sources_are_clear_errors(tmp_path: Path) -> None:
     pack = tmp_path / "bad-expert"
     scaffold(pack)
-    _set_source(pack, """  - source_id: warehouse
+    _set_source(
+        pack,
+        """  - source_id: warehouse
     type: database
     uri: postgres://user@host:5432/db
     scope: {include: ["public.*"]}
     revision: {timestamp: "2026-01-01T00:00:00Z"}
     refresh: {strategy: rebuild, rebuild: {method: sql-export, query: "SELECT 1"}}
-""")
+""",
+    )
     with pytest.raises(AgentpackError, match="only SQLite"):
         build_pack(pack)
-    _set_source(pack, """  - source_id: site
+    _set_source(
+        pack,
+        """  - source_id: site
     type: web
     uri: https://example.com/
     scope: {include: ["**"]}
     revision: {retrieved_at: "2026-01-01T00:00:00Z"}
     refresh: {strategy: none}
-""")
+""",
+    )
     with pytest.raises(AgentpackError, match="no local snapshot directory"):
         build_pack(pack)

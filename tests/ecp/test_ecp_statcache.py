@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack_ecp.sources import Scope, scan_directory
 from agentpack_ecp import statcache
+from agentpack_ecp.sources import Scope, scan_directory
 from agentpack_ecp.statcache import ChangedWhileReading, LazyTexts, StatCache
 from agentpack_ecp.store import TextsFile, write_jsonl
 
@@ -19,7 +19,7 @@ from agentpack_ecp.store import TextsFile, write_jsonl
 @pytest.fixture
 def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """Record files written just now (the tests cannot age a file's ctime)."""
-    monkeypatch.setattr(statcache, "RACY_NS", -10**12)
+    monkeypatch.setattr(statcache, "RACY_NS", -(10**12))
 
 
 def _corpus(tmp_path: Path) -> Path:
@@ -65,8 +65,10 @@ def test_a_change_that_keeps_size_and_mtime_is_still_seen(tmp_path: Path, no_rac
     os.utime(root / "a.md", ns=(before.st_atime_ns, before.st_mtime_ns))
     manifest, texts = _scan(root, StatCache(tmp_path / "hashes.json"))
     assert texts["a.md"] == "ALPHA\n"
-    assert manifest["a.md"]["sha256"] != json.loads((tmp_path / "hashes.json").read_text())["roots"][
-        os.path.realpath(root)]["a.md"][4]
+    assert (
+        manifest["a.md"]["sha256"]
+        != json.loads((tmp_path / "hashes.json").read_text())["roots"][os.path.realpath(root)]["a.md"][4]
+    )
 
 
 def test_recently_written_files_are_not_recorded(tmp_path: Path) -> None:
@@ -96,8 +98,12 @@ def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12),
-                unique=True, max_size=30), st.text(max_size=12))
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12), unique=True, max_size=30
+    ),
+    st.text(max_size=12),
+)
 def test_texts_file_finds_every_chunk_by_id(tmp_path_factory, ids: list[str], missing: str) -> None:
     folder = tmp_path_factory.mktemp("texts")
     ids = sorted(ids)

@@ -48,8 +48,11 @@ def test_linkage_paths_and_placeholders(new_pack: Path) -> None:
 
 def test_eval_suite_problems(new_pack: Path) -> None:
     suite = new_pack / "expert" / "evals" / "conformance.yaml"
-    _edit(suite, "      min_citations: 1\n", "      min_citations: 1\n      must_be_polite: true\n"
-                                             "      answer_must_match: ['(unclosed']\n")
+    _edit(
+        suite,
+        "      min_citations: 1\n",
+        "      min_citations: 1\n      must_be_polite: true\n      answer_must_match: ['(unclosed']\n",
+    )
     _edit(suite, "suite_id: conformance", "suite_id: renamed")
     codes = _codes(new_pack)
     assert codes["ECP151"][0].severity == "warning" and codes["ECP151"][0].pointer.endswith("/must_be_polite")

@@ -1,6 +1,7 @@
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -88,19 +89,36 @@ class Ledger:
             def call(**args):
                 self.record(name, args)
                 return result(**args)
+
             return call
 
         return {
             "helpdesk": {
-                "get_ticket": op("helpdesk.get_ticket", lambda ticket_id: {
-                    "id": ticket_id, "subject": f"Subject {ticket_id}", "body": "It broke.", "customer_id": "C-1"}),
+                "get_ticket": op(
+                    "helpdesk.get_ticket",
+                    lambda ticket_id: {
+                        "id": ticket_id,
+                        "subject": f"Subject {ticket_id}",
+                        "body": "It broke.",
+                        "customer_id": "C-1",
+                    },
+                ),
                 "list_open": op("helpdesk.list_open", lambda: [{"id": "T-1"}]),
                 "add_internal_note": op("helpdesk.add_internal_note", lambda ticket_id, body: {"note_id": "N-1"}),
                 "set_status": op("helpdesk.set_status", lambda ticket_id, status: {"ok": True}),
                 "reply": op("helpdesk.reply", lambda ticket_id, body: {"message_id": "M-1"}),
             },
-            "crm": {"get_customer": op("crm.get_customer", lambda customer_id: {
-                "id": customer_id, "name": f"Customer {customer_id}", "plan": "team", "health": "green"})},
+            "crm": {
+                "get_customer": op(
+                    "crm.get_customer",
+                    lambda customer_id: {
+                        "id": customer_id,
+                        "name": f"Customer {customer_id}",
+                        "plan": "team",
+                        "health": "green",
+                    },
+                )
+            },
         }
 
 

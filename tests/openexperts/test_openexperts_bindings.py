@@ -42,22 +42,43 @@ def make_skill(folder: Path) -> Path:
     (folder / "impl").mkdir(parents=True)
     (folder / "schemas").mkdir()
     (folder / "skill.yaml").write_text(SKILL_YAML)
-    (folder / "schemas" / "input.schema.json").write_text(json.dumps({
-        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["customer_id"],
-        "properties": {"customer_id": {"type": "string"}}, "additionalProperties": False}))
-    (folder / "schemas" / "output.schema.json").write_text(json.dumps({
-        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["id", "name"]}))
-    (folder / "impl" / "run.py").write_text(textwrap.dedent("""\
+    (folder / "schemas" / "input.schema.json").write_text(
+        json.dumps(
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "required": ["customer_id"],
+                "properties": {"customer_id": {"type": "string"}},
+                "additionalProperties": False,
+            }
+        )
+    )
+    (folder / "schemas" / "output.schema.json").write_text(
+        json.dumps(
+            {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["id", "name"]}
+        )
+    )
+    (folder / "impl" / "run.py").write_text(
+        textwrap.dedent("""\
         import json, sys
         request = json.load(sys.stdin)
         json.dump({"id": request["customer_id"], "name": "Skill " + request["customer_id"], "plan": "s"}, sys.stdout)
-        """))
+        """)
+    )
     return folder
 
 
-CHAT_SCRIPT = {"processes": {"answer-chat": {"steps": [
-    [{"call": "crm.get_customer", "args": {"customer_id": "${inputs.customer_id}"}, "save": "c"}], []],
-    "finish": {"structured": {"name": "${saved.c.name}"}}}}}
+CHAT_SCRIPT = {
+    "processes": {
+        "answer-chat": {
+            "steps": [
+                [{"call": "crm.get_customer", "args": {"customer_id": "${inputs.customer_id}"}, "save": "c"}],
+                [],
+            ],
+            "finish": {"structured": {"name": "${saved.c.name}"}},
+        }
+    }
+}
 
 
 def runtime_with(make_runtime, pack, bindings_file, script=CHAT_SCRIPT):
@@ -70,25 +91,30 @@ def runtime_with(make_runtime, pack, bindings_file, script=CHAT_SCRIPT):
 
 
 def test_python_file_bindings(make_runtime, acme, tmp_path):
-    (tmp_path / "impl.py").write_text(textwrap.dedent("""\
+    (tmp_path / "impl.py").write_text(
+        textwrap.dedent("""\
         class Crm:
             def get_customer(self, customer_id):
                 return {"id": customer_id, "name": "Py " + customer_id}
         HELPDESK = {"get_ticket": lambda ticket_id: {"id": ticket_id}}
-        """))
+        """)
+    )
     bindings = tmp_path / "bindings.yaml"
     bindings.write_text("tools:\n  crm: {python: impl.py:Crm}\n  helpdesk: {python: impl.py:HELPDESK}\n")
     rt = runtime_with(make_runtime, acme, bindings)
     assert rt.run_process("answer-chat", {"customer_id": "C-1"}).result["structured"] == {"name": "Py C-1"}
 
 
-@pytest.mark.parametrize("text,message", [
-    ("tools:\n  crm: {python: impl.py}\n", "does not match"),
-    ("tools:\n  crm: {python: missing.py:Crm}\n", "does not exist"),
-    ("tools:\n  crm: {python: no_such_module_xyz:Crm}\n", "cannot import"),
-    ("tools:\n  crm: {carrier_pigeon: yes}\n", "unknown key"),
-    ("tools:\n  crm: {skill: not-a-skill}\n", "not a skill folder"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("tools:\n  crm: {python: impl.py}\n", "does not match"),
+        ("tools:\n  crm: {python: missing.py:Crm}\n", "does not exist"),
+        ("tools:\n  crm: {python: no_such_module_xyz:Crm}\n", "cannot import"),
+        ("tools:\n  crm: {carrier_pigeon: yes}\n", "unknown key"),
+        ("tools:\n  crm: {skill: not-a-skill}\n", "not a skill folder"),
+    ],
+)
 def test_bad_bindings_files_point_at_the_problem(make_runtime, acme, tmp_path, text, message):
     bindings = tmp_path / "bindings.yaml"
     bindings.write_text(text)
@@ -101,10 +127,22 @@ def test_bad_bindings_files_point_at_the_problem(make_runtime, acme, tmp_path, t
 def test_mcp_server_binding(make_runtime, acme, tmp_path, monkeypatch):
     calls = tmp_path / "calls.jsonl"
     bindings = tmp_path / "bindings.yaml"
-    bindings.write_text(json.dumps({"tools": {
-        "crm": {"mcp": {"command": [sys.executable, str(HERE / "mcp_crm_server.py")],
-                        "env": {"CRM_CALLS": str(calls)}, "tool_names": {"get_customer": "lookup_customer"}}},
-        "helpdesk": {"python": "impl.py:HELPDESK"}}}))
+    bindings.write_text(
+        json.dumps(
+            {
+                "tools": {
+                    "crm": {
+                        "mcp": {
+                            "command": [sys.executable, str(HERE / "mcp_crm_server.py")],
+                            "env": {"CRM_CALLS": str(calls)},
+                            "tool_names": {"get_customer": "lookup_customer"},
+                        }
+                    },
+                    "helpdesk": {"python": "impl.py:HELPDESK"},
+                }
+            }
+        )
+    )
     (tmp_path / "impl.py").write_text("HELPDESK = {}\n")
     rt = runtime_with(make_runtime, acme, bindings)
     outcome = rt.run_process("answer-chat", {"customer_id": "C-5"})

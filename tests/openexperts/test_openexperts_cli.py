@@ -30,7 +30,9 @@ def test_explain_json_names_sources(acme):
     assert proc["delivery"]["format"]["value"] == "narrative"
     assert proc["delivery"]["channel"]["source"].startswith(str(acme / "expert.yaml"))
     assert proc["operations"]["helpdesk.list_open"] == {
-        "value": "confirm", "source": proc["operations"]["helpdesk.list_open"]["source"]}
+        "value": "confirm",
+        "source": proc["operations"]["helpdesk.list_open"]["source"],
+    }
     assert "/policy/approval/default" in proc["operations"]["helpdesk.list_open"]["source"]
     assert data["operation"]["tier"]["value"] == "manual"
     assert data["operation"]["declared"]["approval_documented"] == "manual"
@@ -52,8 +54,21 @@ def test_explain_unknown_process_is_a_usage_error(acme):
 
 
 def test_dry_run_report(acme, tmp_path):
-    result = run_cli(["experts", "dry-run", str(acme), "triage-ticket", "--input", "ticket_id=T-100",
-                      "--input", "customer_id=C-1", "--bindings", str(EXAMPLES / "bindings.yaml"), "--json"])
+    result = run_cli(
+        [
+            "experts",
+            "dry-run",
+            str(acme),
+            "triage-ticket",
+            "--input",
+            "ticket_id=T-100",
+            "--input",
+            "customer_id=C-1",
+            "--bindings",
+            str(EXAMPLES / "bindings.yaml"),
+            "--json",
+        ]
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     run = result.json()["run"]
     assert run["dry_run"] is True and len(run["steps"]) == 8 and all(s["completed"] for s in run["steps"])
@@ -64,8 +79,19 @@ def test_dry_run_report(acme, tmp_path):
 
 
 def test_dry_run_with_a_script_describes_confirm_and_manual(acme, tmp_path):
-    result = run_cli(["experts", "dry-run", str(acme), "triage-ticket", "--input", "ticket_id=T-100",
-                      "--script", str(EXAMPLES / "script.yaml"), *common(tmp_path)])
+    result = run_cli(
+        [
+            "experts",
+            "dry-run",
+            str(acme),
+            "triage-ticket",
+            "--input",
+            "ticket_id=T-100",
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            *common(tmp_path),
+        ]
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     out = result.stdout
     assert "helpdesk.add_internal_note [auto]" in out and ": executed" in out
@@ -74,8 +100,22 @@ def test_dry_run_with_a_script_describes_confirm_and_manual(acme, tmp_path):
 
 
 def test_run_once_and_list(acme, tmp_path):
-    result = run_cli(["experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-101",
-                      "--script", str(EXAMPLES / "script.yaml"), "--approve", "approve", *common(tmp_path)])
+    result = run_cli(
+        [
+            "experts",
+            "run",
+            str(acme),
+            "--process",
+            "triage-ticket",
+            "--input",
+            "ticket_id=T-101",
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            "--approve",
+            "approve",
+            *common(tmp_path),
+        ]
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "succeeded after 1 attempt(s)" in result.stdout and "Initech" in result.stdout
     listed = run_cli(["experts", "runs", str(acme), "--workdir", str(tmp_path / "work"), "--json"]).json()
@@ -86,8 +126,23 @@ def test_run_once_and_list(acme, tmp_path):
 
 def test_run_with_rejection_exits_1(acme, tmp_path, edit_yaml):
     edit_yaml(acme / "expert.yaml", lambda d: d["execution"]["retry"].update(max_attempts=1))
-    result = run_cli(["experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-101",
-                      "--script", str(EXAMPLES / "script.yaml"), "--approve", "reject", "--json", *common(tmp_path)])
+    result = run_cli(
+        [
+            "experts",
+            "run",
+            str(acme),
+            "--process",
+            "triage-ticket",
+            "--input",
+            "ticket_id=T-101",
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            "--approve",
+            "reject",
+            "--json",
+            *common(tmp_path),
+        ]
+    )
     assert result.exit_code == 1
     assert result.json()["run"]["status"] == "failed" and "rejected" in result.json()["run"]["error"]
 
@@ -95,9 +150,23 @@ def test_run_with_rejection_exits_1(acme, tmp_path, edit_yaml):
 @pytest.mark.parametrize("answer,code", [("y\n", 0), ("n\n", 1)])
 def test_prompt_broker_asks_on_the_terminal(acme, tmp_path, edit_yaml, answer, code):
     edit_yaml(acme / "expert.yaml", lambda d: d["execution"]["retry"].update(max_attempts=1))
-    result = run_cli(["experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-100",
-                      "--script", str(EXAMPLES / "script.yaml"), "--approve", "prompt", *common(tmp_path)],
-                     input=answer)
+    result = run_cli(
+        [
+            "experts",
+            "run",
+            str(acme),
+            "--process",
+            "triage-ticket",
+            "--input",
+            "ticket_id=T-100",
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            "--approve",
+            "prompt",
+            *common(tmp_path),
+        ],
+        input=answer,
+    )
     assert result.exit_code == code, result.stdout + result.stderr
     assert 'approve helpdesk.set_status {"status": "triaged", "ticket_id": "T-100"}' in result.stderr
 
@@ -113,14 +182,25 @@ def test_dead_letters_list_and_replay(acme, tmp_path, edit_front):
     edit_front(acme / "processes" / "daily-digest.md", lambda d: d["execution"]["retry"].update(delay="10ms"))
     failing = tmp_path / "fail.yaml"
     failing.write_text("processes:\n  daily-digest:\n    steps:\n      - - fail: helpdesk is down\n")
-    run = run_cli(["experts", "run", str(acme), "--process", "daily-digest", "--script", str(failing),
-                   *common(tmp_path)])
+    run = run_cli(
+        ["experts", "run", str(acme), "--process", "daily-digest", "--script", str(failing), *common(tmp_path)]
+    )
     assert run.exit_code == 1 and "dead_lettered after 2 attempt(s)" in run.stdout
     letters = run_cli(["experts", "dead-letters", "list", str(acme), "--workdir", str(tmp_path / "work"), "--json"])
     [letter] = letters.json()["dead_letters"]
     assert letter["error"] == "helpdesk is down"
-    replay = run_cli(["experts", "dead-letters", "replay", str(acme), letter["id"], "--script",
-                      str(EXAMPLES / "script.yaml"), *common(tmp_path)])
+    replay = run_cli(
+        [
+            "experts",
+            "dead-letters",
+            "replay",
+            str(acme),
+            letter["id"],
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            *common(tmp_path),
+        ]
+    )
     assert replay.exit_code == 0, replay.stdout + replay.stderr
     empty = run_cli(["experts", "dead-letters", "list", str(acme), "--workdir", str(tmp_path / "work")])
     assert "no dead letters" in empty.stdout
@@ -136,8 +216,10 @@ def test_bad_inputs_are_usage_errors(acme, tmp_path):
     bad = tmp_path / "inputs.json"
     bad.write_text("[1, 2]")
     assert run_cli(["experts", "dry-run", str(acme), "answer-chat", "--inputs", str(bad)]).exit_code == 2
-    good = run_cli(["experts", "dry-run", str(acme), "answer-chat", "--inputs", "-"],
-                   input='{"customer_id": "C-1", "question": "hi"}')
+    good = run_cli(
+        ["experts", "dry-run", str(acme), "answer-chat", "--inputs", "-"],
+        input='{"customer_id": "C-1", "question": "hi"}',
+    )
     assert good.exit_code == 0, good.stdout + good.stderr
 
 
@@ -148,8 +230,9 @@ def test_export_to_skills(acme, tmp_path, agentpack_host):
     data = result.json()
     assert sorted(s["skill"] for s in data["skills"]) == ["classify-ticket", "draft-reply", "summarise-queue"]
     assert all(s["findings"] == [] for s in data["skills"])
-    assert data["omitted"] == [{"function": "draft-reply", "knowledge": "knowledge/escalation-contacts.md",
-                                "reason": "private"}]
+    assert data["omitted"] == [
+        {"function": "draft-reply", "knowledge": "knowledge/escalation-contacts.md", "reason": "private"}
+    ]
     text = (target / "draft-reply" / "SKILL.md").read_text()
     assert "Dana" not in text and "helpdesk" in text and "reply (manual)" in text
     assert (target / "classify-ticket" / "references" / "troubleshooting-guide.md").exists()
@@ -173,16 +256,32 @@ def test_serve_triggers_for_a_while(acme, tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([AGENTPACK, "experts", "run", str(acme), "--script", str(EXAMPLES / "script.yaml"),
-                             "--approve", "approve", "--port", str(port), "--duration", "4", *common(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            AGENTPACK,
+            "experts",
+            "run",
+            str(acme),
+            "--script",
+            str(EXAMPLES / "script.yaml"),
+            "--approve",
+            "approve",
+            "--port",
+            str(port),
+            "--duration",
+            "4",
+            *common(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         body = json.dumps({"ticket": {"id": "T-100", "customer_id": "C-1"}}).encode()
         deadline, status = time.monotonic() + 20, None
         while status is None and time.monotonic() < deadline:
             try:
-                request = urllib.request.Request(f"http://127.0.0.1:{port}/hooks/new_ticket", data=body,
-                                                 method="POST")
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/hooks/new_ticket", data=body, method="POST")
                 status = urllib.request.urlopen(request, timeout=5).status
             except OSError:
                 time.sleep(0.1)
@@ -217,8 +316,13 @@ def test_mcp_tools_match_the_cli(acme, agentpack_host):
     assert explained == cli
     planned = tools["openexperts_dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
     assert planned["ok"] and planned["run"]["plan"][0] == {
-        "operation": "crm.get_customer", "tier": "auto", "arguments": {"customer_id": "C-1"}, "executed": False,
-        "description": "Fetch a customer by id", "note": "no binding for this tool"}
+        "operation": "crm.get_customer",
+        "tier": "auto",
+        "arguments": {"customer_id": "C-1"},
+        "executed": False,
+        "description": "Fetch a customer by id",
+        "note": "no binding for this tool",
+    }
     with pytest.raises(AgentpackError, match="not an expert package served"):
         tools["openexperts_explain"].handler({"pack": "/elsewhere"})
     none = agentpack_host.mcp_tools(McpContext(packs=[]))

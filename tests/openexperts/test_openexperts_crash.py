@@ -52,10 +52,23 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
     bindings.write_text("tools:\n  helpdesk: {python: crash_tools.py:Helpdesk}\n  crm: {python: crash_tools.py:Crm}\n")
     work, ledger, marker = tmp_path / "work", tmp_path / "ledger.jsonl", tmp_path / "marker"
     env = {**os.environ, "LEDGER": str(ledger), "MARKER": str(marker)}
-    common = ["--bindings", str(bindings), "--script", str(EXAMPLES / "script.yaml"), "--approve", "approve",
-              "--workdir", str(work), "--json"]
-    proc = spawn([AGENTPACK, "experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-100",
-                  *common], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    common = [
+        "--bindings",
+        str(bindings),
+        "--script",
+        str(EXAMPLES / "script.yaml"),
+        "--approve",
+        "approve",
+        "--workdir",
+        str(work),
+        "--json",
+    ]
+    proc = spawn(
+        [AGENTPACK, "experts", "run", str(acme), "--process", "triage-ticket", "--input", "ticket_id=T-100", *common],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -70,13 +83,22 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
     scratch = work / "scratch" / "triage-T-100.md"
     assert scratch.exists() and '"note_id": "N-77"' in scratch.read_text()  # the agent's working data survived
 
-    log = subprocess.run([AGENTPACK, "experts", "runs", str(acme), "--workdir", str(work), "--json"],
-                         capture_output=True, text=True, check=True)
+    log = subprocess.run(
+        [AGENTPACK, "experts", "runs", str(acme), "--workdir", str(work), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     runs = json.loads(log.stdout)["runs"]
     assert [r["status"] for r in runs] == ["running"]
 
-    resumed = subprocess.run([AGENTPACK, "experts", "run", str(acme), "--resume", *common], env=env,
-                             capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     outcome = json.loads(resumed.stdout)["runs"][0]
     assert outcome["status"] == "succeeded" and outcome["attempts"] == 1  # a crash does not use up an attempt
@@ -86,12 +108,21 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
     assert after == ["get_ticket", "get_customer", "add_internal_note", "set_status"]  # nothing repeated
     assert not scratch.exists()  # cleaned after success
 
-    detail = subprocess.run([AGENTPACK, "experts", "log", str(acme), runs[0]["run_id"], "--workdir", str(work),
-                             "--json"], capture_output=True, text=True, check=True)
+    detail = subprocess.run(
+        [AGENTPACK, "experts", "log", str(acme), runs[0]["run_id"], "--workdir", str(work), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(detail.stdout)
     assert [s["reason"] for s in data["segments"]] == ["start", "resumed after interruption"]
     assert [s["step"] for s in data["steps"]] == list(range(1, 9))
     assert [m["kind"] for m in data["messages"]].count("draft") == 1
-    again = subprocess.run([AGENTPACK, "experts", "run", str(acme), "--resume", *common], env=env,
-                           capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(again.stdout)["runs"] == []

@@ -31,8 +31,7 @@ class FakeModel:
                 self.wfile.write(data)
 
         self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
@@ -42,9 +41,26 @@ class FakeModel:
 
 
 def tool_turn(*calls):
-    return {"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call-{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-        for i, (name, args) in enumerate(calls)]}}], "usage": {"total_tokens": 10}}
+    return {
+        "choices": [
+            {
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call-{i}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(args)},
+                        }
+                        for i, (name, args) in enumerate(calls)
+                    ],
+                },
+            }
+        ],
+        "usage": {"total_tokens": 10},
+    }
 
 
 def text_turn(content):
@@ -65,17 +81,28 @@ def fake_model():
 
 
 def test_openai_driver_runs_the_tool_loop(make_runtime, acme, ledger, fake_model):
-    model = fake_model([
-        tool_turn(("crm__get_customer", {"customer_id": "C-2"})),
-        tool_turn(("complete_step", {"step": 1}), ("read_file", {"path": "knowledge/troubleshooting-guide.md"})),
-        tool_turn(("complete_step", {"step": 2}),
-                  ("finish", {"structured": {"answer": "Use the desktop app."}, "confidence": "high"})),
-    ])
-    rt = make_runtime(acme, tools=ledger.tools(), driver="openai",
-                      driver_options={"model": "fake-1", "base_url": model.base_url, "api_key": "k"})
+    model = fake_model(
+        [
+            tool_turn(("crm__get_customer", {"customer_id": "C-2"})),
+            tool_turn(("complete_step", {"step": 1}), ("read_file", {"path": "knowledge/troubleshooting-guide.md"})),
+            tool_turn(
+                ("complete_step", {"step": 2}),
+                ("finish", {"structured": {"answer": "Use the desktop app."}, "confidence": "high"}),
+            ),
+        ]
+    )
+    rt = make_runtime(
+        acme,
+        tools=ledger.tools(),
+        driver="openai",
+        driver_options={"model": "fake-1", "base_url": model.base_url, "api_key": "k"},
+    )
     outcome = rt.run_process("answer-chat", {"customer_id": "C-2", "question": "Export fails"})
-    assert outcome.ok and outcome.result == {"format": "structured", "structured": {"answer": "Use the desktop app."},
-                                             "confidence": "high"}
+    assert outcome.ok and outcome.result == {
+        "format": "structured",
+        "structured": {"answer": "Use the desktop app."},
+        "confidence": "high",
+    }
     first = model.requests[0]
     assert first["model"] == "fake-1"
     assert first["messages"][0]["role"] == "system" and "# Orchestrator" in first["messages"][0]["content"]
@@ -95,8 +122,9 @@ def test_openai_driver_runs_the_tool_loop(make_runtime, acme, ledger, fake_model
 def test_a_final_json_answer_is_structured(make_runtime, acme, ledger, fake_model):
     content = json.dumps({"narrative": "done", "structured": {"answer": "42"}, "confidence": "medium"})
     model = fake_model([text_turn(f"```json\n{content}\n```")])
-    rt = make_runtime(acme, tools=ledger.tools(), driver="openai",
-                      driver_options={"model": "m", "base_url": model.base_url})
+    rt = make_runtime(
+        acme, tools=ledger.tools(), driver="openai", driver_options={"model": "m", "base_url": model.base_url}
+    )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.result["structured"] == {"answer": "42"} and outcome.result["confidence"] == "medium"
 
@@ -104,16 +132,18 @@ def test_a_final_json_answer_is_structured(make_runtime, acme, ledger, fake_mode
 def test_plain_text_answer_is_the_narrative(make_runtime, acme, ledger, fake_model, edit_front):
     edit_front(acme / "processes" / "answer-chat.md", lambda d: d["delivery"].update(format="both"))
     model = fake_model([text_turn("All good.")])
-    rt = make_runtime(acme, tools=ledger.tools(), driver="openai",
-                      driver_options={"model": "m", "base_url": model.base_url})
+    rt = make_runtime(
+        acme, tools=ledger.tools(), driver="openai", driver_options={"model": "m", "base_url": model.base_url}
+    )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.result["narrative"] == "All good." and outcome.result["structured"] is None
 
 
 def test_model_errors_fail_the_attempt_and_retry(make_runtime, fast, ledger, fake_model):
     model = fake_model([{"status": 503, "body": {"error": "overloaded"}}, text_turn("recovered")])
-    rt = make_runtime(fast, tools=ledger.tools(), driver="openai",
-                      driver_options={"model": "m", "base_url": model.base_url})
+    rt = make_runtime(
+        fast, tools=ledger.tools(), driver="openai", driver_options={"model": "m", "base_url": model.base_url}
+    )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.ok and outcome.attempts == 2
     failure = [e for e in rt.store.events(outcome.run_id) if e["kind"] == "attempt_failed"][0]
@@ -123,8 +153,12 @@ def test_model_errors_fail_the_attempt_and_retry(make_runtime, fast, ledger, fak
 def test_a_model_that_never_finishes_is_stopped(make_runtime, fast, edit_front, ledger, fake_model):
     edit_front(fast / "processes" / "answer-chat.md", lambda d: d["execution"].update(retry={"max_attempts": 1}))
     model = fake_model([tool_turn(("read_function", {"name": "classify-ticket"}))] * 3)
-    rt = make_runtime(fast, tools=ledger.tools(), driver="openai",
-                      driver_options={"model": "m", "base_url": model.base_url, "max_turns": 3})
+    rt = make_runtime(
+        fast,
+        tools=ledger.tools(),
+        driver="openai",
+        driver_options={"model": "m", "base_url": model.base_url, "max_turns": 3},
+    )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.status == "abandoned" and "within 3 turns" in outcome.error
     reply = json.loads(model.requests[1]["messages"][-1]["content"])

@@ -40,8 +40,7 @@ def test_bad_durations(bad):
         parse_duration(bad)
 
 
-KEYS = st.text(alphabet=st.characters(blacklist_characters=".[]", blacklist_categories=("Cs",)), min_size=1,
-               max_size=6)
+KEYS = st.text(alphabet=st.characters(blacklist_characters=".[]", blacklist_categories=("Cs",)), min_size=1, max_size=6)
 TOKENS = st.lists(st.one_of(KEYS, st.integers(0, 3)), min_size=1, max_size=5).filter(lambda t: isinstance(t[0], str))
 
 
@@ -93,9 +92,11 @@ def test_path_examples():
 
 @given(st.text(min_size=1, max_size=10), st.text(max_size=30), st.sampled_from(["plain", "slack", "telegram"]))
 def test_channel_payloads_normalise(sender, text, shape):
-    raw = {"plain": {"sender_id": sender, "message_text": text},
-           "slack": {"event": {"user": sender, "text": text}},
-           "telegram": {"message": {"from": {"id": sender}, "text": text}}}[shape]
+    raw = {
+        "plain": {"sender_id": sender, "message_text": text},
+        "slack": {"event": {"user": sender, "text": text}},
+        "telegram": {"message": {"from": {"id": sender}, "text": text}},
+    }[shape]
     message = normalise_channel("chan", raw)
     assert message == {"sender_id": sender, "message_text": text, "channel_name": "chan", "raw": raw}
 
@@ -109,7 +110,11 @@ def test_channel_payload_errors():
 def test_gmail_preset_shapes():
     listed = gmail_enrich({"messages": [{"id": "m1", "threadId": "t1", "from": "Bo <BO@x.org>"}]})
     assert (listed["message_id"], listed["thread_id"], listed["sender_email"], listed["contact_id"]) == (
-        "m1", "t1", "bo@x.org", "bo@x.org")
+        "m1",
+        "t1",
+        "bo@x.org",
+        "bo@x.org",
+    )
     data = base64.b64encode(json.dumps({"emailAddress": "Me@x.org", "historyId": 9}).encode()).decode()
     push = gmail_enrich({"message": {"data": data, "messageId": "p1"}})
     assert (push["message_id"], push["history_id"], push["contact_id"]) == ("p1", 9, "me@x.org")

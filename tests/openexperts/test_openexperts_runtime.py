@@ -34,10 +34,13 @@ def test_run_delivers_the_result_and_never_executes_manual(make_runtime, acme, l
     assert "T-7" not in (acme / "state" / "queue.md").read_text()
     assert not (rt.workdir / "scratch" / "triage-T-7.md").exists()
     tiers = {c["operation"]: (c["tier"], c["status"]) for c in rt.store.calls(outcome.run_id)}
-    assert tiers == {"helpdesk.get_ticket": ("auto", "executed"), "crm.get_customer": ("auto", "executed"),
-                     "helpdesk.add_internal_note": ("auto", "executed"),
-                     "helpdesk.set_status": ("confirm", "executed"),
-                     "helpdesk.reply": ("manual", "draft_delivered")}
+    assert tiers == {
+        "helpdesk.get_ticket": ("auto", "executed"),
+        "crm.get_customer": ("auto", "executed"),
+        "helpdesk.add_internal_note": ("auto", "executed"),
+        "helpdesk.set_status": ("confirm", "executed"),
+        "helpdesk.reply": ("manual", "draft_delivered"),
+    }
     assert [s["step"] for s in rt.store.steps(outcome.run_id)] == list(range(1, 9))
 
 
@@ -50,8 +53,7 @@ def test_persistent_state_accumulates_across_runs(make_runtime, acme, ledger, sc
 
 
 def test_rejected_confirm_fails_the_attempts_without_repeating_side_effects(make_runtime, fast, ledger, script):
-    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker="reject")
+    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker="reject")
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-9"})
     assert outcome.status == "failed" and outcome.attempts == 3
     assert "rejected" in outcome.error
@@ -69,8 +71,7 @@ def test_rejected_confirm_fails_the_attempts_without_repeating_side_effects(make
 
 def test_without_log_resumption_the_journal_replays_side_effects(make_runtime, fast, edit_yaml, ledger, script):
     edit_yaml(fast / "expert.yaml", lambda d: d["execution"].update(resume_from_execution_log=False))
-    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker="reject")
+    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker="reject")
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-9"})
     assert outcome.status == "failed" and outcome.attempts == 3
     assert ledger.count("helpdesk.add_internal_note") == 1  # attempts 2 and 3 re-ran step 5: replayed
@@ -80,26 +81,36 @@ def test_without_log_resumption_the_journal_replays_side_effects(make_runtime, f
 
 def test_fixed_backoff(make_runtime, fast, edit_yaml, ledger, script):
     edit_yaml(fast / "expert.yaml", lambda d: d["execution"]["retry"].update(backoff="fixed"))
-    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker="reject")
+    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker="reject")
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-9"})
     delays = [e["data"]["delay_s"] for e in rt.store.events(outcome.run_id) if e["kind"] == "retry_scheduled"]
     assert delays == [0.02, 0.02]
 
 
 def test_approval_timeout_rejects(make_runtime, fast, edit_yaml, ledger, script):
-    edit_yaml(fast / "expert.yaml", lambda d: (d["policy"]["approval"].update(timeout="100ms", on_timeout="reject"),
-                                                d["execution"]["retry"].update(max_attempts=1)))
-    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker=lambda request: None)
+    edit_yaml(
+        fast / "expert.yaml",
+        lambda d: (
+            d["policy"]["approval"].update(timeout="100ms", on_timeout="reject"),
+            d["execution"]["retry"].update(max_attempts=1),
+        ),
+    )
+    rt = make_runtime(
+        fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker=lambda request: None
+    )
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-3"})
     assert outcome.status == "failed" and "timed out" in outcome.error
     assert [c["status"] for c in rt.store.calls(outcome.run_id)][-1] == "approval_timeout"
 
 
 def test_approval_timeout_escalates_and_a_late_approval_still_counts(make_runtime, fast, edit_yaml, ledger, script):
-    edit_yaml(fast / "expert.yaml", lambda d: (d["policy"]["approval"].update(timeout="100ms", on_timeout="escalate"),
-                                                d["execution"].update(timeout="20s")))
+    edit_yaml(
+        fast / "expert.yaml",
+        lambda d: (
+            d["policy"]["approval"].update(timeout="100ms", on_timeout="escalate"),
+            d["execution"].update(timeout="20s"),
+        ),
+    )
     late = []
 
     def listener(message):
@@ -108,8 +119,14 @@ def test_approval_timeout_escalates_and_a_late_approval_still_counts(make_runtim
             request_id = message["recommended_action"].split("(request ")[1].rstrip(")").split(")")[0]
             threading.Timer(0.1, lambda: rt.desk.decide(request_id, True, by="late human")).start()
 
-    rt = make_runtime(fast, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker=lambda request: None, listeners=(listener,))
+    rt = make_runtime(
+        fast,
+        tools=ledger.tools(),
+        driver="scripted",
+        driver_options={"script": script},
+        broker=lambda request: None,
+        listeners=(listener,),
+    )
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-4"})
     assert outcome.status == "succeeded"
     assert len(late) == 1 and late[0]["context"]["arguments"] == {"status": "triaged", "ticket_id": "T-4"}
@@ -118,8 +135,13 @@ def test_approval_timeout_escalates_and_a_late_approval_still_counts(make_runtim
 
 def test_callback_broker_decides_per_operation(make_runtime, acme, ledger, script):
     seen = []
-    rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker=lambda request: seen.append(request.operation) or True)
+    rt = make_runtime(
+        acme,
+        tools=ledger.tools(),
+        driver="scripted",
+        driver_options={"script": script},
+        broker=lambda request: seen.append(request.operation) or True,
+    )
     assert rt.run_process("triage-ticket", {"ticket_id": "T-5"}).ok
     assert seen == ["helpdesk.set_status"]
 
@@ -148,8 +170,13 @@ def test_failing_tool_retries_then_dead_letters_and_replays(make_runtime, acme, 
 def test_abandon_is_silent(make_runtime, fast, ledger):
     acme = fast
     ledger.fail["crm.get_customer"] = 10
-    script = {"processes": {"answer-chat": {"steps": [[{"call": "crm.get_customer",
-                                                        "args": {"customer_id": "${inputs.customer_id}"}}], []]}}}
+    script = {
+        "processes": {
+            "answer-chat": {
+                "steps": [[{"call": "crm.get_customer", "args": {"customer_id": "${inputs.customer_id}"}}], []]
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("answer-chat", {"customer_id": "C-1", "question": "?"})
     assert outcome.status == "abandoned"
@@ -157,8 +184,10 @@ def test_abandon_is_silent(make_runtime, fast, ledger):
 
 
 def test_idempotent_process_restarts_from_step_one(make_runtime, acme, edit_front, ledger):
-    edit_front(acme / "processes" / "answer-chat.md",
-               lambda d: d["execution"].update(retry={"max_attempts": 2, "delay": "10ms"}))
+    edit_front(
+        acme / "processes" / "answer-chat.md",
+        lambda d: d["execution"].update(retry={"max_attempts": 2, "delay": "10ms"}),
+    )
     ledger.fail["helpdesk.list_open"] = 0
     calls = {"n": 0}
 
@@ -168,9 +197,16 @@ def test_idempotent_process_restarts_from_step_one(make_runtime, acme, edit_fron
             raise RuntimeError("first step flake")
 
     ledger.hooks["crm.get_customer"] = lambda **a: None
-    script = {"processes": {"answer-chat": {"steps": [
-        [{"call": "crm.get_customer", "args": {"customer_id": "C-2"}}],
-        [{"call": "helpdesk.list_open"}]]}}}
+    script = {
+        "processes": {
+            "answer-chat": {
+                "steps": [
+                    [{"call": "crm.get_customer", "args": {"customer_id": "C-2"}}],
+                    [{"call": "helpdesk.list_open"}],
+                ]
+            }
+        }
+    }
     tools = ledger.tools()
     tools["helpdesk"]["list_open"] = lambda: flaky() or []
     rt = make_runtime(acme, tools=tools, driver="scripted", driver_options={"script": script})
@@ -184,9 +220,16 @@ def test_timeout_fails_the_attempt(make_runtime, fast, edit_front, ledger):
     acme = fast
     edit_front(acme / "processes" / "answer-chat.md", lambda d: d["execution"].update(timeout="200ms"))
     ledger.hooks["crm.get_customer"] = lambda **a: time.sleep(0.4)
-    script = {"processes": {"answer-chat": {"steps": [
-        [{"call": "crm.get_customer", "args": {"customer_id": "C-2"}}], [{"call": "crm.get_customer",
-                                                                          "args": {"customer_id": "C-3"}}]]}}}
+    script = {
+        "processes": {
+            "answer-chat": {
+                "steps": [
+                    [{"call": "crm.get_customer", "args": {"customer_id": "C-2"}}],
+                    [{"call": "crm.get_customer", "args": {"customer_id": "C-3"}}],
+                ]
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("answer-chat", {"customer_id": "C-2"})
     assert outcome.status == "abandoned" and "timeout" in outcome.error and outcome.attempts == 3
@@ -194,8 +237,18 @@ def test_timeout_fails_the_attempt(make_runtime, fast, edit_front, ledger):
 
 
 def test_low_confidence_escalates_instead_of_delivering(make_runtime, acme, ledger):
-    script = {"processes": {"answer-chat": {"steps": [[], []], "finish": {
-        "structured": {"answer": "maybe?"}, "confidence": "low", "recommended_action": "ask billing"}}}}
+    script = {
+        "processes": {
+            "answer-chat": {
+                "steps": [[], []],
+                "finish": {
+                    "structured": {"answer": "maybe?"},
+                    "confidence": "low",
+                    "recommended_action": "ask billing",
+                },
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("answer-chat", {"customer_id": "C-1", "question": "refund?"})
     assert outcome.status == "escalated"
@@ -207,11 +260,11 @@ def test_low_confidence_escalates_instead_of_delivering(make_runtime, acme, ledg
 
 @pytest.mark.parametrize("breach,kind", [("warn", "sla_warning"), ("escalate", "escalation")])
 def test_sla_breach(make_runtime, acme, edit_front, ledger, breach, kind):
-    edit_front(acme / "processes" / "answer-chat.md",
-               lambda d: d["delivery"].update(sla="100ms", sla_breach=breach))
+    edit_front(acme / "processes" / "answer-chat.md", lambda d: d["delivery"].update(sla="100ms", sla_breach=breach))
     ledger.hooks["crm.get_customer"] = lambda **a: time.sleep(0.35)
-    script = {"processes": {"answer-chat": {"steps": [[{"call": "crm.get_customer", "args": {"customer_id": "C"}}],
-                                                      []]}}}
+    script = {
+        "processes": {"answer-chat": {"steps": [[{"call": "crm.get_customer", "args": {"customer_id": "C"}}], []]}}
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("answer-chat", {"customer_id": "C"})
     assert outcome.ok and outcome.sla_breached
@@ -221,12 +274,23 @@ def test_sla_breach(make_runtime, acme, edit_front, ledger, breach, kind):
 
 def test_private_knowledge_never_leaves_the_session(make_runtime, acme, ledger, tmp_path):
     secret = "Dana Whitfield on +49 30 5550 1234"
-    script = {"processes": {"triage-ticket": {"steps": [
-        [{"read": "knowledge/escalation-contacts.md", "save": "contacts"}],
-        [{"call": "helpdesk.get_ticket", "args": {"ticket_id": "T-1"}}],
-        [{"call": "helpdesk.add_internal_note", "args": {"ticket_id": "T-1", "body": "${saved.contacts}"}}],
-        [{"escalate": "enterprise: call ${saved.contacts}", "recommended_action": "phone"}],
-        [], [], [], []], "finish": {"narrative": "contacts: ${saved.contacts}", "structured": {"c": "${saved.contacts}"}}}}}
+    script = {
+        "processes": {
+            "triage-ticket": {
+                "steps": [
+                    [{"read": "knowledge/escalation-contacts.md", "save": "contacts"}],
+                    [{"call": "helpdesk.get_ticket", "args": {"ticket_id": "T-1"}}],
+                    [{"call": "helpdesk.add_internal_note", "args": {"ticket_id": "T-1", "body": "${saved.contacts}"}}],
+                    [{"escalate": "enterprise: call ${saved.contacts}", "recommended_action": "phone"}],
+                    [],
+                    [],
+                    [],
+                    [],
+                ],
+                "finish": {"narrative": "contacts: ${saved.contacts}", "structured": {"c": "${saved.contacts}"}},
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-1"})
     assert outcome.ok
@@ -269,11 +333,25 @@ def test_a_package_with_errors_does_not_start(acme, edit_yaml, tmp_path):
 
 
 def test_bad_arguments_go_back_to_the_agent(make_runtime, acme, ledger):
-    script = {"processes": {"answer-chat": {"steps": [
-        [{"call": "helpdesk.set_status", "args": {"ticket_id": "T", "status": "closed"}, "save": "bad",
-          "expect_error": True},
-         {"call": "crm.delete_customer", "args": {}, "save": "unknown", "expect_error": True}], []],
-        "finish": {"structured": {"bad": "${saved.bad.error}", "unknown": "${saved.unknown.error}"}}}}}
+    script = {
+        "processes": {
+            "answer-chat": {
+                "steps": [
+                    [
+                        {
+                            "call": "helpdesk.set_status",
+                            "args": {"ticket_id": "T", "status": "closed"},
+                            "save": "bad",
+                            "expect_error": True,
+                        },
+                        {"call": "crm.delete_customer", "args": {}, "save": "unknown", "expect_error": True},
+                    ],
+                    [],
+                ],
+                "finish": {"structured": {"bad": "${saved.bad.error}", "unknown": "${saved.unknown.error}"}},
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     outcome = rt.run_process("answer-chat", {"customer_id": "C"})
     assert outcome.ok
@@ -283,10 +361,18 @@ def test_bad_arguments_go_back_to_the_agent(make_runtime, acme, ledger):
 
 
 def test_session_state_resets_per_isolated_session_and_is_shared_in_main(make_runtime, acme, edit_yaml, ledger):
-    script = {"processes": {"daily-digest": {"steps": [
-        [{"read": "state/session-notes.md", "save": "before"}], [],
-        [{"write": "state/session-notes.md", "content": "${saved.before}\ndigest sent"}]],
-        "finish": {"narrative": "${saved.before}"}}}}
+    script = {
+        "processes": {
+            "daily-digest": {
+                "steps": [
+                    [{"read": "state/session-notes.md", "save": "before"}],
+                    [],
+                    [{"write": "state/session-notes.md", "content": "${saved.before}\ndigest sent"}],
+                ],
+                "finish": {"narrative": "${saved.before}"},
+            }
+        }
+    }
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
     first = rt.run_process("daily-digest")
     second = rt.run_process("daily-digest")
@@ -294,8 +380,9 @@ def test_session_state_resets_per_isolated_session_and_is_shared_in_main(make_ru
     assert not any((rt.workdir / "sessions").glob("run-*"))  # isolated sessions are removed
     rt.stop()
     edit_yaml(acme / "expert.yaml", lambda d: d["triggers"][1].update(session="main"))
-    main = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                        workdir=rt.workdir)
+    main = make_runtime(
+        acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, workdir=rt.workdir
+    )
     with main.started(cron=False):
         main.fire("morning_digest", {})
         main.fire("morning_digest", {})

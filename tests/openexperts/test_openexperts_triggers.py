@@ -115,8 +115,11 @@ def test_serial_per_key_keeps_arrival_order(make_runtime, acme, edit_yaml, ledge
             return AgentResult(narrative="ok")
 
     path = acme / "processes" / "triage-ticket.md"
-    path.write_text(path.read_text().replace("  - name: customer_id\n", "  - name: customer_id\n    type: string\n"
-                                             "  - name: seq\n", 1))
+    path.write_text(
+        path.read_text().replace(
+            "  - name: customer_id\n", "  - name: customer_id\n    type: string\n  - name: seq\n", 1
+        )
+    )
     rt = make_runtime(acme, tools=ledger.tools(), driver=Driver(), workers=4)
     with rt.started():
         for seq in range(120):
@@ -135,7 +138,8 @@ def test_serial_and_parallel(make_runtime, acme, edit_yaml, ledger, mode, expect
     with rt.started():
         for seq in range(8):
             assert rt.fire("new_ticket", ticket(f"T-{seq}", "C-1", seq))["lane"] == (
-                "serial:new_ticket" if mode == "serial" else None)
+                "serial:new_ticket" if mode == "serial" else None
+            )
         assert rt.wait_idle(30)
     assert (recorder.peak > 1) is expect_overlap
 
@@ -184,8 +188,10 @@ def test_channel_messages_over_http(make_runtime, acme, ledger, script):
 
 
 def test_channel_trigger_bound_to_one_source(make_runtime, acme, edit_yaml, ledger):
-    edit_yaml(acme / "expert.yaml", lambda d: (d["triggers"][2].update(requires_tool="whatsapp"),
-                                               d["requires"]["tools"].append("whatsapp")))
+    edit_yaml(
+        acme / "expert.yaml",
+        lambda d: (d["triggers"][2].update(requires_tool="whatsapp"), d["requires"]["tools"].append("whatsapp")),
+    )
     tools = ledger.tools()
     tools["whatsapp"] = {}
     rt = make_runtime(acme, tools=tools, driver="noop")
@@ -238,8 +244,7 @@ def test_gmail_preset_on_the_reference_package(make_runtime, reference_pack):
 
 
 def test_http_approvals(make_runtime, acme, ledger, script):
-    rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script},
-                      broker="http")
+    rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker="http")
     with rt.started(http=True):
         rt.fire("new_ticket", ticket("T-100", "C-1"))
         pending = []
@@ -250,7 +255,9 @@ def test_http_approvals(make_runtime, acme, ledger, script):
         assert pending and pending[0]["operation"] == "helpdesk.set_status"
         assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": "yes"})[0] == 400
         assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": True}) == (
-            200, {"id": pending[0]["id"], "approved": True})
+            200,
+            {"id": pending[0]["id"], "approved": True},
+        )
         assert post(f"{rt.url}/approvals/nope", {"approve": True})[0] == 404
         assert rt.wait_idle(10)
         assert ledger.count("helpdesk.set_status") == 1

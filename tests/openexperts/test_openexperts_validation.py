@@ -14,6 +14,7 @@ def findings(host, path):
 def _set(key, value):
     def change(data):
         data[key] = value
+
     return change
 
 
@@ -24,6 +25,7 @@ def _trigger(index, **values):
                 data["triggers"][index].pop(key, None)
             else:
                 data["triggers"][index][key] = value
+
     return change
 
 
@@ -57,8 +59,12 @@ MUTATIONS = [
     ("missing-version", manifest(lambda d: d.pop("version")), "OEX100", "error"),
     ("missing-components", manifest(lambda d: d.pop("components")), "OEX100", "error"),
     ("bad-concurrency-enum", manifest(lambda d: d["concurrency"].update(default="sometimes")), "OEX100", "error"),
-    ("bad-tier", manifest(lambda d: d["policy"]["approval"]["overrides"].update({"crm.get_customer": "yes"})),
-     "OEX100", "error"),
+    (
+        "bad-tier",
+        manifest(lambda d: d["policy"]["approval"]["overrides"].update({"crm.get_customer": "yes"})),
+        "OEX100",
+        "error",
+    ),
     ("bad-trigger-type", manifest(_trigger(0, type="email")), "OEX100", "error"),
     ("unknown-top-key", manifest(_set("learning", {"enabled": True})), "OEX102", "warning"),
     ("unknown-requires-key", manifest(lambda d: d["requires"].update(credentials=["x"])), "OEX104", "info"),
@@ -70,8 +76,12 @@ MUTATIONS = [
     ("orchestrator-missing", _rm("orchestrator.md"), "OEX120", "error"),
     ("component-escapes", manifest(lambda d: d["components"]["knowledge"].append("../outside.md")), "OEX121", "error"),
     ("component-absolute", manifest(lambda d: d["components"]["knowledge"].append("/etc/passwd")), "OEX121", "error"),
-    ("component-twice", manifest(lambda d: d["components"]["functions"].append("functions/draft-reply.md")),
-     "OEX124", "warning"),
+    (
+        "component-twice",
+        manifest(lambda d: d["components"]["functions"].append("functions/draft-reply.md")),
+        "OEX124",
+        "warning",
+    ),
     ("no-readme", _rm("README.md"), "OEX130", "warning"),
     ("newer-minor-spec", manifest(_set("spec", "1.3")), "OEX131", "warning"),
     ("other-major-spec", manifest(_set("spec", "2.0")), "OEX132", "error"),
@@ -80,92 +90,217 @@ MUTATIONS = [
     ("function-no-frontmatter", write("functions/draft-reply.md", "# Draft\n\nNo frontmatter.\n"), "OEX200", "error"),
     ("process-no-frontmatter", write("processes/answer-chat.md", "# Answer\n"), "OEX200", "error"),
     ("frontmatter-syntax", write("functions/draft-reply.md", "---\nname: [x\n---\nbody\n"), "OEX201", "error"),
-    ("function-missing-description", front("functions/draft-reply.md", lambda d: d.pop("description")),
-     "OEX202", "error"),
-    ("process-bad-inputs", front("processes/answer-chat.md", lambda d: d.update(inputs="customer_id")),
-     "OEX202", "error"),
+    (
+        "function-missing-description",
+        front("functions/draft-reply.md", lambda d: d.pop("description")),
+        "OEX202",
+        "error",
+    ),
+    (
+        "process-bad-inputs",
+        front("processes/answer-chat.md", lambda d: d.update(inputs="customer_id")),
+        "OEX202",
+        "error",
+    ),
     ("function-unknown-key", front("functions/draft-reply.md", lambda d: d.update(model="gpt")), "OEX203", "warning"),
-    ("duplicate-function", front("functions/draft-reply.md", lambda d: d.update(name="classify-ticket")),
-     "OEX204", "error"),
-    ("duplicate-process", front("processes/answer-chat.md", lambda d: d.update(name="daily-digest")),
-     "OEX205", "error"),
+    (
+        "duplicate-function",
+        front("functions/draft-reply.md", lambda d: d.update(name="classify-ticket")),
+        "OEX204",
+        "error",
+    ),
+    (
+        "duplicate-process",
+        front("processes/answer-chat.md", lambda d: d.update(name="daily-digest")),
+        "OEX205",
+        "error",
+    ),
     ("duplicate-trigger", manifest(_trigger(2, name="new_ticket")), "OEX206", "error"),
     ("duplicate-tool", tool_yaml("tools/crm.yaml", lambda d: d.update(name="helpdesk")), "OEX207", "error"),
-    ("empty-function-body", write("functions/summarise-queue.md", "---\nname: summarise-queue\ndescription: x\n---\n"),
-     "OEX208", "warning"),
+    (
+        "empty-function-body",
+        write("functions/summarise-queue.md", "---\nname: summarise-queue\ndescription: x\n---\n"),
+        "OEX208",
+        "warning",
+    ),
     ("not-kebab", front("functions/summarise-queue.md", lambda d: d.update(name="Summarise_Queue")), "OEX212", "info"),
     ("tool-yaml-syntax", write("tools/crm.yaml", "name: crm\noperations: [\n"), "OEX220", "error"),
     ("tool-missing-operations", tool_yaml("tools/crm.yaml", lambda d: d.pop("operations")), "OEX221", "error"),
-    ("tool-bad-approval", tool_yaml("tools/crm.yaml", lambda d: d["operations"][0].update(approval="maybe")),
-     "OEX221", "error"),
-    ("duplicate-operation", tool_yaml("tools/crm.yaml", lambda d: d["operations"].append(d["operations"][0])),
-     "OEX222", "error"),
-    ("tool-not-required", lambda root, ey, ef: (
-        (root / "tools" / "billing.yaml").write_text("name: billing\noperations:\n  - name: refund\n"),
-        ey(root / "expert.yaml", lambda d: d["components"]["tools"].append("tools/billing.yaml"))),
-     "OEX223", "warning"),
+    (
+        "tool-bad-approval",
+        tool_yaml("tools/crm.yaml", lambda d: d["operations"][0].update(approval="maybe")),
+        "OEX221",
+        "error",
+    ),
+    (
+        "duplicate-operation",
+        tool_yaml("tools/crm.yaml", lambda d: d["operations"].append(d["operations"][0])),
+        "OEX222",
+        "error",
+    ),
+    (
+        "tool-not-required",
+        lambda root, ey, ef: (
+            (root / "tools" / "billing.yaml").write_text("name: billing\noperations:\n  - name: refund\n"),
+            ey(root / "expert.yaml", lambda d: d["components"]["tools"].append("tools/billing.yaml")),
+        ),
+        "OEX223",
+        "warning",
+    ),
     ("knowledge-bad-type", front("knowledge/incident-status.md", lambda d: d.update(type="secret")), "OEX231", "error"),
     ("state-bad-scope", front("state/queue.md", lambda d: d.update(scope="forever")), "OEX241", "error"),
     ("trigger-unknown-process", manifest(_trigger(0, process="no-such-process")), "OEX300", "error"),
-    ("process-unknown-trigger", front("processes/answer-chat.md", lambda d: d.update(trigger="sms")), "OEX301",
-     "warning"),
+    (
+        "process-unknown-trigger",
+        front("processes/answer-chat.md", lambda d: d.update(trigger="sms")),
+        "OEX301",
+        "warning",
+    ),
     ("bad-cron", manifest(_trigger(1, expr="61 * * * *")), "OEX302", "error"),
     ("cron-without-expr", manifest(_trigger(1, expr=None)), "OEX303", "error"),
     ("bad-timezone", manifest(_trigger(1, tz="Mars/Olympus_Mons")), "OEX304", "error"),
     ("expr-on-webhook", manifest(_trigger(0, expr="0 * * * *")), "OEX305", "warning"),
-    ("serial-per-key-without-key", manifest(lambda d: (d["concurrency"].pop("key"), d["triggers"][2].pop(
-        "concurrency_key"))), "OEX306", "error"),
+    (
+        "serial-per-key-without-key",
+        manifest(lambda d: (d["concurrency"].pop("key"), d["triggers"][2].pop("concurrency_key"))),
+        "OEX306",
+        "error",
+    ),
     ("mapping-unknown-input", manifest(_trigger(0, payload_mapping={"ticket": "ticket.id"})), "OEX307", "warning"),
     ("bad-path-syntax", manifest(_trigger(0, dedupe_key="ticket..id")), "OEX308", "error"),
     ("bad-mapping-path", manifest(_trigger(0, payload_mapping={"ticket_id": "ticket[x]"})), "OEX308", "error"),
     ("requires-tool-undeclared", manifest(_trigger(0, requires_tool="zendesk")), "OEX309", "warning"),
-    ("process-trigger-mismatch", front("processes/answer-chat.md", lambda d: d.update(trigger="new_ticket")),
-     "OEX310", "warning"),
+    (
+        "process-trigger-mismatch",
+        front("processes/answer-chat.md", lambda d: d.update(trigger="new_ticket")),
+        "OEX310",
+        "warning",
+    ),
     ("unknown-preset", manifest(_trigger(0, preset="outlook")), "OEX311", "warning"),
-    ("process-unknown-function", front("processes/daily-digest.md", lambda d: d.update(functions=["nope"])),
-     "OEX400", "warning"),
-    ("function-undeclared-tool", front("functions/draft-reply.md", lambda d: d.update(tools=["helpdesk", "slack"])),
-     "OEX401", "error"),
-    ("process-undeclared-tool", front("processes/answer-chat.md", lambda d: d.update(tools=["billing"])),
-     "OEX401", "error"),
-    ("function-unknown-knowledge", front("functions/draft-reply.md", lambda d: d.update(knowledge=["knowledge/x.md"])),
-     "OEX402", "warning"),
-    ("override-malformed", manifest(lambda d: d["policy"]["approval"]["overrides"].update({"send_email": "auto"})),
-     "OEX403", "warning"),
-    ("override-unknown-tool", manifest(lambda d: d["policy"]["approval"]["overrides"].update({"slack.post": "auto"})),
-     "OEX404", "warning"),
-    ("override-unknown-op", manifest(lambda d: d["policy"]["approval"]["overrides"].update({"crm.delete": "auto"})),
-     "OEX405", "warning"),
-    ("context-not-component", front("processes/daily-digest.md", lambda d: d.update(context=["state/other.md"])),
-     "OEX406", "warning"),
+    (
+        "process-unknown-function",
+        front("processes/daily-digest.md", lambda d: d.update(functions=["nope"])),
+        "OEX400",
+        "warning",
+    ),
+    (
+        "function-undeclared-tool",
+        front("functions/draft-reply.md", lambda d: d.update(tools=["helpdesk", "slack"])),
+        "OEX401",
+        "error",
+    ),
+    (
+        "process-undeclared-tool",
+        front("processes/answer-chat.md", lambda d: d.update(tools=["billing"])),
+        "OEX401",
+        "error",
+    ),
+    (
+        "function-unknown-knowledge",
+        front("functions/draft-reply.md", lambda d: d.update(knowledge=["knowledge/x.md"])),
+        "OEX402",
+        "warning",
+    ),
+    (
+        "override-malformed",
+        manifest(lambda d: d["policy"]["approval"]["overrides"].update({"send_email": "auto"})),
+        "OEX403",
+        "warning",
+    ),
+    (
+        "override-unknown-tool",
+        manifest(lambda d: d["policy"]["approval"]["overrides"].update({"slack.post": "auto"})),
+        "OEX404",
+        "warning",
+    ),
+    (
+        "override-unknown-op",
+        manifest(lambda d: d["policy"]["approval"]["overrides"].update({"crm.delete": "auto"})),
+        "OEX405",
+        "warning",
+    ),
+    (
+        "context-not-component",
+        front("processes/daily-digest.md", lambda d: d.update(context=["state/other.md"])),
+        "OEX406",
+        "warning",
+    ),
     ("required-tool-without-yaml", manifest(lambda d: d["requires"]["tools"].append("calendar")), "OEX407", "info"),
-    ("knowledge-escapes", front("functions/draft-reply.md", lambda d: d.update(knowledge=["../secrets.md"])),
-     "OEX408", "error"),
-    ("scratchpad-escapes", front("processes/triage-ticket.md", lambda d: d.update(scratchpad="/tmp/x.md")),
-     "OEX408", "error"),
-    ("scratchpad-outside-scratch", front("processes/triage-ticket.md", lambda d: d.update(scratchpad="notes/x.md")),
-     "OEX409", "warning"),
-    ("scratchpad-unknown-placeholder", front("processes/triage-ticket.md",
-                                             lambda d: d.update(scratchpad="scratch/{thread}.md")), "OEX410", "warning"),
+    (
+        "knowledge-escapes",
+        front("functions/draft-reply.md", lambda d: d.update(knowledge=["../secrets.md"])),
+        "OEX408",
+        "error",
+    ),
+    (
+        "scratchpad-escapes",
+        front("processes/triage-ticket.md", lambda d: d.update(scratchpad="/tmp/x.md")),
+        "OEX408",
+        "error",
+    ),
+    (
+        "scratchpad-outside-scratch",
+        front("processes/triage-ticket.md", lambda d: d.update(scratchpad="notes/x.md")),
+        "OEX409",
+        "warning",
+    ),
+    (
+        "scratchpad-unknown-placeholder",
+        front("processes/triage-ticket.md", lambda d: d.update(scratchpad="scratch/{thread}.md")),
+        "OEX410",
+        "warning",
+    ),
     ("bad-timeout", manifest(lambda d: d["execution"].update(timeout="five minutes")), "OEX500", "error"),
-    ("bad-process-sla", front("processes/answer-chat.md", lambda d: d["delivery"].update(sla="1 min")), "OEX500",
-     "error"),
+    (
+        "bad-process-sla",
+        front("processes/answer-chat.md", lambda d: d["delivery"].update(sla="1 min")),
+        "OEX500",
+        "error",
+    ),
     ("bad-approval-timeout", manifest(lambda d: d["policy"]["approval"].update(timeout="2hours")), "OEX500", "error"),
-    ("resume-with-idempotent", front("processes/daily-digest.md", lambda d: d["execution"].update(idempotent=True)),
-     "OEX501", "error"),
-    ("retry-without-protection", manifest(lambda d: d["execution"].update(resume_from_execution_log=False)),
-     "OEX502", "warning"),
-    ("no-execution-policy", lambda root, ey, ef: (ey(root / "expert.yaml", lambda d: d.pop("execution")),
-                                                  [ef(root / p, lambda f: f.pop("execution", None)) for p in
-                                                   ("processes/daily-digest.md", "processes/answer-chat.md")]),
-     "OEX503", "info"),
+    (
+        "resume-with-idempotent",
+        front("processes/daily-digest.md", lambda d: d["execution"].update(idempotent=True)),
+        "OEX501",
+        "error",
+    ),
+    (
+        "retry-without-protection",
+        manifest(lambda d: d["execution"].update(resume_from_execution_log=False)),
+        "OEX502",
+        "warning",
+    ),
+    (
+        "no-execution-policy",
+        lambda root, ey, ef: (
+            ey(root / "expert.yaml", lambda d: d.pop("execution")),
+            [
+                ef(root / p, lambda f: f.pop("execution", None))
+                for p in ("processes/daily-digest.md", "processes/answer-chat.md")
+            ],
+        ),
+        "OEX503",
+        "info",
+    ),
     ("unknown-channel", manifest(lambda d: d["delivery"].update(channel="slack")), "OEX510", "error"),
-    ("unknown-process-channel", front("processes/answer-chat.md", lambda d: d["delivery"].update(channel="email")),
-     "OEX510", "error"),
-    ("unknown-escalation-channel", manifest(lambda d: d["policy"]["escalation"].update(channel="pager")),
-     "OEX510", "error"),
-    ("sla-breach-without-sla", front("processes/daily-digest.md", lambda d: d["delivery"].update(sla_breach="warn")),
-     "OEX511", "info"),
+    (
+        "unknown-process-channel",
+        front("processes/answer-chat.md", lambda d: d["delivery"].update(channel="email")),
+        "OEX510",
+        "error",
+    ),
+    (
+        "unknown-escalation-channel",
+        manifest(lambda d: d["policy"]["escalation"].update(channel="pager")),
+        "OEX510",
+        "error",
+    ),
+    (
+        "sla-breach-without-sla",
+        front("processes/daily-digest.md", lambda d: d["delivery"].update(sla_breach="warn")),
+        "OEX511",
+        "info",
+    ),
     ("no-policy", manifest(lambda d: d.pop("policy")), "OEX600", "info"),
 ]
 
@@ -203,8 +338,10 @@ def test_every_rule_code_is_documented():
     import re
 
     docs = (Path(__file__).parents[2] / "docs" / "openexperts.md").read_text()
-    source = "".join(p.read_text() for p in (Path(__file__).parents[2] / "plugins" / "openexperts" /
-                                             "agentpack_openexperts").glob("*.py"))
+    source = "".join(
+        p.read_text()
+        for p in (Path(__file__).parents[2] / "plugins" / "openexperts" / "agentpack_openexperts").glob("*.py")
+    )
     codes = sorted(set(re.findall(r'"(OEX\d{3})"', source)))
     assert len(codes) > 50
     missing = [c for c in codes if f"`{c}`" not in docs]

@@ -21,8 +21,22 @@ def installed(tmp_path_factory):
     work = tmp_path_factory.mktemp("sample")
     shutil.copytree(SAMPLE, work / "src", ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
     target = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--disable-pip-version-check", "--target", str(target), str(work / "src")], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(work / "src"),
+        ],
+        check=True,
+    )
     env = dict(os.environ, PYTHONPATH=str(target))
     env.pop("AGENTPACK_PLUGINS", None)
     return env
@@ -45,8 +59,11 @@ def packs(tmp_path):
 def test_listed_with_version(installed):
     data = json.loads(agentpack(installed, "plugins", "--json").stdout)
     sample = next(p for p in data["plugins"] if p["name"] == "sample")
-    assert (sample["version"], sample["distribution"], sample["formats"]) == ("1.2.3", "agentpack-sample",
-                                                                              ["sample-todo"])
+    assert (sample["version"], sample["distribution"], sample["formats"]) == (
+        "1.2.3",
+        "agentpack-sample",
+        ["sample-todo"],
+    )
     assert "sample 1.2.3 (agentpack-sample)" in agentpack(installed, "--version").stdout
 
 
@@ -101,8 +118,12 @@ def test_served_over_mcp_streamable_http(installed, packs):
     from mcp import Client
 
     port = _free_port()
-    proc = subprocess.Popen([str(AGENTPACK), "mcp", "serve", "--transport", "streamable-http", "--port", str(port)],
-                            env=installed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(AGENTPACK), "mcp", "serve", "--transport", "streamable-http", "--port", str(port)],
+        env=installed,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

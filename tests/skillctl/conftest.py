@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from skillctl_testkit import write_skill  # noqa: E402
+from skillctl_testkit import write_skill
 
 
 @pytest.fixture(autouse=True)
@@ -41,4 +42,3 @@ def report_validator():
     from agentpack_skillctl.store import REPORT_SCHEMA, schemas
 
     return schemas().validator(REPORT_SCHEMA)
-

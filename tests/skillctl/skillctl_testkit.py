@@ -16,16 +16,29 @@ REFERENCE = REPO / ".." / "shared" / "reference" / "skillctl"
 
 def manifest(skill_id: str = "demo.echo", **overrides: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "apiVersion": "skill/v1", "kind": "Skill", "id": skill_id, "name": "Demo", "version": "1.0.0",
+        "apiVersion": "skill/v1",
+        "kind": "Skill",
+        "id": skill_id,
+        "name": "Demo",
+        "version": "1.0.0",
         "description": "A test skill.",
         "governance": {"specId": "SPEC-1", "oneSkillPerCommit": True, "concepts": [], "synchronizations": []},
         "runtime": {"type": "python", "command": ["python3", "impl/run.py"], "cwd": ".", "timeoutMs": 20000},
-        "io": {"inputSchema": "schemas/input.schema.json", "outputSchema": "schemas/output.schema.json",
-               "input": {"transport": "stdin", "encoding": "json"},
-               "output": {"transport": "stdout", "encoding": "json"}},
+        "io": {
+            "inputSchema": "schemas/input.schema.json",
+            "outputSchema": "schemas/output.schema.json",
+            "input": {"transport": "stdin", "encoding": "json"},
+            "output": {"transport": "stdout", "encoding": "json"},
+        },
         "determinism": {"network": "forbidden", "time": "forbidden", "randomness": "forbidden"},
-        "security": {"access": {"filesystem": {"read": [], "write": []}, "env": {"read": []},
-                                "subprocess": {"allowed": False}, "network": {"allowed": False}}},
+        "security": {
+            "access": {
+                "filesystem": {"read": [], "write": []},
+                "env": {"read": []},
+                "subprocess": {"allowed": False},
+                "network": {"allowed": False},
+            }
+        },
         "observability": {"logs": {"format": "jsonl", "destination": "stderr"}, "runReport": {"enabled": True}},
     }
     for key, value in overrides.items():
@@ -47,15 +60,31 @@ sys.stderr.write(json.dumps({"level": "info", "event": "echo"}) + "\\n")
 json.dump({"echo": req.get("value")}, sys.stdout)
 """
 
-OBJECT_IN = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-             "properties": {"value": {}}, "additionalProperties": True}
-OBJECT_OUT = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-              "required": ["echo"], "properties": {"echo": {}}}
+OBJECT_IN = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {"value": {}},
+    "additionalProperties": True,
+}
+OBJECT_OUT = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["echo"],
+    "properties": {"echo": {}},
+}
 
 
-def write_skill(parent: Path, slug: str = "demo-echo", *, code: str = ECHO, data: dict | None = None,
-                input_schema: dict | None = None, output_schema: dict | None = None,
-                fixtures: dict[str, tuple[Any, Any]] | None = None, access: dict | None = None) -> Path:
+def write_skill(
+    parent: Path,
+    slug: str = "demo-echo",
+    *,
+    code: str = ECHO,
+    data: dict | None = None,
+    input_schema: dict | None = None,
+    output_schema: dict | None = None,
+    fixtures: dict[str, tuple[Any, Any]] | None = None,
+    access: dict | None = None,
+) -> Path:
     """Write a complete skill folder ``parent/slug`` (and ``parent/_access.yaml`` when ``access`` is given)."""
     root = parent / slug
     for sub in ("schemas", "impl", "tests", "fixtures"):
@@ -70,8 +99,9 @@ def write_skill(parent: Path, slug: str = "demo-echo", *, code: str = ECHO, data
         if out is not None:
             (root / "fixtures" / f"{case}.expected.json").write_text(json.dumps(out))
     if access is not None:
-        (parent / "_access.yaml").write_text(yaml.safe_dump({"apiVersion": "skill-access/v1",
-                                                             "kind": "AccessManifest", **access}))
+        (parent / "_access.yaml").write_text(
+            yaml.safe_dump({"apiVersion": "skill-access/v1", "kind": "AccessManifest", **access})
+        )
     return root
 
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from skillctl_testkit import EXAMPLES, manifest, write_skill
 
 BIN = Path(sys.executable).parent
@@ -25,8 +24,13 @@ def test_list_and_describe(agentpack_cli):
     listed = agentpack_cli("skill", "--root", EXAMPLES, "list", "--json")
     assert listed.exit_code == 0
     ids = [s["id"] for s in listed.json()["skills"]]
-    assert ids == ["fs.hash_tree", "schema.validate_json", "security.scan_secrets", "skill.validate_manifest",
-                   "workflow.create_revision_snapshot"]
+    assert ids == [
+        "fs.hash_tree",
+        "schema.validate_json",
+        "security.scan_secrets",
+        "skill.validate_manifest",
+        "workflow.create_revision_snapshot",
+    ]
     text = agentpack_cli("skill", "--root", EXAMPLES, "list")
     assert "fs.hash_tree  1.0.0" in text.stdout
     described = agentpack_cli("skill", "--root", EXAMPLES, "describe", "schema.validate_json", "--json").json()
@@ -46,8 +50,7 @@ def test_validate_all_and_single(agentpack_cli, tmp_path):
     bad = write_skill(tmp_path / "skills", "bad", data=manifest(version="x"))
     result = agentpack_cli("skill", "validate", str(bad), "-o", "json")
     finding = next(f for f in result.json()["items"][0]["findings"] if f["severity"] == "error")
-    assert result.exit_code == 1 and (finding["code"], finding["line"], finding["pointer"]) == ("SKC100", 5,
-                                                                                                   "/version")
+    assert result.exit_code == 1 and (finding["code"], finding["line"], finding["pointer"]) == ("SKC100", 5, "/version")
     assert agentpack_cli("skill", "validate").exit_code == 2
 
 
@@ -55,8 +58,20 @@ def test_run_writes_output_and_report(agentpack_cli, tmp_path, report_validator)
     request = tmp_path / "in.json"
     request.write_text(json.dumps({"schema": {"type": "integer"}, "instance": "3"}))
     out, rep = tmp_path / "out.json", tmp_path / "report.json"
-    result = agentpack_cli("skill", "--root", EXAMPLES, "run", "schema.validate_json", "--input", request,
-                           "--output", out, "--report", rep, "--quiet-logs")
+    result = agentpack_cli(
+        "skill",
+        "--root",
+        EXAMPLES,
+        "run",
+        "schema.validate_json",
+        "--input",
+        request,
+        "--output",
+        out,
+        "--report",
+        rep,
+        "--quiet-logs",
+    )
     assert result.exit_code == 0 and result.stdout == ""
     assert json.loads(out.read_text())["valid"] is False
     report = json.loads(rep.read_text())
@@ -64,8 +79,19 @@ def test_run_writes_output_and_report(agentpack_cli, tmp_path, report_validator)
 
 
 def test_run_from_stdin_and_json_envelope(agentpack_cli):
-    result = agentpack_cli("skill", "--root", EXAMPLES, "run", "schema.validate_json", "-i", "-", "--json",
-                           "--workspace", EXAMPLES / "schema-validate-json", input='{"schema": true, "instance": 1}')
+    result = agentpack_cli(
+        "skill",
+        "--root",
+        EXAMPLES,
+        "run",
+        "schema.validate_json",
+        "-i",
+        "-",
+        "--json",
+        "--workspace",
+        EXAMPLES / "schema-validate-json",
+        input='{"schema": true, "instance": 1}',
+    )
     envelope = result.json()
     assert result.exit_code == 0 and envelope["command"] == "skill run" and envelope["output"]["valid"] is True
     assert envelope["report"]["enforcement"]["env"]["level"] == "reduced"
@@ -101,8 +127,15 @@ def test_run_check_determinism_and_cache(agentpack_cli, tmp_path):
 
 def test_skill_test_command_and_junit(agentpack_cli, tmp_path):
     tree = tmp_path / "skills"
-    write_skill(tree, "echo", fixtures={"good": ({"value": 1}, {"echo": 1}), "wrong": ({"value": 1}, {"echo": 2}),
-                                        "rejected": ({"value": 1}, None)})
+    write_skill(
+        tree,
+        "echo",
+        fixtures={
+            "good": ({"value": 1}, {"echo": 1}),
+            "wrong": ({"value": 1}, {"echo": 2}),
+            "rejected": ({"value": 1}, None),
+        },
+    )
     (tree / "echo" / "fixtures" / "rejected.status").write_text("invalid_input\n")
     result = agentpack_cli("skill", "--root", tree, "test", "--json")
     cases = {c["id"]: c for c in result.json()["evaluations"][0]["suites"][0]["cases"]}
@@ -131,8 +164,9 @@ def test_new_scaffold_validates_and_passes_its_own_tests(agentpack_cli, tmp_path
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args], check=True, capture_output=True
+    )
 
 
 def test_audit_commits_one_skill_per_commit(agentpack_cli, tmp_path):
@@ -153,8 +187,7 @@ def test_audit_commits_one_skill_per_commit(agentpack_cli, tmp_path):
     result = agentpack_cli("skill", "audit-commits", "--repo", repo, "--json")
     data = result.json()
     assert result.exit_code == 1 and data["commits"] == 3
-    assert [(v["subject"], v["skills"]) for v in data["violations"]] == [("two at once", ["skills/one",
-                                                                                          "skills/two"])]
+    assert [(v["subject"], v["skills"]) for v in data["violations"]] == [("two at once", ["skills/one", "skills/two"])]
     clean = agentpack_cli("skill", "audit-commits", "HEAD~1..HEAD", "--repo", repo)
     assert clean.exit_code == 0 and "1 commits checked, 0 touch more than one skill" in clean.stdout
     bad = agentpack_cli("skill", "audit-commits", "nope..HEAD", "--repo", repo)
@@ -166,25 +199,46 @@ def test_core_commands_on_skills(agentpack_cli):
     assert detect["format"] == "skillctl" and detect["candidates"][0]["confidence"] == 0.9
     tree = agentpack_cli("detect", EXAMPLES, "--json").json()
     assert tree["format"] == "skillctl" and tree["candidates"][0]["confidence"] == 0.6
-    skill = write_skill(Path.cwd() / "skills", "echo", fixtures={"a": ({"value": 1}, {"echo": 1}),
-                                                                 "b": ({"value": 2}, {"echo": 2})})
+    skill = write_skill(
+        Path.cwd() / "skills", "echo", fixtures={"a": ({"value": 1}, {"echo": 1}), "b": ({"value": 2}, {"echo": 2})}
+    )
     evaluated = agentpack_cli("eval", skill, "--json")
     assert evaluated.exit_code == 0 and evaluated.json()["summary"]["cases"]["passed"] == 2
 
 
 def test_real_subprocesses_of_both_scripts(tmp_path):
-    listed = subprocess.run([BIN / "skillctl", "--root", EXAMPLES, "list"], capture_output=True, text=True,
-                            timeout=60)
+    listed = subprocess.run([BIN / "skillctl", "--root", EXAMPLES, "list"], capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0 and "security.scan_secrets" in listed.stdout
-    run = subprocess.run([BIN / "agentpack", "skill", "--root", EXAMPLES, "run", "fs.hash_tree", "-i", "-",
-                          "--workspace", EXAMPLES / "fs-hash-tree" / "fixtures" / "workspace", "--quiet-logs"],
-                         input='{"path": "src"}', capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            BIN / "agentpack",
+            "skill",
+            "--root",
+            EXAMPLES,
+            "run",
+            "fs.hash_tree",
+            "-i",
+            "-",
+            "--workspace",
+            EXAMPLES / "fs-hash-tree" / "fixtures" / "workspace",
+            "--quiet-logs",
+        ],
+        input='{"path": "src"}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     expected = json.loads((EXAMPLES / "fs-hash-tree" / "fixtures" / "basic.expected.json").read_text())
     assert run.returncode == 0 and json.loads(run.stdout) == expected
     helped = subprocess.run([BIN / "skillctl", "run", "-h"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "Examples:" in helped.stdout
-    bad = subprocess.run([BIN / "skillctl", "--root", EXAMPLES, "run", "x.y", "-i", "-"], input="{}",
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [BIN / "skillctl", "--root", EXAMPLES, "run", "x.y", "-i", "-"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
 
 
@@ -193,8 +247,14 @@ def test_fast_path_parser_falls_back_to_click_for_anything_unusual(tmp_path):
 
     fast = parse_fast_run(["--root", "r", "run", "a.b", "-i", "-", "--timeout-ms", "5", "--json"])
     assert fast == {"root": "r", "ref": "a.b", "input_file": "-", "timeout_ms": 5, "as_json": True}
-    for argv in (["run", "a.b"], ["run", "-h", "-i", "x"], ["run", "a.b", "-i", "x", "--timeout-ms", "0"],
-                 ["list"], ["run", "a.b", "-i"], ["run", "a.b", "-i", "x", "--workspace", str(tmp_path / "no")]):
+    for argv in (
+        ["run", "a.b"],
+        ["run", "-h", "-i", "x"],
+        ["run", "a.b", "-i", "x", "--timeout-ms", "0"],
+        ["list"],
+        ["run", "a.b", "-i"],
+        ["run", "a.b", "-i", "x", "--workspace", str(tmp_path / "no")],
+    ):
         assert parse_fast_run(argv) is None, argv
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentpack.testing import FormatPluginConformance
 from skillctl_testkit import manifest, write_skill
+
+from agentpack.testing import FormatPluginConformance
 
 
 class TestSkillFolderConformance(FormatPluginConformance):

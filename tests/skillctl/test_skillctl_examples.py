@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import pytest
+from skillctl_testkit import EXAMPLES
 
 from agentpack.models import EvalOptions
 from agentpack_skillctl.skilltest import evaluate
-from skillctl_testkit import EXAMPLES
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def test_foundational_skills_pass_with_determinism_checked():
     report = evaluate(EXAMPLES, EvalOptions(options={"check_determinism": True}))
-    assert sorted(s.id for s in report.suites) == ["fs.hash_tree", "schema.validate_json", "security.scan_secrets",
-                                                   "skill.validate_manifest", "workflow.create_revision_snapshot"]
+    assert sorted(s.id for s in report.suites) == [
+        "fs.hash_tree",
+        "schema.validate_json",
+        "security.scan_secrets",
+        "skill.validate_manifest",
+        "workflow.create_revision_snapshot",
+    ]
     failures = [(s.id, c.id, c.message) for s in report.suites for c in s.cases if c.status != "passed"]
     assert failures == []
     for suite in report.suites:

@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from skillctl_testkit import manifest, write_skill
+
 from agentpack.errors import AgentpackError
 from agentpack_skillctl import cache, diskcache, library, netns, prepare, sandbox
 from agentpack_skillctl.api import run_skill
-from skillctl_testkit import manifest, write_skill
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -64,8 +65,9 @@ def test_a_prepared_skill_is_stored_and_reused_without_yaml(settled_skill, priva
 
 
 def _change_manifest(skill: Path) -> None:
-    (skill / "skill.yaml").write_text((skill / "skill.yaml").read_text().replace("timeoutMs: 20000",
-                                                                                  "timeoutMs: 20001"))
+    (skill / "skill.yaml").write_text(
+        (skill / "skill.yaml").read_text().replace("timeoutMs: 20000", "timeoutMs: 20001")
+    )
 
 
 def _change_schema(skill: Path) -> None:
@@ -171,8 +173,14 @@ sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 @pytest.mark.parametrize("ref", ["path", "id"])
 def test_a_fresh_process_runs_a_cached_skill_without_yaml_or_jsonschema(settled_skill, workspace, ref):
     (workspace / "in.json").write_text('{"value": 3}')
-    argv = [sys.executable, "-c", FRESH_RUN, str(settled_skill) if ref == "path" else "demo.echo",
-            str(workspace / "in.json"), str(workspace)]
+    argv = [
+        sys.executable,
+        "-c",
+        FRESH_RUN,
+        str(settled_skill) if ref == "path" else "demo.echo",
+        str(workspace / "in.json"),
+        str(workspace),
+    ]
     env = {**os.environ, "SKILLCTL_ROOT": str(settled_skill.parent)}
     runs = [subprocess.run(argv, capture_output=True, text=True, env=env, timeout=30, check=False) for _ in range(2)]
     stats = [json.loads(r.stderr.strip().splitlines()[-1]) for r in runs]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from skillctl_testkit import EXAMPLES, write_skill
 
 from agentpack.errors import AgentpackError
 from agentpack.registry import McpContext
-from skillctl_testkit import EXAMPLES, write_skill
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,8 +28,13 @@ def tools_for(host, *packs, **options):
 def test_every_example_skill_is_a_tool(agentpack_host):
     tools = tools_for(agentpack_host, EXAMPLES)
     skill_tools = {n: t for n, t in tools.items() if t.plugin == "skillctl"}
-    assert sorted(skill_tools) == ["fs.hash_tree", "schema.validate_json", "security.scan_secrets",
-                                   "skill.validate_manifest", "workflow.create_revision_snapshot"]
+    assert sorted(skill_tools) == [
+        "fs.hash_tree",
+        "schema.validate_json",
+        "security.scan_secrets",
+        "skill.validate_manifest",
+        "workflow.create_revision_snapshot",
+    ]
     tool = skill_tools["schema.validate_json"]
     described = json.loads((EXAMPLES / "schema-validate-json" / "schemas" / "input.schema.json").read_text())
     assert tool.input_schema == described and tool.output_schema["required"][0] == "valid"
@@ -39,8 +44,12 @@ def test_every_example_skill_is_a_tool(agentpack_host):
 def test_handler_returns_the_output_and_errors_carry_the_report(agentpack_host):
     tool = tools_for(agentpack_host, EXAMPLES / "schema-validate-json")["schema.validate_json"]
     assert tool.handler({"schema": {"type": "integer"}, "instance": 3}) == {
-        "dialect": "https://json-schema.org/draft/2020-12/schema", "errorCount": 0, "errors": [],
-        "schemaValid": True, "valid": True}
+        "dialect": "https://json-schema.org/draft/2020-12/schema",
+        "errorCount": 0,
+        "errors": [],
+        "schemaValid": True,
+        "valid": True,
+    }
     with pytest.raises(AgentpackError) as info:
         tool.handler({"schema": {}})
     message = str(info.value)

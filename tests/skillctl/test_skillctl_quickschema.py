@@ -8,18 +8,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from skillctl_testkit import EXAMPLES, manifest
 
 from agentpack.quickschema import is_valid
 from agentpack_skillctl.store import ACCESS_SCHEMA, SKILL_SCHEMA, bundled
-from skillctl_testkit import EXAMPLES, manifest
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-    max_leaves=10)
+    max_leaves=10,
+)
 
 SCHEMAS = [json.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*/schemas/*.schema.json"))]
 SCHEMAS += [bundled(SKILL_SCHEMA), bundled(ACCESS_SCHEMA)]
+
 
 def agrees(schema, instance) -> None:
     quick = is_valid(schema, instance)

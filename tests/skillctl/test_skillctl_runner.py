@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from skillctl_testkit import manifest
 
 from agentpack_skillctl import sandbox
 from agentpack_skillctl.api import run_skill
-from skillctl_testkit import manifest
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,8 +38,9 @@ def test_ok_run_has_a_valid_report(make_skill, workspace, report_validator):
 
 
 def test_invalid_input_never_starts_the_skill(make_skill, workspace, report_validator):
-    skill = make_skill(input_schema={"type": "object", "required": ["value"],
-                                     "properties": {"value": {"type": "integer"}}})
+    skill = make_skill(
+        input_schema={"type": "object", "required": ["value"], "properties": {"value": {"type": "integer"}}}
+    )
     result = run(skill, {"value": "x"}, workspace)
     assert result.status == "invalid_input" and result.output is None and result.report["exitCode"] is None
     assert result.report["errors"][0]["pointer"] == "/value"
@@ -95,10 +96,12 @@ def test_timeout_kills_the_whole_process_group(make_skill, workspace, tmp_path, 
 
 
 def test_children_left_behind_are_killed(make_skill, workspace, tmp_path, monkeypatch):
-    code = ("import json, os, subprocess, sys\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-            "open(os.environ['PIDFILE'], 'w').write(str(child.pid))\n"
-            "json.load(sys.stdin); print(json.dumps({'echo': child.pid}))\n")
+    code = (
+        "import json, os, subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "open(os.environ['PIDFILE'], 'w').write(str(child.pid))\n"
+        "json.load(sys.stdin); print(json.dumps({'echo': child.pid}))\n"
+    )
     data = manifest(security__access__env__read=["PIDFILE"], security__access__subprocess__allowed=True)
     monkeypatch.setenv("PIDFILE", str(tmp_path / "pid"))
     result = run(make_skill(code=code, data=data), {}, workspace)
@@ -111,9 +114,11 @@ def test_children_left_behind_are_killed(make_skill, workspace, tmp_path, monkey
 
 
 def test_stderr_flood_is_bounded_and_counted(make_skill, workspace):
-    code = ("import json, sys\njson.load(sys.stdin)\n"
-            "for i in range(100000): sys.stderr.write(json.dumps({'i': i}) + '\\n')\n"
-            "print(json.dumps({'echo': 'done'}))\n")
+    code = (
+        "import json, sys\njson.load(sys.stdin)\n"
+        "for i in range(100000): sys.stderr.write(json.dumps({'i': i}) + '\\n')\n"
+        "print(json.dumps({'echo': 'done'}))\n"
+    )
     passed: list[int] = []
     result = run(make_skill(code=code), {}, workspace, on_stderr=lambda chunk: passed.append(len(chunk)))
     logs = result.report["logs"]
@@ -223,8 +228,12 @@ def test_cache_hits_only_for_eligible_skills(make_skill, workspace, tmp_path):
     reader = make_skill("reader", data=manifest("demo.reader", security__access__filesystem__read=["**"]))
     for _ in range(2):
         result = run(reader, {"value": 7}, workspace, cache=True, cache_dir=cache)
-    assert result.report["cache"] == {"eligible": False, "hit": False, "key": None,
-                                      "reason": result.report["cache"]["reason"]}
+    assert result.report["cache"] == {
+        "eligible": False,
+        "hit": False,
+        "key": None,
+        "reason": result.report["cache"]["reason"],
+    }
     timed = make_skill("timed", data=manifest("demo.timed", determinism__time="input_only"))
     assert run(timed, {}, workspace, cache=True, cache_dir=cache).report["cache"]["eligible"] is False
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from skillctl_testkit import EXAMPLES, REFERENCE, manifest, write_skill
 
 from agentpack_skillctl.access import AccessManifest, grants, load_access
 from agentpack_skillctl.globs import covered, matches
 from agentpack_skillctl.manifest import load_skill
 from agentpack_skillctl.validation import validate_skill, validate_tree
-from skillctl_testkit import EXAMPLES, REFERENCE, manifest, write_skill
 
 
 def codes(findings, severity="error"):
@@ -29,8 +29,23 @@ def test_valid_skill_has_no_errors(make_skill):
     assert codes(check(make_skill())) == []
 
 
-@pytest.mark.parametrize("key", ["apiVersion", "kind", "id", "name", "version", "description", "governance",
-                                 "runtime", "io", "determinism", "security", "observability"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "apiVersion",
+        "kind",
+        "id",
+        "name",
+        "version",
+        "description",
+        "governance",
+        "runtime",
+        "io",
+        "determinism",
+        "security",
+        "observability",
+    ],
+)
 def test_every_required_field(make_skill, key):
     findings = check(make_skill(data=manifest(**{key: None})))
     assert any(f.code == "SKC100" and f"'{key}'" in f.message for f in findings)
@@ -44,13 +59,16 @@ def test_unknown_keys_rejected_but_x_extensions_allowed(make_skill):
     assert text[errors[0].line - 1].startswith("prompt:")
 
 
-@pytest.mark.parametrize("field,value", [
-    ("runtime__command", ["/usr/bin/python3", "impl/run.py"]),
-    ("runtime__command", ["python3", "../impl/run.py"]),
-    ("runtime__cwd", "impl/.."),
-    ("io__inputSchema", "/etc/input.json"),
-    ("io__outputSchema", "schemas/../../out.json"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("runtime__command", ["/usr/bin/python3", "impl/run.py"]),
+        ("runtime__command", ["python3", "../impl/run.py"]),
+        ("runtime__cwd", "impl/.."),
+        ("io__inputSchema", "/etc/input.json"),
+        ("io__outputSchema", "schemas/../../out.json"),
+    ],
+)
 def test_absolute_and_dotdot_paths_rejected(make_skill, field, value):
     findings = check(make_skill(data=manifest(**{field: value})))
     pointer = "/" + field.replace("__", "/")
@@ -73,8 +91,9 @@ def test_missing_files_named_by_the_contract(make_skill):
 
 
 def test_transport_must_be_stdin_stdout_json(make_skill):
-    data = manifest(io__input={"transport": "file", "encoding": "json"},
-                    io__output={"transport": "stdout", "encoding": "text"})
+    data = manifest(
+        io__input={"transport": "file", "encoding": "json"}, io__output={"transport": "stdout", "encoding": "text"}
+    )
     pointers = {f.pointer for f in check(make_skill(data=data)) if f.code == "SKC100"}
     assert pointers == {"/io/input/transport", "/io/output/encoding"}
 
@@ -83,16 +102,25 @@ def test_network_rule_needs_access_and_approval(make_skill):
     bare = check(make_skill(data=manifest(determinism__network="allowed")))
     messages = " ".join(f.message for f in bare if f.code == "SKC100")
     assert "x-securityApprovalId" in messages and "must be true" in messages
-    approved = manifest(determinism__network="allowed", security__access__network__allowed=True,
-                        **{"x-securityApprovalId": "SEC-9"})
+    approved = manifest(
+        determinism__network="allowed", security__access__network__allowed=True, **{"x-securityApprovalId": "SEC-9"}
+    )
     assert codes(check(make_skill("net-ok", data=approved))) == []
     sneaky = manifest(security__access__network__allowed=True)
     assert any(f.pointer == "/security/access/network/allowed" for f in check(make_skill("sneaky", data=sneaky)))
 
 
-@pytest.mark.parametrize("spec_id,ok", [("6f34688b-a76e-46b8-8d2d-8ffe5c88f9c6", True), ("SPEC-42", True),
-                                        ("SPEC-skill.lib_v1", True), ("spec 42", False), ("42", False),
-                                        ("SPEC-", False)])
+@pytest.mark.parametrize(
+    "spec_id,ok",
+    [
+        ("6f34688b-a76e-46b8-8d2d-8ffe5c88f9c6", True),
+        ("SPEC-42", True),
+        ("SPEC-skill.lib_v1", True),
+        ("spec 42", False),
+        ("42", False),
+        ("SPEC-", False),
+    ],
+)
 def test_spec_id_form(make_skill, spec_id, ok):
     findings = check(make_skill(data=manifest(governance__specId=spec_id)))
     assert ("SKC110" not in codes(findings)) is ok
@@ -103,8 +131,11 @@ def test_placeholder_spec_id_is_a_warning(make_skill):
 
 
 def test_io_schemas_are_real_json_schemas(make_skill):
-    skill = make_skill(input_schema={"type": "object", "properties": {"a": {"type": "nonsense"}}},
-                       output_schema={"type": "array"}, fixtures={})
+    skill = make_skill(
+        input_schema={"type": "object", "properties": {"a": {"type": "nonsense"}}},
+        output_schema={"type": "array"},
+        fixtures={},
+    )
     findings = check(skill)
     assert "SKC131" in codes(findings) and "SKC133" in codes(findings, "warning")
     (skill / "schemas" / "input.schema.json").write_text('{"type": "object",\n  "x": }')
@@ -115,8 +146,7 @@ def test_io_schemas_are_real_json_schemas(make_skill):
 def test_input_schema_must_be_an_object_and_local(make_skill):
     skill = make_skill(input_schema={"type": "string"}, fixtures={})
     assert "SKC132" in codes(check(skill))
-    remote = make_skill("remote", input_schema={"type": "object", "$ref": "https://example.com/s.json"},
-                        fixtures={})
+    remote = make_skill("remote", input_schema={"type": "object", "$ref": "https://example.com/s.json"}, fixtures={})
     assert "SKC134" in codes(check(remote))
 
 
@@ -130,7 +160,9 @@ def test_layout_and_fixtures(make_skill):
             child.unlink()
         (skill / name).rmdir()
     assert [f.message.split(" (")[0] for f in check(skill) if f.code == "SKC140" and f.severity == "error"] == [
-        "the skill folder has no tests/", "the skill folder has no fixtures/"]
+        "the skill folder has no tests/",
+        "the skill folder has no fixtures/",
+    ]
     (skill / "README.md").unlink()
     assert "SKC140" in codes(check(skill, strict=True))
 
@@ -151,28 +183,35 @@ def test_tree_duplicate_ids_and_stray_folders(tmp_path):
     assert "SKC162" in codes(findings, "warning") and "SKC156" in codes(findings, "info")
 
 
-ACCESS = {"env": {"read": ["LANG_HINT"]}, "filesystem": {"read": ["**"], "write": ["out/**"]},
-          "subprocess": {"allowed": False}, "network": {"approvals": [{"id": "SEC-1", "skills": ["demo.net"]}]}}
+ACCESS = {
+    "env": {"read": ["LANG_HINT"]},
+    "filesystem": {"read": ["**"], "write": ["out/**"]},
+    "subprocess": {"allowed": False},
+    "network": {"approvals": [{"id": "SEC-1", "skills": ["demo.net"]}]},
+}
 
 
 def test_access_manifest_caps_each_declaration(tmp_path):
     tree = tmp_path / "skills"
-    data = manifest(security__access__env__read=["LANG_HINT", "AWS_SECRET"],
-                    security__access__filesystem__write=["out/*.json", "**"],
-                    security__access__subprocess__allowed=True)
+    data = manifest(
+        security__access__env__read=["LANG_HINT", "AWS_SECRET"],
+        security__access__filesystem__write=["out/*.json", "**"],
+        security__access__subprocess__allowed=True,
+    )
     skill = write_skill(tree, "greedy", data=data, access=ACCESS)
     findings = [f for f in check(skill) if f.code.startswith("SKC15")]
     assert [(f.code, f.pointer) for f in findings] == [
-        ("SKC150", "/security/access/env/read/1"), ("SKC151", "/security/access/filesystem/write/1"),
-        ("SKC152", "/security/access/subprocess/allowed")]
+        ("SKC150", "/security/access/env/read/1"),
+        ("SKC151", "/security/access/filesystem/write/1"),
+        ("SKC152", "/security/access/subprocess/allowed"),
+    ]
     assert all(f.line for f in findings)
 
 
 def test_network_approval_must_be_listed_for_the_skill(tmp_path):
     tree = tmp_path / "skills"
     net = dict(determinism__network="allowed", security__access__network__allowed=True)
-    ok = write_skill(tree, "net", data=manifest("demo.net", **net, **{"x-securityApprovalId": "SEC-1"}),
-                     access=ACCESS)
+    ok = write_skill(tree, "net", data=manifest("demo.net", **net, **{"x-securityApprovalId": "SEC-1"}), access=ACCESS)
     assert codes(check(ok)) == []
     other = write_skill(tree, "other", data=manifest("demo.other", **net, **{"x-securityApprovalId": "SEC-1"}))
     assert "SKC153" in codes(check(other))
@@ -189,8 +228,10 @@ def test_invalid_access_manifest_is_located(tmp_path):
 
 def test_grants_are_the_intersection(tmp_path):
     tree = tmp_path / "skills"
-    data = manifest(security__access__env__read=["LANG_HINT", "AWS_SECRET"],
-                    security__access__filesystem__write=["out/a.json", "tmp/**"])
+    data = manifest(
+        security__access__env__read=["LANG_HINT", "AWS_SECRET"],
+        security__access__filesystem__write=["out/a.json", "tmp/**"],
+    )
     skill = load_skill(write_skill(tree, "g", data=data, access=ACCESS))
     access, _ = load_access(tree / "_access.yaml")
     g = grants(skill, access)
@@ -213,10 +254,19 @@ def test_examples_tree_is_valid_in_strict_mode():
 
 
 # -- globs ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("path,glob,ok", [
-    ("a/b/c", "a/**", True), ("a", "a/**", False), ("x.py", "**/*.py", True), ("d/e/x.py", "**/*.py", True),
-    ("a/b", "a/*", True), ("a/b/c", "a/*", False), ("f1", "f[0-9]", True), ("fa", "f[!a]", False),
-])
+@pytest.mark.parametrize(
+    "path,glob,ok",
+    [
+        ("a/b/c", "a/**", True),
+        ("a", "a/**", False),
+        ("x.py", "**/*.py", True),
+        ("d/e/x.py", "**/*.py", True),
+        ("a/b", "a/*", True),
+        ("a/b/c", "a/*", False),
+        ("f1", "f[0-9]", True),
+        ("fa", "f[!a]", False),
+    ],
+)
 def test_glob_matching(path, glob, ok):
     assert matches(path, [glob]) is ok
 
@@ -233,9 +283,11 @@ def test_glob_property_a_literal_path_matches_itself_and_double_star(parts):
 
 
 # -- robustness: arbitrary manifests never crash the validator ------------------------------------------
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                        max_size=3), max_leaves=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -267,8 +319,9 @@ CORPUS = {
     "dotdot schema": manifest(io__inputSchema="../x.json"),
     "file transport": manifest(io__input={"transport": "file", "encoding": "json"}),
     "network no approval": manifest(determinism__network="allowed", security__access__network__allowed=True),
-    "network approved": manifest(determinism__network="allowed", security__access__network__allowed=True,
-                                 **{"x-securityApprovalId": "SEC-1"}),
+    "network approved": manifest(
+        determinism__network="allowed", security__access__network__allowed=True, **{"x-securityApprovalId": "SEC-1"}
+    ),
     "forbidden but allowed": manifest(security__access__network__allowed=True),
     "time input_only": manifest(determinism__time="input_only"),
     "randomness seeded": manifest(determinism__randomness="seeded"),

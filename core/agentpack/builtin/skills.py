@@ -33,8 +33,11 @@ def _skill_dir(path: Path) -> Path | None:
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="Agent Skill",
-                        description="a directory with a SKILL.md (Agent Skills specification)"))
+    register(
+        FormatInfo(
+            name=FORMAT, title="Agent Skill", description="a directory with a SKILL.md (Agent Skills specification)"
+        )
+    )
 
 
 @hookimpl

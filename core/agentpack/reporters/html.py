@@ -41,26 +41,34 @@ def _case(case: CaseResult, suite: str) -> str:
         f"<td>{escape(a.message)}</td></tr>"
         for a in case.assertions
     )
-    table = (f"<table><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr>{rows}</table>"
-             if rows else "")
+    table = (
+        f"<table><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr>{rows}</table>"
+        if rows
+        else ""
+    )
     details = "".join(f"<h4>{escape(k)}</h4><pre>{_value(v)}</pre>" for k, v in case.details.items())
-    return (f"<details data-row data-status='{case.status}' {'open' if case.status != 'passed' else ''}>"
-            f"<summary><b class={cls}>{case.status.upper()}</b> {escape(suite)} / {escape(case.id)} "
-            f"<small>{case.duration_s * 1000:.1f} ms</small> {escape(case.message)}</summary>{table}{details}</details>")
+    return (
+        f"<details data-row data-status='{case.status}' {'open' if case.status != 'passed' else ''}>"
+        f"<summary><b class={cls}>{case.status.upper()}</b> {escape(suite)} / {escape(case.id)} "
+        f"<small>{case.duration_s * 1000:.1f} ms</small> {escape(case.message)}</summary>{table}{details}</details>"
+    )
 
 
 def _evaluation(ev: EvalReport) -> str:
     t = ev.totals
     cases = [(s.id, c) for s in ev.suites for c in s.cases]
     cases.sort(key=lambda sc: (sc[1].status == "passed", sc[0], sc[1].id))
-    findings = "".join(f"<li class=warn>{escape(f.severity)} {escape(f.code)}: {escape(f.message)}</li>"
-                       for f in ev.findings)
+    findings = "".join(
+        f"<li class=warn>{escape(f.severity)} {escape(f.code)}: {escape(f.message)}</li>" for f in ev.findings
+    )
     meta = f"<details><summary>run metadata</summary><pre>{_value(ev.metadata)}</pre></details>" if ev.metadata else ""
-    return (f"<h2>{escape(ev.name)} <small>({escape(ev.format)})</small></h2>"
-            f"<p class=totals><span>{t.total} cases</span><span class=pass>{t.passed} passed</span>"
-            f"<span class=fail>{t.failed} failed</span><span>{t.errors} errors</span>"
-            f"<span>pass rate {t.pass_rate:.0%}</span><span>{ev.duration_s:.2f} s</span></p>"
-            f"{meta}<ul>{findings}</ul>" + "".join(_case(c, s) for s, c in cases))
+    return (
+        f"<h2>{escape(ev.name)} <small>({escape(ev.format)})</small></h2>"
+        f"<p class=totals><span>{t.total} cases</span><span class=pass>{t.passed} passed</span>"
+        f"<span class=fail>{t.failed} failed</span><span>{t.errors} errors</span>"
+        f"<span>pass rate {t.pass_rate:.0%}</span><span>{ev.duration_s:.2f} s</span></p>"
+        f"{meta}<ul>{findings}</ul>" + "".join(_case(c, s) for s, c in cases)
+    )
 
 
 def render(report: Report) -> str:
@@ -71,15 +79,24 @@ def render(report: Report) -> str:
             f"<tr data-row data-status='{f.severity}'><td class={'fail' if f.severity == 'error' else 'warn'}>"
             f"{f.severity}</td><td>{escape(f.code)}</td><td>{escape(f.location())}</td>"
             f"<td>{escape(f.pointer or '')}</td><td>{escape(f.message)}"
-            + (f"<br><small>hint: {escape(f.hint)}</small>" if f.hint else "") + "</td></tr>"
+            + (f"<br><small>hint: {escape(f.hint)}</small>" if f.hint else "")
+            + "</td></tr>"
             for f in sorted(item.findings, key=lambda f: f.sort_key())
         )
         status = "<b class=pass>ok</b>" if item.ok else "<b class=fail>invalid</b>"
-        items += (f"<h2>{escape(item.path)} <small>{escape(item.format or '')}</small> {status}</h2>"
-                  + (f"<table><tr><th>severity</th><th>code</th><th>where</th><th>field</th><th>message</th></tr>"
-                     f"{rows}</table>" if rows else ""))
-    head = (f"<p class=totals><span>{s['paths']} paths</span><span class=fail>{s['errors']} errors</span>"
-            f"<span class=warn>{s['warnings']} warnings</span></p>") if report.items else ""
+        items += f"<h2>{escape(item.path)} <small>{escape(item.format or '')}</small> {status}</h2>" + (
+            f"<table><tr><th>severity</th><th>code</th><th>where</th><th>field</th><th>message</th></tr>{rows}</table>"
+            if rows
+            else ""
+        )
+    head = (
+        (
+            f"<p class=totals><span>{s['paths']} paths</span><span class=fail>{s['errors']} errors</span>"
+            f"<span class=warn>{s['warnings']} warnings</span></p>"
+        )
+        if report.items
+        else ""
+    )
     verdict = "<b class=pass>OK</b>" if report.ok else "<b class=fail>FAILED</b>"
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"

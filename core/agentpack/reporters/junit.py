@@ -12,6 +12,7 @@ _NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ff
 
 def _xml_safe(root: ET.Element) -> None:
     """Spell out characters XML 1.0 cannot hold (ANSI escapes, NUL, ...) as ``\\xNN``, in place."""
+
     def fix(text: str) -> str:
         return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
@@ -27,8 +28,9 @@ def render(report: Report) -> str:
     total = failures = errors = 0
     for item in report.items:
         errs = [f for f in item.findings if f.severity == "error"]
-        suite = ET.SubElement(root, "testsuite", name=item.path, tests=str(max(1, len(errs))),
-                              failures=str(len(errs)), errors="0")
+        suite = ET.SubElement(
+            root, "testsuite", name=item.path, tests=str(max(1, len(errs))), failures=str(len(errs)), errors="0"
+        )
         if not errs:
             ET.SubElement(suite, "testcase", classname=item.path, name="valid")
         for f in errs:
@@ -40,12 +42,20 @@ def render(report: Report) -> str:
     for ev in report.evaluations:
         for s in ev.suites:
             t = s.totals
-            suite = ET.SubElement(root, "testsuite", name=f"{ev.name}.{s.id}", tests=str(t.total),
-                                  failures=str(t.failed), errors=str(t.errors), skipped=str(t.skipped),
-                                  time=f"{s.duration_s:.3f}")
+            suite = ET.SubElement(
+                root,
+                "testsuite",
+                name=f"{ev.name}.{s.id}",
+                tests=str(t.total),
+                failures=str(t.failed),
+                errors=str(t.errors),
+                skipped=str(t.skipped),
+                time=f"{s.duration_s:.3f}",
+            )
             for c in s.cases:
-                case = ET.SubElement(suite, "testcase", classname=f"{ev.name}.{s.id}", name=c.id,
-                                     time=f"{c.duration_s:.3f}")
+                case = ET.SubElement(
+                    suite, "testcase", classname=f"{ev.name}.{s.id}", name=c.id, time=f"{c.duration_s:.3f}"
+                )
                 failed = [a for a in c.assertions if not a.passed]
                 body = "\n".join(f"{a.name}: {a.message} (expected {a.expected!r}, got {a.actual!r})" for a in failed)
                 if c.status == "failed":

@@ -22,17 +22,26 @@ def render(report: Report) -> str:
     results = []
     for item in report.items:
         for f in item.findings:
-            rules.setdefault(f.code, {"id": f.code, "shortDescription": {"text": f.code},
-                                      "defaultConfiguration": {"level": LEVELS[f.severity]}})
+            rules.setdefault(
+                f.code,
+                {
+                    "id": f.code,
+                    "shortDescription": {"text": f.code},
+                    "defaultConfiguration": {"level": LEVELS[f.severity]},
+                },
+            )
             location = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or item.path)}}}
             if f.line:
                 region = {"startLine": f.line}
                 if f.column:
                     region["startColumn"] = f.column
                 location["physicalLocation"]["region"] = region
-            result = {"ruleId": f.code, "level": LEVELS[f.severity],
-                      "message": {"text": f.message + (f" (hint: {f.hint})" if f.hint else "")},
-                      "locations": [location]}
+            result = {
+                "ruleId": f.code,
+                "level": LEVELS[f.severity],
+                "message": {"text": f.message + (f" (hint: {f.hint})" if f.hint else "")},
+                "locations": [location],
+            }
             if f.pointer:
                 result["properties"] = {"pointer": f.pointer}
             results.append(result)
@@ -42,20 +51,34 @@ def render(report: Report) -> str:
                 if c.status in ("failed", "error"):
                     code = "EVAL-FAIL" if c.status == "failed" else "EVAL-ERROR"
                     rules.setdefault(code, {"id": code, "shortDescription": {"text": f"evaluation case {c.status}"}})
-                    loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(c.file or s.file or ev.path or ev.name)}}}
+                    loc = {
+                        "physicalLocation": {"artifactLocation": {"uri": _uri(c.file or s.file or ev.path or ev.name)}}
+                    }
                     if c.line:
                         loc["physicalLocation"]["region"] = {"startLine": c.line}
-                    results.append({"ruleId": code, "level": "error",
-                                    "message": {"text": f"{s.id}/{c.id}: {c.message or c.status}"},
-                                    "locations": [loc]})
+                    results.append(
+                        {
+                            "ruleId": code,
+                            "level": "error",
+                            "message": {"text": f"{s.id}/{c.id}: {c.message or c.status}"},
+                            "locations": [loc],
+                        }
+                    )
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "agentpack", "version": report.tool.version,
-                                "informationUri": "https://github.com/agentpack/agentpack",
-                                "rules": [rules[k] for k in sorted(rules)]}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "agentpack",
+                        "version": report.tool.version,
+                        "informationUri": "https://github.com/agentpack/agentpack",
+                        "rules": [rules[k] for k in sorted(rules)],
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
     return json.dumps(sarif, indent=2) + "\n"

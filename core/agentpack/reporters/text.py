@@ -21,8 +21,11 @@ def _evaluation(ev: EvalReport) -> list[str]:
     for f in ev.findings:
         lines.append(f"  {f.severity}: {f.code} {f.message}")
     t = ev.totals
-    lines.append(f"  {t.passed} passed, {t.failed} failed" + (f", {t.errors} errors" if t.errors else "")
-                 + (f", {t.skipped} skipped" if t.skipped else ""))
+    lines.append(
+        f"  {t.passed} passed, {t.failed} failed"
+        + (f", {t.errors} errors" if t.errors else "")
+        + (f", {t.skipped} skipped" if t.skipped else "")
+    )
     return lines
 
 

@@ -35,8 +35,9 @@ def _media_types(header: str) -> set[str]:
     return {part.split(";", 1)[0].strip().lower() for part in header.split(",") if part.strip()}
 
 
-def make_server(agent: Agent, host: str, port: int, path: str, *, allowed_origins: list[str] | None = None,
-                sse: bool = False) -> ThreadingHTTPServer:
+def make_server(
+    agent: Agent, host: str, port: int, path: str, *, allowed_origins: list[str] | None = None, sse: bool = False
+) -> ThreadingHTTPServer:
     endpoint = path if path.startswith("/") else f"/{path}"
     lock = threading.Lock()
     origins: set[str] = set(allowed_origins or ())
@@ -55,8 +56,11 @@ def make_server(agent: Agent, host: str, port: int, path: str, *, allowed_origin
             if origin in origins:
                 return True
             host_port = self.server.server_address[1]
-            return origin in (f"http://127.0.0.1:{host_port}", f"http://localhost:{host_port}",
-                              f"http://{host}:{host_port}")
+            return origin in (
+                f"http://127.0.0.1:{host_port}",
+                f"http://localhost:{host_port}",
+                f"http://{host}:{host_port}",
+            )
 
         def _status(self, status: HTTPStatus, allow: str | None = None) -> None:
             self.send_response(status)
@@ -104,8 +108,9 @@ def make_server(agent: Agent, host: str, port: int, path: str, *, allowed_origin
             try:
                 message = json.loads(self._body() or b"null")
             except ValueError:
-                return self._send(_error(None, PARSE_ERROR, "Parse error: invalid JSON"), stream=False,
-                                  status=HTTPStatus.BAD_REQUEST)
+                return self._send(
+                    _error(None, PARSE_ERROR, "Parse error: invalid JSON"), stream=False, status=HTTPStatus.BAD_REQUEST
+                )
             with lock:
                 if isinstance(message, list):
                     answers = [a for a in (agent.handle(m) for m in message) if a is not None]

@@ -47,8 +47,9 @@ def require_manifest(path: str | Path, *, document=None) -> Manifest:
         errors = [f for f in findings if f.severity == "error"] or findings
         first = errors[0]
         more = f" (and {len(errors) - 1} more; run 'agentpack rpc validate')" if len(errors) > 1 else ""
-        raise AgentpackError(f"invalid manifest: {first.message}{more}", file=first.file, line=first.line,
-                             hint=first.hint)
+        raise AgentpackError(
+            f"invalid manifest: {first.message}{more}", file=first.file, line=first.line, hint=first.hint
+        )
     return manifest
 
 
@@ -108,8 +109,14 @@ def _start(target: Any) -> tuple[Any, Any]:
         return target, None
 
 
-def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: str | None = None,
-                 manifest: Manifest | None = None, transport: Any = None) -> dict[str, Any]:
+def run_manifest(
+    path: str | Path,
+    options: RunOptions | None = None,
+    *,
+    suite: str | None = None,
+    manifest: Manifest | None = None,
+    transport: Any = None,
+) -> dict[str, Any]:
     """Run a manifest and return the native JSON report (schema ``report``).
 
     ``transport``: the agent already started for ``manifest.target`` (see ``open_manifest``).
@@ -119,15 +126,21 @@ def run_manifest(path: str | Path, options: RunOptions | None = None, *, suite: 
 
 
 @contextmanager
-def running(path: str | Path, options: RunOptions | None = None, *, suite: str | None = None,
-            manifest: Manifest | None = None, transport: Any = None) -> Iterator[dict[str, Any]]:
+def running(
+    path: str | Path,
+    options: RunOptions | None = None,
+    *,
+    suite: str | None = None,
+    manifest: Manifest | None = None,
+    transport: Any = None,
+) -> Iterator[dict[str, Any]]:
     """``run_manifest`` whose report the ``with`` block gets while the agents are still shutting down.
 
     The block can write the report in that time; leaving it waits for the
     agents to exit and kills their process groups, even on an error.
     """
     from .report import build_report
-    from .runner import RunOptions, Runner
+    from .runner import Runner, RunOptions
 
     if manifest is None:
         manifest, transport = open_manifest(path)

@@ -30,10 +30,13 @@ def rpc() -> None:
 
 @rpc.command()
 @click.argument("manifests", nargs=-1, required=True, type=EXISTING)
-@click.option("--strict", is_flag=True, help="Also require manifest_version, graders on every step, current field "
-                                             "names and a command found on PATH.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Also require manifest_version, graders on every step, current field names and a command found on PATH.",
+)
 @output_option()
-def validate(manifests: tuple[Path, ...], strict: bool, output: str, as_json: bool) -> None:
+def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
     """Validate manifests without running an agent; exit 1 when any has an error.
 
     \b
@@ -54,11 +57,13 @@ def validate(manifests: tuple[Path, ...], strict: bool, output: str, as_json: bo
         if manifest is not None:
             steps = sum(len(s.steps) for s in manifest.scenarios)
             graders = sum(len(st.graders) for s in manifest.scenarios for st in s.steps)
-            summaries.append(f"{path}: {manifest.name!r}: {len(manifest.scenarios)} scenarios, {steps} steps, "
-                             f"{graders} graders, target {manifest.target.describe()}")
+            summaries.append(
+                f"{path}: {manifest.name!r}: {len(manifest.scenarios)} scenarios, {steps} steps, "
+                f"{graders} graders, target {manifest.target.describe()}"
+            )
     report = Report(command="rpc validate", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output, as_json)
-    if output == "text" and not as_json:
+    emit_report(report, output)
+    if output == "text":
         for line in summaries:
             click.echo(line)
     if not report.ok:
@@ -78,10 +83,12 @@ def _sigterm_as_interrupt() -> None:
 def _text_summary(report: dict) -> str:
     t, lat = report["totals"], report["latency"]
     verdict = "PASSED" if report["ok"] else "FAILED"
-    lines = [f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
-             f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
-             f"{t['steps_executed']} steps in {report['run']['duration_ms'] / 1000:.2f} s "
-             f"(mean {lat['mean_ms']:.2f} ms/step)"]
+    lines = [
+        f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
+        f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
+        f"{t['steps_executed']} steps in {report['run']['duration_ms'] / 1000:.2f} s "
+        f"(mean {lat['mean_ms']:.2f} ms/step)"
+    ]
     for s in report["scenarios"]:
         mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[s["status"]]
         flaky = " (flaky)" if s["flaky"] else ""
@@ -135,18 +142,43 @@ def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit
 @click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
 @click.option("--junit", type=OUT_FILE, help="Write a JUnit XML report here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
-@click.option("--filter", "filters", multiple=True, metavar="TEXT",
-              help="Only scenarios whose name contains TEXT or that have tag TEXT ('tag:x' for tags only). Repeatable.")
-@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Scenarios in parallel (each worker has its own agent process).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Per-call timeout in seconds "
-              "(overrides the manifest and ECP_RPC_TIMEOUT).")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="TEXT",
+    help="Only scenarios whose name contains TEXT or that have tag TEXT ('tag:x' for tags only). Repeatable.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Scenarios in parallel (each worker has its own agent process).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Per-call timeout in seconds (overrides the manifest and ECP_RPC_TIMEOUT).",
+)
 @click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
-def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, json_out: Path | None,
-        junit: Path | None, as_json: bool, filters: tuple[str, ...], jobs: int, timeout: float | None,
-        max_duration: float | None, isolation: str | None, executor: str) -> None:
+def run(
+    manifest_arg: Path | None,
+    manifest: Path | None,
+    html: Path | None,
+    json_out: Path | None,
+    junit: Path | None,
+    as_json: bool,
+    filters: tuple[str, ...],
+    jobs: int,
+    timeout: float | None,
+    max_duration: float | None,
+    isolation: str | None,
+    executor: str,
+) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
     Exit status: 0 all scenarios passed, 1 checks failed, 2 bad manifest or
@@ -172,9 +204,15 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
     from .runner import RunOptions
 
     with console.progress(f"{loaded.name}", total=len(loaded.scenarios)) as bar:
-        options = RunOptions(jobs=jobs, filters=list(filters), executor=executor, step_timeout=timeout,
-                             max_duration=max_duration, isolation=isolation,
-                             on_result=lambda record: bar.advance())
+        options = RunOptions(
+            jobs=jobs,
+            filters=list(filters),
+            executor=executor,
+            step_timeout=timeout,
+            max_duration=max_duration,
+            isolation=isolation,
+            on_result=lambda record: bar.advance(),
+        )
         with running(path, options, manifest=loaded, transport=transport) as report:
             text = dumps(report) if as_json or json_out else ""
             _write_reports(report, html, json_out, junit, text)  # while the agent exits
@@ -193,14 +231,20 @@ def run(manifest_arg: Path | None, manifest: Path | None, html: Path | None, jso
 @rpc.command()
 @click.argument("target")
 @click.option("--input", "step_input", default="hello", show_default=True, help="Input for the step calls.")
-@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Per-call timeout in seconds.")
+@click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Per-call timeout in seconds.",
+)
 @click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Working directory of the agent.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
 @click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
-def conformance(target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, as_json: bool,
-                json_out: Path | None) -> None:
+def conformance(
+    target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, as_json: bool, json_out: Path | None
+) -> None:
     """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.
 
     Exit status: 0 conformant, 1 a required check failed, 2 unreachable.
@@ -229,8 +273,10 @@ def conformance(target: str, step_input: str, timeout: float, shell: bool, cwd: 
         for check in report["checks"]:
             mark = "PASS" if check["passed"] else ("FAIL" if check["required"] else "WARN")
             click.echo(f"{mark:4} {check['name']}: {check['message']}")
-        click.echo(f"{'conformant' if report['conformant'] else 'NOT conformant'}: "
-                   f"{report['passed']}/{report['total']} checks passed")
+        click.echo(
+            f"{'conformant' if report['conformant'] else 'NOT conformant'}: "
+            f"{report['passed']}/{report['total']} checks passed"
+        )
     if not report["reachable"]:
         raise SystemExit(EXIT_USAGE)
     raise SystemExit(EXIT_OK if report["conformant"] else EXIT_PROBLEMS)

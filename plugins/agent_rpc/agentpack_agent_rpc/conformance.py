@@ -43,8 +43,13 @@ def run_conformance(target: Target, *, step_input: str = "hello", timeout: float
     try:
         try:
             info = session.initialize({}, dl())
-            checks.add("initialize result", True, f"name {info['name']!r}, protocol {info['protocol_version']}"
-                       + (" (legacy: no protocol_version)" if info["legacy"] else ""), method="agent/initialize")
+            checks.add(
+                "initialize result",
+                True,
+                f"name {info['name']!r}, protocol {info['protocol_version']}"
+                + (" (legacy: no protocol_version)" if info["legacy"] else ""),
+                method="agent/initialize",
+            )
         except AgentUnreachable as exc:
             reachable = False
             checks.add("initialize result", False, str(exc), method="agent/initialize")
@@ -52,18 +57,39 @@ def run_conformance(target: Target, *, step_input: str = "hello", timeout: float
         except CallError as exc:
             checks.add("initialize result", False, str(exc), method="agent/initialize")
             return _report(target, checks, reachable=True)
-        checks.add("protocol_version sent", not info["legacy"], "agent names its protocol version" if not info["legacy"]
-                   else "agent sent no protocol_version (accepted as legacy)", method="agent/initialize", required=False)
-        _call_check(checks, "step result", "agent/step", lambda: session.step(step_input, dl()),
-                    lambda r: f"status {r.status!r}, {len(r.tool_calls)} tool call(s)")
+        checks.add(
+            "protocol_version sent",
+            not info["legacy"],
+            "agent names its protocol version"
+            if not info["legacy"]
+            else "agent sent no protocol_version (accepted as legacy)",
+            method="agent/initialize",
+            required=False,
+        )
+        _call_check(
+            checks,
+            "step result",
+            "agent/step",
+            lambda: session.step(step_input, dl()),
+            lambda r: f"status {r.status!r}, {len(r.tool_calls)} tool call(s)",
+        )
         if _call_check(checks, "reset result", "agent/reset", lambda: session.reset(dl()), lambda r: "returned true"):
             declared = "reset" in info["capabilities"]
-            checks.add("reset capability declared", declared, "declared" if declared else
-                       "agent/reset returns true but 'reset' is not declared; it may be a no-op",
-                       method="agent/reset", required=False)
+            checks.add(
+                "reset capability declared",
+                declared,
+                "declared" if declared else "agent/reset returns true but 'reset' is not declared; it may be a no-op",
+                method="agent/reset",
+                required=False,
+            )
         _negative(checks, session, dl)
-        _call_check(checks, "still answers after bad requests", "agent/step", lambda: session.step(step_input, dl()),
-                    lambda r: "step succeeded")
+        _call_check(
+            checks,
+            "still answers after bad requests",
+            "agent/step",
+            lambda: session.step(step_input, dl()),
+            lambda r: "step succeeded",
+        )
         if transport.kind == "http":
             _http_rules(checks, transport, dl)
     finally:
@@ -82,12 +108,21 @@ def _call_check(checks: _Checks, name: str, method: str, call, describe) -> bool
 def _negative(checks: _Checks, session: Session, dl) -> None:
     try:
         session.call("agent/no_such_method", {}, dl())
-        checks.add("unknown method is an error", False, "agent answered an unknown method with a result",
-                   method="agent/no_such_method")
+        checks.add(
+            "unknown method is an error",
+            False,
+            "agent answered an unknown method with a result",
+            method="agent/no_such_method",
+        )
     except AgentRpcError as exc:
         checks.add("unknown method is an error", True, f"error {exc.code}", method="agent/no_such_method")
-        checks.add("unknown method code -32601", exc.code == -32601, f"error code {exc.code}",
-                   method="agent/no_such_method", required=False)
+        checks.add(
+            "unknown method code -32601",
+            exc.code == -32601,
+            f"error code {exc.code}",
+            method="agent/no_such_method",
+            required=False,
+        )
     except CallError as exc:
         checks.add("unknown method is an error", False, str(exc), method="agent/no_such_method")
     try:
@@ -122,17 +157,24 @@ def _http_rules(checks: _Checks, transport: Any, dl) -> None:
         code = transport.notify(json.dumps({"jsonrpc": "2.0", "method": "agent/reset"}).encode(), dl())
         checks.add("notification gets 202 Accepted", code == 202, f"HTTP {code}", method="agent/reset")
         code = transport.notify(json.dumps({"jsonrpc": "2.0", "method": "notifications/unknown"}).encode(), dl())
-        checks.add("unknown notification gets 202 (never an answer)", code == 202, f"HTTP {code}",
-                   method="notifications/unknown", required=False)
+        checks.add(
+            "unknown notification gets 202 (never an answer)",
+            code == 202,
+            f"HTTP {code}",
+            method="notifications/unknown",
+            required=False,
+        )
         body = json.dumps({"jsonrpc": "2.0", "id": 999_999, "method": "agent/reset", "params": {}}).encode()
         response = transport.post(body, dl(), extra_headers={"Accept": "text/plain"})
         response.close()
-        checks.add("unacceptable Accept gets 406", response.status_code == 406, f"HTTP {response.status_code}",
-                   required=False)
+        checks.add(
+            "unacceptable Accept gets 406", response.status_code == 406, f"HTTP {response.status_code}", required=False
+        )
         response = transport.post(body, dl(), extra_headers={"Origin": "http://evil.example"})
         response.close()
-        checks.add("foreign Origin gets 403", response.status_code == 403, f"HTTP {response.status_code}",
-                   required=False)
+        checks.add(
+            "foreign Origin gets 403", response.status_code == 403, f"HTTP {response.status_code}", required=False
+        )
     except CallError as exc:
         checks.add("HTTP status rules", False, str(exc))
 
@@ -141,7 +183,16 @@ def _report(target: Target, checks: _Checks, *, reachable: bool) -> dict[str, An
     items = checks.items
     required = [c for c in items if c["required"]]
     conformant = reachable and bool(required) and all(c["passed"] for c in required)
-    return {"schema_version": 1, "command": "rpc conformance", "ok": conformant, "target": target.describe(),
-            "transport": target.kind, "conformant": conformant, "reachable": reachable,
-            "passed": sum(1 for c in items if c["passed"]), "failed": sum(1 for c in items if not c["passed"]),
-            "total": len(items), "checks": items}
+    return {
+        "schema_version": 1,
+        "command": "rpc conformance",
+        "ok": conformant,
+        "target": target.describe(),
+        "transport": target.kind,
+        "conformant": conformant,
+        "reachable": reachable,
+        "passed": sum(1 for c in items if c["passed"]),
+        "failed": sum(1 for c in items if not c["passed"]),
+        "total": len(items),
+        "checks": items,
+    }

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Callable, NamedTuple, Protocol
-
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 
 class Worker(Protocol):
@@ -25,8 +25,14 @@ class Worker(Protocol):
 
 
 class Executor(Protocol):
-    def run(self, scenarios: list[Any], make_worker: Callable[[], Worker], jobs: int,
-            on_result: Callable[[dict[str, Any]], None], cancel: threading.Event) -> None: ...
+    def run(
+        self,
+        scenarios: list[Any],
+        make_worker: Callable[[], Worker],
+        jobs: int,
+        on_result: Callable[[dict[str, Any]], None],
+        cancel: threading.Event,
+    ) -> None: ...
 
 
 class ExecutorInfo(NamedTuple):
@@ -74,8 +80,10 @@ class LocalExecutor:
             finally:
                 worker.close()
 
-        threads = [threading.Thread(target=loop, name=f"agent-rpc-worker-{i}", daemon=True)
-                   for i in range(min(jobs, len(scenarios)))]
+        threads = [
+            threading.Thread(target=loop, name=f"agent-rpc-worker-{i}", daemon=True)
+            for i in range(min(jobs, len(scenarios)))
+        ]
         for thread in threads:
             thread.start()
         try:

@@ -41,30 +41,46 @@ def _checks(step: dict[str, Any]) -> str:
         f"<tr><td class={'pass' if c['passed'] else 'fail'}>{'pass' if c['passed'] else ('ERROR' if c['error'] else 'FAIL')}"
         f"</td><td>{escape(c['type'])}{' ' + escape(c['name']) if c.get('name') else ''}<br><small>{escape(c['field'])}"
         f"</small></td><td>{_pre(c['expected'])}</td><td>{_pre(c['actual'])}</td><td>{escape(c['reason'])}</td></tr>"
-        for c in step["checks"])
-    return ("<table><tr><th>verdict</th><th>check</th><th>expected</th><th>actual</th><th>reason</th></tr>"
-            f"{rows}</table>") if rows else ""
+        for c in step["checks"]
+    )
+    return (
+        (f"<table><tr><th>verdict</th><th>check</th><th>expected</th><th>actual</th><th>reason</th></tr>{rows}</table>")
+        if rows
+        else ""
+    )
 
 
 def _step(step: dict[str, Any]) -> str:
-    fields = [("input", step["input"]), ("public_output", step["public_output"]),
-              ("evaluation_context", step["evaluation_context"]), ("tool_calls", step["tool_calls"])]
+    fields = [
+        ("input", step["input"]),
+        ("public_output", step["public_output"]),
+        ("evaluation_context", step["evaluation_context"]),
+        ("tool_calls", step["tool_calls"]),
+    ]
     for name in ("logs", "usage", "error", "stderr"):
         if step.get(name):
             fields.append((name, step[name]))
     table = "".join(f"<tr><th>{name}</th><td>{_pre(value)}</td></tr>" for name, value in fields)
     status = step["agent_status"] or step["status"]
-    return (f"<div class=step><b>step {step['index']}</b>{' ' + escape(step['name']) if step.get('name') else ''} "
-            f"<small class={escape(step['status'])}>{escape(step['exit_reason'])}</small> <small>status "
-            f"{escape(str(status))} · {step['duration_ms']:.2f} ms</small><table>{table}</table>{_checks(step)}</div>")
+    return (
+        f"<div class=step><b>step {step['index']}</b>{' ' + escape(step['name']) if step.get('name') else ''} "
+        f"<small class={escape(step['status'])}>{escape(step['exit_reason'])}</small> <small>status "
+        f"{escape(str(status))} · {step['duration_ms']:.2f} ms</small><table>{table}</table>{_checks(step)}</div>"
+    )
 
 
 def _scenario(s: dict[str, Any]) -> str:
     runs = ""
     for run in s["runs"]:
-        head = (f"<p><b>run {run['repetition']}</b> (attempt {run['attempt']}) <span class={run['status']}>"
+        head = (
+            (
+                f"<p><b>run {run['repetition']}</b> (attempt {run['attempt']}) <span class={run['status']}>"
                 f"{run['status']}</span> <small>{escape(run['exit_reason'])} · {run['duration_ms']:.1f} ms"
-                f"{' · pid ' + str(run['pid']) if run.get('pid') else ''}</small></p>") if len(s["runs"]) > 1 or run["attempt"] > 1 else ""
+                f"{' · pid ' + str(run['pid']) if run.get('pid') else ''}</small></p>"
+            )
+            if len(s["runs"]) > 1 or run["attempt"] > 1
+            else ""
+        )
         extra = ""
         if run["stderr"]:
             extra += f"<details><summary>agent stderr (outside steps)</summary>{_pre(run['stderr'])}</details>"
@@ -74,39 +90,57 @@ def _scenario(s: dict[str, Any]) -> str:
     tags = "".join(f"<span class=pill>{escape(t)}</span>" for t in s["tags"])
     flaky = " <b class=flaky>flaky</b>" if s["flaky"] else ""
     rate = f" · pass rate {s['pass_rate']:.0%} of {len(s['runs'])}" if s["repeat"] > 1 else ""
-    return (f"<details class=scenario data-status='{s['status']}'{' open' if s['status'] in ('failed', 'error') else ''}>"
-            f"<summary><b class={s['status']}>{s['status'].upper()}</b>{flaky} {escape(s['name'])} <small>"
-            f"{s['duration_ms']:.1f} ms{rate} · {escape(s['exit_reason'])}</small> {escape(s['message'])}</summary>"
-            f"{tags}{runs}</details>")
+    return (
+        f"<details class=scenario data-status='{s['status']}'{' open' if s['status'] in ('failed', 'error') else ''}>"
+        f"<summary><b class={s['status']}>{s['status'].upper()}</b>{flaky} {escape(s['name'])} <small>"
+        f"{s['duration_ms']:.1f} ms{rate} · {escape(s['exit_reason'])}</small> {escape(s['message'])}</summary>"
+        f"{tags}{runs}</details>"
+    )
 
 
 def render(report: dict[str, Any]) -> str:
     t = report["totals"]
     lat = report["latency"]
     agent = report["agent"] or {}
-    scenarios = sorted(report["scenarios"], key=lambda s: (ORDER.get(s["status"], 2) - (0.5 if s["flaky"] else 0)))
+    scenarios = sorted(report["scenarios"], key=lambda s: ORDER.get(s["status"], 2) - (0.5 if s["flaky"] else 0))
     verdict = "<b class=pass>PASSED</b>" if report["ok"] else "<b class=fail>FAILED</b>"
-    pills = [f"{t['scenarios']} scenarios", f"<span class=passed>{t['passed']} passed</span>",
-             f"<span class=failed>{t['failed']} failed</span>", f"<span class=error>{t['errors']} errors</span>",
-             f"{t['skipped']} skipped", f"<span class=flaky>{t['flaky']} flaky</span>",
-             f"pass rate {t['pass_rate']:.1%}", f"checks {t['checks_passed']}/{t['checks_total']}",
-             f"steps {t['steps_executed']}/{t['steps_planned']}",
-             f"latency mean {lat['mean_ms']:.2f} ms · p95 {lat['p95_ms']:.2f} ms",
-             f"{report['run']['duration_ms'] / 1000:.2f} s"]
-    meta = {"manifest": report["manifest"], "agent": agent, "run": report["run"], "runtime": report["runtime"],
-            "usage": report["usage"], "exit_reason": report["exit_reason"]}
+    pills = [
+        f"{t['scenarios']} scenarios",
+        f"<span class=passed>{t['passed']} passed</span>",
+        f"<span class=failed>{t['failed']} failed</span>",
+        f"<span class=error>{t['errors']} errors</span>",
+        f"{t['skipped']} skipped",
+        f"<span class=flaky>{t['flaky']} flaky</span>",
+        f"pass rate {t['pass_rate']:.1%}",
+        f"checks {t['checks_passed']}/{t['checks_total']}",
+        f"steps {t['steps_executed']}/{t['steps_planned']}",
+        f"latency mean {lat['mean_ms']:.2f} ms · p95 {lat['p95_ms']:.2f} ms",
+        f"{report['run']['duration_ms'] / 1000:.2f} s",
+    ]
+    meta = {
+        "manifest": report["manifest"],
+        "agent": agent,
+        "run": report["run"],
+        "runtime": report["runtime"],
+        "usage": report["usage"],
+        "exit_reason": report["exit_reason"],
+    }
     warnings = "".join(f"<li class=flaky>{escape(w)}</li>" for w in report["warnings"])
-    boxes = "".join(f"<label><input type=checkbox data-status-filter value={k} checked> {k}</label> "
-                    for k in ("failed", "error", "passed", "skipped"))
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            f"<title>{escape(report['manifest']['name'])} — agent-rpc report</title><style>{STYLE}</style></head><body>"
-            f"<h1>{escape(report['manifest']['name'])} {verdict}</h1>"
-            f"<p><small>agent {escape(str(agent.get('name', '?')))} (protocol {escape(str(agent.get('protocol_version', '?')))}) "
-            f"· {escape(report['manifest']['target'])} · {escape(report['manifest']['digest'])} · "
-            f"{escape(report['run']['started_at'] or '')} · exit reason {escape(report['exit_reason'])}</small></p>"
-            + "".join(f"<span class=pill>{p}</span>" for p in pills)
-            + (f"<ul>{warnings}</ul>" if warnings else "")
-            + f"<details><summary>run metadata</summary>{_pre(meta)}</details>"
-            f"<div id=controls><input id=q placeholder='filter scenarios, inputs, outputs...'> {boxes}</div>"
-            + "".join(_scenario(s) for s in scenarios)
-            + f"<script>{SCRIPT}</script></body></html>\n")
+    boxes = "".join(
+        f"<label><input type=checkbox data-status-filter value={k} checked> {k}</label> "
+        for k in ("failed", "error", "passed", "skipped")
+    )
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{escape(report['manifest']['name'])} — agent-rpc report</title><style>{STYLE}</style></head><body>"
+        f"<h1>{escape(report['manifest']['name'])} {verdict}</h1>"
+        f"<p><small>agent {escape(str(agent.get('name', '?')))} (protocol {escape(str(agent.get('protocol_version', '?')))}) "
+        f"· {escape(report['manifest']['target'])} · {escape(report['manifest']['digest'])} · "
+        f"{escape(report['run']['started_at'] or '')} · exit reason {escape(report['exit_reason'])}</small></p>"
+        + "".join(f"<span class=pill>{p}</span>" for p in pills)
+        + (f"<ul>{warnings}</ul>" if warnings else "")
+        + f"<details><summary>run metadata</summary>{_pre(meta)}</details>"
+        f"<div id=controls><input id=q placeholder='filter scenarios, inputs, outputs...'> {boxes}</div>"
+        + "".join(_scenario(s) for s in scenarios)
+        + f"<script>{SCRIPT}</script></body></html>\n"
+    )

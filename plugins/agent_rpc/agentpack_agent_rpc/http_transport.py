@@ -33,16 +33,19 @@ class HttpTransport:
         self.stderr = TailBuffer(0)
         self.warnings: list[str] = []
         self.broken = False
-        self._client = httpx.Client(headers={"Accept": ACCEPT, "Content-Type": "application/json", **(headers or {})},
-                                    limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=30.0))
+        self._client = httpx.Client(
+            headers={"Accept": ACCEPT, "Content-Type": "application/json", **(headers or {})},
+            limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=30.0),
+        )
 
     def post(self, data: bytes, deadline: float, *, extra_headers: dict[str, str] | None = None):
         """A raw streaming POST (used by conformance checks); the caller closes the response."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise AgentTimeout("no time left for the request")
-        request = self._client.build_request("POST", self.url, content=data, headers=extra_headers,
-                                             timeout=self._httpx.Timeout(remaining))
+        request = self._client.build_request(
+            "POST", self.url, content=data, headers=extra_headers, timeout=self._httpx.Timeout(remaining)
+        )
         return self._send(request)
 
     def _send(self, request):
@@ -126,7 +129,9 @@ class HttpTransport:
 
     def get_status(self, deadline: float) -> tuple[int, str]:
         """Status and content type of a GET on the endpoint (conformance)."""
-        request = self._client.build_request("GET", self.url, timeout=self._httpx.Timeout(max(0.1, deadline - time.monotonic())))
+        request = self._client.build_request(
+            "GET", self.url, timeout=self._httpx.Timeout(max(0.1, deadline - time.monotonic()))
+        )
         response = self._send(request)
         response.close()
         return response.status_code, response.headers.get("content-type", "")

@@ -43,8 +43,12 @@ class Step(Record):
     """One input sent to the agent, and the graders of its result."""
 
     __slots__ = ("index", "input", "graders", "timeout", "expect_status", "name", "line")
-    DEFAULTS = {"timeout": constant(None), "expect_status": constant(None), "name": constant(None),
-                "line": constant(None)}
+    DEFAULTS = {
+        "timeout": constant(None),
+        "expect_status": constant(None),
+        "name": constant(None),
+        "line": constant(None),
+    }
     index: int
     input: str
     graders: list[GraderSpec]
@@ -57,11 +61,32 @@ class Step(Record):
 class Scenario(Record):
     """One conversation: steps run in order on one agent session."""
 
-    __slots__ = ("index", "id", "name", "steps", "tags", "description", "skip", "timeout", "step_timeout",
-                 "retries", "repeat", "pass_threshold", "line")
-    DEFAULTS = {"tags": list, "description": constant(""), "skip": constant(None), "timeout": constant(None),
-                "step_timeout": constant(DEFAULT_STEP_TIMEOUT), "retries": constant(0), "repeat": constant(1),
-                "pass_threshold": constant(1.0), "line": constant(None)}
+    __slots__ = (
+        "index",
+        "id",
+        "name",
+        "steps",
+        "tags",
+        "description",
+        "skip",
+        "timeout",
+        "step_timeout",
+        "retries",
+        "repeat",
+        "pass_threshold",
+        "line",
+    )
+    DEFAULTS = {
+        "tags": list,
+        "description": constant(""),
+        "skip": constant(None),
+        "timeout": constant(None),
+        "step_timeout": constant(DEFAULT_STEP_TIMEOUT),
+        "retries": constant(0),
+        "repeat": constant(1),
+        "pass_threshold": constant(1.0),
+        "line": constant(None),
+    }
     index: int
     id: str
     name: str
@@ -81,8 +106,15 @@ class Target(Record):
     """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
 
     __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message")
-    DEFAULTS = {"command": constant(None), "url": constant(None), "shell": constant(False), "cwd": constant(None),
-                "env": dict, "stderr_limit": constant(64 * 1024), "max_message": constant(64 * 1024 * 1024)}
+    DEFAULTS = {
+        "command": constant(None),
+        "url": constant(None),
+        "shell": constant(False),
+        "cwd": constant(None),
+        "env": dict,
+        "stderr_limit": constant(64 * 1024),
+        "max_message": constant(64 * 1024 * 1024),
+    }
     command: list[str] | str | None
     url: str | None
     shell: bool
@@ -109,18 +141,44 @@ class Target(Record):
         from .stdio import StdioTransport
 
         env = {**os.environ, **self.env} if self.env else None
-        return StdioTransport(self.command, cwd=self.cwd, env=env, shell=self.shell,
-                              stderr_limit=self.stderr_limit, max_message=self.max_message)
+        return StdioTransport(
+            self.command,
+            cwd=self.cwd,
+            env=env,
+            shell=self.shell,
+            stderr_limit=self.stderr_limit,
+            max_message=self.max_message,
+        )
 
 
 class Manifest(Record):
     """A validated manifest, with paths resolved and graders built."""
 
-    __slots__ = ("path", "root", "name", "target", "scenarios", "config", "description", "isolation",
-                 "require_capabilities", "judge", "report_text_chars", "digest", "raw")
-    DEFAULTS = {"config": dict, "description": constant(""), "isolation": constant("reset"),
-                "require_capabilities": constant(False), "judge": dict, "report_text_chars": constant(20_000),
-                "digest": constant(""), "raw": dict}
+    __slots__ = (
+        "path",
+        "root",
+        "name",
+        "target",
+        "scenarios",
+        "config",
+        "description",
+        "isolation",
+        "require_capabilities",
+        "judge",
+        "report_text_chars",
+        "digest",
+        "raw",
+    )
+    DEFAULTS = {
+        "config": dict,
+        "description": constant(""),
+        "isolation": constant("reset"),
+        "require_capabilities": constant(False),
+        "judge": dict,
+        "report_text_chars": constant(20_000),
+        "digest": constant(""),
+        "raw": dict,
+    }
     path: Path
     root: Path
     name: str
@@ -182,8 +240,11 @@ class _Builder:
         kind = spec["type"]
         gtype = self.graders.get(kind)
         if gtype is None:
-            self.error("ARP103", f"unknown grader type '{kind}'; available: {', '.join(sorted(self.graders))}",
-                       join_pointer(pointer, "type"))
+            self.error(
+                "ARP103",
+                f"unknown grader type '{kind}'; available: {', '.join(sorted(self.graders))}",
+                join_pointer(pointer, "type"),
+            )
             return None
         if gtype.schema is not None:
             from jsonschema import Draft202012Validator
@@ -208,8 +269,15 @@ class _Builder:
             built = self.grader(spec, join_pointer(join_pointer(pointer, "graders"), g_index))
             if built is not None:
                 graders.append(built)
-        return Step(index=index, input=data["input"], graders=graders, timeout=data.get("timeout"),
-                    expect_status=data.get("expect_status"), name=data.get("name"), line=self.doc.line_of(pointer))
+        return Step(
+            index=index,
+            input=data["input"],
+            graders=graders,
+            timeout=data.get("timeout"),
+            expect_status=data.get("expect_status"),
+            name=data.get("name"),
+            line=self.doc.line_of(pointer),
+        )
 
     def dataset(self, spec: dict[str, Any], pointer: str, first: int) -> list[Step]:
         import csv
@@ -231,9 +299,12 @@ class _Builder:
                 if spec["type"] == "csv":
                     reader = csv.DictReader(handle)
                     if reader.fieldnames is None or in_col not in reader.fieldnames:
-                        self.error("ARP102", f"dataset {spec['source']} has no column '{in_col}' "
-                                   f"(columns: {', '.join(reader.fieldnames or []) or 'none'})",
-                                   join_pointer(pointer, "input_column"))
+                        self.error(
+                            "ARP102",
+                            f"dataset {spec['source']} has no column '{in_col}' "
+                            f"(columns: {', '.join(reader.fieldnames or []) or 'none'})",
+                            join_pointer(pointer, "input_column"),
+                        )
                         return []
                     rows = [(reader.line_num, row) for row in reader]
                 else:
@@ -243,12 +314,16 @@ class _Builder:
                         try:
                             row = json.loads(line)
                         except ValueError as exc:
-                            self.findings.append(_finding("error", "ARP102", f"invalid JSON line: {exc}",
-                                                               file=str(path), line=number))
+                            self.findings.append(
+                                _finding("error", "ARP102", f"invalid JSON line: {exc}", file=str(path), line=number)
+                            )
                             continue
                         if not isinstance(row, dict):
-                            self.findings.append(_finding("error", "ARP102", "each JSONL line must be an object",
-                                                               file=str(path), line=number))
+                            self.findings.append(
+                                _finding(
+                                    "error", "ARP102", "each JSONL line must be an object", file=str(path), line=number
+                                )
+                            )
                             continue
                         rows.append((number, row))
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -258,18 +333,23 @@ class _Builder:
         for offset, (number, row) in enumerate(rows):
             text = row.get(in_col)
             if not isinstance(text, str):
-                self.findings.append(_finding("error", "ARP102", f"row has no string '{in_col}' value",
-                                                   file=str(path), line=number))
+                self.findings.append(
+                    _finding("error", "ARP102", f"row has no string '{in_col}' value", file=str(path), line=number)
+                )
                 continue
             expected = row.get(out_col)
             graders = []
             if expected not in (None, ""):
-                spec_g = {"type": "text_match", "field": "public_output", "condition": condition,
-                          "value": str(expected)}
-                graders.append(GraderSpec("text_match", spec_g, pointer,
-                                          self.graders["text_match"].factory(spec_g)))
-            steps.append(Step(index=first + offset, input=text, graders=graders, name=f"{path.name}:{number}",
-                              line=number))
+                spec_g = {
+                    "type": "text_match",
+                    "field": "public_output",
+                    "condition": condition,
+                    "value": str(expected),
+                }
+                graders.append(GraderSpec("text_match", spec_g, pointer, self.graders["text_match"].factory(spec_g)))
+            steps.append(
+                Step(index=first + offset, input=text, graders=graders, name=f"{path.name}:{number}", line=number)
+            )
         return steps
 
     def target(self, data: dict[str, Any]) -> Target | None:
@@ -317,12 +397,17 @@ class _Builder:
         seen: dict[str, int] = {}
         for s_index, sdata in enumerate(data["scenarios"]):
             pointer = f"/scenarios/{s_index}"
-            steps = [self.step(step, join_pointer(join_pointer(pointer, "steps"), i), i + 1)
-                     for i, step in enumerate(sdata.get("steps") or [])]
+            steps = [
+                self.step(step, join_pointer(join_pointer(pointer, "steps"), i), i + 1)
+                for i, step in enumerate(sdata.get("steps") or [])
+            ]
             if "dataset" in sdata:
                 if steps:
-                    self.warning("ARP110", "dataset ignored: the scenario also has steps (as ecp-runtime does)",
-                                 join_pointer(pointer, "dataset"))
+                    self.warning(
+                        "ARP110",
+                        "dataset ignored: the scenario also has steps (as ecp-runtime does)",
+                        join_pointer(pointer, "dataset"),
+                    )
                 else:
                     steps = self.dataset(sdata["dataset"], join_pointer(pointer, "dataset"), 1)
             if not steps and not any(f.severity == "error" for f in self.findings):
@@ -332,30 +417,48 @@ class _Builder:
             if name in seen:
                 seen[name] += 1
                 scenario_id = f"{name} ({seen[name]})"
-                self.warning("ARP112", f"duplicate scenario name '{name}'; reported as '{scenario_id}'",
-                             join_pointer(pointer, "name"))
+                self.warning(
+                    "ARP112",
+                    f"duplicate scenario name '{name}'; reported as '{scenario_id}'",
+                    join_pointer(pointer, "name"),
+                )
             else:
                 seen[name] = 1
             skip = sdata.get("skip")
-            scenarios.append(Scenario(
-                index=s_index, id=scenario_id, name=name, steps=steps, tags=list(sdata.get("tags") or []),
-                description=sdata.get("description", ""),
-                skip=(skip if isinstance(skip, str) else "skipped by the manifest") if skip else None,
-                timeout=sdata.get("timeout", data.get("scenario_timeout")),
-                step_timeout=float(sdata.get("step_timeout", step_timeout)),
-                retries=sdata.get("retries", data.get("retries", 0)),
-                repeat=sdata.get("repeat", data.get("repeat", 1)),
-                pass_threshold=sdata.get("pass_threshold", data.get("pass_threshold", 1.0)),
-                line=self.doc.line_of(pointer)))
+            scenarios.append(
+                Scenario(
+                    index=s_index,
+                    id=scenario_id,
+                    name=name,
+                    steps=steps,
+                    tags=list(sdata.get("tags") or []),
+                    description=sdata.get("description", ""),
+                    skip=(skip if isinstance(skip, str) else "skipped by the manifest") if skip else None,
+                    timeout=sdata.get("timeout", data.get("scenario_timeout")),
+                    step_timeout=float(sdata.get("step_timeout", step_timeout)),
+                    retries=sdata.get("retries", data.get("retries", 0)),
+                    repeat=sdata.get("repeat", data.get("repeat", 1)),
+                    pass_threshold=sdata.get("pass_threshold", data.get("pass_threshold", 1.0)),
+                    line=self.doc.line_of(pointer),
+                )
+            )
         if target is None or any(f.severity == "error" for f in self.findings):
             return None
-        return Manifest(path=path, root=self.root, name=data["name"], target=target, scenarios=scenarios,
-                        config=data.get("config") or {}, description=data.get("description", ""),
-                        isolation=data.get("isolation", "reset"),
-                        require_capabilities=bool(data.get("require_capabilities", False)),
-                        judge=dict(data.get("judge") or {}),
-                        report_text_chars=(data.get("limits") or {}).get("report_text_chars", 20_000),
-                        digest=digest, raw=data)
+        return Manifest(
+            path=path,
+            root=self.root,
+            name=data["name"],
+            target=target,
+            scenarios=scenarios,
+            config=data.get("config") or {},
+            description=data.get("description", ""),
+            isolation=data.get("isolation", "reset"),
+            require_capabilities=bool(data.get("require_capabilities", False)),
+            judge=dict(data.get("judge") or {}),
+            report_text_chars=(data.get("limits") or {}).get("report_text_chars", 20_000),
+            digest=digest,
+            raw=data,
+        )
 
 
 def _fast_valid(data: Any) -> bool:
@@ -446,7 +549,7 @@ def document_head(text: str, path: Path) -> YamlDocument | None:
     if match is None or _TARGET_KEY_LINE.search(text, match.end()):
         return None
     try:
-        head = parse_yaml(text[:match.start()], file=str(path))
+        head = parse_yaml(text[: match.start()], file=str(path))
     except YamlError:
         return None
     return head if isinstance(head.data, dict) else None
@@ -468,29 +571,47 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
             return None
     elif not (isinstance(raw, list) and raw and all(isinstance(arg, str) and arg for arg in raw)):
         return None
-    if (not isinstance(data.get("shell", False), bool) or not isinstance(data.get("cwd", ""), str)
-            or not isinstance(env, dict) or not isinstance(limits, dict)
-            or not all(isinstance(value, (str, int, float, bool)) for value in env.values())
-            or not all(type(limits.get(key, 1)) is int and limits.get(key, 1) > 0
-                       for key in ("stderr_bytes", "max_message_bytes"))):
+    if (
+        not isinstance(data.get("shell", False), bool)
+        or not isinstance(data.get("cwd", ""), str)
+        or not isinstance(env, dict)
+        or not isinstance(limits, dict)
+        or not all(isinstance(value, (str, int, float, bool)) for value in env.values())
+        or not all(
+            type(limits.get(key, 1)) is int and limits.get(key, 1) > 0 for key in ("stderr_bytes", "max_message_bytes")
+        )
+    ):
         return None
     builder = _Builder(doc, path.parent.resolve(), {})
     target = builder.target(data)
     return None if builder.findings else target
 
 
-def load_manifest(path: Path, graders: dict[str, GraderType], *, strict: bool = False,
-                  document: tuple[YamlDocument, bytes] | None = None) -> tuple[Manifest | None, list[Finding]]:
+def load_manifest(
+    path: Path,
+    graders: dict[str, GraderType],
+    *,
+    strict: bool = False,
+    document: tuple[YamlDocument, bytes] | None = None,
+) -> tuple[Manifest | None, list[Finding]]:
     """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``."""
     path = Path(path)
     try:
         doc, raw = document or read_document(path)
     except YamlError as exc:
-        return None, [_finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line,
-                                    column=exc.column)]
+        return None, [
+            _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
+        ]
     if not isinstance(doc.data, dict):
-        return None, [_finding("error", "ARP002", "a manifest must be a YAML mapping with name, target and scenarios",
-                                    file=str(path), line=1)]
+        return None, [
+            _finding(
+                "error",
+                "ARP002",
+                "a manifest must be a YAML mapping with name, target and scenarios",
+                file=str(path),
+                line=1,
+            )
+        ]
     findings = [] if _fast_valid(doc.data) else [_friendlier(f) for f in _schema_findings(doc)]
     if any(f.severity == "error" for f in findings):
         return None, findings
@@ -521,15 +642,21 @@ def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Findi
                 found.append(_finding("error", "ARP202", "strict: step has no graders", **doc.where(pointer)))
             for g_index, grader in enumerate(step.get("graders") or []):
                 if grader.get("field") == "private_thought":
-                    found.append(_finding("error", 
-                        "ARP203", "strict: 'private_thought' is deprecated; use 'evaluation_context'",
-                        **doc.where(f"{pointer}/graders/{g_index}/field")))
+                    found.append(
+                        _finding(
+                            "error",
+                            "ARP203",
+                            "strict: 'private_thought' is deprecated; use 'evaluation_context'",
+                            **doc.where(f"{pointer}/graders/{g_index}/field"),
+                        )
+                    )
     if manifest is not None and manifest.target.kind == "stdio" and not manifest.target.shell:
         program = manifest.target.command[0]
         cwd = manifest.target.cwd or "."
         if shutil.which(program) is None and not (Path(cwd) / program).exists():
-            found.append(_finding("error", "ARP204", f"strict: program '{program}' not found on PATH",
-                                       **doc.where("/target")))
+            found.append(
+                _finding("error", "ARP204", f"strict: program '{program}' not found on PATH", **doc.where("/target"))
+            )
     return found
 
 

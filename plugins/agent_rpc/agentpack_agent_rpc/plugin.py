@@ -20,15 +20,25 @@ def agentpack_add_hookspecs(pluginmanager):
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="agent-rpc",
-                        description="an agent evaluation manifest (scenarios run against an agent over JSON-RPC)",
-                        extra="agent-rpc"))
+    register(
+        FormatInfo(
+            name=FORMAT,
+            title="agent-rpc",
+            description="an agent evaluation manifest (scenarios run against an agent over JSON-RPC)",
+            extra="agent-rpc",
+        )
+    )
 
 
 @hookimpl
 def agentpack_register_commands(register):
-    register(CommandSpec(name="rpc", target="agentpack_agent_rpc.cli:rpc",
-                         help="Run agent evaluation manifests over JSON-RPC; check agents for conformance."))
+    register(
+        CommandSpec(
+            name="rpc",
+            target="agentpack_agent_rpc.cli:rpc",
+            help="Run agent evaluation manifests over JSON-RPC; check agents for conformance.",
+        )
+    )
 
 
 @hookimpl
@@ -38,7 +48,9 @@ def agentpack_agent_rpc_register_graders(register):
     from .graders.text_match import TextMatch
     from .graders.tool_usage import ToolUsage
 
-    register(GraderType("text_match", TextMatch, "contains / equals / does_not_contain / not_equals / regex / not_regex"))
+    register(
+        GraderType("text_match", TextMatch, "contains / equals / does_not_contain / not_equals / regex / not_regex")
+    )
     register(GraderType("tool_usage", ToolUsage, "tool call by name and argument subset; not_called, counts, sequence"))
     register(GraderType("llm_judge", LlmJudge, "an OpenAI-compatible chat model judges the output"))
 
@@ -97,12 +109,12 @@ def agentpack_load(path, format):
 
     target = _manifest_file(Path(path))
     if target is None:
-        raise PackError("not an agent-rpc manifest: expected a .yaml file or a folder with manifest.yaml",
-                        file=str(path))
+        raise PackError(
+            "not an agent-rpc manifest: expected a .yaml file or a folder with manifest.yaml", file=str(path)
+        )
     doc, _ = read_document(target)  # YamlError (a PackError) carries file:line:col
     name = doc.data.get("name") if isinstance(doc.data, dict) else None
-    return Pack(path=target, root=target.parent, format=FORMAT, name=name if isinstance(name, str) else None,
-                data=doc)
+    return Pack(path=target, root=target.parent, format=FORMAT, name=name if isinstance(name, str) else None, data=doc)
 
 
 @hookimpl
@@ -125,7 +137,9 @@ def agentpack_evaluate(pack, options):
 
     filters = [f.strip() for f in (options.filter or "").split(",") if f.strip()]
     opts = options.options or {}
-    report = run_manifest(pack.path, RunOptions(jobs=options.jobs, filters=filters,
-                                                executor=opts.get("executor", "local")),
-                          suite=options.suite)
+    report = run_manifest(
+        pack.path,
+        RunOptions(jobs=options.jobs, filters=filters, executor=opts.get("executor", "local")),
+        suite=options.suite,
+    )
     return to_eval_report(report)

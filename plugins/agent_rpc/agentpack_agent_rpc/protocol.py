@@ -63,11 +63,25 @@ class Interrupted(CallError):
 class StepResult(Record):
     """A validated ``agent/step`` result, with the deprecated alias mirrored both ways."""
 
-    __slots__ = ("status", "public_output", "evaluation_context", "private_thought", "tool_calls", "logs", "usage",
-                 "raw")
-    DEFAULTS = {"public_output": constant(None), "evaluation_context": constant(None),
-                "private_thought": constant(None), "tool_calls": list, "logs": constant(None),
-                "usage": constant(None), "raw": dict}
+    __slots__ = (
+        "status",
+        "public_output",
+        "evaluation_context",
+        "private_thought",
+        "tool_calls",
+        "logs",
+        "usage",
+        "raw",
+    )
+    DEFAULTS = {
+        "public_output": constant(None),
+        "evaluation_context": constant(None),
+        "private_thought": constant(None),
+        "tool_calls": list,
+        "logs": constant(None),
+        "usage": constant(None),
+        "raw": dict,
+    }
     status: str
     public_output: str | None
     evaluation_context: str | None
@@ -82,8 +96,15 @@ class StepResult(Record):
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def check_tool_call(call: Any, where: str) -> None:
@@ -127,10 +148,16 @@ def parse_step_result(result: Any) -> StepResult:
                 raise ProtocolError(f"agent/step result.usage.{name} must be a non-negative integer, got {value!r}")
     context = result.get("evaluation_context")
     thought = result.get("private_thought")
-    return StepResult(status=status, public_output=result.get("public_output"),
-                      evaluation_context=context if context is not None else thought,
-                      private_thought=thought if thought is not None else context,
-                      tool_calls=calls, logs=result.get("logs"), usage=usage, raw=result)
+    return StepResult(
+        status=status,
+        public_output=result.get("public_output"),
+        evaluation_context=context if context is not None else thought,
+        private_thought=thought if thought is not None else context,
+        tool_calls=calls,
+        logs=result.get("logs"),
+        usage=usage,
+        raw=result,
+    )
 
 
 def check_initialize_result(result: Any) -> dict[str, Any]:
@@ -146,7 +173,9 @@ def check_initialize_result(result: Any) -> dict[str, Any]:
         raise ProtocolError(f"agent/initialize result.capabilities must be an object, got {_type_name(caps)}")
     for key, value in caps.items():
         if not isinstance(value, (dict, bool)):
-            raise ProtocolError(f"agent/initialize result.capabilities.{key} must be an object, got {_type_name(value)}")
+            raise ProtocolError(
+                f"agent/initialize result.capabilities.{key} must be an object, got {_type_name(value)}"
+            )
     return result
 
 
@@ -159,8 +188,9 @@ def negotiate(agent_version: Any) -> tuple[str, bool]:
         raise ProtocolError(f"agent/initialize result.protocol_version must be 'MAJOR.MINOR', got {agent_version!r}")
     major, minor = (int(p) for p in PROTOCOL_VERSION.split("."))
     if int(parts[0]) != major:
-        raise ProtocolError(f"agent speaks protocol {agent_version}, this runtime speaks {PROTOCOL_VERSION} "
-                            "(major versions differ)")
+        raise ProtocolError(
+            f"agent speaks protocol {agent_version}, this runtime speaks {PROTOCOL_VERSION} (major versions differ)"
+        )
     return f"{major}.{min(minor, int(parts[1]))}", False
 
 
@@ -169,15 +199,19 @@ def unwrap(response: Any, method: str, expected_id: int) -> Any:
     if not isinstance(response, dict):
         raise ProtocolError(f"{method}: response must be a JSON object, got {_type_name(response)}")
     if response.get("jsonrpc") != "2.0":
-        raise ProtocolError(f"{method}: response must have \"jsonrpc\": \"2.0\", got {response.get('jsonrpc')!r}")
+        raise ProtocolError(f'{method}: response must have "jsonrpc": "2.0", got {response.get("jsonrpc")!r}')
     if "error" in response:
         if "result" in response:
             raise ProtocolError(f"{method}: response has both 'result' and 'error'")
         error = response["error"]
-        if not isinstance(error, dict) or not isinstance(error.get("code"), int) or not isinstance(
-                error.get("message"), str):
-            raise ProtocolError(f"{method}: 'error' must be an object with integer code and string message, "
-                                f"got {error!r}")
+        if (
+            not isinstance(error, dict)
+            or not isinstance(error.get("code"), int)
+            or not isinstance(error.get("message"), str)
+        ):
+            raise ProtocolError(
+                f"{method}: 'error' must be an object with integer code and string message, got {error!r}"
+            )
         raise AgentRpcError(f"{method}: agent returned error {error['code']}: {error['message']}", error["code"])
     if "result" not in response:
         raise ProtocolError(f"{method}: response has neither 'result' nor 'error'")

@@ -16,7 +16,8 @@ whole process group is stopped after it.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -28,8 +29,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "agent_rpc(target=None, config=None, cwd=None, shell=False, timeout=None): "
-                                       "the agent the rpc_agent fixture starts")
+    config.addinivalue_line(
+        "markers",
+        "agent_rpc(target=None, config=None, cwd=None, shell=False, timeout=None): "
+        "the agent the rpc_agent fixture starts",
+    )
 
 
 class AgentHandle:

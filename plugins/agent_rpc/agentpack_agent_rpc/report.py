@@ -20,8 +20,14 @@ def latency_summary(durations: list[float]) -> dict[str, Any]:
     def rank(p: int) -> float:  # nearest-rank percentile
         return ordered[max(1, -(-p * len(ordered) // 100)) - 1]
 
-    return {"count": len(ordered), "total_ms": round(sum(ordered), 3), "mean_ms": round(sum(ordered) / len(ordered), 3),
-            "p50_ms": round(rank(50), 3), "p95_ms": round(rank(95), 3), "max_ms": round(ordered[-1], 3)}
+    return {
+        "count": len(ordered),
+        "total_ms": round(sum(ordered), 3),
+        "mean_ms": round(sum(ordered) / len(ordered), 3),
+        "p50_ms": round(rank(50), 3),
+        "p95_ms": round(rank(95), 3),
+        "max_ms": round(ordered[-1], 3),
+    }
 
 
 def merge_usage(records: list[Any]) -> dict[str, int] | None:
@@ -59,14 +65,20 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
     count = {k: sum(1 for s in scenarios if s["status"] == k) for k in ("passed", "failed", "error", "skipped")}
     ran = len(scenarios) - count["skipped"]
     totals = {
-        "scenarios": len(scenarios), "passed": count["passed"], "failed": count["failed"], "errors": count["error"],
-        "skipped": count["skipped"], "flaky": sum(1 for s in scenarios if s["flaky"]),
+        "scenarios": len(scenarios),
+        "passed": count["passed"],
+        "failed": count["failed"],
+        "errors": count["error"],
+        "skipped": count["skipped"],
+        "flaky": sum(1 for s in scenarios if s["flaky"]),
         "pass_rate": round(count["passed"] / ran, 4) if ran else 0.0,
         "runs": sum(len(s["runs"]) for s in scenarios),
-        "steps_planned": len(steps), "steps_executed": len(executed),
+        "steps_planned": len(steps),
+        "steps_executed": len(executed),
         "steps_failed": sum(1 for step in steps if step["status"] == "failed"),
         "steps_skipped": sum(1 for step in steps if step["status"] == "skipped"),
-        "checks_total": len(checks), "checks_passed": sum(1 for c in checks if c["passed"]),
+        "checks_total": len(checks),
+        "checks_passed": sum(1 for c in checks if c["passed"]),
         "checks_failed": sum(1 for c in checks if not c["passed"] and not c["error"]),
         "checks_errored": sum(1 for c in checks if c["error"]),
     }
@@ -78,15 +90,31 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
         "command": "rpc run",
         "ok": ok,
         "exit_reason": exit_reason,
-        "manifest": {"path": str(manifest.path), "name": manifest.name, "digest": manifest.digest,
-                     "target": manifest.target.describe(), "transport": manifest.target.kind},
-        "runtime": {"name": "agentpack-agent-rpc", "version": __version__, "python": platform.python_version(),
-                    "platform": sys.platform},
+        "manifest": {
+            "path": str(manifest.path),
+            "name": manifest.name,
+            "digest": manifest.digest,
+            "target": manifest.target.describe(),
+            "transport": manifest.target.kind,
+        },
+        "runtime": {
+            "name": "agentpack-agent-rpc",
+            "version": __version__,
+            "python": platform.python_version(),
+            "platform": sys.platform,
+        },
         "agent": run["agent"] or None,
-        "run": {"started_at": run["started_at"], "finished_at": run["finished_at"], "duration_ms": run["duration_ms"],
-                "jobs": run["jobs"], "isolation": run["isolation"], "filters": list(filters or []),
-                "interrupted": run["interrupted"], "scenarios_selected": run["selected"],
-                "scenarios_in_manifest": run["total_scenarios"]},
+        "run": {
+            "started_at": run["started_at"],
+            "finished_at": run["finished_at"],
+            "duration_ms": run["duration_ms"],
+            "jobs": run["jobs"],
+            "isolation": run["isolation"],
+            "filters": list(filters or []),
+            "interrupted": run["interrupted"],
+            "scenarios_selected": run["selected"],
+            "scenarios_in_manifest": run["total_scenarios"],
+        },
         "totals": totals,
         "latency": latency_summary([step["duration_ms"] for step in executed]),
         "usage": merge_usage([step["usage"] for step in executed]),
@@ -112,37 +140,100 @@ def to_eval_report(report: dict[str, Any]):
             prefix = f"run {run['repetition']}: " if many else ""
             for step in run["steps"]:
                 for check in step["checks"]:
-                    assertions.append(AssertionResult(name=_assertion_name(step, check, prefix), passed=check["passed"],
-                                                      expected=check["expected"], actual=check["actual"],
-                                                      message=check["reason"]))
-        details = {"tags": scenario["tags"], "exit_reason": scenario["exit_reason"], "pass_rate": scenario["pass_rate"],
-                   "flaky": scenario["flaky"], "runs": [
-                       {"status": r["status"], "exit_reason": r["exit_reason"], "attempt": r["attempt"],
-                        "stderr": r["stderr"], "steps": [
-                            {k: s[k] for k in ("index", "input", "agent_status", "public_output", "evaluation_context",
-                                               "tool_calls", "duration_ms", "stderr", "error")}
-                            for s in r["steps"]]}
-                       for r in scenario["runs"]]}
-        cases.append(CaseResult(id=scenario["id"], name=scenario["name"], status=scenario["status"],
-                                duration_s=scenario["duration_ms"] / 1000, message=scenario["message"],
-                                file=report["manifest"]["path"], line=scenario["line"], assertions=assertions,
-                                details=details))
+                    assertions.append(
+                        AssertionResult(
+                            name=_assertion_name(step, check, prefix),
+                            passed=check["passed"],
+                            expected=check["expected"],
+                            actual=check["actual"],
+                            message=check["reason"],
+                        )
+                    )
+        details = {
+            "tags": scenario["tags"],
+            "exit_reason": scenario["exit_reason"],
+            "pass_rate": scenario["pass_rate"],
+            "flaky": scenario["flaky"],
+            "runs": [
+                {
+                    "status": r["status"],
+                    "exit_reason": r["exit_reason"],
+                    "attempt": r["attempt"],
+                    "stderr": r["stderr"],
+                    "steps": [
+                        {
+                            k: s[k]
+                            for k in (
+                                "index",
+                                "input",
+                                "agent_status",
+                                "public_output",
+                                "evaluation_context",
+                                "tool_calls",
+                                "duration_ms",
+                                "stderr",
+                                "error",
+                            )
+                        }
+                        for s in r["steps"]
+                    ],
+                }
+                for r in scenario["runs"]
+            ],
+        }
+        cases.append(
+            CaseResult(
+                id=scenario["id"],
+                name=scenario["name"],
+                status=scenario["status"],
+                duration_s=scenario["duration_ms"] / 1000,
+                message=scenario["message"],
+                file=report["manifest"]["path"],
+                line=scenario["line"],
+                assertions=assertions,
+                details=details,
+            )
+        )
     manifest = report["manifest"]
     started = report["run"]["started_at"]
     return EvalReport(
-        name=manifest["name"], format="agent-rpc", path=manifest["path"],
+        name=manifest["name"],
+        format="agent-rpc",
+        path=manifest["path"],
         started_at=datetime.fromisoformat(started.replace("Z", "+00:00")) if started else None,
         duration_s=report["run"]["duration_ms"] / 1000,
-        suites=[SuiteResult(id=manifest["name"], name=manifest["name"], file=manifest["path"],
-                            duration_s=report["run"]["duration_ms"] / 1000, cases=cases)],
-        metadata={"manifest": manifest, "agent": report["agent"], "exit_reason": report["exit_reason"],
-                  "totals": report["totals"], "latency": report["latency"], "usage": report["usage"],
-                  "runtime": report["runtime"]},
+        suites=[
+            SuiteResult(
+                id=manifest["name"],
+                name=manifest["name"],
+                file=manifest["path"],
+                duration_s=report["run"]["duration_ms"] / 1000,
+                cases=cases,
+            )
+        ],
+        metadata={
+            "manifest": manifest,
+            "agent": report["agent"],
+            "exit_reason": report["exit_reason"],
+            "totals": report["totals"],
+            "latency": report["latency"],
+            "usage": report["usage"],
+            "runtime": report["runtime"],
+        },
         findings=[Finding.warning("ARP300", w, file=manifest["path"]) for w in report["warnings"]]
-        + ([Finding.error("ARP301", f"run ended early: {report['exit_reason']}", file=manifest["path"])]
-           if report["run"]["interrupted"] else []),
-        aborted=next((f"agent unreachable in scenario '{s['name']}'" for s in report["scenarios"]
-                      if s["exit_reason"] == "agent_unreachable"), None),
+        + (
+            [Finding.error("ARP301", f"run ended early: {report['exit_reason']}", file=manifest["path"])]
+            if report["run"]["interrupted"]
+            else []
+        ),
+        aborted=next(
+            (
+                f"agent unreachable in scenario '{s['name']}'"
+                for s in report["scenarios"]
+                if s["exit_reason"] == "agent_unreachable"
+            ),
+            None,
+        ),
     )
 
 

@@ -16,7 +16,8 @@ import math
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
@@ -34,9 +35,16 @@ class RunOptions(Record):
     """How to run: workers, filters, executor, timeouts and a result callback."""
 
     __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
-    DEFAULTS = {"jobs": constant(1), "filters": list, "executor": constant("local"), "step_timeout": constant(None),
-                "max_duration": constant(None), "isolation": constant(None), "clock": constant(SYSTEM_CLOCK),
-                "on_result": constant(None)}
+    DEFAULTS = {
+        "jobs": constant(1),
+        "filters": list,
+        "executor": constant("local"),
+        "step_timeout": constant(None),
+        "max_duration": constant(None),
+        "isolation": constant(None),
+        "clock": constant(SYSTEM_CLOCK),
+        "on_result": constant(None),
+    }
     jobs: int
     filters: list[str]
     executor: str
@@ -97,8 +105,9 @@ def _execution_check(reason: str) -> dict[str, Any]:
 class Runner:
     """Runs the selected scenarios on an executor's workers; ``transport``: an agent already started for the target."""
 
-    def __init__(self, manifest: Manifest, options: RunOptions | None = None, *, executor: Any = None,
-                 transport: Any = None) -> None:
+    def __init__(
+        self, manifest: Manifest, options: RunOptions | None = None, *, executor: Any = None, transport: Any = None
+    ) -> None:
         self.manifest = manifest
         self._started = transport
         self.options = options or RunOptions()
@@ -130,8 +139,10 @@ class Runner:
             self.warnings.append(f"no scenario matches the filters {self.options.filters}")
         jobs = self.options.jobs
         if jobs > 1 and self.manifest.target.kind == "http":
-            self.warnings.append("--jobs ignored for an HTTP agent: the protocol has no sessions, so parallel "
-                                 "conversations on one endpoint would share state")
+            self.warnings.append(
+                "--jobs ignored for an HTTP agent: the protocol has no sessions, so parallel "
+                "conversations on one endpoint would share state"
+            )
             jobs = 1
         records: dict[int, dict[str, Any]] = {}
         self.spin = jobs == 1 and _cpus() > 1
@@ -157,20 +168,47 @@ class Runner:
             interrupted = True
         for scenario in chosen:
             if scenario.index not in records:
-                records[scenario.index] = self.skipped(scenario, self.stop_reason,
-                                                       "not run: the run was interrupted" if self.stop_reason == "interrupted"
-                                                       else "not run: --max-duration was exceeded")
+                records[scenario.index] = self.skipped(
+                    scenario,
+                    self.stop_reason,
+                    "not run: the run was interrupted"
+                    if self.stop_reason == "interrupted"
+                    else "not run: --max-duration was exceeded",
+                )
         ordered = [records[s.index] for s in chosen]
-        return {"scenarios": ordered, "agent": self.agent, "warnings": self.warnings, "interrupted": interrupted,
-                "started_at": started_at, "finished_at": clock.iso(),
-                "duration_ms": round((clock.monotonic() - start) * 1000, 3), "jobs": jobs,
-                "isolation": self.isolation, "selected": len(chosen), "total_scenarios": len(self.manifest.scenarios)}
+        return {
+            "scenarios": ordered,
+            "agent": self.agent,
+            "warnings": self.warnings,
+            "interrupted": interrupted,
+            "started_at": started_at,
+            "finished_at": clock.iso(),
+            "duration_ms": round((clock.monotonic() - start) * 1000, 3),
+            "jobs": jobs,
+            "isolation": self.isolation,
+            "selected": len(chosen),
+            "total_scenarios": len(self.manifest.scenarios),
+        }
 
     def skipped(self, scenario: Scenario, reason: str, message: str) -> dict[str, Any]:
-        return {"index": scenario.index, "id": scenario.id, "name": scenario.name, "tags": scenario.tags,
-                "line": scenario.line, "status": "skipped", "exit_reason": reason, "message": message,
-                "repeat": scenario.repeat, "pass_threshold": scenario.pass_threshold, "passes": 0, "pass_rate": 0.0,
-                "pass_at_k": False, "flaky": False, "duration_ms": 0.0, "runs": []}
+        return {
+            "index": scenario.index,
+            "id": scenario.id,
+            "name": scenario.name,
+            "tags": scenario.tags,
+            "line": scenario.line,
+            "status": "skipped",
+            "exit_reason": reason,
+            "message": message,
+            "repeat": scenario.repeat,
+            "pass_threshold": scenario.pass_threshold,
+            "passes": 0,
+            "pass_rate": 0.0,
+            "pass_at_k": False,
+            "flaky": False,
+            "duration_ms": 0.0,
+            "runs": [],
+        }
 
     def retire(self, transport: Any) -> None:
         """Tell an agent the run is over (end of input) and leave the waiting for its exit to ``finish``."""
@@ -206,11 +244,15 @@ class Runner:
         missing = {k: why for k, why in needed.items() if k not in info["capabilities"]}
         if missing:
             detail = "; ".join(f"{k} (needed by {why})" for k, why in sorted(missing.items()))
-            self.warnings.append(f"agent '{info['name']}' does not declare: {detail}; a failure there may mean it "
-                                 "did not report it rather than did not do it")
+            self.warnings.append(
+                f"agent '{info['name']}' does not declare: {detail}; a failure there may mean it "
+                "did not report it rather than did not do it"
+            )
         if info.get("legacy"):
-            self.warnings.append(f"agent '{info['name']}' sent no protocol_version; treated as legacy protocol "
-                                 f"{info['protocol_version']}")
+            self.warnings.append(
+                f"agent '{info['name']}' sent no protocol_version; treated as legacy protocol "
+                f"{info['protocol_version']}"
+            )
 
     def missing_required(self, info: dict[str, Any]) -> str | None:
         if not self.manifest.require_capabilities:
@@ -218,8 +260,10 @@ class Runner:
         needed = needed_capabilities(self.manifest)
         missing = sorted(k for k in needed if k not in info["capabilities"])
         if missing:
-            return (f"agent '{info['name']}' does not declare required capabilities: {', '.join(missing)} "
-                    "(the manifest sets require_capabilities: true)")
+            return (
+                f"agent '{info['name']}' does not declare required capabilities: {', '.join(missing)} "
+                "(the manifest sets require_capabilities: true)"
+            )
         return None
 
 
@@ -285,8 +329,12 @@ class _Worker:
                 run = self._run_once(scenario)
                 run["repetition"] = repetition + 1
                 run["attempt"] = attempt + 1
-                if (run["exit_reason"] in RETRYABLE and attempt < scenario.retries
-                        and not runner.cancel.is_set() and time.monotonic() < runner.deadline):
+                if (
+                    run["exit_reason"] in RETRYABLE
+                    and attempt < scenario.retries
+                    and not runner.cancel.is_set()
+                    and time.monotonic() < runner.deadline
+                ):
                     attempt += 1
                     continue
                 break
@@ -313,8 +361,10 @@ class _Worker:
         elif record["flaky"]:
             record["message"] = f"flaky: passed {passes} of {len(runs)} runs"
         if scenario.repeat > 1 and record["status"] != "passed" and passes:
-            record["message"] = (f"passed {passes} of {len(runs)} runs (pass rate {record['pass_rate']:.0%}, "
-                                 f"threshold {scenario.pass_threshold:.0%})")
+            record["message"] = (
+                f"passed {passes} of {len(runs)} runs (pass rate {record['pass_rate']:.0%}, "
+                f"threshold {scenario.pass_threshold:.0%})"
+            )
         return record
 
     def _run_once(self, scenario: Scenario) -> dict[str, Any]:
@@ -323,8 +373,16 @@ class _Worker:
         now = time.monotonic()
         scenario_deadline = min(now + scenario.timeout if scenario.timeout else math.inf, runner.deadline)
         step_timeout = runner.options.step_timeout or scenario.step_timeout
-        run: dict[str, Any] = {"status": "passed", "exit_reason": OK, "message": "", "steps": [], "stderr": "",
-                               "warnings": [], "pid": None, "duration_ms": 0.0}
+        run: dict[str, Any] = {
+            "status": "passed",
+            "exit_reason": OK,
+            "message": "",
+            "steps": [],
+            "stderr": "",
+            "warnings": [],
+            "pid": None,
+            "duration_ms": 0.0,
+        }
         steps = run["steps"]
         try:
             session = self._acquire(min(step_timeout, max(0.001, scenario_deadline - now)))
@@ -370,8 +428,9 @@ class _Worker:
             reason, message = "interrupted", "interrupted while starting the agent"
         else:
             reason = exc.exit_reason if isinstance(exc, CallError) else "error"
-            message = (f"agent unreachable: {exc}" if isinstance(exc, AgentUnreachable)
-                       else f"agent/initialize failed: {exc}")
+            message = (
+                f"agent unreachable: {exc}" if isinstance(exc, AgentUnreachable) else f"agent/initialize failed: {exc}"
+            )
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]
         run["stderr"] = getattr(exc, "stderr", "")
@@ -379,13 +438,27 @@ class _Worker:
             run["stderr"] += self.session.transport.stderr.take()
 
     def _skipped_step(self, step: Any, message: str) -> dict[str, Any]:
-        return {"index": step.index, "name": step.name, "input": _clip(step.input, self.limit), "status": "skipped",
-                "exit_reason": "skipped", "agent_status": None, "public_output": None, "evaluation_context": None,
-                "tool_calls": [], "logs": None, "usage": None, "duration_ms": 0.0,
-                "checks": [_execution_check(message)], "stderr": "", "error": message}
+        return {
+            "index": step.index,
+            "name": step.name,
+            "input": _clip(step.input, self.limit),
+            "status": "skipped",
+            "exit_reason": "skipped",
+            "agent_status": None,
+            "public_output": None,
+            "evaluation_context": None,
+            "tool_calls": [],
+            "logs": None,
+            "usage": None,
+            "duration_ms": 0.0,
+            "checks": [_execution_check(message)],
+            "stderr": "",
+            "error": message,
+        }
 
-    def _run_step(self, session: Session, scenario: Scenario, step: Any, step_timeout: float,
-                  scenario_deadline: float) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    def _run_step(
+        self, session: Session, scenario: Scenario, step: Any, step_timeout: float, scenario_deadline: float
+    ) -> tuple[dict[str, Any], tuple[str, str] | None]:
         timeout = step.timeout or step_timeout
         start = time.monotonic()
         deadline = min(start + timeout, scenario_deadline)
@@ -415,9 +488,13 @@ class _Worker:
                 if self.runner.cancel.is_set() and self.runner.stop_reason == "interrupted":
                     reason, message = "interrupted", f"interrupted: {message}"
             record = self._skipped_step(step, message)
-            record.update(status="failed", exit_reason=reason, duration_ms=duration,
-                          checks=[_execution_check(f"{reason}: {message}")],
-                          stderr=session.transport.stderr.take())
+            record.update(
+                status="failed",
+                exit_reason=reason,
+                duration_ms=duration,
+                checks=[_execution_check(f"{reason}: {message}")],
+                stderr=session.transport.stderr.take(),
+            )
             return record, (reason, f"step {step.index}: {message}")
         duration = round((time.perf_counter() - t0) * 1000, 3)
         context = self.runner.context.for_step(step.input)
@@ -426,20 +503,48 @@ class _Worker:
             try:
                 check = spec.grader.grade(result, context).to_json()
             except Exception as exc:  # a grader's bug must not lose the run
-                check = Check(spec.type, spec.config.get("field", "public_output"), False, None, None,
-                              f"grader crashed: {type(exc).__name__}: {exc}", error=True).to_json()
+                check = Check(
+                    spec.type,
+                    spec.config.get("field", "public_output"),
+                    False,
+                    None,
+                    None,
+                    f"grader crashed: {type(exc).__name__}: {exc}",
+                    error=True,
+                ).to_json()
             checks.append(check)
         if step.expect_status:
             ok = result.status == step.expect_status
-            checks.append(Check("status", "status", ok, step.expect_status, result.status,
-                                f"agent status is {result.status!r}" if ok else
-                                f"expected status {step.expect_status!r}, got {result.status!r}").to_json())
+            checks.append(
+                Check(
+                    "status",
+                    "status",
+                    ok,
+                    step.expect_status,
+                    result.status,
+                    f"agent status is {result.status!r}"
+                    if ok
+                    else f"expected status {step.expect_status!r}, got {result.status!r}",
+                ).to_json()
+            )
         limit = self.limit
-        record = {"index": step.index, "name": step.name, "input": _clip(step.input, limit), "status": OK,
-                  "exit_reason": OK, "agent_status": result.status, "public_output": _clip(result.public_output, limit),
-                  "evaluation_context": _clip(result.evaluation_context, limit), "tool_calls": result.tool_calls,
-                  "logs": _clip(result.logs, limit), "usage": result.usage, "duration_ms": duration, "checks": checks,
-                  "stderr": session.transport.stderr.take(), "error": None}
+        record = {
+            "index": step.index,
+            "name": step.name,
+            "input": _clip(step.input, limit),
+            "status": OK,
+            "exit_reason": OK,
+            "agent_status": result.status,
+            "public_output": _clip(result.public_output, limit),
+            "evaluation_context": _clip(result.evaluation_context, limit),
+            "tool_calls": result.tool_calls,
+            "logs": _clip(result.logs, limit),
+            "usage": result.usage,
+            "duration_ms": duration,
+            "checks": checks,
+            "stderr": session.transport.stderr.take(),
+            "error": None,
+        }
         return record, None
 
     @staticmethod

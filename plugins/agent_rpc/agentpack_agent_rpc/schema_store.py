@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,12 +19,13 @@ if TYPE_CHECKING:  # agentpack.schemas (importlib.resources, jsonschema) loads o
     from agentpack.schemas import SchemaStore
 
 BASE = "https://schemas.agentpack.dev/agent-rpc/"
-MANIFEST, AGENT_RESULT, TOOL_CALL, REPORT = (BASE + n for n in ("manifest.json", "agent-result.json",
-                                                                "tool-call.json", "report.json"))
+MANIFEST, AGENT_RESULT, TOOL_CALL, REPORT = (
+    BASE + n for n in ("manifest.json", "agent-result.json", "tool-call.json", "report.json")
+)
 BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
 
 
-@lru_cache(maxsize=None)
+@cache
 def bundled(name: str) -> dict:
     """One bundled schema read as plain JSON (no jsonschema import)."""
     return json.loads((Path(__file__).parent / "schemas" / name).read_text(encoding="utf-8"))
@@ -63,12 +64,15 @@ def _validator(schema: dict):
 @lru_cache(maxsize=1)
 def skeleton_validator():
     schema = copy.deepcopy(store().schema(MANIFEST))
-    schema["$defs"]["grader"] = {"type": "object", "required": ["type"],
-                                 "properties": {"type": {"type": "string", "minLength": 1}}}
+    schema["$defs"]["grader"] = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"type": "string", "minLength": 1}},
+    }
     return _validator(schema)
 
 
-@lru_cache(maxsize=None)
+@cache
 def grader_validator(kind: str):
     """The validator for a built-in grader entry, or None for other types."""
     if kind not in BUILTIN_GRADERS:

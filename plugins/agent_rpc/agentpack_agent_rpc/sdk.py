@@ -33,13 +33,28 @@ VERSION_UNSUPPORTED = -32001
 class Result:
     """What a step returns. ``private_thought`` is the deprecated alias of ``evaluation_context``."""
 
-    __slots__ = ("public_output", "evaluation_context", "status", "tool_calls", "logs", "usage", "private_thought",
-                 "extra")
+    __slots__ = (
+        "public_output",
+        "evaluation_context",
+        "status",
+        "tool_calls",
+        "logs",
+        "usage",
+        "private_thought",
+        "extra",
+    )
 
-    def __init__(self, public_output: str | None = None, evaluation_context: str | None = None, status: str = "done",
-                 tool_calls: list[dict[str, Any]] | None = None, logs: str | None = None,
-                 usage: dict[str, int] | None = None, private_thought: str | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        public_output: str | None = None,
+        evaluation_context: str | None = None,
+        status: str = "done",
+        tool_calls: list[dict[str, Any]] | None = None,
+        logs: str | None = None,
+        usage: dict[str, int] | None = None,
+        private_thought: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         self.public_output = public_output
         self.evaluation_context = evaluation_context
         self.status = status
@@ -56,9 +71,13 @@ class Result:
         if self.status not in ("done", "paused"):
             raise ValueError(f"status must be 'done' or 'paused', not {self.status!r}")
         context = self.evaluation_context if self.evaluation_context is not None else self.private_thought
-        out: dict[str, Any] = {"status": self.status, "public_output": self.public_output,
-                               "evaluation_context": context, "private_thought": context,
-                               "tool_calls": self.tool_calls}
+        out: dict[str, Any] = {
+            "status": self.status,
+            "public_output": self.public_output,
+            "evaluation_context": context,
+            "private_thought": context,
+            "tool_calls": self.tool_calls,
+        }
         if self.logs is not None:
             out["logs"] = self.logs
         if self.usage is not None:
@@ -105,8 +124,11 @@ class Agent:
     def handle(self, message: Any) -> dict[str, Any] | None:
         """Answer one decoded JSON-RPC message; ``None`` for a notification."""
         if not isinstance(message, dict) or message.get("jsonrpc") != JSONRPC:
-            return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
-                          "Invalid Request: expected a JSON-RPC 2.0 object")
+            return _error(
+                message.get("id") if isinstance(message, dict) else None,
+                INVALID_REQUEST,
+                "Invalid Request: expected a JSON-RPC 2.0 object",
+            )
         has_id = "id" in message
         req_id = message.get("id")
         method = message.get("method")
@@ -142,8 +164,10 @@ class Agent:
         if requested is not None:
             major, minor = _parse_version(requested)
             if major != int(PROTOCOL_VERSION.split(".")[0]):
-                raise RpcError(VERSION_UNSUPPORTED,
-                               f"VERSION_UNSUPPORTED: agent speaks {PROTOCOL_VERSION}, runtime asked {requested}")
+                raise RpcError(
+                    VERSION_UNSUPPORTED,
+                    f"VERSION_UNSUPPORTED: agent speaks {PROTOCOL_VERSION}, runtime asked {requested}",
+                )
             version = f"{major}.{min(minor, int(PROTOCOL_VERSION.split('.')[1]))}"
         capabilities = dict(self.capabilities)
         if self._reset is not None:
@@ -197,8 +221,16 @@ class Agent:
         finally:
             sys.stdout = saved
 
-    def serve_http(self, host: str = "127.0.0.1", port: int = 8765, path: str = "/ecp", *,
-                   allowed_origins: list[str] | None = None, sse: bool = False, ready: Callable[[int], None] | None = None) -> None:
+    def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        path: str = "/ecp",
+        *,
+        allowed_origins: list[str] | None = None,
+        sse: bool = False,
+        ready: Callable[[int], None] | None = None,
+    ) -> None:
         """Serve Streamable HTTP on ``http://host:port/path`` until interrupted."""
         from ._sdk_http import make_server
 
@@ -262,7 +294,9 @@ def reset(func: Callable[[], Any]) -> Callable[[], Any]:
     return default_agent.reset(func)
 
 
-def serve(name: str | None = None, *, capabilities: dict[str, Any] | None = None, argv: list[str] | None = None) -> None:
+def serve(
+    name: str | None = None, *, capabilities: dict[str, Any] | None = None, argv: list[str] | None = None
+) -> None:
     """Serve the default agent (see ``Agent.main``); ``name``/``capabilities`` set its identity."""
     if name is not None:
         default_agent.name = name
@@ -271,4 +305,4 @@ def serve(name: str | None = None, *, capabilities: dict[str, Any] | None = None
     default_agent.main(argv)
 
 
-__all__ = ["Agent", "Result", "RpcError", "PROTOCOL_VERSION", "default_agent", "initialize", "step", "reset", "serve"]
+__all__ = ["PROTOCOL_VERSION", "Agent", "Result", "RpcError", "default_agent", "initialize", "reset", "serve", "step"]

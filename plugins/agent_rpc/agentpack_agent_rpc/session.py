@@ -11,9 +11,18 @@ import json
 import time
 from typing import Any
 
-from .protocol import (PROTOCOL_VERSION, AgentTimeout, AgentUnreachable, ProtocolError, StepResult, TransportError,
-                       check_initialize_result, negotiate, parse_step_result, unwrap)
-
+from .protocol import (
+    PROTOCOL_VERSION,
+    AgentTimeout,
+    AgentUnreachable,
+    ProtocolError,
+    StepResult,
+    TransportError,
+    check_initialize_result,
+    negotiate,
+    parse_step_result,
+    unwrap,
+)
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per call
 
@@ -61,11 +70,16 @@ class Session:
         return unwrap(response, method, request_id)
 
     def initialize(self, config: dict[str, Any], deadline: float) -> dict[str, Any]:
-        result = check_initialize_result(self.call("agent/initialize",
-                                                   {"protocol_version": PROTOCOL_VERSION, "config": config}, deadline))
+        result = check_initialize_result(
+            self.call("agent/initialize", {"protocol_version": PROTOCOL_VERSION, "config": config}, deadline)
+        )
         version, legacy = negotiate(result.get("protocol_version"))
-        self.info = {"name": result["name"], "protocol_version": version, "legacy": legacy,
-                     "capabilities": result.get("capabilities") or {}}
+        self.info = {
+            "name": result["name"],
+            "protocol_version": version,
+            "legacy": legacy,
+            "capabilities": result.get("capabilities") or {},
+        }
         return self.info
 
     def step(self, text: str, deadline: float) -> StepResult:

@@ -51,7 +51,7 @@ class SseParser:
         for match in _LINE.finditer(text):
             if match.group() == "\r" and match.end() == len(text) and not final:
                 break  # maybe the first half of \r\n
-            self._field(text[pos:match.start()], events)
+            self._field(text[pos : match.start()], events)
             pos = match.end()
         self._pending = text[pos:]
         return events

@@ -61,21 +61,40 @@ class TailBuffer:
 class StdioTransport:
     kind = "stdio"
 
-    def __init__(self, argv: list[str] | str, *, cwd: str | None = None, env: dict[str, str] | None = None,
-                 shell: bool = False, stderr_limit: int = 64 * 1024, max_message: int = 64 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        argv: list[str] | str,
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        shell: bool = False,
+        stderr_limit: int = 64 * 1024,
+        max_message: int = 64 * 1024 * 1024,
+    ) -> None:
         self.argv = argv
         self.max_message = max_message
         self.stderr = TailBuffer(stderr_limit)
         self.warnings: list[str] = []
         try:
-            self.proc = spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              cwd=cwd, env=env, shell=shell, bufsize=0)
+            self.proc = spawn(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                shell=shell,
+                bufsize=0,
+            )
         except OSError as exc:
             shown = argv if isinstance(argv, str) else " ".join(argv)
             raise AgentUnreachable(f"cannot start agent '{shown}': {exc.strerror or exc}") from None
         self.pid = self.pgid = self.proc.pid
-        self._in, self._out, self._err = (self.proc.stdin.fileno(), self.proc.stdout.fileno(),
-                                          self.proc.stderr.fileno())
+        self._in, self._out, self._err = (
+            self.proc.stdin.fileno(),
+            self.proc.stdout.fileno(),
+            self.proc.stderr.fileno(),
+        )
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
         self._poll = select.poll()
@@ -149,7 +168,7 @@ class StdioTransport:
                 raise ProtocolError(f"agent wrote a message larger than {self.max_message} bytes without a newline")
             return None
         line = bytes(self._buf[:index])
-        del self._buf[:index + 1]
+        del self._buf[: index + 1]
         self._scan = 0
         return line
 

@@ -74,14 +74,19 @@ def flatten(aliases: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
 
 def table_from_data(data: dict[str, Any], source: str, path: str | None = None) -> AliasTable:
     canonical, notes = flatten(data["aliases"])
-    return AliasTable(source=source, version=data["alias_table_version"], canonical_of=canonical,
-                      digest=sha256_json(data["aliases"])[:16], path=path, notes=tuple(notes))
+    return AliasTable(
+        source=source,
+        version=data["alias_table_version"],
+        canonical_of=canonical,
+        digest=sha256_json(data["aliases"])[:16],
+        path=path,
+        notes=tuple(notes),
+    )
 
 
 def load_table(path: Path, source: str, display: str | None = None) -> AliasTable:
     """Load and schema-validate one alias table file; ``AgentpackError`` with file:line when invalid."""
-    data = schemas_store.require_valid(path, schemas_store.ALIASES, code="DCI101", what="alias table",
-                                       display=display)
+    data = schemas_store.require_valid(path, schemas_store.ALIASES, code="DCI101", what="alias table", display=display)
     return table_from_data(data, source, display or str(path))
 
 
@@ -119,8 +124,15 @@ class AliasResolver:
         return self.tables[0] if self.tables else None
 
     def describe(self) -> list[dict[str, Any]]:
-        return [{"source": t.source, "alias_table_version": t.version, "digest": t.digest,
-                 **({"path": t.path} if t.path else {})} for t in self.tables]
+        return [
+            {
+                "source": t.source,
+                "alias_table_version": t.version,
+                "digest": t.digest,
+                **({"path": t.path} if t.path else {}),
+            }
+            for t in self.tables
+        ]
 
 
 def load_resolver(workspace: Path, user_table: Path | None = None) -> AliasResolver:

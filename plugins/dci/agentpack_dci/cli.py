@@ -45,8 +45,14 @@ def parse(contract: str, as_json: bool) -> None:
         parsed = parse_contract(contract)
     except ContractParseError as exc:
         if as_json:
-            print_json({"schema_version": 1, "command": "dci parse", "ok": False,
-                        "error": {"message": exc.message, "column": exc.column, "hint": exc.hint}})
+            print_json(
+                {
+                    "schema_version": 1,
+                    "command": "dci parse",
+                    "ok": False,
+                    "error": {"message": exc.message, "column": exc.column, "hint": exc.hint},
+                }
+            )
         else:
             click.echo(f"error: column {exc.column}: {exc.message}", err=True)
             click.echo(f"  {contract}\n  {' ' * (exc.column - 1)}^", err=True)
@@ -69,7 +75,7 @@ def parse(contract: str, as_json: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @output_option()
-def lint(paths: tuple[Path, ...], strict: bool, output: str, as_json: bool) -> None:
+def lint(paths: tuple[Path, ...], strict: bool, output: str) -> None:
     """Lint the metadata.contract of skill directories (or every skill of a workspace).
 
     \b
@@ -87,11 +93,12 @@ def lint(paths: tuple[Path, ...], strict: bool, output: str, as_json: bool) -> N
     for path in paths:
         findings = lint_skill(path) if find_skill_md(path) else lint_workspace(path)
         if strict:
-            findings = [Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f
-                        for f in findings]
+            findings = [
+                Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f for f in findings
+            ]
         items.append(ValidationItem(path=str(path), format="dci", findings=sorted(findings, key=Finding.sort_key)))
     report = Report(command="dci lint", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output, as_json)
+    emit_report(report, output)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -103,29 +110,63 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 def resolution_options(f):
     options = [
-        click.option("--workspace", "-w", type=click.Path(exists=True, file_okay=False, path_type=Path),
-                     default=".", show_default=True, help="Workspace root (its skills/ and .dci/)."),
-        click.option("--require", "-r", "required", multiple=True, metavar="CAP[,CAP]",
-                     help="Required capabilities (repeatable, comma-separated)."),
+        click.option(
+            "--workspace",
+            "-w",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            default=".",
+            show_default=True,
+            help="Workspace root (its skills/ and .dci/).",
+        ),
+        click.option(
+            "--require",
+            "-r",
+            "required",
+            multiple=True,
+            metavar="CAP[,CAP]",
+            help="Required capabilities (repeatable, comma-separated).",
+        ),
         click.option("--optional", "optional", multiple=True, metavar="CAP[,CAP]", help="Optional capabilities."),
         click.option("--query", "-q", help="Query text for S_desc and S_namepath (default: the capability ids)."),
-        click.option("--consumer", type=click.Path(exists=True, file_okay=False, path_type=Path),
-                     help="A consumer skill: its metadata.contract gives R(...), O(...), mode and Pol(...)."),
+        click.option(
+            "--consumer",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            help="A consumer skill: its metadata.contract gives R(...), O(...), mode and Pol(...).",
+        ),
         click.option("--contract", "contract_text", help="A consumer contract given inline."),
         click.option("--runtime", default="cli", show_default=True, help="Host runtime identifier."),
-        click.option("--mode", type=click.Choice(["strict", "best-effort"]),
-                     help="Resolution mode (default: the consumer contract's, else best-effort)."),
+        click.option(
+            "--mode",
+            type=click.Choice(["strict", "best-effort"]),
+            help="Resolution mode (default: the consumer contract's, else best-effort).",
+        ),
         click.option("--selection", type=click.Choice(["single", "cover"]), help="Override selection-mode."),
         click.option("--max-providers", type=click.IntRange(min=1), help="Override max-providers."),
         click.option("--policy", "policy", multiple=True, metavar="KEY=VALUE", help="Runtime policy override."),
-        click.option("--skills-root", "skills_roots", multiple=True, type=click.Path(path_type=Path),
-                     help="A mounted external skill root (repeatable)."),
-        click.option("--aliases", "aliases_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                     help="Runtime/user alias table (highest precedence)."),
-        click.option("--decision", type=click.Choice(["emulate", "continue-with-partial", "abort"]),
-                     help="Answer offer-emulation without a prompt."),
-        click.option("--prompt/--no-prompt", "prompt", default=None,
-                     help="Ask on the terminal when offer-emulation pauses (default: when stdin is a TTY)."),
+        click.option(
+            "--skills-root",
+            "skills_roots",
+            multiple=True,
+            type=click.Path(path_type=Path),
+            help="A mounted external skill root (repeatable).",
+        ),
+        click.option(
+            "--aliases",
+            "aliases_file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Runtime/user alias table (highest precedence).",
+        ),
+        click.option(
+            "--decision",
+            type=click.Choice(["emulate", "continue-with-partial", "abort"]),
+            help="Answer offer-emulation without a prompt.",
+        ),
+        click.option(
+            "--prompt/--no-prompt",
+            "prompt",
+            default=None,
+            help="Ask on the terminal when offer-emulation pauses (default: when stdin is a TTY).",
+        ),
         click.option("--no-history", is_flag=True, help="Do not read the reliability state (ephemeral)."),
         click.option("--all-candidates", is_flag=True, help="List every candidate, not only those with a signal."),
         click.option("--run-id", help="Run id for the report (default: random)."),
@@ -162,8 +203,12 @@ def _resolve(ctx_args: dict, as_json: bool):
         try:
             consumer = parse_contract(text)
         except ContractParseError as exc:
-            raise AgentpackError(f"consumer contract: {exc.message} (column {exc.column})", hint=exc.hint,
-                                 file=where.get("file"), line=where.get("line")) from None
+            raise AgentpackError(
+                f"consumer contract: {exc.message} (column {exc.column})",
+                hint=exc.hint,
+                file=where.get("file"),
+                line=where.get("line"),
+            ) from None
     policy = {}
     for pair in a["policy"]:
         key, sep, value = pair.partition("=")
@@ -179,18 +224,33 @@ def _resolve(ctx_args: dict, as_json: bool):
     except ValueError:
         raise click.BadParameter(f"'{a['at']}' is not an RFC 3339 time", param_hint="--at") from None
     run_ids = (lambda: a["run_id"]) if a["run_id"] else None
-    resolver = Resolver(a["workspace"], skills_roots=a["skills_roots"], aliases_file=a["aliases_file"],
-                        clock=clock, run_ids=run_ids, ephemeral_history=a["no_history"])
-    request = ResolveRequest(required=_split(a["required"]), optional=_split(a["optional"]), query=a["query"],
-                             mode=a["mode"], runtime=a["runtime"], consumer=consumer, policy=policy,
-                             decision=a["decision"], listing="all" if a["all_candidates"] else "relevant")
+    resolver = Resolver(
+        a["workspace"],
+        skills_roots=a["skills_roots"],
+        aliases_file=a["aliases_file"],
+        clock=clock,
+        run_ids=run_ids,
+        ephemeral_history=a["no_history"],
+    )
+    request = ResolveRequest(
+        required=_split(a["required"]),
+        optional=_split(a["optional"]),
+        query=a["query"],
+        mode=a["mode"],
+        runtime=a["runtime"],
+        consumer=consumer,
+        policy=policy,
+        decision=a["decision"],
+        listing="all" if a["all_candidates"] else "relevant",
+    )
     interactive = a["prompt"] if a["prompt"] is not None else (sys.stdin.isatty() and not as_json)
     return resolver.resolve(request, decide=_prompt if interactive else None)
 
 
 def _prompt(request) -> str:
-    click.echo(f"required capabilities not resolved: {', '.join(request.unresolved) or '(no provider selected)'}",
-               err=True)
+    click.echo(
+        f"required capabilities not resolved: {', '.join(request.unresolved) or '(no provider selected)'}", err=True
+    )
     return click.prompt("choose", type=click.Choice(list(request.options)), default="abort", err=True)
 
 
@@ -203,8 +263,12 @@ def _write_report(path: Path | None, report: dict) -> None:
 
 @group.command()
 @resolution_options
-@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the JSON report to this file.")
+@click.option(
+    "--report",
+    "report_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the JSON report to this file.",
+)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")
 def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> None:
@@ -232,8 +296,12 @@ def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> 
 
 @group.command()
 @resolution_options
-@click.option("--from-report", "from_report", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Explain a saved JSON report instead of resolving again.")
+@click.option(
+    "--from-report",
+    "from_report",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Explain a saved JSON report instead of resolving again.",
+)
 @click.option("--candidate", "-c", help="Only this candidate (id or skill name).")
 @click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="Candidates to explain.")
 def explain(from_report: Path | None, candidate: str | None, limit: int, **options) -> None:
@@ -268,13 +336,15 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, **optio
 @group.command()
 @click.argument("skill")
 @click.option("--success/--failure", "success", required=True, help="The outcome of using SKILL.")
-@click.option("--workspace", "-w", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
-              show_default=True)
+@click.option(
+    "--workspace", "-w", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".", show_default=True
+)
 @click.option("--skills-root", "skills_roots", multiple=True, type=click.Path(path_type=Path))
 @click.option("--at", "at", metavar="TIMESTAMP", help="Fixed RFC 3339 time (reproducible).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def record(skill: str, success: bool, workspace: Path, skills_roots: tuple[Path, ...], at: str | None,
-           as_json: bool) -> None:
+def record(
+    skill: str, success: bool, workspace: Path, skills_roots: tuple[Path, ...], at: str | None, as_json: bool
+) -> None:
     """Record one outcome of SKILL (an id, a skill name or a directory) in the reliability history.
 
     \b
@@ -295,8 +365,18 @@ def record(skill: str, success: bool, workspace: Path, skills_roots: tuple[Path,
     entry = resolver.history.record(candidate, success)
     path = resolver.history.path
     if as_json:
-        print_json({"schema_version": 1, "command": "dci record", "ok": True, "candidate": candidate,
-                    "path": str(path), "entry": entry})
+        print_json(
+            {
+                "schema_version": 1,
+                "command": "dci record",
+                "ok": True,
+                "candidate": candidate,
+                "path": str(path),
+                "entry": entry,
+            }
+        )
         return
-    click.echo(f"{candidate}: {'success' if success else 'failure'} recorded; success rate "
-               f"{entry['success_rate_last_20']} over {entry['sample_size']} runs ({path})")
+    click.echo(
+        f"{candidate}: {'success' if success else 'failure'} recorded; success rate "
+        f"{entry['success_rate_last_20']} over {entry['sample_size']} runs ({path})"
+    )

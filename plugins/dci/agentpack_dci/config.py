@@ -8,10 +8,21 @@ from pathlib import Path
 from . import schemas_store
 
 CONFIG_FILE = Path(".dci") / "config.v1.json"
-BUILTIN_RUNTIMES = frozenset({
-    "all", "claude", "claude-code", "cli", "codex", "copilot", "cursor", "gemini-cli", "opencode", "vscode",
-    "windsurf",
-})
+BUILTIN_RUNTIMES = frozenset(
+    {
+        "all",
+        "claude",
+        "claude-code",
+        "cli",
+        "codex",
+        "copilot",
+        "cursor",
+        "gemini-cli",
+        "opencode",
+        "vscode",
+        "windsurf",
+    }
+)
 """Runtime tokens recognised in ``compatibility`` out of the box (``all`` means runtime-agnostic)."""
 
 
@@ -29,8 +40,9 @@ def load_config(workspace: Path) -> WorkspaceConfig:
     path = workspace / CONFIG_FILE
     if not path.is_file():
         return WorkspaceConfig()
-    data = schemas_store.require_valid(path, schemas_store.CONFIG, code="DCI102", what="DCI config",
-                                       display=CONFIG_FILE.as_posix())
+    data = schemas_store.require_valid(
+        path, schemas_store.CONFIG, code="DCI102", what="DCI config", display=CONFIG_FILE.as_posix()
+    )
     return WorkspaceConfig(
         runtime_roots=tuple(data.get("runtime_roots", ())),
         external_roots=tuple(data.get("external_roots", ())),

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import Iterable
 
 from agentpack.hashing import sha256_json, sha256_text
 
@@ -87,8 +87,11 @@ class Discovery:
 
     @property
     def counts(self) -> dict[str, int]:
-        return {"discovered": self.discovered, "included": len(self.records),
-                "excluded": self.discovered - len(self.records)}
+        return {
+            "discovered": self.discovered,
+            "included": len(self.records),
+            "excluded": self.discovered - len(self.records),
+        }
 
 
 @dataclass
@@ -156,7 +159,7 @@ def _id_path(real: str, ws_real: str) -> str:
         return "."
     prefix = ws_real.rstrip(os.sep) + os.sep
     if real.startswith(prefix):  # both are real paths: the relative path is the rest
-        return real[len(prefix):].replace(os.sep, "/")
+        return real[len(prefix) :].replace(os.sep, "/")
     return Path(real).as_posix()
 
 
@@ -208,10 +211,19 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     # provisional capabilities only matter for a skill without a parsed contract
     provisional = frozenset(desc_tokens) | {joined_stem(name)} - {""} if contract is None else frozenset()
     record = SkillRecord(
-        id=f"{name}::{path}", name=name, path=path, source=source, directory=directory,
-        description=description, compatibility=compat, meta=meta,
-        contract_text=contract_text, contract=contract, contract_error=error,
-        desc_tf=Counter(desc_tokens), desc_length=len(desc_tokens),
+        id=f"{name}::{path}",
+        name=name,
+        path=path,
+        source=source,
+        directory=directory,
+        description=description,
+        compatibility=compat,
+        meta=meta,
+        contract_text=contract_text,
+        contract=contract,
+        contract_error=error,
+        desc_tf=Counter(desc_tokens),
+        desc_length=len(desc_tokens),
         namepath_tokens=frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} ")),
         provisional=provisional,
         runtime_tokens=tuple(t for t in runtime_tokens if t),
@@ -219,8 +231,14 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     return _Parsed(record, None, name)
 
 
-def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterable[str | Path] = (),
-             external_roots: Iterable[str | Path] = (), cache: SkillCache | None = None) -> Discovery:
+def discover(
+    workspace: Path,
+    config: WorkspaceConfig,
+    *,
+    runtime_roots: Iterable[str | Path] = (),
+    external_roots: Iterable[str | Path] = (),
+    cache: SkillCache | None = None,
+) -> Discovery:
     """Enumerate candidates in the spec's order and record every rejection with its reason."""
     cache = cache or SkillCache()
     roots = [Root(WORKSPACE, workspace / "skills", "skills")]
@@ -276,8 +294,9 @@ def discover(workspace: Path, config: WorkspaceConfig, *, runtime_roots: Iterabl
                 rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", root.source))
                 continue
             if record.id in seen:
-                rejections.append(Rejection(record.id, f"duplicate of the candidate found in {seen[record.id]}",
-                                            root.source))
+                rejections.append(
+                    Rejection(record.id, f"duplicate of the candidate found in {seen[record.id]}", root.source)
+                )
                 continue
             seen[record.id] = root.source
             records.append(record)

@@ -149,11 +149,14 @@ class _Scanner:
         while True:
             found = _SPECIAL.search(text, self.i)
             if found is None:
-                raise self.error(f"clause '{name}(' is not closed with ')'", open_index,
-                                 hint="escape a literal parenthesis as \\( or \\)")
+                raise self.error(
+                    f"clause '{name}(' is not closed with ')'",
+                    open_index,
+                    hint="escape a literal parenthesis as \\( or \\)",
+                )
             at = found.start()
             if at > self.i:
-                items[-1].append(_Piece(text[self.i:at], False, self.i + 1))
+                items[-1].append(_Piece(text[self.i : at], False, self.i + 1))
             self.i = at
             ch = text[at]
             if ch == "\\":
@@ -161,8 +164,7 @@ class _Scanner:
                     raise self.error("a backslash at the end of the contract escapes nothing")
                 nxt = text[at + 1]
                 if nxt not in ESCAPABLE:
-                    raise self.error(f"invalid escape '\\{nxt}'",
-                                     hint="valid escapes: \\, \\( \\) \\= \\\\ and '\\ '")
+                    raise self.error(f"invalid escape '\\{nxt}'", hint="valid escapes: \\, \\( \\) \\= \\\\ and '\\ '")
                 items[-1].append(_Piece(nxt, True, at + 2))
                 self.i = at + 2
             elif ch == ")":
@@ -227,8 +229,13 @@ def _parse_plain(text: str) -> Contract | None:
             pairs: dict[str, str] = {}
             for item in items:
                 key, equals, value = item.partition("=")
-                if not equals or not value or key in pairs or not _PLAIN_KEY.fullmatch(key) \
-                        or not _SAFE_RUN.fullmatch(value):
+                if (
+                    not equals
+                    or not value
+                    or key in pairs
+                    or not _PLAIN_KEY.fullmatch(key)
+                    or not _SAFE_RUN.fullmatch(value)
+                ):
                     return None
                 pairs[key] = value
             kvs[name] = tuple(pairs.items())
@@ -244,9 +251,15 @@ def _parse_plain(text: str) -> Contract | None:
         caps[name] = tuple(values)
     mode = head.group(2)
     return Contract(
-        version=int(head.group(1)), mode=mode or DEFAULT_MODE, mode_declared=mode is not None,
-        provides=caps.get("P", ()), expects=caps.get("E", ()), required=caps.get("R", ()),
-        optional=caps.get("O", ()), accepts=kvs.get("A", ()), policy=kvs.get("Pol", ()),
+        version=int(head.group(1)),
+        mode=mode or DEFAULT_MODE,
+        mode_declared=mode is not None,
+        provides=caps.get("P", ()),
+        expects=caps.get("E", ()),
+        required=caps.get("R", ()),
+        optional=caps.get("O", ()),
+        accepts=kvs.get("A", ()),
+        policy=kvs.get("Pol", ()),
     )
 
 
@@ -286,22 +299,27 @@ def _parse_general(text: str) -> Contract:
         written = s.word(_CLAUSE_NAME)
         if not written or s.at_end() or text[s.i] != "(":
             shown = written or text[s.i]
-            raise s.error(f"expected a clause such as P(...), found '{shown}'", name_at,
-                          hint="clauses: P E A R O Pol (long forms Provides Expects Accepts Required Optional Policy)")
+            raise s.error(
+                f"expected a clause such as P(...), found '{shown}'",
+                name_at,
+                hint="clauses: P E A R O Pol (long forms Provides Expects Accepts Required Optional Policy)",
+            )
         s.i += 1
         items, raw = s.clause_body(name_at, written)
         count += 1
         name = LONG_FORMS.get(written, written)
         if name != written:
-            notes.append(("long-form", f"long clause name '{written}' is written '{name}' in canonical form",
-                          name_at + 1))
+            notes.append(
+                ("long-form", f"long clause name '{written}' is written '{name}' in canonical form", name_at + 1)
+            )
         if name not in CLAUSE_ORDER:
             unknown.append((written, raw))
             notes.append(("unknown-clause", f"unknown clause '{written}'", name_at + 1))
             continue
         if name in seen:
-            notes.append(("merged-clause", f"clause '{name}' appears more than once; its values are merged",
-                          name_at + 1))
+            notes.append(
+                ("merged-clause", f"clause '{name}' appears more than once; its values are merged", name_at + 1)
+            )
         seen[name] = name_at
         if len(items) == 1 and not _trim(items[0]):
             raise s.error(f"clause '{written}()' is empty", name_at, hint="remove it, or list at least one value")
@@ -318,20 +336,27 @@ def _parse_general(text: str) -> Contract:
                     raise s.error(f"key '{key}' appears twice in '{name}(...)'", _first_column(item) - 1)
                 kvs[name][key] = value
     if count == 0:
-        raise s.error("a contract needs at least one clause", len(text.rstrip()),
-                      hint="for example: DCI/1 P(web-search)")
+        raise s.error(
+            "a contract needs at least one clause", len(text.rstrip()), hint="for example: DCI/1 P(web-search)"
+        )
     for clause, values in caps.items():
         seen_values: set[str] = set()
         for cap in values:
             if cap.value in seen_values:
-                notes.append(("duplicate-token", f"'{cap.value}' appears more than once in {clause}(...)",
-                              cap.column))
+                notes.append(("duplicate-token", f"'{cap.value}' appears more than once in {clause}(...)", cap.column))
             seen_values.add(cap.value)
     return Contract(
-        version=int(digits), mode=mode, mode_declared=declared,
-        provides=tuple(caps["P"]), expects=tuple(caps["E"]), required=tuple(caps["R"]),
-        optional=tuple(caps["O"]), accepts=tuple(kvs["A"].items()), policy=tuple(kvs["Pol"].items()),
-        unknown=tuple(unknown), notes=tuple(notes),
+        version=int(digits),
+        mode=mode,
+        mode_declared=declared,
+        provides=tuple(caps["P"]),
+        expects=tuple(caps["E"]),
+        required=tuple(caps["R"]),
+        optional=tuple(caps["O"]),
+        accepts=tuple(kvs["A"].items()),
+        policy=tuple(kvs["Pol"].items()),
+        unknown=tuple(unknown),
+        notes=tuple(notes),
     )
 
 
@@ -347,8 +372,8 @@ def _split_pair(pieces: list[_Piece]) -> tuple[list[_Piece], list[_Piece], int] 
             continue
         cut = piece.text.index("=")
         before = [*pieces[:n], _Piece(piece.text[:cut], False, piece.column)] if cut else pieces[:n]
-        rest = piece.text[cut + 1:]
-        after = ([_Piece(rest, False, piece.column + cut + 1)] if rest else []) + pieces[n + 1:]
+        rest = piece.text[cut + 1 :]
+        after = ([_Piece(rest, False, piece.column + cut + 1)] if rest else []) + pieces[n + 1 :]
         return before, after, piece.column + cut
     return None
 
@@ -359,8 +384,11 @@ def _parse_pair(s: _Scanner, item: list[_Piece], clause: str, clause_at: int) ->
         raise s.error(f"empty entry in '{clause}(...)'; expected key=value", clause_at)
     split = _split_pair(pieces)
     if split is None:
-        raise s.error(f"expected key=value in '{clause}(...)'", pieces[0].column - 1,
-                      hint="a literal '=' in a value is written \\=")
+        raise s.error(
+            f"expected key=value in '{clause}(...)'",
+            pieces[0].column - 1,
+            hint="a literal '=' in a value is written \\=",
+        )
     key_pieces, value_pieces, equals = _trim(split[0]), _trim(split[1]), split[2]
     if not key_pieces:
         raise s.error("missing key before '='", equals - 1)
@@ -401,9 +429,9 @@ def serialize_contract(contract: Contract) -> str:
 
 def contract_to_json(contract: Contract) -> dict:
     """A JSON view of a contract (the ``parse --json`` payload)."""
+
     def caps(values):
-        return [{"value": c.value, "valid": c.valid, **({"problem": c.problem} if c.problem else {})}
-                for c in values]
+        return [{"value": c.value, "valid": c.valid, **({"problem": c.problem} if c.problem else {})} for c in values]
 
     return {
         "version": contract.version,

@@ -158,8 +158,13 @@ class Corpus:
             if c is not None:
                 contract_rows.append(i)
                 p_count.append(len(c.provides))
-                invalid.append(sum(cap.problem is not None
-                                   for clause in (c.provides, c.expects, c.required, c.optional) for cap in clause))
+                invalid.append(
+                    sum(
+                        cap.problem is not None
+                        for clause in (c.provides, c.expects, c.required, c.optional)
+                        for cap in clause
+                    )
+                )
                 unknown.append(len(c.unknown))
                 if c.policy:
                     self.hinted.append(i)

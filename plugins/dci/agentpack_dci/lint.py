@@ -20,8 +20,12 @@ from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contrac
 from .policy import PolicyError, parse_value
 
 OVERCLAIM_FLOOR = 20
-_NOTE_CODES = {"long-form": ("DCI021", "info"), "unknown-clause": ("DCI020", "warning"),
-               "merged-clause": ("DCI022", "warning"), "duplicate-token": ("DCI011", "warning")}
+_NOTE_CODES = {
+    "long-form": ("DCI021", "info"),
+    "unknown-clause": ("DCI020", "warning"),
+    "merged-clause": ("DCI022", "warning"),
+    "duplicate-token": ("DCI011", "warning"),
+}
 
 
 def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
@@ -36,8 +40,11 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     strict = contract.mode == "strict"
     for clause, cap in contract.invalid_tokens():
         message = f"{clause}({cap.value!r}) is not a valid capability token: it {cap.problem} (column {cap.column})"
-        hint = ("a strict contract treats it as unresolved" if strict
-                else "best-effort keeps it, with an invalid_token_penalty of 0.02 each")
+        hint = (
+            "a strict contract treats it as unresolved"
+            if strict
+            else "best-effort keeps it, with an invalid_token_penalty of 0.02 each"
+        )
         make = Finding.error if strict else Finding.warning
         findings.append(make("DCI010", message, hint=hint, **where))
     for code_name, message, column in contract.notes:
@@ -48,20 +55,29 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
             known = {c.lower(): c for c in (*CLAUSE_ORDER, *LONG_FORMS)}
             if written.lower() in known:
                 hint = f"clause names are case-sensitive: did you mean '{known[written.lower()]}'?"
-        findings.append(Finding(severity=severity, code=code, message=f"{message} (column {column})", hint=hint,
-                                **where))
+        findings.append(
+            Finding(severity=severity, code=code, message=f"{message} (column {column})", hint=hint, **where)
+        )
     for key, value in contract.policy:
         try:
             parse_value(key, value)
         except PolicyError as exc:
             findings.append(Finding.error("DCI030", f"Pol(...): {exc}", **where))
     if contract.version != 1:
-        findings.append(Finding.warning("DCI040", f"contract version {contract.version} is not supported; "
-                                        "it is read as version 1", **where))
+        findings.append(
+            Finding.warning(
+                "DCI040", f"contract version {contract.version} is not supported; it is read as version 1", **where
+            )
+        )
     if len(contract.provides) > OVERCLAIM_FLOOR:
-        findings.append(Finding.warning(
-            "DCI050", f"P(...) lists {len(contract.provides)} capabilities; more than {OVERCLAIM_FLOOR} "
-            "(or 3x the median of the other candidates) draws an over-claim penalty", **where))
+        findings.append(
+            Finding.warning(
+                "DCI050",
+                f"P(...) lists {len(contract.provides)} capabilities; more than {OVERCLAIM_FLOOR} "
+                "(or 3x the median of the other candidates) draws an over-claim penalty",
+                **where,
+            )
+        )
     canonical = contract.canonical()
     if canonical != text.strip():
         findings.append(Finding.info("DCI060", "contract is not in canonical form", hint=canonical, **where))
@@ -80,8 +96,16 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
     except PackError as exc:
         if not report_unreadable:
             return []
-        return [Finding.error("DCI100", f"SKILL.md cannot be read: {exc.message}", file=exc.file or shown,
-                              line=exc.line, column=exc.column, hint=exc.hint)]
+        return [
+            Finding.error(
+                "DCI100",
+                f"SKILL.md cannot be read: {exc.message}",
+                file=exc.file or shown,
+                line=exc.line,
+                column=exc.column,
+                hint=exc.hint,
+            )
+        ]
     metadata = skill.meta.get("metadata")
     if not isinstance(metadata, dict) or "contract" not in metadata:
         return []
@@ -103,13 +127,25 @@ def lint_workspace(root: Path) -> list[Finding]:
     for skill_md in skill_files(skills) if skills.is_dir() else []:
         rel = skill_md.relative_to(root).as_posix()
         _, core = validate_skill_dir(skill_md.parent, display=rel)
-        findings += [Finding.error("DCI100", f"discovery rejects this skill: {f.code} {f.message}", file=f.file,
-                                   line=f.line, column=f.column, pointer=f.pointer, hint=f.hint)
-                     for f in core if f.severity == "error"]
+        findings += [
+            Finding.error(
+                "DCI100",
+                f"discovery rejects this skill: {f.code} {f.message}",
+                file=f.file,
+                line=f.line,
+                column=f.column,
+                pointer=f.pointer,
+                hint=f.hint,
+            )
+            for f in core
+            if f.severity == "error"
+        ]
         findings += lint_skill(skill_md.parent, display=rel, report_unreadable=False)
-    artifacts = ((".dci/aliases.v1.json", schemas_store.ALIASES, "DCI101"),
-                 (".dci/config.v1.json", schemas_store.CONFIG, "DCI102"),
-                 (".dci/state/reliability.v1.json", schemas_store.RELIABILITY, "DCI103"))
+    artifacts = (
+        (".dci/aliases.v1.json", schemas_store.ALIASES, "DCI101"),
+        (".dci/config.v1.json", schemas_store.CONFIG, "DCI102"),
+        (".dci/state/reliability.v1.json", schemas_store.RELIABILITY, "DCI103"),
+    )
     for rel, schema_id, code in artifacts:
         path = root / rel
         if not path.is_file():

@@ -30,8 +30,9 @@ def _has_contract_skills(skills: Path) -> bool:
                 head = (Path(directory) / "SKILL.md").read_text(encoding="utf-8", errors="replace")[:8192]
             except OSError:
                 head = ""
-            if head.startswith("---") and _CONTRACT_LINE.search(head.split("---", 2)[1] if head.count("---") >= 2
-                                                                else ""):
+            if head.startswith("---") and _CONTRACT_LINE.search(
+                head.split("---", 2)[1] if head.count("---") >= 2 else ""
+            ):
                 return True
             if scanned >= _DETECT_SCAN_LIMIT:
                 return False
@@ -47,9 +48,14 @@ def agentpack_add_hookspecs(pluginmanager):
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="DCI workspace",
-                        description="skills with Dependent Capability Contracts (metadata.contract) and .dci/",
-                        extra="dci"))
+    register(
+        FormatInfo(
+            name=FORMAT,
+            title="DCI workspace",
+            description="skills with Dependent Capability Contracts (metadata.contract) and .dci/",
+            extra="dci",
+        )
+    )
 
 
 @hookimpl
@@ -91,12 +97,18 @@ def agentpack_validate(pack, strict):
     if strict:
         from agentpack.models import Finding
 
-        findings = [Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f
-                    for f in findings]
+        findings = [
+            Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f for f in findings
+        ]
     return findings
 
 
 @hookimpl
 def agentpack_register_commands(register):
-    register(CommandSpec(name="dci", target="agentpack_dci.cli:group",
-                         help="Dependent Capability Contracts: parse, lint, resolve, explain, record."))
+    register(
+        CommandSpec(
+            name="dci",
+            target="agentpack_dci.cli:group",
+            help="Dependent Capability Contracts: parse, lint, resolve, explain, record.",
+        )
+    )

@@ -7,8 +7,9 @@ hints only tighten, and only the hinting provider's own gates (see docs/dci.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 THRESHOLDS = ("min-total-score", "min-contract-score", "min-required-coverage")
 KEYS = (*THRESHOLDS, "max-candidates", "selection-mode", "max-providers", "on-missing-required")

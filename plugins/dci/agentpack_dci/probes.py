@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 DECISIONS = ("emulate", "continue-with-partial", "abort")
 
@@ -35,8 +35,13 @@ class ProbeRun:
     detail: str = ""
 
     def to_json(self) -> dict:
-        return {"candidate": self.candidate_id, "capability": self.capability, "probe": self.probe,
-                "passed": self.passed, **({"detail": self.detail} if self.detail else {})}
+        return {
+            "candidate": self.candidate_id,
+            "capability": self.capability,
+            "probe": self.probe,
+            "passed": self.passed,
+            **({"detail": self.detail} if self.detail else {}),
+        }
 
 
 @dataclass(frozen=True)

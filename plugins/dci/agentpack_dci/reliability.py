@@ -94,8 +94,9 @@ class ReliabilityStore:
             self.data, self.reason = self._empty(), f"unusable state file: {exc.message}"
 
     def _read(self) -> dict[str, Any]:
-        return schemas_store.require_valid(self.path, schemas_store.RELIABILITY, code="DCI103",
-                                           what="reliability state", display=STATE_FILE.as_posix())
+        return schemas_store.require_valid(
+            self.path, schemas_store.RELIABILITY, code="DCI103", what="reliability state", display=STATE_FILE.as_posix()
+        )
 
     def history(self, candidate_id: str) -> History:
         entry = self.data["candidates"].get(candidate_id)
@@ -118,8 +119,12 @@ class ReliabilityStore:
             now = self.clock.iso()
             entry = data["candidates"].get(candidate_id, {"outcomes_last_20": []})
             outcomes = [*entry["outcomes_last_20"], 1 if success else 0][-WINDOW:]
-            entry = {"outcomes_last_20": outcomes, "success_rate_last_20": round(sum(outcomes) / len(outcomes), 6),
-                     "last_used_at": now, "sample_size": len(outcomes)}
+            entry = {
+                "outcomes_last_20": outcomes,
+                "success_rate_last_20": round(sum(outcomes) / len(outcomes), 6),
+                "last_used_at": now,
+                "sample_size": len(outcomes),
+            }
             data["candidates"][candidate_id] = entry
             data["updated_at"] = now
             schemas_store.store().validator(schemas_store.RELIABILITY).validate(data)

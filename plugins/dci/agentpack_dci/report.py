@@ -20,10 +20,33 @@ from .selection import TIE_BREAKERS, id_hash
 if TYPE_CHECKING:
     from .resolve import Resolution
 
-EXTENSION_KEYS = ("status", "contract_parser_version", "query", "runtime", "alias_tables", "decision", "probes",
-                  "statistics", "discovery_roots", "candidate_listing", "top_candidate", "history_note")
-CANDIDATE_EXTENSION_KEYS = ("name", "path", "source", "contract", "matches", "optional_matches",
-                            "resolved_required", "flags", "ranking", "policy_hints", "selected")
+EXTENSION_KEYS = (
+    "status",
+    "contract_parser_version",
+    "query",
+    "runtime",
+    "alias_tables",
+    "decision",
+    "probes",
+    "statistics",
+    "discovery_roots",
+    "candidate_listing",
+    "top_candidate",
+    "history_note",
+)
+CANDIDATE_EXTENSION_KEYS = (
+    "name",
+    "path",
+    "source",
+    "contract",
+    "matches",
+    "optional_matches",
+    "resolved_required",
+    "flags",
+    "ranking",
+    "policy_hints",
+    "selected",
+)
 
 
 LEXICAL_LISTED = 20
@@ -64,6 +87,7 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     if i in sel.beyond_limit:
         reasons.append(f"not among the top max-candidates={res.policy.effective['max-candidates']}")
     matches = t.matches.get(i, {})
+
     def match(c: str) -> dict:
         return matches.get(c, Match(c, "none")).to_json()
 
@@ -104,14 +128,26 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     entry = {
         "id": record.id,
         "scores": {
-            "s_contract": r6(t.s_contract[i]), "s_desc": r6(t.s_desc[i]), "s_namepath": r6(t.s_namepath[i]),
-            "s_runtime": r6(t.s_runtime[i]), "s_total": r6(t.s_total[i]), "s_total_penalized": r6(t.penalized(i)),
-            "history_multiplier": r6(t.multiplier[i]), "s_total_final": r6(final[i]),
+            "s_contract": r6(t.s_contract[i]),
+            "s_desc": r6(t.s_desc[i]),
+            "s_namepath": r6(t.s_namepath[i]),
+            "s_runtime": r6(t.s_runtime[i]),
+            "s_total": r6(t.s_total[i]),
+            "s_total_penalized": r6(t.penalized(i)),
+            "history_multiplier": r6(t.multiplier[i]),
+            "s_total_final": r6(final[i]),
         },
-        "coverage": {"required_total": required_total, "required_resolved": resolved,
-                     "required_ratio": r6(resolved / required_total) if required_total else 1.0},
-        "reliability": {"sample_size": history.sample_size, "success_rate_last_20": r6(history.success_rate),
-                        "outcomes_last_20": list(history.outcomes), "last_used_at": history.last_used_at},
+        "coverage": {
+            "required_total": required_total,
+            "required_resolved": resolved,
+            "required_ratio": r6(resolved / required_total) if required_total else 1.0,
+        },
+        "reliability": {
+            "sample_size": history.sample_size,
+            "success_rate_last_20": r6(history.success_rate),
+            "outcomes_last_20": list(history.outcomes),
+            "last_used_at": history.last_used_at,
+        },
         "penalties": penalties,
         "tie_break": tie,
         "rejection_reasons": reasons,
@@ -123,10 +159,14 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
         "optional_matches": [match(c) for c in q.optional] if q.required else [],
         "resolved_required": list(t.resolved[i]),
         "flags": flags,
-        "ranking": {"rank": sel.rank_of(i), "s_skill": r6(t.s_skill[i]),
-                    "s_specificity": r6(resolved / max(1, provides)),
-                    "unresolved_required": required_total - resolved, "bm25": r6(t.bm25[i]),
-                    "delta": r6(t.s_contract[i] - t.s_skill[i])},
+        "ranking": {
+            "rank": sel.rank_of(i),
+            "s_skill": r6(t.s_skill[i]),
+            "s_specificity": r6(resolved / max(1, provides)),
+            "unresolved_required": required_total - resolved,
+            "bm25": r6(t.bm25[i]),
+            "delta": r6(t.s_contract[i] - t.s_skill[i]),
+        },
         "selected": i in res.selected,
     }
     hints = sel.hints.get(i)
@@ -142,15 +182,15 @@ def build_report(res: Resolution) -> dict[str, Any]:
     aliases = res.resolver.aliases
     primary = aliases.primary
     listed = _relevant(res)
-    reliability: dict[str, Any] = {"mode": store.mode, "schema_version": "1",
-                                   "updated_at": store.updated_at}
+    reliability: dict[str, Any] = {"mode": store.mode, "schema_version": "1", "updated_at": store.updated_at}
     if store.mode == "persistent":
         reliability["path"] = STATE_FILE.as_posix()
     action: dict[str, Any] = {"policy": out.policy, "outcome": out.outcome}
     if out.user_decision is not None:
         action["user_decision"] = out.user_decision
-    unknown_runtime = [{"id": res.corpus.records[i].id, "tokens": tokens}
-                       for i, tokens in sorted(res.table.unknown_runtime.items())]
+    unknown_runtime = [
+        {"id": res.corpus.records[i].id, "tokens": tokens} for i, tokens in sorted(res.table.unknown_runtime.items())
+    ]
     top = listed[0] if listed else None
     report: dict[str, Any] = {
         "schema_version": "1",
@@ -160,13 +200,19 @@ def build_report(res: Resolution) -> dict[str, Any]:
         "alias_resolution": {"source": primary.source, "alias_table_version": primary.version},
         "reliability": reliability,
         "query_capabilities": list(q.capabilities),
-        "policy": {"defaults": res.policy.defaults, "effective": res.policy.effective,
-                   "override_source": res.policy.source},
+        "policy": {
+            "defaults": res.policy.defaults,
+            "effective": res.policy.effective,
+            "override_source": res.policy.source,
+        },
         "discovery": {"sources_scanned": d.sources_scanned, "counts": d.counts},
-        "selection": {"mode": res.policy.effective["selection-mode"],
-                      "max_providers": res.policy.effective["max-providers"]
-                      if res.policy.effective["selection-mode"] == "cover" else 1,
-                      "selected_count": len(res.selected)},
+        "selection": {
+            "mode": res.policy.effective["selection-mode"],
+            "max_providers": res.policy.effective["max-providers"]
+            if res.policy.effective["selection-mode"] == "cover"
+            else 1,
+            "selected_count": len(res.selected),
+        },
         "candidates": [_candidate(res, i) for i in listed],
         "selected_candidates": [res.corpus.records[i].id for i in res.selected],
         "unresolved_required_capabilities": list(sel.unresolved),
@@ -178,16 +224,25 @@ def build_report(res: Resolution) -> dict[str, Any]:
         # -- agentpack extensions --
         "status": out.status,
         "contract_parser_version": PARSER_VERSION,
-        "query": {"required": list(q.required), "optional": list(q.optional), "text": q.text, "terms": q.terms,
-                  "text_source": res.query_source, "runtime_overrides": dict(res.request.policy)},
+        "query": {
+            "required": list(q.required),
+            "optional": list(q.optional),
+            "text": q.text,
+            "terms": q.terms,
+            "text_source": res.query_source,
+            "runtime_overrides": dict(res.request.policy),
+        },
         "runtime": {"host": q.runtime, "unknown_compatibility_tokens": unknown_runtime},
         "alias_tables": aliases.describe(),
         "decision": {"source": out.decision_source} if out.decision_source else {},
         "probes": [run.to_json() for run in res.probes.runs],
         "statistics": res.table.statistics,
         "discovery_roots": d.roots,
-        "candidate_listing": {"listing": res.request.listing, "listed": len(listed),
-                              "omitted": res.corpus.size - len(listed)},
+        "candidate_listing": {
+            "listing": res.request.listing,
+            "listed": len(listed),
+            "omitted": res.corpus.size - len(listed),
+        },
         "top_candidate": res.corpus.records[top].id if top is not None else None,
     }
     if store.reason and store.reason != "requested":
@@ -197,33 +252,44 @@ def build_report(res: Resolution) -> dict[str, Any]:
 
 # -- text ---------------------------------------------------------------------------------------------
 def render_text(report: dict[str, Any]) -> str:
-    lines = [f"status: {report['status']}  (mode {report['mode']}, selection {report['selection']['mode']}, "
-             f"runtime {report['runtime']['host']})"]
-    lines.append(f"required: {', '.join(report['query']['required']) or '-'}"
-                 + (f"   optional: {', '.join(report['query']['optional'])}" if report['query']['optional'] else ""))
+    lines = [
+        f"status: {report['status']}  (mode {report['mode']}, selection {report['selection']['mode']}, "
+        f"runtime {report['runtime']['host']})"
+    ]
+    lines.append(
+        f"required: {', '.join(report['query']['required']) or '-'}"
+        + (f"   optional: {', '.join(report['query']['optional'])}" if report["query"]["optional"] else "")
+    )
     selected = report["selected_candidates"]
     lines.append(f"selected: {', '.join(selected) if selected else '(none)'}")
     if report["unresolved_required_capabilities"]:
         lines.append(f"unresolved: {', '.join(report['unresolved_required_capabilities'])}")
     action = report["on_missing_required_action"]
     if action["outcome"] != "not-needed":
-        decision = f", decision {action['user_decision']} ({report['decision'].get('source')})" \
-            if "user_decision" in action else ""
+        decision = (
+            f", decision {action['user_decision']} ({report['decision'].get('source')})"
+            if "user_decision" in action
+            else ""
+        )
         lines.append(f"on-missing-required: {action['policy']} -> {action['outcome']}{decision}")
     if report["degraded_mode"]:
         lines.append(f"degraded mode; emulated: {', '.join(report['emulated_capabilities']) or '-'}")
     counts = report["discovery"]["counts"]
-    lines.append(f"discovery: {counts['included']} included, {counts['excluded']} excluded "
-                 f"({', '.join(report['discovery']['sources_scanned']) or 'no sources'}); "
-                 f"history {report['history_state']}")
+    lines.append(
+        f"discovery: {counts['included']} included, {counts['excluded']} excluded "
+        f"({', '.join(report['discovery']['sources_scanned']) or 'no sources'}); "
+        f"history {report['history_state']}"
+    )
     lines.append("")
     lines.append(f"{'rank':>4}  {'final':>6}  {'contract':>8}  {'desc':>5}  {'path':>5}  {'rt':>3}  candidate")
     for c in report["candidates"][:10]:
         s = c["scores"]
         rank = c["ranking"]["rank"] or "-"
         mark = "*" if c["selected"] else " "
-        lines.append(f"{rank:>4}{mark} {s['s_total_final']:>6.3f}  {s['s_contract']:>8.3f}  {s['s_desc']:>5.2f}  "
-                     f"{s['s_namepath']:>5.2f}  {s['s_runtime']:>3.0f}  {c['id']}")
+        lines.append(
+            f"{rank:>4}{mark} {s['s_total_final']:>6.3f}  {s['s_contract']:>8.3f}  {s['s_desc']:>5.2f}  "
+            f"{s['s_namepath']:>5.2f}  {s['s_runtime']:>3.0f}  {c['id']}"
+        )
     if len(report["candidates"]) > 10:
         lines.append(f"      ... {len(report['candidates']) - 10} more (use -o json or explain)")
     return "\n".join(lines) + "\n"
@@ -234,16 +300,21 @@ def render_explain(report: dict[str, Any], candidate: str | None = None, limit: 
     lines = [render_text(report).split("\n\n")[0], ""]
     stats = report["statistics"]
     inflation = stats["inflation"]
-    lines.append(f"over-claim limit: P count > {stats['overclaim_limit']} (median {stats['p_median']}); "
-                 f"inflation rule: {inflation['rule']}")
+    lines.append(
+        f"over-claim limit: P count > {stats['overclaim_limit']} (median {stats['p_median']}); "
+        f"inflation rule: {inflation['rule']}"
+    )
     chosen = [c for c in report["candidates"] if candidate in (None, c["id"], c["name"])]
     if candidate is not None and not chosen:
         return "\n".join(lines) + f"\nno listed candidate matches '{candidate}'\n"
     for c in chosen[: None if candidate else limit]:
         s, p = c["scores"], c["penalties"]
         lines.append("")
-        lines.append(f"{c['id']}  [{c['source']}]" + ("  SELECTED" if c["selected"] else "")
-                     + (f"  rank {c['ranking']['rank']}" if c["ranking"]["rank"] else ""))
+        lines.append(
+            f"{c['id']}  [{c['source']}]"
+            + ("  SELECTED" if c["selected"] else "")
+            + (f"  rank {c['ranking']['rank']}" if c["ranking"]["rank"] else "")
+        )
         if c["contract"].get("canonical"):
             lines.append(f"  contract: {c['contract']['canonical']}")
         elif c["contract"].get("error"):
@@ -255,18 +326,28 @@ def render_explain(report: dict[str, Any], candidate: str | None = None, limit: 
             sim = f" (Jaro-Winkler {m['similarity']})" if "similarity" in m else ""
             lines.append(f"    {m['capability']}: {m['kind']} {m['score']}{detail}{sim}")
         lines.append(f"  S_contract {s['s_contract']} = mean of the best match per capability")
-        lines.append(f"  S_desc {s['s_desc']} (BM25 {c['ranking']['bm25']} / max)   S_namepath {s['s_namepath']}"
-                     f"   S_runtime {s['s_runtime']}")
-        lines.append(f"  S_total {s['s_total']} = 0.60*{s['s_contract']} + 0.20*{s['s_desc']} + "
-                     f"0.10*{s['s_namepath']} + 0.10*{s['s_runtime']}")
-        lines.append(f"  penalties {p['total_penalty']} (invalid {p['invalid_token_penalty']}, unknown clause "
-                     f"{p['unknown_clause_penalty']}, over-claim {p['overclaim_penalty']}, inflation "
-                     f"{p['inflation_penalty']}; delta {c['ranking']['delta']})")
+        lines.append(
+            f"  S_desc {s['s_desc']} (BM25 {c['ranking']['bm25']} / max)   S_namepath {s['s_namepath']}"
+            f"   S_runtime {s['s_runtime']}"
+        )
+        lines.append(
+            f"  S_total {s['s_total']} = 0.60*{s['s_contract']} + 0.20*{s['s_desc']} + "
+            f"0.10*{s['s_namepath']} + 0.10*{s['s_runtime']}"
+        )
+        lines.append(
+            f"  penalties {p['total_penalty']} (invalid {p['invalid_token_penalty']}, unknown clause "
+            f"{p['unknown_clause_penalty']}, over-claim {p['overclaim_penalty']}, inflation "
+            f"{p['inflation_penalty']}; delta {c['ranking']['delta']})"
+        )
         r = c["reliability"]
-        lines.append(f"  S_total_final {s['s_total_final']} = {s['s_total_penalized']} * {s['history_multiplier']}"
-                     f" (success {r['success_rate_last_20']} over {r['sample_size']} runs)")
-        lines.append(f"  coverage {c['coverage']['required_resolved']}/{c['coverage']['required_total']}"
-                     f"  specificity {c['ranking']['s_specificity']}  S_skill {c['ranking']['s_skill']}")
+        lines.append(
+            f"  S_total_final {s['s_total_final']} = {s['s_total_penalized']} * {s['history_multiplier']}"
+            f" (success {r['success_rate_last_20']} over {r['sample_size']} runs)"
+        )
+        lines.append(
+            f"  coverage {c['coverage']['required_resolved']}/{c['coverage']['required_total']}"
+            f"  specificity {c['ranking']['s_specificity']}  S_skill {c['ranking']['s_skill']}"
+        )
         if c["flags"]:
             lines.append(f"  flags: {', '.join(c['flags'])}")
         for reason in c["rejection_reasons"]:
@@ -274,6 +355,8 @@ def render_explain(report: dict[str, Any], candidate: str | None = None, limit: 
         tie = c["tie_break"]
         if tie["applied"]:
             step = tie["applied_step"]
-            lines.append(f"  ranked above the next candidate by tie-break {step}: {TIE_BREAKERS[step - 1]}"
-                         + (f" (sha256 {tie['hash_hex'][:12]}...)" if step == 6 else ""))
+            lines.append(
+                f"  ranked above the next candidate by tie-break {step}: {TIE_BREAKERS[step - 1]}"
+                + (f" (sha256 {tie['hash_hex'][:12]}...)" if step == 6 else "")
+            )
     return "\n".join(lines) + "\n"

@@ -8,10 +8,11 @@ results never depend on what is cached.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -127,17 +128,27 @@ def _check_capabilities(values: list[str], what: str) -> list[str]:
         value = value.strip()
         problem = token_problem(value)
         if problem:
-            raise AgentpackError(f"{what} capability '{value}' {problem}",
-                                 hint="capability ids follow the Agent Skills name rules: lowercase a-z, 0-9, '-'")
+            raise AgentpackError(
+                f"{what} capability '{value}' {problem}",
+                hint="capability ids follow the Agent Skills name rules: lowercase a-z, 0-9, '-'",
+            )
         out.append(value)
     return list(dict.fromkeys(out))
 
 
 class Resolver:
-    def __init__(self, workspace: str | Path, *, skills_roots: tuple[str | Path, ...] = (),
-                 aliases_file: str | Path | None = None, host=None, clock: Clock = SYSTEM_CLOCK,
-                 run_ids: IdSource | None = None, ephemeral_history: bool = False,
-                 probes: list[Probe] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: str | Path,
+        *,
+        skills_roots: tuple[str | Path, ...] = (),
+        aliases_file: str | Path | None = None,
+        host=None,
+        clock: Clock = SYSTEM_CLOCK,
+        run_ids: IdSource | None = None,
+        ephemeral_history: bool = False,
+        probes: list[Probe] | None = None,
+    ) -> None:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise AgentpackError(f"workspace is not a directory: {workspace}")
@@ -181,8 +192,13 @@ class Resolver:
     def refresh(self) -> None:
         """Re-scan the skill roots; re-parse only changed files; rebuild the index when the set changed."""
         with gc_paused():
-            self.discovery = discover(self.workspace, self.config, runtime_roots=self.runtime_roots,
-                                      external_roots=self.skills_roots, cache=self.skill_cache)
+            self.discovery = discover(
+                self.workspace,
+                self.config,
+                runtime_roots=self.runtime_roots,
+                external_roots=self.skills_roots,
+                cache=self.skill_cache,
+            )
             if self.corpus is None or self.corpus.fingerprint != self.discovery.fingerprint:
                 self.corpus = Corpus(self.discovery.records, self.discovery.fingerprint)
         if len(self.match_cache) > 200_000:
@@ -202,8 +218,9 @@ class Resolver:
         if len(hits) == 1:
             return hits[0]
         if not hits:
-            raise AgentpackError(f"no discovered skill matches '{skill}'",
-                                 hint="give its id 'skill-name::skill-path' or its directory")
+            raise AgentpackError(
+                f"no discovered skill matches '{skill}'", hint="give its id 'skill-name::skill-path' or its directory"
+            )
         raise AgentpackError(f"'{skill}' matches several candidates: {', '.join(hits)}", hint="give the full id")
 
     # -- resolution ----------------------------------------------------------------------------
@@ -222,8 +239,10 @@ class Resolver:
         required = _check_capabilities(required, "required")
         optional = [c for c in _check_capabilities(optional, "optional") if c not in required]
         if not required and not optional:
-            raise AgentpackError("nothing to resolve: give at least one required or optional capability",
-                                 hint="for example --require web-search")
+            raise AgentpackError(
+                "nothing to resolve: give at least one required or optional capability",
+                hint="for example --require web-search",
+            )
         mode = request.mode or (consumer.mode if consumer is not None else "best-effort")
         if mode not in ("strict", "best-effort"):
             raise AgentpackError(f"unknown mode '{mode}'; expected strict or best-effort")
@@ -236,16 +255,36 @@ class Resolver:
         query = Query(tuple(required), tuple(optional), text, tokenize(text), mode, request.runtime.strip().lower())
         self.history.reload()
         corpus = self.corpus
-        table = score(corpus, query, self.aliases, parser_version=PARSER_VERSION, cache=self.match_cache,
-                      known_runtimes=BUILTIN_RUNTIMES | self.config.known_runtimes,
-                      multipliers=self._multipliers(corpus))
+        table = score(
+            corpus,
+            query,
+            self.aliases,
+            parser_version=PARSER_VERSION,
+            cache=self.match_cache,
+            known_runtimes=BUILTIN_RUNTIMES | self.config.known_runtimes,
+            multipliers=self._multipliers(corpus),
+        )
         probes = ProbeRunner.from_list(self.probe_list)
         selector = Selector(corpus, query, table, policy, probes)
         selection = selector.run()
         outcome, selected = self._on_missing(request, policy, selection, decide)
-        return Resolution(self, request, query, policy, self.discovery, corpus, table, selector, selection, outcome,
-                          selected, probes, self.run_ids(), self.clock.iso(),
-                          "query option" if request.query is not None else "capability ids")
+        return Resolution(
+            self,
+            request,
+            query,
+            policy,
+            self.discovery,
+            corpus,
+            table,
+            selector,
+            selection,
+            outcome,
+            selected,
+            probes,
+            self.run_ids(),
+            self.clock.iso(),
+            "query option" if request.query is not None else "capability ids",
+        )
 
     def _multipliers(self, corpus: Corpus) -> np.ndarray:
         multipliers = np.ones(corpus.size)
@@ -255,8 +294,9 @@ class Resolver:
                 multipliers[position[cid]] = self.history.history(cid).multiplier
         return multipliers
 
-    def _on_missing(self, request: ResolveRequest, policy: EffectivePolicy, selection: Selection,
-                    decide: Decider | None) -> tuple[Outcome, list[int]]:
+    def _on_missing(
+        self, request: ResolveRequest, policy: EffectivePolicy, selection: Selection, decide: Decider | None
+    ) -> tuple[Outcome, list[int]]:
         action = policy.effective["on-missing-required"]
         for i in selection.selected:
             hinted = selection.hints.get(i)
@@ -277,8 +317,9 @@ class Resolver:
             return Outcome(action, "continued-partial", choice, source), selection.selected
         return Outcome(action, "aborted", "abort", source), []
 
-    def _decide(self, request: ResolveRequest, unresolved: list[str], selection: Selection,
-                decide: Decider | None) -> tuple[str, str]:
+    def _decide(
+        self, request: ResolveRequest, unresolved: list[str], selection: Selection, decide: Decider | None
+    ) -> tuple[str, str]:
         if request.decision is not None:
             if request.decision not in DECISIONS:
                 raise AgentpackError(f"unknown decision '{request.decision}'; expected {', '.join(DECISIONS)}")

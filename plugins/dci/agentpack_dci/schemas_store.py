@@ -43,6 +43,10 @@ def require_valid(path: Path, schema_id: str, *, code: str, what: str, display: 
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise AgentpackError(f"invalid {what}: {first.message}{more}", file=first.file, line=first.line,
-                             hint=f"it must follow {schema_id}")
+        raise AgentpackError(
+            f"invalid {what}: {first.message}{more}",
+            file=first.file,
+            line=first.line,
+            hint=f"it must follow {schema_id}",
+        )
     return data

@@ -71,8 +71,12 @@ class ScoreTable:
     statistics: dict = field(default_factory=dict)
 
     def penalties(self, i: int) -> float:
-        return float(self.invalid_penalty[i] + self.unknown_clause_penalty[i] + self.overclaim_penalty[i]
-                     + self.inflation_penalty[i])
+        return float(
+            self.invalid_penalty[i]
+            + self.unknown_clause_penalty[i]
+            + self.overclaim_penalty[i]
+            + self.inflation_penalty[i]
+        )
 
     def penalized(self, i: int) -> float:
         return max(0.0, float(self.s_total[i]) - self.penalties(i))
@@ -93,8 +97,9 @@ def resolves(match: Match, strict: bool) -> bool:
 MatchCache = dict
 
 
-def capability_scores(corpus: Corpus, query: Query, aliases: AliasResolver, parser_version: str,
-                      cache: MatchCache) -> tuple[np.ndarray, list[tuple[str, ...]], dict[int, dict[str, Match]]]:
+def capability_scores(
+    corpus: Corpus, query: Query, aliases: AliasResolver, parser_version: str, cache: MatchCache
+) -> tuple[np.ndarray, list[tuple[str, ...]], dict[int, dict[str, Match]]]:
     """``S_contract`` and resolved required capabilities; per-candidate results cached under the spec's key."""
     n = corpus.size
     s_contract = np.zeros(n)
@@ -121,8 +126,16 @@ def capability_scores(corpus: Corpus, query: Query, aliases: AliasResolver, pars
     return s_contract, resolved, matches
 
 
-def score(corpus: Corpus, query: Query, aliases: AliasResolver, *, parser_version: str, cache: MatchCache,
-          known_runtimes: frozenset[str], multipliers: np.ndarray) -> ScoreTable:
+def score(
+    corpus: Corpus,
+    query: Query,
+    aliases: AliasResolver,
+    *,
+    parser_version: str,
+    cache: MatchCache,
+    known_runtimes: frozenset[str],
+    multipliers: np.ndarray,
+) -> ScoreTable:
     """Components, penalties and final scores for every candidate."""
     s_contract, resolved, matches = capability_scores(corpus, query, aliases, parser_version, cache)
     bm25 = corpus.bm25(query.terms)

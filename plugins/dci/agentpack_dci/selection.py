@@ -15,7 +15,7 @@ import numpy as np
 
 from .discovery import SkillRecord
 from .index import Corpus
-from .policy import EffectivePolicy, Hints, NO_HINTS, provider_hints
+from .policy import NO_HINTS, EffectivePolicy, Hints, provider_hints
 from .probes import ProbeRunner
 from .scoring import DIGITS, Query, ScoreTable, r6
 
@@ -56,8 +56,9 @@ class Selection:
 
 
 class Selector:
-    def __init__(self, corpus: Corpus, query: Query, table: ScoreTable, policy: EffectivePolicy,
-                 probes: ProbeRunner) -> None:
+    def __init__(
+        self, corpus: Corpus, query: Query, table: ScoreTable, policy: EffectivePolicy, probes: ProbeRunner
+    ) -> None:
         self.corpus, self.query, self.table, self.policy, self.probes = corpus, query, table, policy, probes
         self.effective = policy.effective
         self.cover = self.effective["selection-mode"] == "cover"
@@ -78,9 +79,15 @@ class Selector:
     def key(self, i: int, final: np.ndarray) -> tuple:
         """Sort key: S_total_final, then the six tie-breakers (all ascending-is-better)."""
         t = self.table
-        return (-r6(final[i]), -r6(t.s_contract[i]), -r6(self.coverage[i]),
-                len(self.query.required) - int(self.resolved_count[i]), -r6(self.specificity(i)),
-                -r6(t.s_skill[i]), id_hash(self.corpus.records[i].id))
+        return (
+            -r6(final[i]),
+            -r6(t.s_contract[i]),
+            -r6(self.coverage[i]),
+            len(self.query.required) - int(self.resolved_count[i]),
+            -r6(self.specificity(i)),
+            -r6(t.s_skill[i]),
+            id_hash(self.corpus.records[i].id),
+        )
 
     def specificity(self, i: int) -> float:
         record = self.corpus.records[i]
@@ -90,8 +97,10 @@ class Selector:
     # -- gates -------------------------------------------------------------------------------
     def thresholds(self, i: int) -> dict[str, float]:
         hints = self.hints.get(i, NO_HINTS)
-        return {k: hints.thresholds.get(k, self.effective[k])
-                for k in ("min-total-score", "min-contract-score", "min-required-coverage")}
+        return {
+            k: hints.thresholds.get(k, self.effective[k])
+            for k in ("min-total-score", "min-contract-score", "min-required-coverage")
+        }
 
     def reasons(self, i: int, final: np.ndarray) -> list[str]:
         """Every gate candidate ``i`` fails (empty when it passes them all)."""
@@ -111,14 +120,16 @@ class Selector:
             if q.required and not t.resolved[i]:
                 out.append("resolves no required capability (cover mode)")
         elif r6(self.coverage[i]) < r6(limits["min-required-coverage"]):
-            out.append(f"required coverage {r6(self.coverage[i])} < min-required-coverage "
-                       f"{limits['min-required-coverage']}")
+            out.append(
+                f"required coverage {r6(self.coverage[i])} < min-required-coverage {limits['min-required-coverage']}"
+            )
         return out
 
     def _gated(self, final: np.ndarray) -> list[int]:
         e, t, q = self.effective, self.table, self.query
-        mask = (np.round(final, DIGITS) >= r6(e["min-total-score"])) & \
-               (np.round(t.s_contract, DIGITS) >= r6(e["min-contract-score"]))
+        mask = (np.round(final, DIGITS) >= r6(e["min-total-score"])) & (
+            np.round(t.s_contract, DIGITS) >= r6(e["min-contract-score"])
+        )
         if self.cover:
             if q.required:
                 mask &= self.resolved_count > 0
@@ -146,8 +157,11 @@ class Selector:
             if self.query.strict and self.table.inflated[i]:
                 verdict = self.probes.check(self.corpus.records[i], self.table.resolved[i])
                 if not verdict:
-                    probe_rejected[i] = ("contract-inflated; no probe exists to clear it" if verdict is None
-                                         else "contract-inflated; probe failed")
+                    probe_rejected[i] = (
+                        "contract-inflated; no probe exists to clear it"
+                        if verdict is None
+                        else "contract-inflated; probe failed"
+                    )
                     continue
                 cleared.add(i)
             ranked.append(i)
@@ -155,8 +169,9 @@ class Selector:
         ranked = [i for i in ranked if i not in probe_rejected]
         covered = {c for i in selected for c in self.table.resolved[i]}
         unresolved = [c for c in self.query.required if c not in covered]
-        selection = Selection(final, self.coverage, ranked, selected, unresolved, self.hints, probe_rejected,
-                              cleared, beyond_limit=beyond)
+        selection = Selection(
+            final, self.coverage, ranked, selected, unresolved, self.hints, probe_rejected, cleared, beyond_limit=beyond
+        )
         selection.tie_steps = self._tie_steps(ranked, final)
         return selection
 

@@ -11,8 +11,9 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 SYNTHESIS_MODES = ("auto", "local", "llm")
 
 
-def answer(pack, request: dict[str, Any], options: dict[str, Any] | None = None, *,
-           clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
+def answer(
+    pack, request: dict[str, Any], options: dict[str, Any] | None = None, *, clock: Clock = SYSTEM_CLOCK
+) -> dict[str, Any]:
     """Answer ``request`` from the loaded ``ExpertPack``.
 
     ``options``: ``synthesis`` (``auto``: a configured provider when the pack
@@ -33,10 +34,17 @@ def answer(pack, request: dict[str, Any], options: dict[str, Any] | None = None,
     response = query_pack(pack.root, request, clock=clock, synthesize=query_synthesizer(pack.security, mode=mode))
     logger = logger_for(pack.root, pack.manifest, pack.policy, clock=clock)
     try:
-        logger.query(str(request.get("question") or ""), response, who=str(options.get("actor") or "user"),
-                     request={"top_k": request.get("top_k"), "mode": request.get("mode"),
-                              "filters": request.get("filters") or {}},
-                     duration_ms=(clock.monotonic() - started) * 1000)
+        logger.query(
+            str(request.get("question") or ""),
+            response,
+            who=str(options.get("actor") or "user"),
+            request={
+                "top_k": request.get("top_k"),
+                "mode": request.get("mode"),
+                "filters": request.get("filters") or {},
+            },
+            duration_ms=(clock.monotonic() - started) * 1000,
+        )
     except OSError as exc:  # a read-only pack still answers
         note(f"warning: could not write the query log: {exc}")
     return response

@@ -29,10 +29,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -61,28 +62,41 @@ class BuildResult:
     out_dir: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": str(self.root), "indexes": self.indexes, "revisions": self.revisions,
-                "duration_s": round(self.duration_s, 3), "staged_in": str(self.out_dir) if self.out_dir else None}
+        return {
+            "path": str(self.root),
+            "indexes": self.indexes,
+            "revisions": self.revisions,
+            "duration_s": round(self.duration_s, 3),
+            "staged_in": str(self.out_dir) if self.out_dir else None,
+        }
 
 
 def chunking_params(entry: IndexEntry) -> dict[str, Any]:
     cfg = entry.chunking
     method = cfg.get("method", "line-window")
     if method not in ("line-window", "lines"):
-        raise AgentpackError(f"index '{entry.id}': chunking method '{method}' is not supported (use line-window)",
-                             file=MANIFEST_PATH)
+        raise AgentpackError(
+            f"index '{entry.id}': chunking method '{method}' is not supported (use line-window)", file=MANIFEST_PATH
+        )
     max_chars = int(cfg.get("max_chars") or DEFAULT_MAX_CHARS)
     overlap = int(cfg.get("overlap_chars", DEFAULT_OVERLAP) or 0)
     overlap = max(0, min(overlap, max_chars - 1))
-    return {"method": "line-window", "max_chars": max_chars, "overlap_chars": overlap,
-            "language_hints": [h for h in cfg.get("language_hints") or [] if isinstance(h, str)]}
+    return {
+        "method": "line-window",
+        "max_chars": max_chars,
+        "overlap_chars": overlap,
+        "language_hints": [h for h in cfg.get("language_hints") or [] if isinstance(h, str)],
+    }
 
 
 def _check_manifest(pack: ExpertPack) -> None:
     from .layout import schema_findings
 
-    errors = [f for f in schema_findings(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
-              if f.severity == "error"]
+    errors = [
+        f
+        for f in schema_findings(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
+        if f.severity == "error"
+    ]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more; run agentpack validate)" if len(errors) > 1 else ""
@@ -95,15 +109,19 @@ def _select(pack: ExpertPack, index_ids: Iterable[str] | None) -> list[IndexEntr
         wanted = list(index_ids)
         unknown = [i for i in wanted if i not in {e.id for e in entries}]
         if unknown:
-            raise AgentpackError(f"no index with id {', '.join(map(repr, unknown))} in {MANIFEST_PATH}",
-                                 hint="ids: " + ", ".join(e.id for e in entries))
+            raise AgentpackError(
+                f"no index with id {', '.join(map(repr, unknown))} in {MANIFEST_PATH}",
+                hint="ids: " + ", ".join(e.id for e in entries),
+            )
         entries = [e for e in entries if e.id in wanted]
     for entry in entries:
         if entry.format is None:
             raise AgentpackError(
                 f"index '{entry.id}': type '{entry.type}' has no portable artifact format agentpack can build",
-                file=MANIFEST_PATH, line=pack.manifest_doc.line_of(f"{entry.pointer}/type"),
-                hint="declare separate keyword and vector indexes; queries fuse them (reciprocal-rank fusion)")
+                file=MANIFEST_PATH,
+                line=pack.manifest_doc.line_of(f"{entry.pointer}/type"),
+                hint="declare separate keyword and vector indexes; queries fuse them (reciprocal-rank fusion)",
+            )
     return entries
 
 
@@ -111,8 +129,12 @@ def _entry_config(entry: IndexEntry, chunking: dict[str, Any], max_file_bytes: i
     from .embed import get_embedder
     from .vecindex import vector_config
 
-    config: dict[str, Any] = {"tokenizer": TOKENIZER_ID, "chunking": chunking, "max_file_bytes": max_file_bytes,
-                              "path_terms": True}
+    config: dict[str, Any] = {
+        "tokenizer": TOKENIZER_ID,
+        "chunking": chunking,
+        "max_file_bytes": max_file_bytes,
+        "path_terms": True,
+    }
     if entry.format == "keyword-index-v2":
         from .kwindex import BM25
 
@@ -136,7 +158,8 @@ def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot
         return False
     recorded = {s.get("source_id"): _identity(s.get("revision") or {}) for s in info.get("sources") or []}
     return recorded == {s.source_id: _identity(s.revision) for s in snaps} and all(
-        (target / name).exists() for name in info.get("artifacts") or {})
+        (target / name).exists() for name in info.get("artifacts") or {}
+    )
 
 
 def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, str, str], list[Chunk]]:
@@ -155,13 +178,23 @@ def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, 
             return {}
         loc = record["loc"]
         found.setdefault((record["source_id"], record["artifact_path"], text["file_sha256"]), []).append(
-            Chunk(record["chunk_id"], record["source_id"], record["artifact_path"], loc["start_line"],
-                  loc["end_line"], text["text"], record["chunk_hash"], text["file_sha256"]))
+            Chunk(
+                record["chunk_id"],
+                record["source_id"],
+                record["artifact_path"],
+                loc["start_line"],
+                loc["end_line"],
+                text["text"],
+                record["chunk_hash"],
+                text["file_sha256"],
+            )
+        )
     return found
 
 
-def make_chunks(snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=None, changed=None,
-                progress=None) -> list[Chunk]:
+def make_chunks(
+    snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=None, changed=None, progress=None
+) -> list[Chunk]:
     """Line-window chunks of every text of ``snaps``, sorted by chunk id."""
     previous = previous or {}
     chunks: list[Chunk] = []
@@ -174,8 +207,18 @@ def make_chunks(snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=
                 chunks.extend(reused)
             else:
                 for w in line_windows(split_lines(text), chunking["max_chars"], chunking["overlap_chars"]):
-                    chunks.append(Chunk(chunk_id(snap.source_id, path, w.start_line, w.end_line), snap.source_id,
-                                        path, w.start_line, w.end_line, w.text, sha256_text(w.text), file_sha))
+                    chunks.append(
+                        Chunk(
+                            chunk_id(snap.source_id, path, w.start_line, w.end_line),
+                            snap.source_id,
+                            path,
+                            w.start_line,
+                            w.end_line,
+                            w.text,
+                            sha256_text(w.text),
+                            file_sha,
+                        )
+                    )
             if progress is not None:
                 progress.advance()
     chunks.sort(key=lambda c: c.chunk_id)
@@ -216,22 +259,37 @@ class Increment:
     """Term counts of ``added`` (rows in ``added`` order)."""
 
 
-def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: list[Chunk], matrix,
-                 snaps: list[SourceSnapshot], created_at: str, built_at: str,
-                 inc: Increment | None = None) -> dict[str, Any]:
+def _write_index(
+    out: Path,
+    entry: IndexEntry,
+    config: dict[str, Any],
+    chunks: list[Chunk],
+    matrix,
+    snaps: list[SourceSnapshot],
+    created_at: str,
+    built_at: str,
+    inc: Increment | None = None,
+) -> dict[str, Any]:
     """Write one index into ``out``: from ``chunks``/``matrix`` (a full build), or by patching the
     previous build (``inc``; ``chunks`` then mixes reused chunks, ``Chunk.old``, and added ones;
     ``matrix`` is the merged term matrix for keyword indexes, unused otherwise)."""
     import numpy as np
 
-    from .incremental import STATE_NAME, save_state, state_arrays
+    from .incremental import save_state, state_arrays
 
     sources = [s.meta() for s in snaps]
     fmt = entry.format
-    head: dict[str, Any] = {"format": fmt, "index_id": entry.id, "created_at": created_at, "built_at": built_at,
-                            "sources": sources, "config": config}
-    chunk_offsets, text_offsets = write_common(out, chunks, sources, inc.prev.texts() if inc else None,
-                                               inc.prev.provenance_lines(sources) if inc else None)
+    head: dict[str, Any] = {
+        "format": fmt,
+        "index_id": entry.id,
+        "created_at": created_at,
+        "built_at": built_at,
+        "sources": sources,
+        "config": config,
+    }
+    chunk_offsets, text_offsets = write_common(
+        out, chunks, sources, inc.prev.texts() if inc else None, inc.prev.provenance_lines(sources) if inc else None
+    )
     arrays = {}
     extra_prov: dict[str, str] = {}
     state: dict[str, Any] = {}
@@ -243,8 +301,12 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
             from .incremental import reusable_runs
 
             matrix, new_to_old, changed = matrix
-            previous = (inc.prev.dir / "index_data.json", inc.prev.state["term_starts"], new_to_old,
-                        reusable_runs(new_to_old, changed))
+            previous = (
+                inc.prev.dir / "index_data.json",
+                inc.prev.state["term_starts"],
+                new_to_old,
+                reusable_runs(new_to_old, changed),
+            )
         arrays = kwindex.write(out, head, chunks, matrix, previous)
         state["term_starts"] = arrays.pop("term_starts")
     elif fmt == "sqlite-fts-index-v1":
@@ -257,8 +319,9 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
 
             copy_file(inc.prev.dir / ftsindex.DB_NAME, out / ftsindex.DB_NAME)
             old_rowids = inc.prev.state["rowids"]
-            given = ftsindex.patch(out / ftsindex.DB_NAME, old_rowids[inc.removed].tolist(), inc.added,
-                                   inc.added_matrix)
+            given = ftsindex.patch(
+                out / ftsindex.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix
+            )
             new_rowid = {id(c): r for c, r in zip(inc.added, given)}
             rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
         state["rowids"] = np.array(rowids, dtype=np.int64)
@@ -294,50 +357,96 @@ def _write_index(out: Path, entry: IndexEntry, config: dict[str, Any], chunks: l
         vecindex.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
         if config["vector"]["vectors_path"].endswith(".jsonl"):
             state["vectors"] = np.asarray(vectors, dtype=np.float32)
-        head["documents"] = {c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
-                                          "end_line": c.end_line, "file_sha256": c.file_sha256,
-                                          "chunk_sha256": c.chunk_sha256} for c in chunks}
+        head["documents"] = {
+            c.chunk_id: {
+                "source_id": c.source_id,
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "file_sha256": c.file_sha256,
+                "chunk_sha256": c.chunk_sha256,
+            }
+            for c in chunks
+        }
         write_json(out / "index_data.json", head, compact=True)
         head.pop("documents")
         arrays["chunk_ids"] = np.frombuffer("\n".join(c.chunk_id for c in chunks).encode("utf-8"), dtype=np.uint8)
         extra_prov["vectors_path"] = config["vector"]["vectors_path"]
     descriptor = {
-        "index_id": entry.id, "type": entry.type, "created_at": created_at, "built_at": built_at,
+        "index_id": entry.id,
+        "type": entry.type,
+        "created_at": created_at,
+        "built_at": built_at,
         "chunking": config["chunking"],
         "retrieval_defaults": {"top_k": 8, "filters_supported": ["source_id", "path_prefix"]},
-        "provenance": {"index_data_path": "index_data.json", "chunks_path": CHUNKS_NAME,
-                       "build_info_path": "build_info.json", "file_manifest_path": "file_manifest.json",
-                       **extra_prov},
+        "provenance": {
+            "index_data_path": "index_data.json",
+            "chunks_path": CHUNKS_NAME,
+            "build_info_path": "build_info.json",
+            "file_manifest_path": "file_manifest.json",
+            **extra_prov,
+        },
     }
     if "embedding" in config:
         descriptor["embedding"] = config["embedding"]
     write_json(out / "index.json", descriptor)
-    write_json(out / "file_manifest.json", {"format": "ecp-file-manifest-v2", "built_at": built_at,
-                                            "sources": {s.source_id: s.manifest for s in snaps}}, compact=True)
+    write_json(
+        out / "file_manifest.json",
+        {"format": "ecp-file-manifest-v2", "built_at": built_at, "sources": {s.source_id: s.manifest for s in snaps}},
+        compact=True,
+    )
     arrays.update(doc_arrays(chunks, sources, chunk_offsets, text_offsets))
     arrays["head"] = np.frombuffer(json.dumps(head).encode("utf-8"), dtype=np.uint8)
-    depends = ["index_data.json", CHUNKS_NAME, TEXTS_NAME] + ([config["vector"]["vectors_path"]]
-                                                              if fmt == "vector-index-v1" else [])
+    depends = ["index_data.json", CHUNKS_NAME, TEXTS_NAME] + (
+        [config["vector"]["vectors_path"]] if fmt == "vector-index-v1" else []
+    )
     save_cache(out, arrays, depends)
-    save_state(out, state_arrays(chunks, text_offsets, **state),
-               depends + (["fts.sqlite"] if fmt == "sqlite-fts-index-v1" else []))
+    save_state(
+        out,
+        state_arrays(chunks, text_offsets, **state),
+        depends + (["fts.sqlite"] if fmt == "sqlite-fts-index-v1" else []),
+    )
     artifacts = {name: sha256_file(out / name) for name in sorted(os.listdir(out)) if (out / name).is_file()}
-    stats = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps),
-             "skipped_files": sum(1 for s in snaps for r in s.manifest.values() if r["skipped"])}
+    stats = {
+        "chunks": len(chunks),
+        "files": sum(len(s.texts) for s in snaps),
+        "skipped_files": sum(1 for s in snaps for r in s.manifest.values() if r["skipped"]),
+    }
     if fmt == "keyword-index-v2":
         stats["terms"] = int(len(arrays["indptr"]) - 1)
     if inc is not None:
-        stats["incremental"] = {"reused_chunks": int(len(chunks) - len(inc.added)), "added_chunks": len(inc.added),
-                                "removed_chunks": int(inc.removed.sum())}
-    write_json(out / "build_info.json", {
-        "index_id": entry.id, "type": entry.type, "format": fmt, "created_at": created_at, "built_at": built_at,
-        "tool": {"name": "agentpack-ecp", "version": __version__}, "sources": sources, "config": config,
-        "stats": stats, "artifacts": artifacts})
+        stats["incremental"] = {
+            "reused_chunks": int(len(chunks) - len(inc.added)),
+            "added_chunks": len(inc.added),
+            "removed_chunks": int(inc.removed.sum()),
+        }
+    write_json(
+        out / "build_info.json",
+        {
+            "index_id": entry.id,
+            "type": entry.type,
+            "format": fmt,
+            "created_at": created_at,
+            "built_at": built_at,
+            "tool": {"name": "agentpack-ecp", "version": __version__},
+            "sources": sources,
+            "config": config,
+            "stats": stats,
+            "artifacts": artifacts,
+        },
+    )
     return stats
 
 
-def _increment(target: Path, entry: IndexEntry, config: dict[str, Any], entry_snaps: list[SourceSnapshot],
-               chunking: dict[str, Any], changed, memo: dict[str, Any]):
+def _increment(
+    target: Path,
+    entry: IndexEntry,
+    config: dict[str, Any],
+    entry_snaps: list[SourceSnapshot],
+    chunking: dict[str, Any],
+    changed,
+    memo: dict[str, Any],
+):
     """(chunks, matrix, Increment) patching the previous build at ``target``, or ``None`` (full build)."""
     from .incremental import Previous, dirty_files, merge_postings, merged_order
 
@@ -357,11 +466,18 @@ def _increment(target: Path, entry: IndexEntry, config: dict[str, Any], entry_sn
     return chunks, matrix, inc
 
 
-def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[str] | None = None,
-               out_dir: str | Path | None = None, changed: dict[str, Iterable[str]] | None = None,
-               clock: Clock = SYSTEM_CLOCK, lock: bool = True,
-               revisions: dict[str, dict[str, Any]] | None = None,
-               snapshots: dict[str, SourceSnapshot] | None = None) -> BuildResult:
+def build_pack(
+    root: str | Path,
+    *,
+    rebuild: bool = False,
+    index_ids: Iterable[str] | None = None,
+    out_dir: str | Path | None = None,
+    changed: dict[str, Iterable[str]] | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    lock: bool = True,
+    revisions: dict[str, dict[str, Any]] | None = None,
+    snapshots: dict[str, SourceSnapshot] | None = None,
+) -> BuildResult:
     """Build the pack's indexes (see the module docstring)."""
     from agentpack.console import progress
     from agentpack.fsutil import file_lock
@@ -370,8 +486,11 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
     _check_manifest(pack)
     entries = _select(pack, index_ids)
     if not entries:
-        raise AgentpackError(f"{MANIFEST_PATH} declares no index to build", file=MANIFEST_PATH,
-                             hint="add context.artifacts.indexes[] (see agentpack ecp init)")
+        raise AgentpackError(
+            f"{MANIFEST_PATH} declares no index to build",
+            file=MANIFEST_PATH,
+            hint="add context.artifacts.indexes[] (see agentpack ecp init)",
+        )
     started = clock.monotonic()
     result = BuildResult(pack.root, out_dir=Path(out_dir).resolve() if out_dir else None)
     guard = file_lock(pack.root / LOCK_PATH, what=f"pack {pack.root.name}") if lock else nullcontext()
@@ -383,9 +502,18 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
         from .statcache import StatCache
 
         stat_cache = StatCache.for_pack(pack.root)
-        snaps = [given.get(s.source_id) or snapshot_source(
-            pack, s, clock=clock, max_file_bytes=max_bytes, revision=(revisions or {}).get(s.source_id),
-            stat_cache=stat_cache) for s in pack.sources]
+        snaps = [
+            given.get(s.source_id)
+            or snapshot_source(
+                pack,
+                s,
+                clock=clock,
+                max_file_bytes=max_bytes,
+                revision=(revisions or {}).get(s.source_id),
+                stat_cache=stat_cache,
+            )
+            for s in pack.sources
+        ]
         stat_cache.save()
         for snap, source in zip(snaps, pack.sources):
             result.revisions[snap.source_id] = snap.revision
@@ -393,9 +521,13 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 skipped = len(snap.manifest)
                 raise AgentpackError(
                     f"source '{snap.source_id}' has no text file to index ({skipped} in scope, all skipped as "
-                    "binary or too large)" if skipped else f"source '{snap.source_id}' has no file in its scope",
-                    file=MANIFEST_PATH, line=pack.manifest_doc.line_of(f"{source.pointer}/scope"),
-                    hint="check the source's uri and scope.include/exclude")
+                    "binary or too large)"
+                    if skipped
+                    else f"source '{snap.source_id}' has no file in its scope",
+                    file=MANIFEST_PATH,
+                    line=pack.manifest_doc.line_of(f"{source.pointer}/scope"),
+                    hint="check the source's uri and scope.include/exclude",
+                )
         built_at = clock.iso()
         chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         inc_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
@@ -409,11 +541,16 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
             entry_snaps = [s for s in snaps if not isinstance(wanted, list) or s.source_id in wanted]
             target = resolve_under(pack.root, entry.path)
             if result.out_dir is None and not rebuild and not changed and _up_to_date(target, config, entry_snaps):
-                result.indexes.append({"index_id": entry.id, "format": entry.format, "path": entry.path,
-                                       "status": "up-to-date"})
+                result.indexes.append(
+                    {"index_id": entry.id, "format": entry.format, "path": entry.path, "status": "up-to-date"}
+                )
                 continue
-            staged_link = result.out_dir is not None and not rebuild and not changed_here(changed, entry_snaps) \
+            staged_link = (
+                result.out_dir is not None
+                and not rebuild
+                and not changed_here(changed, entry_snaps)
                 and _up_to_date(target, config, entry_snaps)
+            )
             inc = None
             if not rebuild and not staged_link and target.is_dir():
                 found = _increment(target, entry, config, entry_snaps, chunking, changed, inc_memo)
@@ -443,8 +580,7 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                     link_tree(target, staged)
                     stats = {"linked": True}
                 else:
-                    stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at,
-                                         inc)
+                    stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
                 if result.out_dir is None:
                     from agentpack.fsutil import replace_directory
 
@@ -453,8 +589,16 @@ def build_pack(root: str | Path, *, rebuild: bool = False, index_ids: Iterable[s
                 if result.out_dir is None:
                     shutil.rmtree(staged, ignore_errors=True)
                 raise
-            result.indexes.append({"index_id": entry.id, "format": entry.format, "path": entry.path,
-                                   "status": "unchanged" if staged_link else "built", **stats, "duration_s": round(clock.monotonic() - t0, 3)})
+            result.indexes.append(
+                {
+                    "index_id": entry.id,
+                    "format": entry.format,
+                    "path": entry.path,
+                    "status": "unchanged" if staged_link else "built",
+                    **stats,
+                    "duration_s": round(clock.monotonic() - t0, 3),
+                }
+            )
         if result.out_dir is None and any(i["status"] == "built" for i in result.indexes):
             write_revisions(pack.root, result.revisions)
             from .query import forget

@@ -38,9 +38,17 @@ class SourceChanges:
         return sorted(self.added + self.modified + self.deleted)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source_id": self.source_id, "method": self.method, "added": self.added,
-                "modified": self.modified, "deleted": self.deleted, "changed_lines": self.lines,
-                "from": self.old, "to": self.new, "rebuild_reason": self.rebuild_reason}
+        return {
+            "source_id": self.source_id,
+            "method": self.method,
+            "added": self.added,
+            "modified": self.modified,
+            "deleted": self.deleted,
+            "changed_lines": self.lines,
+            "from": self.old,
+            "to": self.new,
+            "rebuild_reason": self.rebuild_reason,
+        }
 
 
 class _LineCounts:
@@ -88,7 +96,7 @@ def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], _LineCounts, l
 
 
 def _git_changes(pack, source, clock: Clock) -> SourceChanges:
-    from .sources import SourceError, Scope, resolve_commit, resolve_location, run_git
+    from .sources import Scope, SourceError, resolve_commit, resolve_location, run_git
 
     old = dict(source.revision)
     changes = SourceChanges(source.source_id, "git-diff", old=old)
@@ -103,7 +111,9 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     try:
         base = resolve_commit(repo, recorded)
     except SourceError:
-        changes.rebuild_reason = f"source '{source.source_id}': recorded commit {recorded[:12]} is not in the repository"
+        changes.rebuild_reason = (
+            f"source '{source.source_id}': recorded commit {recorded[:12]} is not in the repository"
+        )
         return changes
     if base == new_commit:
         return changes
@@ -124,8 +134,9 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     return changes
 
 
-def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts: _LineCounts,
-                      clock: Clock, stat_cache) -> SourceChanges:
+def _manifest_changes(
+    pack, source, recorded: dict[str, Any] | None, line_counts: _LineCounts, clock: Clock, stat_cache
+) -> SourceChanges:
     from .sources import snapshot_source
 
     changes = SourceChanges(source.source_id, "file-manifest", old=dict(source.revision))
@@ -140,7 +151,10 @@ def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts
         if before is None:
             changes.added.append(path)
         elif (before.get("sha256"), before.get("size"), before.get("skipped")) != (
-                record.get("sha256"), record.get("size"), record.get("skipped")):
+            record.get("sha256"),
+            record.get("size"),
+            record.get("skipped"),
+        ):
             changes.modified.append(path)
         else:
             continue
@@ -155,8 +169,7 @@ def _manifest_changes(pack, source, recorded: dict[str, Any] | None, line_counts
     return changes
 
 
-def detect(pack, *, clock: Clock = SYSTEM_CLOCK, record_hashes: bool = True
-           ) -> tuple[list[SourceChanges], list[str]]:
+def detect(pack, *, clock: Clock = SYSTEM_CLOCK, record_hashes: bool = True) -> tuple[list[SourceChanges], list[str]]:
     """Changes per source, and the reasons a full rebuild is unavoidable; with ``record_hashes`` the
     file hashes computed are kept in the pack's stat cache (``statcache.py``) for the next refresh."""
     from .statcache import StatCache
@@ -171,8 +184,7 @@ def detect(pack, *, clock: Clock = SYSTEM_CLOCK, record_hashes: bool = True
         if source.type == "git":
             changes = _git_changes(pack, source, clock)
         else:
-            changes = _manifest_changes(pack, source, manifests.get(source.source_id), line_counts, clock,
-                                        stat_cache)
+            changes = _manifest_changes(pack, source, manifests.get(source.source_id), line_counts, clock, stat_cache)
         if changes.rebuild_reason and not unbuilt:
             needs.append(changes.rebuild_reason)
         if source.refresh.get("strategy") == "rebuild" and changes.paths:

@@ -34,8 +34,15 @@ def init(directory: Path, name: str | None, title: str | None, force: bool, no_b
     scaffold(directory, name=name, title=title, force=force)
     result = None if no_build else build_pack(directory)
     if as_json:
-        print_json({"schema_version": 1, "command": "ecp init", "ok": True, "path": str(directory),
-                    "build": result.to_json() if result else None})
+        print_json(
+            {
+                "schema_version": 1,
+                "command": "ecp init",
+                "ok": True,
+                "path": str(directory),
+                "build": result.to_json() if result else None,
+            }
+        )
         return
     click.echo(f"created {directory}")
     if result:
@@ -68,8 +75,10 @@ def build(pack: Path, rebuild: bool, index_ids: tuple[str, ...], as_json: bool) 
         if item["status"] == "up-to-date":
             click.echo(f"{item['index_id']}: up to date ({item['format']})")
         else:
-            click.echo(f"{item['index_id']}: built {item['format']}: {item['chunks']} chunks from {item['files']} "
-                       f"files in {item['duration_s']:.2f} s")
+            click.echo(
+                f"{item['index_id']}: built {item['format']}: {item['chunks']} chunks from {item['files']} "
+                f"files in {item['duration_s']:.2f} s"
+            )
     for sid, revision in result.revisions.items():
         ident = revision.get("commit") or revision.get("hash") or revision.get("query_hash") or ""
         click.echo(f"source {sid}: {str(ident)[:12]}")

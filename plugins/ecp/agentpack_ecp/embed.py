@@ -43,16 +43,22 @@ class HashEmbedder:
         self.dimensions = dimensions
 
     def config(self) -> dict[str, Any]:
-        return {"model": self.model, "dimensions": self.dimensions, "provider": self.provider,
-                "params": {"features": "terms+char3", "trigram_weight": TRIGRAM_WEIGHT, "hash": "blake2b-64"}}
+        return {
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "provider": self.provider,
+            "params": {"features": "terms+char3", "trigram_weight": TRIGRAM_WEIGHT, "hash": "blake2b-64"},
+        }
 
     def features(self, term: str) -> list[tuple[int, float]]:
         """The signed slots of one term: the term itself (1.0) and its character trigrams (0.25 each)."""
         dims = self.dimensions
         out = [_slot("t:" + term, dims)]
         if len(term) > 3:
-            out += [(slot, sign * TRIGRAM_WEIGHT) for slot, sign in
-                    (_slot("c:" + term[i:i + 3], dims) for i in range(len(term) - 2))]
+            out += [
+                (slot, sign * TRIGRAM_WEIGHT)
+                for slot, sign in (_slot("c:" + term[i : i + 3], dims) for i in range(len(term) - 2))
+            ]
         return out
 
     def embed_counts(self, counts: Counter):
@@ -100,15 +106,17 @@ class HashEmbedder:
             hi_doc = min(hi_doc, ndocs)
             lo, hi = int(doc_ptr[lo_doc]), int(doc_ptr[hi_doc])
             t = term_of[lo:hi].astype(np.int64)
-            d = np.repeat(np.arange(lo_doc, hi_doc, dtype=np.int64), np.diff(doc_ptr[lo_doc:hi_doc + 1]))
+            d = np.repeat(np.arange(lo_doc, hi_doc, dtype=np.int64), np.diff(doc_ptr[lo_doc : hi_doc + 1]))
             w = 1.0 + np.log(tfs[lo:hi].astype(np.float64))
             count = nfeat[t]
             starts = np.repeat(fptr[t] - (np.cumsum(count) - count), count)
             idx = starts + np.arange(int(count.sum()), dtype=np.int64)
             base = lo_doc * dims
-            out[base:hi_doc * dims] = np.bincount(np.repeat(d, count) * dims + slots[idx] - base,
-                                                  weights=values[idx] * np.repeat(w, count),
-                                                  minlength=(hi_doc - lo_doc) * dims)
+            out[base : hi_doc * dims] = np.bincount(
+                np.repeat(d, count) * dims + slots[idx] - base,
+                weights=values[idx] * np.repeat(w, count),
+                minlength=(hi_doc - lo_doc) * dims,
+            )
             lo_doc = hi_doc
         vecs = out.reshape(ndocs, dims).astype(np.float32)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -139,8 +147,12 @@ class SentenceTransformerEmbedder:
     provider = "sentence-transformers"
 
     def __init__(self, model: str) -> None:
-        module = require("sentence_transformers", distribution="agentpack-ecp", extra="embeddings",
-                         feature=f"the embedding model '{model}'")
+        module = require(
+            "sentence_transformers",
+            distribution="agentpack-ecp",
+            extra="embeddings",
+            feature=f"the embedding model '{model}'",
+        )
         self.model = model
         self._model = module.SentenceTransformer(model_location(model))
         self.dimensions = int(self._model.get_sentence_embedding_dimension())
@@ -164,5 +176,7 @@ def get_embedder(cfg: dict[str, Any], *, for_query: bool = False):
         return SentenceTransformerEmbedder(model)
     if for_query:
         return None
-    raise AgentpackError(f"no embedder for model '{model}' (provider '{provider or '?'}')",
-                         hint=f"use model: {BUILTIN_MODEL} (built in) or provider: sentence-transformers")
+    raise AgentpackError(
+        f"no embedder for model '{model}' (provider '{provider or '?'}')",
+        hint=f"use model: {BUILTIN_MODEL} (built in) or provider: sentence-transformers",
+    )

@@ -15,11 +15,12 @@ there is no evidence to check; a missing ``chunk_hash`` fails.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -31,10 +32,23 @@ from .manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
 if TYPE_CHECKING:
     from agentpack.models import EvalReport
 
-KNOWN_ASSERTIONS = frozenset({
-    "must_cite", "must_not_cite", "must_cite_source_ids", "min_citations", "max_citations", "answer_must_include",
-    "answer_must_not_include", "answer_must_match", "response_must_include_fields", "as_of_must_include_source_ids",
-    "citations_must_resolve", "citations_must_match_snippets", "citations_must_match_hashes"})
+KNOWN_ASSERTIONS = frozenset(
+    {
+        "must_cite",
+        "must_not_cite",
+        "must_cite_source_ids",
+        "min_citations",
+        "max_citations",
+        "answer_must_include",
+        "answer_must_not_include",
+        "answer_must_match",
+        "response_must_include_fields",
+        "as_of_must_include_source_ids",
+        "citations_must_resolve",
+        "citations_must_match_snippets",
+        "citations_must_match_hashes",
+    }
+)
 
 
 @dataclass
@@ -87,8 +101,13 @@ class Outcome:
     def totals(self) -> SimpleNamespace:
         cases = [c for s in self.suites for c in s.cases]
         count = {k: sum(1 for c in cases if c.status == k) for k in ("passed", "failed", "error", "skipped")}
-        return SimpleNamespace(total=len(cases), passed=count["passed"], failed=count["failed"],
-                               errors=count["error"], skipped=count["skipped"])
+        return SimpleNamespace(
+            total=len(cases),
+            passed=count["passed"],
+            failed=count["failed"],
+            errors=count["error"],
+            skipped=count["skipped"],
+        )
 
     @property
     def ok(self) -> bool:
@@ -99,17 +118,40 @@ class Outcome:
         from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 
         def case(c: CaseOutcome) -> CaseResult:
-            return CaseResult(id=c.id, name=c.name, status=c.status, duration_s=c.duration_s, message=c.message,
-                              file=c.file, line=c.line, details=c.details,
-                              assertions=[AssertionResult(name=a.name, passed=a.passed, expected=a.expected,
-                                                          actual=a.actual, message=a.message) for a in c.assertions])
+            return CaseResult(
+                id=c.id,
+                name=c.name,
+                status=c.status,
+                duration_s=c.duration_s,
+                message=c.message,
+                file=c.file,
+                line=c.line,
+                details=c.details,
+                assertions=[
+                    AssertionResult(
+                        name=a.name, passed=a.passed, expected=a.expected, actual=a.actual, message=a.message
+                    )
+                    for a in c.assertions
+                ],
+            )
 
-        suites = [SuiteResult(id=s.id, name=s.name, file=s.file, duration_s=s.duration_s,
-                              cases=[case(c) for c in s.cases]) for s in self.suites]
-        findings = [getattr(Finding, severity)(code, message, **where) for severity, code, message, where in
-                    self.findings]
-        return EvalReport(name=self.name, format="ecp", path=self.path, started_at=self.started_at,
-                          duration_s=self.duration_s, suites=suites, findings=findings, metadata=self.metadata)
+        suites = [
+            SuiteResult(id=s.id, name=s.name, file=s.file, duration_s=s.duration_s, cases=[case(c) for c in s.cases])
+            for s in self.suites
+        ]
+        findings = [
+            getattr(Finding, severity)(code, message, **where) for severity, code, message, where in self.findings
+        ]
+        return EvalReport(
+            name=self.name,
+            format="ecp",
+            path=self.path,
+            started_at=self.started_at,
+            duration_s=self.duration_s,
+            suites=suites,
+            findings=findings,
+            metadata=self.metadata,
+        )
 
 
 def _strings(value: Any) -> list[str]:
@@ -177,8 +219,9 @@ class CitationChecker:
             raise result
         return result
 
-    def check(self, item: dict[str, Any], snippet: str | None, *, resolve: bool, snippets: bool, hashes: bool
-              ) -> list[str]:
+    def check(
+        self, item: dict[str, Any], snippet: str | None, *, resolve: bool, snippets: bool, hashes: bool
+    ) -> list[str]:
         """Problems of one evidence item (a citation, with its chunk's snippet when there is one)."""
         problems = []
         label = item.get("chunk_id") or item.get("artifact_path") or "?"
@@ -207,7 +250,7 @@ class CitationChecker:
         if snippets:
             if snippet is None:
                 problems.append(f"{label}: no chunk snippet to compare")
-            elif "".join(lines[start - 1:end]) != normalize_newlines(snippet):
+            elif "".join(lines[start - 1 : end]) != normalize_newlines(snippet):
                 problems.append(f"{label}: the snippet differs from lines {start}-{end} of the source")
         return problems
 
@@ -229,8 +272,9 @@ def _as_of_ids(as_of: Any) -> tuple[str, list[str]]:
     return "timestamp-only" if "timestamp" in as_of else "unknown", []
 
 
-def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str, Any],
-                     checker: CitationChecker | None = None) -> list[Check]:
+def check_assertions(
+    pack: ExpertPack, case: dict[str, Any], response: dict[str, Any], checker: CitationChecker | None = None
+) -> list[Check]:
     """Every known assertion of ``case`` against ``response``."""
     checker = checker or CitationChecker(pack)
     asserts = case.get("assertions") if isinstance(case.get("assertions"), dict) else {}
@@ -241,8 +285,9 @@ def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str,
     results: list[Check] = []
 
     def add(name: str, passed: bool, expected: Any, actual: Any, message: str = "") -> None:
-        results.append(Check(name=name, passed=passed, expected=expected, actual=actual,
-                             message="" if passed else message))
+        results.append(
+            Check(name=name, passed=passed, expected=expected, actual=actual, message="" if passed else message)
+        )
 
     for key in asserts:
         if key not in KNOWN_ASSERTIONS:
@@ -259,11 +304,21 @@ def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str,
             missing = [s for s in _strings(value) if s not in ids]
             add(key, not missing, _strings(value), ids, f"no citation from source(s) {missing}")
         elif key == "min_citations":
-            add(key, len(citations) >= int(value), int(value), len(citations),
-                f"{len(citations)} citation(s), at least {value} expected")
+            add(
+                key,
+                len(citations) >= int(value),
+                int(value),
+                len(citations),
+                f"{len(citations)} citation(s), at least {value} expected",
+            )
         elif key == "max_citations":
-            add(key, len(citations) <= int(value), int(value), len(citations),
-                f"{len(citations)} citation(s), at most {value} expected")
+            add(
+                key,
+                len(citations) <= int(value),
+                int(value),
+                len(citations),
+                f"{len(citations)} citation(s), at most {value} expected",
+            )
         elif key == "answer_must_include":
             missing = [s for s in _strings(value) if s.lower() not in answer.lower()]
             add(key, not missing, _strings(value), answer, f"the answer lacks {missing}")
@@ -286,8 +341,13 @@ def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str,
             form, ids = _as_of_ids(response.get("as_of"))
             missing = [s for s in _strings(value) if s not in ids]
             ok = form in ("single-source", "multi-source") and not missing
-            add(key, ok, _strings(value), {"form": form, "source_ids": ids},
-                f"as_of is {form}" + (f" and lacks {missing}" if missing else ""))
+            add(
+                key,
+                ok,
+                _strings(value),
+                {"form": form, "source_ids": ids},
+                f"as_of is {form}" + (f" and lacks {missing}" if missing else ""),
+            )
         elif key in ("citations_must_resolve", "citations_must_match_snippets", "citations_must_match_hashes"):
             if value is not True:
                 continue
@@ -296,24 +356,41 @@ def check_assertions(pack: ExpertPack, case: dict[str, Any], response: dict[str,
             if not evidence:
                 problems.append("the response has no citation to check")
             for item, snippet in evidence:
-                problems += checker.check(item, snippet, resolve=key == "citations_must_resolve",
-                                          snippets=key == "citations_must_match_snippets",
-                                          hashes=key == "citations_must_match_hashes")
+                problems += checker.check(
+                    item,
+                    snippet,
+                    resolve=key == "citations_must_resolve",
+                    snippets=key == "citations_must_match_snippets",
+                    hashes=key == "citations_must_match_hashes",
+                )
             add(key, not problems, True, {"checked": len(evidence), "problems": problems}, "; ".join(problems[:5]))
     return results
 
 
-def run_suites(pack_root: str | Path, suite: str | None = None, *, case_filter: str | None = None,
-               clock: Clock = SYSTEM_CLOCK, synthesize: Callable | None = None,
-               suite_ids: list[str] | None = None) -> EvalReport:
+def run_suites(
+    pack_root: str | Path,
+    suite: str | None = None,
+    *,
+    case_filter: str | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    synthesize: Callable | None = None,
+    suite_ids: list[str] | None = None,
+) -> EvalReport:
     """Run the pack's suites (or ``suite`` / ``suite_ids``) and report every case."""
-    return evaluate(pack_root, suite, case_filter=case_filter, clock=clock, synthesize=synthesize,
-                    suite_ids=suite_ids).report()
+    return evaluate(
+        pack_root, suite, case_filter=case_filter, clock=clock, synthesize=synthesize, suite_ids=suite_ids
+    ).report()
 
 
-def evaluate(pack_root: str | Path, suite: str | None = None, *, case_filter: str | None = None,
-             clock: Clock = SYSTEM_CLOCK, synthesize: Callable | None = None,
-             suite_ids: list[str] | None = None) -> Outcome:
+def evaluate(
+    pack_root: str | Path,
+    suite: str | None = None,
+    *,
+    case_filter: str | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    synthesize: Callable | None = None,
+    suite_ids: list[str] | None = None,
+) -> Outcome:
     """``run_suites`` without building the report models."""
     from .query import query_pack
 
@@ -324,8 +401,10 @@ def evaluate(pack_root: str | Path, suite: str | None = None, *, case_filter: st
     if wanted:
         unknown = [s for s in wanted if pack.suite(s) is None]
         if unknown:
-            raise AgentpackError(f"no eval suite {', '.join(map(repr, unknown))} in EXPERT.yaml",
-                                 hint="suites: " + ", ".join(s.suite_id for s in refs))
+            raise AgentpackError(
+                f"no eval suite {', '.join(map(repr, unknown))} in EXPERT.yaml",
+                hint="suites: " + ", ".join(s.suite_id for s in refs),
+            )
         refs = [r for r in refs if r.suite_id in wanted]
     findings: list[tuple[str, str, str, dict[str, Any]]] = []
     checker = CitationChecker(pack)
@@ -334,8 +413,13 @@ def evaluate(pack_root: str | Path, suite: str | None = None, *, case_filter: st
         if ref.doc is None:
             why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
             findings.append(("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None}))
-            suites.append(SuiteOutcome(id=ref.suite_id, file=ref.path, cases=[CaseOutcome(
-                id="(suite)", status="error", message=why, file=ref.path)]))
+            suites.append(
+                SuiteOutcome(
+                    id=ref.suite_id,
+                    file=ref.path,
+                    cases=[CaseOutcome(id="(suite)", status="error", message=why, file=ref.path)],
+                )
+            )
             continue
         s0 = clock.monotonic()
         cases = []
@@ -346,29 +430,71 @@ def evaluate(pack_root: str | Path, suite: str | None = None, *, case_filter: st
             line = ref.doc.line_of(f"/cases/{i}")
             for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
                 if key not in KNOWN_ASSERTIONS:
-                    findings.append(("warning", "ECP151", f"case '{case_id}': unknown assertion '{key}' (ignored)",
-                                     ref.doc.where(f"/cases/{i}/assertions/{key}")))
+                    findings.append(
+                        (
+                            "warning",
+                            "ECP151",
+                            f"case '{case_id}': unknown assertion '{key}' (ignored)",
+                            ref.doc.where(f"/cases/{i}/assertions/{key}"),
+                        )
+                    )
             c0 = clock.monotonic()
-            request = {"question": case.get("question") or "", "top_k": case.get("top_k") or 5,
-                       "mode": case.get("mode") or "ephemeral", "filters": case.get("filters") or {}}
+            request = {
+                "question": case.get("question") or "",
+                "top_k": case.get("top_k") or 5,
+                "mode": case.get("mode") or "ephemeral",
+                "filters": case.get("filters") or {},
+            }
             try:
                 response = query_pack(pack.root, request, clock=clock, synthesize=synthesize)
             except AgentpackError as exc:
-                cases.append(CaseOutcome(id=case_id, name=case.get("question"), status="error", message=exc.message,
-                                         file=ref.path, line=line, duration_s=clock.monotonic() - c0))
+                cases.append(
+                    CaseOutcome(
+                        id=case_id,
+                        name=case.get("question"),
+                        status="error",
+                        message=exc.message,
+                        file=ref.path,
+                        line=line,
+                        duration_s=clock.monotonic() - c0,
+                    )
+                )
                 continue
             results = check_assertions(pack, case, response, checker)
             failed = [r for r in results if not r.passed]
-            cases.append(CaseOutcome(
-                id=case_id, name=case.get("question"), status="failed" if failed else "passed",
-                duration_s=round(clock.monotonic() - c0, 6), file=ref.path, line=line, assertions=results,
-                message="; ".join(f"{r.name}: {r.message}" for r in failed),
-                details={"answer": response["answer"], "as_of": response["as_of"],
-                         "cited": [c.get("chunk_id") for c in response["citations"]],
-                         "retrieval": response["retrieval"]["indexes"]}))
-        suites.append(SuiteOutcome(id=ref.suite_id, name=ref.data.get("description") or ref.suite_id, file=ref.path,
-                                   duration_s=round(clock.monotonic() - s0, 6), cases=cases))
-    return Outcome(name=pack.name, path=str(pack.root), started_at=started_at,
-                   duration_s=round(clock.monotonic() - t0, 6), suites=suites, findings=findings,
-                   metadata={"expert_id": pack.expert_id, "profile": pack.profile,
-                             "indexes": [e.id for e in pack.indexes]})
+            cases.append(
+                CaseOutcome(
+                    id=case_id,
+                    name=case.get("question"),
+                    status="failed" if failed else "passed",
+                    duration_s=round(clock.monotonic() - c0, 6),
+                    file=ref.path,
+                    line=line,
+                    assertions=results,
+                    message="; ".join(f"{r.name}: {r.message}" for r in failed),
+                    details={
+                        "answer": response["answer"],
+                        "as_of": response["as_of"],
+                        "cited": [c.get("chunk_id") for c in response["citations"]],
+                        "retrieval": response["retrieval"]["indexes"],
+                    },
+                )
+            )
+        suites.append(
+            SuiteOutcome(
+                id=ref.suite_id,
+                name=ref.data.get("description") or ref.suite_id,
+                file=ref.path,
+                duration_s=round(clock.monotonic() - s0, 6),
+                cases=cases,
+            )
+        )
+    return Outcome(
+        name=pack.name,
+        path=str(pack.root),
+        started_at=started_at,
+        duration_s=round(clock.monotonic() - t0, 6),
+        suites=suites,
+        findings=findings,
+        metadata={"expert_id": pack.expert_id, "profile": pack.profile, "indexes": [e.id for e in pack.indexes]},
+    )

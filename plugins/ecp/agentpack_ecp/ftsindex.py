@@ -32,10 +32,27 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _rows(chunks: list[Chunk], matrix):
     indptr, term_ids, tfs = matrix.by_doc()
     bounds, term_list, tf_list, terms = indptr.tolist(), term_ids.tolist(), tfs.tolist(), matrix.terms
-    return ((c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256,
-             " ".join(itertools.chain.from_iterable(map(itertools.repeat, map(
-                 terms.__getitem__, term_list[bounds[i]:bounds[i + 1]]), tf_list[bounds[i]:bounds[i + 1]]))))
-            for i, c in enumerate(chunks))
+    return (
+        (
+            c.chunk_id,
+            c.source_id,
+            c.path,
+            c.start_line,
+            c.end_line,
+            c.file_sha256,
+            c.chunk_sha256,
+            " ".join(
+                itertools.chain.from_iterable(
+                    map(
+                        itertools.repeat,
+                        map(terms.__getitem__, term_list[bounds[i] : bounds[i + 1]]),
+                        tf_list[bounds[i] : bounds[i + 1]],
+                    )
+                )
+            ),
+        )
+        for i, c in enumerate(chunks)
+    )
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -52,11 +69,14 @@ def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table:
         con.execute(
             f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
             "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
-            "tokenize=\"unicode61 tokenchars '_'\")")
+            "tokenize=\"unicode61 tokenchars '_'\")"
+        )
         with con:
-            con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
-                            "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
-                            ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)))
+            con.executemany(
+                f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
+                ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)),
+            )
             con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     finally:
         con.close()
@@ -78,12 +98,14 @@ def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table
     try:
         with con:
             for lo in range(0, len(removed_rowids), 500):
-                batch = removed_rowids[lo:lo + 500]
+                batch = removed_rowids[lo : lo + 500]
                 con.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch)
             start = (con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0) + 1
-            con.executemany(f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
-                            "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
-                            ((start + i, *row) for i, row in enumerate(_rows(added, matrix))))
+            con.executemany(
+                f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
+                ((start + i, *row) for i, row in enumerate(_rows(added, matrix))),
+            )
     finally:
         con.close()
     return list(range(start, start + len(added)))
@@ -118,8 +140,11 @@ class FtsIndex:
         self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
         recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
         # our builds record the row count; counting an FTS5 table reads all of its content rows
-        self.rows = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else \
-            self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+        self.rows = (
+            recorded
+            if isinstance(recorded, int) and not isinstance(recorded, bool)
+            else self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+        )
 
     def _informative(self, terms: list[str]) -> list[str]:
         """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
@@ -134,8 +159,9 @@ class FtsIndex:
         keep = [t for t in present if df[t] * 2 <= self.rows]
         return keep or sorted(present, key=lambda t: df[t])[:1]
 
-    def search(self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
-               ) -> list[tuple[dict[str, Any], float]]:
+    def search(
+        self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
+    ) -> list[tuple[dict[str, Any], float]]:
         if not terms:
             return []
         with self._lock:
@@ -151,22 +177,39 @@ class FtsIndex:
             where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
             params += [_escape_like(p) for p in prefixes]
         text = "text" if self.has_text else "NULL"
-        ranked = (f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
-                  "ORDER BY score, rowid LIMIT ?")
+        ranked = (
+            f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
+            "ORDER BY score, rowid LIMIT ?"
+        )
         with self._lock:
             top = self._con.execute(ranked, [*params, int(k)]).fetchall()
             if not top:
                 return []
-            rows = {r[0]: r[1:] for r in self._con.execute(
-                f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text} "
-                f"FROM {self.table} WHERE rowid IN ({','.join('?' * len(top))})", [r[0] for r in top])}
+            rows = {
+                r[0]: r[1:]
+                for r in self._con.execute(
+                    f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text} "
+                    f"FROM {self.table} WHERE rowid IN ({','.join('?' * len(top))})",
+                    [r[0] for r in top],
+                )
+            }
         hits = []
         for rowid, score in top:
             r = rows[rowid]
             text = r[6] if self.has_text else None
-            hits.append(({"chunk_id": r[0], "source_id": r[1], "artifact_path": r[2],
-                          "loc": {"start_line": int(r[3]), "end_line": int(r[4])}, "chunk_hash": r[5],
-                          "text": text}, -float(score)))
+            hits.append(
+                (
+                    {
+                        "chunk_id": r[0],
+                        "source_id": r[1],
+                        "artifact_path": r[2],
+                        "loc": {"start_line": int(r[3]), "end_line": int(r[4])},
+                        "chunk_hash": r[5],
+                        "text": text,
+                    },
+                    -float(score),
+                )
+            )
         return hits
 
     def text(self, chunk_id: str) -> str | None:

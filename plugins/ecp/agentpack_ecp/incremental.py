@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from dataclasses import dataclass
-from pathlib import Path
 from itertools import compress
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -42,11 +42,15 @@ def state_arrays(chunks: list[Chunk], text_offsets: list[int], **extra: Any) -> 
     def joined(values) -> Any:
         return np.frombuffer("\n".join(values).encode("utf-8"), dtype=np.uint8)
 
-    arrays = {"chunk_ids": joined(c.chunk_id for c in chunks), "paths": joined(c.path for c in chunks),
-              "source_of": joined(c.source_id for c in chunks),
-              "chunk_sha": joined(c.chunk_sha256 for c in chunks), "file_sha": joined(c.file_sha256 for c in chunks),
-              "lines": np.array([(c.start_line, c.end_line) for c in chunks], dtype=np.int64).reshape(-1, 2),
-              "text_offsets": np.array(text_offsets, dtype=np.int64)}
+    arrays = {
+        "chunk_ids": joined(c.chunk_id for c in chunks),
+        "paths": joined(c.path for c in chunks),
+        "source_of": joined(c.source_id for c in chunks),
+        "chunk_sha": joined(c.chunk_sha256 for c in chunks),
+        "file_sha": joined(c.file_sha256 for c in chunks),
+        "lines": np.array([(c.start_line, c.end_line) for c in chunks], dtype=np.int64).reshape(-1, 2),
+        "text_offsets": np.array(text_offsets, dtype=np.int64),
+    }
     arrays.update({k: v for k, v in extra.items() if v is not None})
     return arrays
 
@@ -85,8 +89,16 @@ class Previous:
         state = load_cache(target, STATE_NAME)
         if state is None:
             return None
-        prev = cls(target, state, _split(state["chunk_ids"]), _split(state["source_of"]), _split(state["paths"]),
-                   _split(state["file_sha"]), _split(state["chunk_sha"]), sources=info.get("sources"))
+        prev = cls(
+            target,
+            state,
+            _split(state["chunk_ids"]),
+            _split(state["source_of"]),
+            _split(state["paths"]),
+            _split(state["file_sha"]),
+            _split(state["chunk_sha"]),
+            sources=info.get("sources"),
+        )
         if fmt == "keyword-index-v2":
             prev.cache = load_cache(target, CACHE_NAME)
             if prev.cache is None or "term_starts" not in state:
@@ -103,8 +115,20 @@ class Previous:
         import numpy as np
 
         lines = self.state["lines"].tolist()
-        return [Chunk(self.chunk_ids[i], self.source_of[i], self.paths[i], lines[i][0], lines[i][1], None,
-                      self.chunk_sha[i], self.file_sha[i], old=i) for i in np.flatnonzero(~removed).tolist()]
+        return [
+            Chunk(
+                self.chunk_ids[i],
+                self.source_of[i],
+                self.paths[i],
+                lines[i][0],
+                lines[i][1],
+                None,
+                self.chunk_sha[i],
+                self.file_sha[i],
+                old=i,
+            )
+            for i in np.flatnonzero(~removed).tolist()
+        ]
 
     def provenance_lines(self, sources: list[dict[str, Any]]) -> list[bytes] | None:
         """The previous ``chunks.jsonl`` lines with each source's revision brought up to date, as a full
@@ -164,8 +188,11 @@ def dirty_files(prev: Previous, snaps, forced: dict[str, Any] | None):
                 texts[path] = snap.texts[path]
         parts.append(SimpleNamespace(source_id=snap.source_id, texts=texts, manifest=snap.manifest))
     present = {(s.source_id, p) for s in snaps for p in s.texts}
-    removed = np.fromiter(((sid, path) in dirty or (sid, path) not in present
-                           for sid, path in zip(prev.source_of, prev.paths)), dtype=bool, count=len(prev.paths))
+    removed = np.fromiter(
+        ((sid, path) in dirty or (sid, path) not in present for sid, path in zip(prev.source_of, prev.paths)),
+        dtype=bool,
+        count=len(prev.paths),
+    )
     return removed, parts
 
 
@@ -210,8 +237,9 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     # new vocabulary = old live terms plus the extra ones, sorted; the insertion point of each extra term
     # among the old ones tells how far every old term moves
     insert_at = np.array([bisect_left(old_alive, t) for t in extra], dtype=np.int64)
-    alive_new = np.arange(len(old_alive), dtype=np.int64) + np.searchsorted(insert_at, np.arange(len(old_alive)),
-                                                                              side="right")
+    alive_new = np.arange(len(old_alive), dtype=np.int64) + np.searchsorted(
+        insert_at, np.arange(len(old_alive)), side="right"
+    )
     extra_new = insert_at + np.arange(len(extra), dtype=np.int64)
     vocab: list[str] = [""] * (len(old_alive) + len(extra))
     for i, t in zip(alive_new.tolist(), old_alive):

@@ -23,10 +23,20 @@ _PLAIN = json.JSONEncoder(ensure_ascii=False).encode
 
 def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
     """The members of the ``documents`` object (one C-encoder call for all of them)."""
-    return COMPACT({c.chunk_id: {"source_id": c.source_id, "path": c.path, "start_line": c.start_line,
-                                 "end_line": c.end_line, "file_sha256": c.file_sha256,
-                                 "chunk_sha256": c.chunk_sha256, "length": n}
-                    for c, n in zip(chunks, lengths)})[1:-1]
+    return COMPACT(
+        {
+            c.chunk_id: {
+                "source_id": c.source_id,
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "file_sha256": c.file_sha256,
+                "chunk_sha256": c.chunk_sha256,
+                "length": n,
+            }
+            for c, n in zip(chunks, lengths)
+        }
+    )[1:-1]
 
 
 def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
@@ -37,8 +47,9 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
     from the previous file (runs of consecutive terms at once, ``copy_file_range``) instead of being
     serialised again; the file is identical to a full write.
     """
-    import numpy as np
     from operator import add
+
+    import numpy as np
 
     dumps = json.dumps
     prefix = ["[" + _PLAIN(c.chunk_id) + "," for c in chunks]
@@ -54,7 +65,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
         if previous is not None:
             docs, tfs = docs.tolist(), tfs.tolist()
         body = "],".join(map(add, map(prefix.__getitem__, docs), map(str, tfs)))
-        return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode("utf-8")
+        return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode()
 
     from contextlib import ExitStack
 
@@ -63,8 +74,14 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
     with ExitStack() as stack:
         handle = stack.enter_context(open(out / "index_data.json", "wb"))
         old_file = stack.enter_context(open(previous[0], "rb")) if previous is not None else None
-        handle.write((dumps(head, ensure_ascii=False)[:-1] + ',"documents":{'
-                      + _documents(chunks, matrix.doc_len.tolist()) + '},"terms":{').encode("utf-8"))
+        handle.write(
+            (
+                dumps(head, ensure_ascii=False)[:-1]
+                + ',"documents":{'
+                + _documents(chunks, matrix.doc_len.tolist())
+                + '},"terms":{'
+            ).encode("utf-8")
+        )
         pos = handle.tell()
         runs = [] if previous is None else previous[3]
         t = 0
@@ -89,8 +106,13 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
             t = run_hi
         starts[nterms] = pos + 1
         handle.write(b"}}\n")
-    return {"vocab": np.frombuffer("\n".join(matrix.terms).encode("utf-8"), dtype=np.uint8),
-            "indptr": matrix.indptr, "post_doc": matrix.doc, "post_tf": matrix.tf, "term_starts": starts}
+    return {
+        "vocab": np.frombuffer("\n".join(matrix.terms).encode("utf-8"), dtype=np.uint8),
+        "indptr": matrix.indptr,
+        "post_doc": matrix.doc,
+        "post_tf": matrix.tf,
+        "term_starts": starts,
+    }
 
 
 class SortedVocab:
@@ -111,8 +133,16 @@ class KeywordIndex:
 
     kind = "keyword"
 
-    def __init__(self, index_dir: Path, data_head: dict[str, Any], vocab: dict[str, int], indptr, post_doc, post_tf,
-                 docs: DocTable) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        data_head: dict[str, Any],
+        vocab: dict[str, int],
+        indptr,
+        post_doc,
+        post_tf,
+        docs: DocTable,
+    ) -> None:
         import numpy as np
 
         self.index_dir = index_dir
@@ -137,8 +167,15 @@ class KeywordIndex:
         if cache is not None and "vocab" in cache:
             head = json.loads(cache["head"].tobytes())
             terms = cache["vocab"].tobytes().decode("utf-8").split("\n") if len(cache["vocab"]) else []
-            return cls(index_dir, head, SortedVocab(terms), cache["indptr"], cache["post_doc"],
-                       cache["post_tf"], DocTable.from_cache(index_dir, cache))
+            return cls(
+                index_dir,
+                head,
+                SortedVocab(terms),
+                cache["indptr"],
+                cache["post_doc"],
+                cache["post_tf"],
+                DocTable.from_cache(index_dir, cache),
+            )
         with open(data_path, encoding="utf-8") as handle:
             data = json.load(handle)
         documents = data.get("documents") or {}
@@ -156,8 +193,15 @@ class KeywordIndex:
         head = {k: v for k, v in data.items() if k not in ("documents", "terms", "doc_terms", "file_chunks")}
         records = _records_for(index_dir, documents, head)
         table = DocTable.from_records(index_dir, records, read_texts(index_dir))
-        return cls(index_dir, head, {t: i for i, t in enumerate(terms)}, indptr, np.array(docs_flat, dtype=np.int32),
-                   np.array(tfs, dtype=np.int32), table)
+        return cls(
+            index_dir,
+            head,
+            {t: i for i, t in enumerate(terms)},
+            indptr,
+            np.array(docs_flat, dtype=np.int32),
+            np.array(tfs, dtype=np.int32),
+            table,
+        )
 
     def search(self, terms: list[str], k: int, mask) -> list[tuple[int, float]]:
         import numpy as np
@@ -214,9 +258,14 @@ def _records_for(index_dir: Path, documents: dict[str, Any], head: dict[str, Any
         record = by_id.get(cid)
         if record is None:
             src = sources.get(meta.get("source_id")) or {}
-            record = {"chunk_id": cid, "source_id": meta.get("source_id"), "uri": src.get("uri", ""),
-                      "artifact_path": meta.get("path"), "revision": src.get("revision") or {},
-                      "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
-                      "chunk_hash": meta.get("chunk_sha256") or ""}
+            record = {
+                "chunk_id": cid,
+                "source_id": meta.get("source_id"),
+                "uri": src.get("uri", ""),
+                "artifact_path": meta.get("path"),
+                "revision": src.get("revision") or {},
+                "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
+                "chunk_hash": meta.get("chunk_sha256") or "",
+            }
         records.append(record)
     return records

@@ -38,18 +38,38 @@ def _findings_text(findings: list[dict[str, Any]]) -> str:
 # -- packaging ---------------------------------------------------------------------------------
 @click.command()
 @click.argument("pack", type=PACK)
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The ZIP file to write.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The ZIP file to write.",
+)
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB", help="Also leave out these (gitignore) globs.")
 @click.option("--include-logs", is_flag=True, help="Package expert/logs/ too.")
 @click.option("--include-backups", is_flag=True, help="Package index backups (.backup/) too.")
-@click.option("--allow-secrets", is_flag=True,
-              help="Package a pack with security.contains_secrets: true (only for an encrypted channel).")
-@click.option("--sign-key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Sign the package with this ed25519 private key.")
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    help="Package a pack with security.contains_secrets: true (only for an encrypted channel).",
+)
+@click.option(
+    "--sign-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sign the package with this ed25519 private key.",
+)
 @json_option
-def package(pack: Path, out: Path, excludes: tuple[str, ...], include_logs: bool, include_backups: bool,
-            allow_secrets: bool, sign_key: Path | None, as_json: bool) -> None:
+def package(
+    pack: Path,
+    out: Path,
+    excludes: tuple[str, ...],
+    include_logs: bool,
+    include_backups: bool,
+    allow_secrets: bool,
+    sign_key: Path | None,
+    as_json: bool,
+) -> None:
     """Package PACK as a reproducible ZIP with expert/package.json (spec 6.5).
 
     Logs, backups, staging and lifecycle state are left out. Set
@@ -64,25 +84,46 @@ def package(pack: Path, out: Path, excludes: tuple[str, ...], include_logs: bool
     from .packaging import package_pack
     from .signing import sign_package
 
-    summary = package_pack(pack, out, extra_excludes=excludes, include_logs=include_logs,
-                           include_backups=include_backups, allow_secrets=allow_secrets)
+    summary = package_pack(
+        pack,
+        out,
+        extra_excludes=excludes,
+        include_logs=include_logs,
+        include_backups=include_backups,
+        allow_secrets=allow_secrets,
+    )
     if sign_key:
         summary["signature"] = sign_package(out, sign_key)
-    emit(envelope("package", True, **summary), as_json,
-         f"{summary['package']}: {summary['files']} files, package_sha256 {summary['package_sha256']}")
+    emit(
+        envelope("package", True, **summary),
+        as_json,
+        f"{summary['package']}: {summary['files']} files, package_sha256 {summary['package_sha256']}",
+    )
 
 
 @click.command()
 @click.argument("target", type=click.Path(exists=True, path_type=Path))
-@click.option("--key", "keys", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A trusted ed25519 public key (PEM); the package must carry a valid signature by one of them.")
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A trusted ed25519 public key (PEM); the package must carry a valid signature by one of them.",
+)
 @click.option("--require-signature", is_flag=True, help="Fail when the package has no valid signature.")
 @click.option("--max-bytes", type=click.IntRange(min=1), help="Largest total uncompressed size accepted.")
 @click.option("--max-entries", type=click.IntRange(min=1), help="Most archive entries accepted.")
 @click.option("--max-ratio", type=click.FloatRange(min=1), help="Largest compression ratio accepted per entry.")
 @json_option
-def verify(target: Path, keys: tuple[Path, ...], require_signature: bool, max_bytes: int | None,
-           max_entries: int | None, max_ratio: float | None, as_json: bool) -> None:
+def verify(
+    target: Path,
+    keys: tuple[Path, ...],
+    require_signature: bool,
+    max_bytes: int | None,
+    max_entries: int | None,
+    max_ratio: float | None,
+    as_json: bool,
+) -> None:
     """Verify a package ZIP or an unpacked pack DIR against its expert/package.json.
 
     Checks every listed file's sha256 and size, refuses unlisted files, unsafe
@@ -97,14 +138,14 @@ def verify(target: Path, keys: tuple[Path, ...], require_signature: bool, max_by
     from dataclasses import replace
 
     from .signing import load_public_key
-    from .verify import Limits, verify as run
+    from .verify import Limits
+    from .verify import verify as run
 
     limits = Limits()
     for name, value in (("max_total_bytes", max_bytes), ("max_entries", max_entries), ("max_ratio", max_ratio)):
         if value is not None:
             limits = replace(limits, **{name: value})
-    result = run(target, trusted=[load_public_key(k) for k in keys], require_signature=require_signature,
-                 limits=limits)
+    result = run(target, trusted=[load_public_key(k) for k in keys], require_signature=require_signature, limits=limits)
     data = result.as_dict()
     data.pop("ok")
     if result.ok:
@@ -117,8 +158,13 @@ def verify(target: Path, keys: tuple[Path, ...], require_signature: bool, max_by
 
 @click.command()
 @click.argument("target", type=click.Path(exists=True, path_type=Path))
-@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The ed25519 private key (PEM) to sign with.")
+@click.option(
+    "--key",
+    "key",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The ed25519 private key (PEM) to sign with.",
+)
 @click.option("--replace", is_flag=True, help="Replace an existing signature by the same key.")
 @json_option
 def sign(target: Path, key: Path, replace: bool, as_json: bool) -> None:
@@ -150,8 +196,11 @@ def keygen(keyfile: Path, force: bool, as_json: bool) -> None:
     from .signing import generate_keypair
 
     summary = generate_keypair(keyfile, force=force)
-    emit(envelope("keygen", True, **summary), as_json,
-         f"private key {summary['private_key']}\npublic key  {summary['public_key']}\nkey id      {summary['key_id']}")
+    emit(
+        envelope("keygen", True, **summary),
+        as_json,
+        f"private key {summary['private_key']}\npublic key  {summary['public_key']}\nkey id      {summary['key_id']}",
+    )
 
 
 # -- maintenance -------------------------------------------------------------------------------
@@ -160,14 +209,21 @@ def _refresh_text(r: dict[str, Any]) -> str:
     lines = [f"strategy: {r.get('strategy')} ({'; '.join(plan.get('reasons') or [])})"]
     for change in r.get("changes") or []:
         files = change["added"] + change["modified"] + change["deleted"]
-        lines.append(f"  {change['source_id']} ({change['method']}): {len(change['added'])} added, "
-                     f"{len(change['modified'])} modified, {len(change['deleted'])} deleted, "
-                     f"{change['changed_lines']} lines" + (": " + ", ".join(files[:10]) if files else ""))
+        lines.append(
+            f"  {change['source_id']} ({change['method']}): {len(change['added'])} added, "
+            f"{len(change['modified'])} modified, {len(change['deleted'])} deleted, "
+            f"{change['changed_lines']} lines" + (": " + ", ".join(files[:10]) if files else "")
+        )
     if r.get("evals"):
         e = r["evals"]
-        lines.append(f"evals: {e['total'] - e['failed'] - e['errors']}/{e['total']} passed"
-                     + ("" if e["passed"] else " (FAILED: " + ", ".join(
-                         f"{s['suite_id']}/{c}" for s in e["suites"] for c in s["failed"]) + ")"))
+        lines.append(
+            f"evals: {e['total'] - e['failed'] - e['errors']}/{e['total']} passed"
+            + (
+                ""
+                if e["passed"]
+                else " (FAILED: " + ", ".join(f"{s['suite_id']}/{c}" for s in e["suites"] for c in s["failed"]) + ")"
+            )
+        )
     lines.append(f"decision: {r['decision']}" + (f" (run {r['run_id']})" if r.get("run_id") else ""))
     lines += [f"note: {m}" for m in r.get("messages") or []]
     return "\n".join(lines)
@@ -178,8 +234,14 @@ def _refresh_text(r: dict[str, Any]) -> str:
 @click.option("--dry-run", is_flag=True, help="Report the strategy and the changed files; write nothing.")
 @click.option("--rebuild", is_flag=True, help="Rebuild every index from scratch.")
 @click.option("--no-evals", is_flag=True, help="Skip the eval gate (the build is published as if it passed).")
-@click.option("--wait", "lock_timeout", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Seconds to wait for another refresh of the pack to finish.")
+@click.option(
+    "--wait",
+    "lock_timeout",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another refresh of the pack to finish.",
+)
 @json_option
 def refresh(pack: Path, dry_run: bool, rebuild: bool, no_evals: bool, lock_timeout: float, as_json: bool) -> None:
     """Refresh PACK's indexes from its sources, gated by its evals and maintenance policy.
@@ -216,8 +278,11 @@ def publish(pack: Path, force: bool, as_json: bool) -> None:
     from .refresh import publish_pending
 
     result = publish_pending(pack, force=force)
-    emit(envelope("publish", True, **result), as_json, f"published run {result['run_id']}: "
-                                                        + ", ".join(result["indexes"]))
+    emit(
+        envelope("publish", True, **result),
+        as_json,
+        f"published run {result['run_id']}: " + ", ".join(result["indexes"]),
+    )
 
 
 @click.command()
@@ -233,8 +298,11 @@ def rollback(pack: Path, as_json: bool) -> None:
     from .refresh import rollback_pack
 
     result = rollback_pack(pack)
-    emit(envelope("rollback", True, **result), as_json,
-         f"rolled back run {result['rolled_back']}: restored " + ", ".join(result["indexes"]))
+    emit(
+        envelope("rollback", True, **result),
+        as_json,
+        f"rolled back run {result['rolled_back']}: restored " + ", ".join(result["indexes"]),
+    )
 
 
 @click.command()
@@ -255,17 +323,26 @@ def status(pack: Path, no_source_check: bool, as_json: bool) -> None:
     for src in s["sources"]:
         rev = src["revision"]
         ident = rev.get("commit") or rev.get("hash") or rev.get("retrieved_at") or rev.get("query_hash") or "?"
-        lines.append(f"  source {src['source_id']} ({src['type']}) at {str(ident)[:12]}"
-                     + (f", {src['changed_files']} changed file(s)" if src.get("changed_files") else ""))
+        lines.append(
+            f"  source {src['source_id']} ({src['type']}) at {str(ident)[:12]}"
+            + (f", {src['changed_files']} changed file(s)" if src.get("changed_files") else "")
+        )
     for idx in s["indexes"]:
         age = f", built {idx['age_seconds']} s ago" if idx.get("age_seconds") is not None else ""
-        lines.append(f"  index {idx['index_id']} ({idx['format']}){age}"
-                     + (f": stale ({idx.get('stale_reason')})" if idx["stale"] else ""))
+        lines.append(
+            f"  index {idx['index_id']} ({idx['format']}){age}"
+            + (f": stale ({idx.get('stale_reason')})" if idx["stale"] else "")
+        )
     for key in ("last_refresh", "last_evals", "pending", "interrupted"):
         if s.get(key):
-            lines.append(f"  {key}: " + ", ".join(f"{k}={v}" for k, v in s[key].items()
-                                                  if k in ("run_id", "at", "decision", "status", "passed",
-                                                           "total", "failed", "action")))
+            lines.append(
+                f"  {key}: "
+                + ", ".join(
+                    f"{k}={v}"
+                    for k, v in s[key].items()
+                    if k in ("run_id", "at", "decision", "status", "passed", "total", "failed", "action")
+                )
+            )
     lines += [f"  problem: {p}" for p in s["problems"]]
     emit(envelope("status", True, **s), as_json, "\n".join(lines))
 
@@ -285,15 +362,22 @@ def prune(pack: Path, dry_run: bool, as_json: bool) -> None:
 
     result = prune_pack(pack, dry_run=dry_run)
     removed = result["deleted_logs"] + result["deleted_backups"]
-    emit(envelope("prune", True, **result), as_json,
-         ("would delete" if dry_run else "deleted") + f" {len(removed)} item(s)"
-         + "".join(f"\n  {r}" for r in removed))
+    emit(
+        envelope("prune", True, **result),
+        as_json,
+        ("would delete" if dry_run else "deleted") + f" {len(removed)} item(s)" + "".join(f"\n  {r}" for r in removed),
+    )
 
 
 @click.command()
 @click.argument("pack", type=PACK)
-@click.option("--interval", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
-              help="Seconds between polls of the sources and the schedule.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=2.0,
+    show_default=True,
+    help="Seconds between polls of the sources and the schedule.",
+)
 @click.option("--max-runs", type=click.IntRange(min=1), help="Stop after this many refreshes.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Stop after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (JSON Lines).")
@@ -315,9 +399,11 @@ def watch(pack: Path, interval: float, max_runs: int | None, duration: float | N
         if as_json:
             click.echo(json.dumps(event, sort_keys=True), nl=True)
         elif event["event"] == "refresh":
-            click.echo(f"{event['at']} refresh ({event['reason']}): {event['decision']}"
-                       + (f" run {event['run_id']}" if event.get("run_id") else "")
-                       + (f" [{event['error']}]" if event.get("error") else ""))
+            click.echo(
+                f"{event['at']} refresh ({event['reason']}): {event['decision']}"
+                + (f" run {event['run_id']}" if event.get("run_id") else "")
+                + (f" [{event['error']}]" if event.get("error") else "")
+            )
         elif event["event"] == "watching":
             click.echo(f"watching {pack}: schedules {event['schedules'] or '-'}, events {event['events'] or '-'}")
         else:

@@ -36,10 +36,12 @@ class LogConfig:
     def from_manifest(cls, manifest: dict[str, Any], policy: dict[str, Any] | None = None) -> LogConfig:
         logs = manifest.get("logs") if isinstance(manifest.get("logs"), dict) else {}
         secrets = layout.contains_secrets(manifest)
-        return cls(enabled=logs.get("enabled") is True,
-                   store_question=logs.get("store_question") is True and not secrets,
-                   store_answer=logs.get("store_answer") is True and not secrets,
-                   retention_days=retention_days(manifest, policy))
+        return cls(
+            enabled=logs.get("enabled") is True,
+            store_question=logs.get("store_question") is True and not secrets,
+            store_answer=logs.get("store_answer") is True and not secrets,
+            retention_days=retention_days(manifest, policy),
+        )
 
 
 def retention_days(manifest: dict[str, Any], policy: dict[str, Any] | None = None) -> int | None:
@@ -47,8 +49,11 @@ def retention_days(manifest: dict[str, Any], policy: dict[str, Any] | None = Non
     ``security.retention_days``: each is a promise not to keep data longer, so all of them hold."""
     logs = manifest.get("logs") if isinstance(manifest.get("logs"), dict) else {}
     retention = (policy or {}).get("retention") if isinstance((policy or {}).get("retention"), dict) else {}
-    values = [logs.get("retention_days"), retention.get("prune_logs_after_days"),
-              layout.security(manifest).get("retention_days")]
+    values = [
+        logs.get("retention_days"),
+        retention.get("prune_logs_after_days"),
+        layout.security(manifest).get("retention_days"),
+    ]
     days = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
     return min(days) if days else None
 
@@ -86,8 +91,15 @@ class PackLogger:
             os.close(fd)
         return path
 
-    def query(self, question: str, response: dict[str, Any], *, request: dict[str, Any] | None = None,
-              who: str = "user", duration_ms: float | None = None) -> Path | None:
+    def query(
+        self,
+        question: str,
+        response: dict[str, Any],
+        *,
+        request: dict[str, Any] | None = None,
+        who: str = "user",
+        duration_ms: float | None = None,
+    ) -> Path | None:
         answer = response.get("answer") if isinstance(response.get("answer"), str) else ""
         inputs: dict[str, Any] = {"question_sha256": sha256_text(question), **(request or {})}
         if self.config.store_question:
@@ -97,7 +109,8 @@ class PackLogger:
             "answer_sha256": sha256_text(answer),
             "citations": [c.get("chunk_id") or c.get("artifact_path") for c in citations],
             "synthesis": (response.get("synthesis") or {}).get("provider")
-            if isinstance(response.get("synthesis"), dict) else None,
+            if isinstance(response.get("synthesis"), dict)
+            else None,
         }
         if self.config.store_answer:
             outputs["answer"] = answer
@@ -110,8 +123,9 @@ class PackLogger:
         return self._write("updates", {"actor": actor(who), "operation": operation, **fields})
 
 
-def logger_for(root: Path, manifest: dict[str, Any], policy: dict[str, Any] | None = None, *,
-               clock: Clock = SYSTEM_CLOCK) -> PackLogger:
+def logger_for(
+    root: Path, manifest: dict[str, Any], policy: dict[str, Any] | None = None, *, clock: Clock = SYSTEM_CLOCK
+) -> PackLogger:
     return PackLogger(root, LogConfig.from_manifest(manifest, policy), clock=clock)
 
 

@@ -326,8 +326,11 @@ def load_pack(root: str | Path) -> ExpertPack:
     if found is None:
         base = given.parent if given.is_file() else given
         if not (base / MANIFEST_PATH).is_file():
-            raise PackError(f"{MANIFEST_PATH} not found", file=str(base / MANIFEST_PATH),
-                            hint="an Expert Context Pack is a skill directory with SKILL.md and expert/EXPERT.yaml")
+            raise PackError(
+                f"{MANIFEST_PATH} not found",
+                file=str(base / MANIFEST_PATH),
+                hint="an Expert Context Pack is a skill directory with SKILL.md and expert/EXPERT.yaml",
+            )
         found = base
     root_path = found.resolve()
     doc = load_yaml(root_path / MANIFEST_PATH, display=MANIFEST_PATH)

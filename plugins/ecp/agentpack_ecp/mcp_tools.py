@@ -11,26 +11,47 @@ the JSON of its CLI twin: ``expert.query`` the spec 6.3 response (the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 STRINGS = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
-ENVELOPE = {"type": "object", "required": ["schema_version", "command", "ok"],
-            "properties": {"schema_version": {"const": 1}, "command": {"type": "string"}, "ok": {"type": "boolean"}}}
-CITATION = {"type": "object", "required": ["source_id", "source_type", "uri", "revision", "retrieved_at"],
-            "properties": {"source_id": {"type": "string"}, "source_type": {"type": "string"},
-                           "uri": {"type": "string"}, "revision": {"type": "object"},
-                           "artifact_path": {"type": "string"}, "chunk_id": {"type": "string"},
-                           "retrieved_at": {"type": "string"}, "loc": {"type": "object"},
-                           "chunk_hash": {"type": "string"}}}
-QUERY_OUTPUT = {"type": "object", "required": ["answer", "as_of", "citations"],
-                "properties": {"answer": {"type": "string"}, "as_of": {"type": "object"},
-                               "citations": {"type": "array", "items": CITATION},
-                               "chunks": {"type": "array", "items": {"type": "object",
-                                                                      "required": ["snippet", "citation"]}},
-                               "synthesis": {"type": "object"}}}
-EVAL_OUTPUT = {"type": "object", "required": ["schema_version", "command", "ok", "evaluations"],
-               "properties": {"ok": {"type": "boolean"}, "evaluations": {"type": "array"}}}
+ENVELOPE = {
+    "type": "object",
+    "required": ["schema_version", "command", "ok"],
+    "properties": {"schema_version": {"const": 1}, "command": {"type": "string"}, "ok": {"type": "boolean"}},
+}
+CITATION = {
+    "type": "object",
+    "required": ["source_id", "source_type", "uri", "revision", "retrieved_at"],
+    "properties": {
+        "source_id": {"type": "string"},
+        "source_type": {"type": "string"},
+        "uri": {"type": "string"},
+        "revision": {"type": "object"},
+        "artifact_path": {"type": "string"},
+        "chunk_id": {"type": "string"},
+        "retrieved_at": {"type": "string"},
+        "loc": {"type": "object"},
+        "chunk_hash": {"type": "string"},
+    },
+}
+QUERY_OUTPUT = {
+    "type": "object",
+    "required": ["answer", "as_of", "citations"],
+    "properties": {
+        "answer": {"type": "string"},
+        "as_of": {"type": "object"},
+        "citations": {"type": "array", "items": CITATION},
+        "chunks": {"type": "array", "items": {"type": "object", "required": ["snippet", "citation"]}},
+        "synthesis": {"type": "object"},
+    },
+}
+EVAL_OUTPUT = {
+    "type": "object",
+    "required": ["schema_version", "command", "ok", "evaluations"],
+    "properties": {"ok": {"type": "boolean"}, "evaluations": {"type": "array"}},
+}
 
 
 def _pack_roots(packs: list[Path]) -> list[Path]:
@@ -64,8 +85,11 @@ class Tools:
         if wanted is None:
             if len(self.roots) == 1:
                 return self.roots[0]
-            raise AgentpackError("several packs are served: name one with the 'pack' argument ("
-                                 + ", ".join(r.name for r in self.roots) + ")")
+            raise AgentpackError(
+                "several packs are served: name one with the 'pack' argument ("
+                + ", ".join(r.name for r in self.roots)
+                + ")"
+            )
         for root in self.roots:
             if wanted in (root.name, str(root)) or Path(wanted).resolve() == root:
                 return root
@@ -78,8 +102,12 @@ class Tools:
         pack = load_pack(self.root(arguments))
         if arguments.get("as_of"):
             _check_as_of(pack, arguments["as_of"])
-        request = {"question": arguments["question"], "top_k": arguments.get("top_k", 5),
-                   "mode": arguments.get("mode") or "ephemeral", "filters": arguments.get("filters") or {}}
+        request = {
+            "question": arguments["question"],
+            "top_k": arguments.get("top_k", 5),
+            "mode": arguments.get("mode") or "ephemeral",
+            "filters": arguments.get("filters") or {},
+        }
         for key in ("query_vector", "query_embedding"):
             if key in arguments:
                 request[key] = arguments[key]
@@ -89,9 +117,13 @@ class Tools:
         from .lifecycle_cli import envelope
         from .refresh import refresh
 
-        result = refresh(self.root(arguments), dry_run=bool(arguments.get("dry_run")),
-                         rebuild=bool(arguments.get("rebuild")), no_evals=bool(arguments.get("no_evals")),
-                         who="service:mcp")
+        result = refresh(
+            self.root(arguments),
+            dry_run=bool(arguments.get("dry_run")),
+            rebuild=bool(arguments.get("rebuild")),
+            no_evals=bool(arguments.get("no_evals")),
+            who="service:mcp",
+        )
         return envelope("refresh", result["exit_status"] == 0, **result)
 
     def run_evals(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -107,8 +139,9 @@ class Tools:
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
         started = SYSTEM_CLOCK.now()
         report = run_suites(self.root(arguments), suite_ids=suite_ids or None)
-        rendered = get_host().reporter("json").render(Report(command="eval", generated_at=started,
-                                                             evaluations=[report]))
+        rendered = (
+            get_host().reporter("json").render(Report(command="eval", generated_at=started, evaluations=[report]))
+        )
         return json.loads(rendered)
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -137,8 +170,10 @@ def _check_as_of(pack, as_of: dict[str, Any]) -> None:
         asked = {k: v for k, v in (item.get("revision") or {}).items() if k in REVISION_IDENTITY}
         mismatch = {k: v for k, v in asked.items() if have.get(k) != v}
         if mismatch:
-            raise AgentpackError(f"as_of asks for source '{sid}' at {mismatch}, but the pack serves "
-                                 f"{ {k: have.get(k) for k in mismatch} }; only the published state is served")
+            raise AgentpackError(
+                f"as_of asks for source '{sid}' at {mismatch}, but the pack serves "
+                f"{ {k: have.get(k) for k in mismatch} }; only the published state is served"
+            )
 
 
 def register_tools(register: Callable, context) -> None:
@@ -153,30 +188,57 @@ def register_tools(register: Callable, context) -> None:
     names = ", ".join(r.name for r in roots)
     query_props = {
         "question": {"type": "string", "minLength": 1},
-        "mode": {"type": "string", "description": "ephemeral, persistent, summarized; or keyword, fts, vector, "
-                                                  "hybrid"},
+        "mode": {"type": "string", "description": "ephemeral, persistent, summarized; or keyword, fts, vector, hybrid"},
         "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
         "filters": {"type": "object", "properties": {"source_id": STRINGS, "path_prefix": STRINGS}},
         "as_of": {"type": "object", "description": "Must name the published revisions (the only state served)."},
         "query_vector": {"type": ["array", "object"]},
-        "query_embedding": {"type": "object", "properties": {"model": {"type": "string"},
-                                                             "dimensions": {"type": "integer"}}},
+        "query_embedding": {
+            "type": "object",
+            "properties": {"model": {"type": "string"}, "dimensions": {"type": "integer"}},
+        },
         "synthesis": {"enum": ["auto", "local", "llm"]},
     }
     flags = {k: {"type": "boolean"} for k in ("dry_run", "rebuild", "no_evals")}
-    register(McpTool(name="expert.query", title="Ask the expert",
-                     description=f"Answer a question from the expert context ({names}) with citations and as_of.",
-                     input_schema=_schema(query_props, ["question"], multi), output_schema=QUERY_OUTPUT,
-                     handler=tools.query))
-    register(McpTool(name="expert.refresh", title="Refresh the expert",
-                     description="Refresh the indexes from the sources, gated by the evals and the maintenance "
-                                 "policy (same JSON as 'agentpack ecp refresh --json').",
-                     input_schema=_schema(flags, [], multi), output_schema=ENVELOPE, handler=tools.refresh))
-    register(McpTool(name="expert.run_evals", title="Run the expert's evals",
-                     description="Run the pack's eval suites (same JSON as 'agentpack eval --json').",
-                     input_schema=_schema({"suite_id": STRINGS}, [], multi), output_schema=EVAL_OUTPUT,
-                     handler=tools.run_evals))
-    register(McpTool(name="expert.status", title="Expert status",
-                     description="Sources and revisions, index age and staleness, last refresh and last eval "
-                                 "results (same JSON as 'agentpack ecp status --json').",
-                     input_schema=_schema({}, [], multi), output_schema=ENVELOPE, handler=tools.status))
+    register(
+        McpTool(
+            name="expert.query",
+            title="Ask the expert",
+            description=f"Answer a question from the expert context ({names}) with citations and as_of.",
+            input_schema=_schema(query_props, ["question"], multi),
+            output_schema=QUERY_OUTPUT,
+            handler=tools.query,
+        )
+    )
+    register(
+        McpTool(
+            name="expert.refresh",
+            title="Refresh the expert",
+            description="Refresh the indexes from the sources, gated by the evals and the maintenance "
+            "policy (same JSON as 'agentpack ecp refresh --json').",
+            input_schema=_schema(flags, [], multi),
+            output_schema=ENVELOPE,
+            handler=tools.refresh,
+        )
+    )
+    register(
+        McpTool(
+            name="expert.run_evals",
+            title="Run the expert's evals",
+            description="Run the pack's eval suites (same JSON as 'agentpack eval --json').",
+            input_schema=_schema({"suite_id": STRINGS}, [], multi),
+            output_schema=EVAL_OUTPUT,
+            handler=tools.run_evals,
+        )
+    )
+    register(
+        McpTool(
+            name="expert.status",
+            title="Expert status",
+            description="Sources and revisions, index age and staleness, last refresh and last eval "
+            "results (same JSON as 'agentpack ecp status --json').",
+            input_schema=_schema({}, [], multi),
+            output_schema=ENVELOPE,
+            handler=tools.status,
+        )
+    )

@@ -14,10 +14,11 @@ import os
 import stat
 import time
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_bytes, sha256_file
@@ -91,8 +92,11 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
             if spec.match_file(rel + "/"):
                 dirnames.remove(name)
             elif (base / name).is_symlink():
-                raise AgentpackError(f"'{rel}' is a symlink to a directory; packages hold regular files only",
-                                     file=str(base / name), hint="replace it by a copy or exclude it")
+                raise AgentpackError(
+                    f"'{rel}' is a symlink to a directory; packages hold regular files only",
+                    file=str(base / name),
+                    hint="replace it by a copy or exclude it",
+                )
         dirnames.sort()
         for name in filenames:
             full = base / name
@@ -101,8 +105,11 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
                 continue
             if full.is_symlink():
                 if not is_within(root, full) or not full.is_file():
-                    raise AgentpackError(f"'{rel}' is a symlink that leaves the pack or is dangling",
-                                         file=str(full), hint="replace it by a copy or exclude it")
+                    raise AgentpackError(
+                        f"'{rel}' is a symlink that leaves the pack or is dangling",
+                        file=str(full),
+                        hint="replace it by a copy or exclude it",
+                    )
             st = full.stat()
             if not stat.S_ISREG(st.st_mode):
                 continue
@@ -123,7 +130,7 @@ def source_date_epoch(files: list[PackFile]) -> int:
 
 
 def iso(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
 def zip_info(name: str, epoch: int, executable: bool = False) -> zipfile.ZipInfo:
@@ -157,8 +164,15 @@ def write_zip(out: Path, entries: list[tuple[zipfile.ZipInfo, Path | bytes]]) ->
         raise
 
 
-def build_manifest(*, skill_root_dir: str, skill_name: str, ecp_version: str, excludes: list[str],
-                   files: list[PackFile], created_at: str) -> dict[str, Any]:
+def build_manifest(
+    *,
+    skill_root_dir: str,
+    skill_name: str,
+    ecp_version: str,
+    excludes: list[str],
+    files: list[PackFile],
+    created_at: str,
+) -> dict[str, Any]:
     from . import __version__
 
     manifest: dict[str, Any] = {
@@ -175,8 +189,15 @@ def build_manifest(*, skill_root_dir: str, skill_name: str, ecp_version: str, ex
     return manifest
 
 
-def package_pack(root: Path, out: Path, *, extra_excludes: Iterable[str] = (), include_logs: bool = False,
-                 include_backups: bool = False, allow_secrets: bool = False) -> dict[str, Any]:
+def package_pack(
+    root: Path,
+    out: Path,
+    *,
+    extra_excludes: Iterable[str] = (),
+    include_logs: bool = False,
+    include_backups: bool = False,
+    allow_secrets: bool = False,
+) -> dict[str, Any]:
     """Package the pack at ``root`` into the ZIP ``out``; returns a summary (the CLI's JSON)."""
     from agentpack.skillmd import read_skill
 
@@ -186,21 +207,32 @@ def package_pack(root: Path, out: Path, *, extra_excludes: Iterable[str] = (), i
     if layout.contains_secrets(manifest) and not allow_secrets:
         raise AgentpackError(
             "refusing to package a pack with security.contains_secrets: true (spec 5.5: it must not be "
-            "distributed as an unencrypted archive)", file=doc.file, line=doc.line_of("/security/contains_secrets"),
+            "distributed as an unencrypted archive)",
+            file=doc.file,
+            line=doc.line_of("/security/contains_secrets"),
             hint="distribute it through an approved secure channel, or pass --allow-secrets if the archive "
-                 "will be encrypted")
+            "will be encrypted",
+        )
     skill = read_skill(root)
     if not skill.name:
         raise AgentpackError("SKILL.md has no 'name' in its frontmatter", file=str(root / "SKILL.md"), line=1)
-    excludes = [p for p in DEFAULT_EXCLUDES
-                if not (include_logs and p == LOGS_EXCLUDE) and not (include_backups and p == BACKUPS_EXCLUDE)]
+    excludes = [
+        p
+        for p in DEFAULT_EXCLUDES
+        if not (include_logs and p == LOGS_EXCLUDE) and not (include_backups and p == BACKUPS_EXCLUDE)
+    ]
     excludes += [p for p in extra_excludes if p not in excludes]
     out = Path(out).resolve()
     files = [f for f in collect_files(root, excludes) if f.source.resolve() != out]
     epoch = source_date_epoch(files)
-    package = build_manifest(skill_root_dir=root.name, skill_name=str(skill.name),
-                             ecp_version=str(manifest.get("ecp_version", "")), excludes=excludes, files=files,
-                             created_at=iso(epoch))
+    package = build_manifest(
+        skill_root_dir=root.name,
+        skill_name=str(skill.name),
+        ecp_version=str(manifest.get("ecp_version", "")),
+        excludes=excludes,
+        files=files,
+        created_at=iso(epoch),
+    )
     entries: list[tuple[zipfile.ZipInfo, Path | bytes]] = [
         (zip_info(f"{root.name}/{f.path}", epoch, bool(f.mode & 0o111)), f.source) for f in files
     ]

@@ -12,14 +12,25 @@ FORMAT = "ecp"
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="Expert Context Pack",
-                        description="an Agent Skill with an expert/ directory (ECP v1.0)", extra="ecp"))
+    register(
+        FormatInfo(
+            name=FORMAT,
+            title="Expert Context Pack",
+            description="an Agent Skill with an expert/ directory (ECP v1.0)",
+            extra="ecp",
+        )
+    )
 
 
 @hookimpl
 def agentpack_register_commands(register):
-    register(CommandSpec(name="ecp", target="agentpack_ecp.cli:ecp",
-                         help="Build, query, evaluate, refresh and ship Expert Context Packs."))
+    register(
+        CommandSpec(
+            name="ecp",
+            target="agentpack_ecp.cli:ecp",
+            help="Build, query, evaluate, refresh and ship Expert Context Packs.",
+        )
+    )
 
 
 @hookimpl
@@ -61,8 +72,14 @@ def agentpack_load(path, format):
 
     expert = load_pack(path)
     version = expert.manifest.get("ecp_version")
-    return Pack(path=Path(path), root=expert.root, format=FORMAT, name=expert.name,
-                version=version if isinstance(version, str) else None, data=expert)
+    return Pack(
+        path=Path(path),
+        root=expert.root,
+        format=FORMAT,
+        name=expert.name,
+        version=version if isinstance(version, str) else None,
+        data=expert,
+    )
 
 
 @hookimpl

@@ -50,14 +50,22 @@ class Policy:
         if getattr(pack, "policy_error", None) is not None:
             raise pack.policy_error
         if pack.policy_doc is None:
-            raise AgentpackError("the maintenance policy is missing", file=file,
-                                 hint="declare maintenance.policy_path in EXPERT.yaml (spec 7)")
-        problems = schema_findings(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc,
-                                           file=file, code="ECP700")
+            raise AgentpackError(
+                "the maintenance policy is missing",
+                file=file,
+                hint="declare maintenance.policy_path in EXPERT.yaml (spec 7)",
+            )
+        problems = schema_findings(
+            POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc, file=file, code="ECP700"
+        )
         if problems:
             first = problems[0]
-            raise AgentpackError(f"invalid maintenance policy: {first.message}", file=first.file, line=first.line,
-                                 hint=f"{len(problems)} problem(s); run 'agentpack validate' for all of them")
+            raise AgentpackError(
+                f"invalid maintenance policy: {first.message}",
+                file=first.file,
+                line=first.line,
+                hint=f"{len(problems)} problem(s); run 'agentpack validate' for all of them",
+            )
         return cls(pack.policy_doc.data, file)
 
     @property
@@ -145,20 +153,34 @@ class Plan:
     changed_lines: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "reasons": self.reasons, "changed_files": self.changed_files,
-                "changed_lines": self.changed_lines}
+        return {
+            "strategy": self.strategy,
+            "reasons": self.reasons,
+            "changed_files": self.changed_files,
+            "changed_lines": self.changed_lines,
+        }
 
 
-def plan_refresh(policy: Policy, *, changed_files: int, changed_lines: int, force_rebuild: bool,
-                 needs_rebuild: list[str], last_full_rebuild: datetime | None, now: datetime) -> Plan:
+def plan_refresh(
+    policy: Policy,
+    *,
+    changed_files: int,
+    changed_lines: int,
+    force_rebuild: bool,
+    needs_rebuild: list[str],
+    last_full_rebuild: datetime | None,
+    now: datetime,
+) -> Plan:
     """Decide the strategy. ``needs_rebuild`` lists reasons a rebuild is unavoidable (no index yet, ...)."""
     plan = Plan("incremental", changed_files=changed_files, changed_lines=changed_lines)
     limit = policy.max_changed_files
     if limit is not None and changed_files > limit and not force_rebuild:
         if policy.max_changed_files_action == "refuse":
             raise BudgetExceeded(
-                f"{changed_files} changed files exceed budgets.max_changed_files ({limit})", file=policy.file,
-                hint="raise the budget, set budgets.max_changed_files_action to 'rebuild', or run with --rebuild")
+                f"{changed_files} changed files exceed budgets.max_changed_files ({limit})",
+                file=policy.file,
+                hint="raise the budget, set budgets.max_changed_files_action to 'rebuild', or run with --rebuild",
+            )
         plan.reasons.append(f"{changed_files} changed files exceed budgets.max_changed_files ({limit})")
     if force_rebuild:
         plan.reasons.append("--rebuild was given")
@@ -169,17 +191,20 @@ def plan_refresh(policy: Policy, *, changed_files: int, changed_lines: int, forc
         plan.reasons.append("update_strategy.default is rebuild")
     t = policy.thresholds
     if _int(t.get("changed_files_gt")) is not None and changed_files > t["changed_files_gt"]:
-        plan.reasons.append(f"{changed_files} changed files > rebuild_thresholds.changed_files_gt "
-                            f"({t['changed_files_gt']})")
+        plan.reasons.append(
+            f"{changed_files} changed files > rebuild_thresholds.changed_files_gt ({t['changed_files_gt']})"
+        )
     if _int(t.get("changed_lines_gt")) is not None and changed_lines > t["changed_lines_gt"]:
-        plan.reasons.append(f"{changed_lines} changed lines > rebuild_thresholds.changed_lines_gt "
-                            f"({t['changed_lines_gt']})")
+        plan.reasons.append(
+            f"{changed_lines} changed lines > rebuild_thresholds.changed_lines_gt ({t['changed_lines_gt']})"
+        )
     days = _int(t.get("days_since_full_rebuild_gt"))
     if days is not None and last_full_rebuild is not None:
         age = (now - last_full_rebuild).total_seconds() / 86400
         if age > days:
-            plan.reasons.append(f"last full rebuild {age:.0f} days ago > rebuild_thresholds."
-                                f"days_since_full_rebuild_gt ({days})")
+            plan.reasons.append(
+                f"last full rebuild {age:.0f} days ago > rebuild_thresholds.days_since_full_rebuild_gt ({days})"
+            )
     if plan.reasons:
         plan.strategy = "rebuild"
     else:
@@ -206,19 +231,26 @@ class Budget:
         limit = self.policy.max_duration_s
         elapsed = self.elapsed()
         if limit is not None and elapsed > limit:
-            raise BudgetExceeded(f"the update ran {elapsed:.1f} s, over budgets.max_update_duration_seconds "
-                                 f"({limit}), after {phase}; nothing was published", file=self.policy.file)
+            raise BudgetExceeded(
+                f"the update ran {elapsed:.1f} s, over budgets.max_update_duration_seconds "
+                f"({limit}), after {phase}; nothing was published",
+                file=self.policy.file,
+            )
 
     def charge(self, tokens: int, cost_usd: float = 0.0) -> None:
         self.tokens += tokens
         self.cost_usd += cost_usd
         error = None
         if self.policy.max_tokens is not None and self.tokens > self.policy.max_tokens:
-            error = BudgetExceeded(f"LLM work used {self.tokens} tokens, over budgets.max_tokens "
-                                   f"({self.policy.max_tokens})", file=self.policy.file)
+            error = BudgetExceeded(
+                f"LLM work used {self.tokens} tokens, over budgets.max_tokens ({self.policy.max_tokens})",
+                file=self.policy.file,
+            )
         elif self.policy.max_cost_usd is not None and self.cost_usd > self.policy.max_cost_usd:
-            error = BudgetExceeded(f"LLM work cost ${self.cost_usd:.4f}, over budgets.max_update_cost_usd "
-                                   f"(${self.policy.max_cost_usd})", file=self.policy.file)
+            error = BudgetExceeded(
+                f"LLM work cost ${self.cost_usd:.4f}, over budgets.max_update_cost_usd (${self.policy.max_cost_usd})",
+                file=self.policy.file,
+            )
         if error is not None:
             self.exceeded = self.exceeded or error
             raise error
@@ -232,6 +264,11 @@ class Budget:
             raise self.exceeded
 
     def as_dict(self) -> dict[str, Any]:
-        return {"elapsed_s": round(self.elapsed(), 3), "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6),
-                "max_update_duration_seconds": self.policy.max_duration_s, "max_tokens": self.policy.max_tokens,
-                "max_update_cost_usd": self.policy.max_cost_usd}
+        return {
+            "elapsed_s": round(self.elapsed(), 3),
+            "tokens": self.tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "max_update_duration_seconds": self.policy.max_duration_s,
+            "max_tokens": self.policy.max_tokens,
+            "max_update_cost_usd": self.policy.max_cost_usd,
+        }

@@ -19,22 +19,43 @@ from .validate import COMMIT_RE, IndexArtifacts
 
 PROFILES = ("conformance", "codebase", "docs", "web", "mixed")
 RULES: dict[str, dict[str, Any]] = {
-    "conformance": {"types": ("filesystem", "artifact"), "revision": {"filesystem": ("hash", "timestamp")},
-                    "index": True, "payloads": True, "chunks": {"filesystem": ("hash", "timestamp")},
-                    "no_remote": True, "relative_fs_uri": True},
-    "codebase": {"types": ("git", "filesystem"), "revision": {"git": ("commit", "timestamp"),
-                                                               "filesystem": ("hash", "timestamp")},
-                 "concrete_commit": True, "index": True, "payloads": True,
-                 "chunks": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp")}},
-    "docs": {"types": ("filesystem", "git", "web"), "revision": {"git": ("commit", "timestamp"),
-                                                                  "filesystem": ("hash", "timestamp"),
-                                                                  "web": ("retrieved_at",)},
-             "summary": True},
-    "web": {"types": ("web",), "revision": {"web": ("retrieved_at",)}, "snapshot": True, "index": True,
-            "payloads": True, "chunks": {"web": ("retrieved_at",)}},
-    "mixed": {"min_sources": 2, "revision": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp"),
-                                             "web": ("retrieved_at",)},
-              "index": True, "summary": True, "payloads": True},
+    "conformance": {
+        "types": ("filesystem", "artifact"),
+        "revision": {"filesystem": ("hash", "timestamp")},
+        "index": True,
+        "payloads": True,
+        "chunks": {"filesystem": ("hash", "timestamp")},
+        "no_remote": True,
+        "relative_fs_uri": True,
+    },
+    "codebase": {
+        "types": ("git", "filesystem"),
+        "revision": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp")},
+        "concrete_commit": True,
+        "index": True,
+        "payloads": True,
+        "chunks": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp")},
+    },
+    "docs": {
+        "types": ("filesystem", "git", "web"),
+        "revision": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp"), "web": ("retrieved_at",)},
+        "summary": True,
+    },
+    "web": {
+        "types": ("web",),
+        "revision": {"web": ("retrieved_at",)},
+        "snapshot": True,
+        "index": True,
+        "payloads": True,
+        "chunks": {"web": ("retrieved_at",)},
+    },
+    "mixed": {
+        "min_sources": 2,
+        "revision": {"git": ("commit", "timestamp"), "filesystem": ("hash", "timestamp"), "web": ("retrieved_at",)},
+        "index": True,
+        "summary": True,
+        "payloads": True,
+    },
 }
 
 
@@ -63,55 +84,103 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
     if not isinstance(profile, str):
         return []
     if profile not in RULES:
-        return [Finding.warning("ECP220", f"unknown profile '{profile}' (known: {', '.join(PROFILES)}); no profile "
-                                          "rules applied", **_where(pack, "/profile"))]
+        return [
+            Finding.warning(
+                "ECP220",
+                f"unknown profile '{profile}' (known: {', '.join(PROFILES)}); no profile rules applied",
+                **_where(pack, "/profile"),
+            )
+        ]
     rules = RULES[profile]
     out: list[Finding] = []
     label = f"profile '{profile}'"
     types = rules.get("types")
     if types and not any(s.type in types for s in pack.sources):
-        out.append(Finding.error("ECP210", f"{label} needs at least one source of type {' or '.join(types)}",
-                                 **_where(pack, "/sources")))
+        out.append(
+            Finding.error(
+                "ECP210", f"{label} needs at least one source of type {' or '.join(types)}", **_where(pack, "/sources")
+            )
+        )
     if len(pack.sources) < rules.get("min_sources", 0):
-        out.append(Finding.error("ECP219", f"{label} needs at least {rules['min_sources']} sources",
-                                 **_where(pack, "/sources")))
+        out.append(
+            Finding.error(
+                "ECP219", f"{label} needs at least {rules['min_sources']} sources", **_where(pack, "/sources")
+            )
+        )
     for source in pack.sources:
         needed = rules["revision"].get(source.type, ())
         missing = [k for k in needed if not source.revision.get(k)]
         if missing:
-            out.append(Finding.error("ECP212", f"{label}: {source.type} source '{source.source_id}' revision needs "
-                                               f"{', '.join(missing)}", **_where(pack, f"{source.pointer}/revision"),
-                                     hint="run agentpack ecp build to record the revision"))
+            out.append(
+                Finding.error(
+                    "ECP212",
+                    f"{label}: {source.type} source '{source.source_id}' revision needs {', '.join(missing)}",
+                    **_where(pack, f"{source.pointer}/revision"),
+                    hint="run agentpack ecp build to record the revision",
+                )
+            )
         commit = str(source.revision.get("commit") or "")
         if rules.get("concrete_commit") and source.type == "git" and commit and not COMMIT_RE.match(commit):
-            out.append(Finding.error("ECP213", f"{label}: git source '{source.source_id}' revision.commit must be a "
-                                               f"concrete commit hash, not '{commit}'",
-                                     **_where(pack, f"{source.pointer}/revision/commit")))
+            out.append(
+                Finding.error(
+                    "ECP213",
+                    f"{label}: git source '{source.source_id}' revision.commit must be a "
+                    f"concrete commit hash, not '{commit}'",
+                    **_where(pack, f"{source.pointer}/revision/commit"),
+                )
+            )
         if rules.get("relative_fs_uri") and source.type == "filesystem":
             uri = source.uri
             parsed = urlparse(uri)
-            if (len(parsed.scheme) > 1 or uri.startswith("/") or ".." in PurePosixPath(uri).parts):
-                out.append(Finding.error("ECP211", f"{label}: filesystem source '{source.source_id}' uri must be a "
-                                                   "relative path under the skill root without '..'",
-                                         **_where(pack, f"{source.pointer}/uri")))
+            if len(parsed.scheme) > 1 or uri.startswith("/") or ".." in PurePosixPath(uri).parts:
+                out.append(
+                    Finding.error(
+                        "ECP211",
+                        f"{label}: filesystem source '{source.source_id}' uri must be a "
+                        "relative path under the skill root without '..'",
+                        **_where(pack, f"{source.pointer}/uri"),
+                    )
+                )
     if rules.get("index") and not pack.indexes:
-        out.append(Finding.error("ECP214", f"{label} needs at least one index in context.artifacts.indexes",
-                                 **_where(pack, "/context/artifacts")))
+        out.append(
+            Finding.error(
+                "ECP214",
+                f"{label} needs at least one index in context.artifacts.indexes",
+                **_where(pack, "/context/artifacts"),
+            )
+        )
     if rules.get("summary") and not pack.summaries:
-        out.append(Finding.error("ECP217", f"{label} needs at least one summary in context.artifacts.summaries",
-                                 **_where(pack, "/context/artifacts")))
+        out.append(
+            Finding.error(
+                "ECP217",
+                f"{label} needs at least one summary in context.artifacts.summaries",
+                **_where(pack, "/context/artifacts"),
+            )
+        )
     if rules.get("snapshot") and not pack.snapshots:
-        out.append(Finding.error("ECP218", f"{label} needs at least one snapshot in context.artifacts.snapshots",
-                                 **_where(pack, "/context/artifacts")))
+        out.append(
+            Finding.error(
+                "ECP218",
+                f"{label} needs at least one snapshot in context.artifacts.snapshots",
+                **_where(pack, "/context/artifacts"),
+            )
+        )
     if rules.get("no_remote") and pack.security.get("allow_remote_llm") is not False:
-        out.append(Finding.error("ECP215", f"{label}: security.allow_remote_llm must be false",
-                                 **_where(pack, "/security")))
+        out.append(
+            Finding.error("ECP215", f"{label}: security.allow_remote_llm must be false", **_where(pack, "/security"))
+        )
     if rules.get("payloads"):
         for art in arts:
             if art.data is None or not art.has_chunks:
-                out.append(Finding.error("ECP214", f"{label}: index '{art.entry.id}' needs an index_data.json payload "
-                                                   "and a chunks.jsonl provenance map", **_where(pack, art.entry.pointer),
-                                         hint="run agentpack ecp build"))
+                out.append(
+                    Finding.error(
+                        "ECP214",
+                        f"{label}: index '{art.entry.id}' needs an index_data.json payload "
+                        "and a chunks.jsonl provenance map",
+                        **_where(pack, art.entry.pointer),
+                        hint="run agentpack ecp build",
+                    )
+                )
     chunk_rules = rules.get("chunks") or {}
     types_by_id = {s.source_id: s.type for s in pack.sources}
     for art in arts:
@@ -124,7 +193,14 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
             revision = record.get("revision") if isinstance(record.get("revision"), dict) else {}
             missing = [k for k in needed if not revision.get(k)]
             if missing:
-                out.append(Finding.error("ECP216", f"{label}: chunk '{record.get('chunk_id')}' revision lacks "
-                                                   f"{', '.join(missing)}", file=display, line=n, pointer="/revision"))
+                out.append(
+                    Finding.error(
+                        "ECP216",
+                        f"{label}: chunk '{record.get('chunk_id')}' revision lacks {', '.join(missing)}",
+                        file=display,
+                        line=n,
+                        pointer="/revision",
+                    )
+                )
                 break
     return out

@@ -73,9 +73,11 @@ def _complete_step(root: Path, step: dict[str, Any]) -> None:
             _move(incoming, outgoing)  # the exchange happened; the old index is still at `incoming`
         return
     if not incoming.exists() or incoming.stat().st_ino != ino:
-        raise AgentpackError(f"cannot finish the interrupted publish: {step['incoming']} is gone",
-                             file=str(layout.journal_path(root)),
-                             hint="restore the index with 'agentpack ecp rollback' or rebuild it")
+        raise AgentpackError(
+            f"cannot finish the interrupted publish: {step['incoming']} is gone",
+            file=str(layout.journal_path(root)),
+            hint="restore the index with 'agentpack ecp rollback' or rebuild it",
+        )
     if not target.exists():
         _move(incoming, target)
         return
@@ -98,8 +100,12 @@ def _complete_step(root: Path, step: dict[str, Any]) -> None:
 def plan_step(root: Path, target_rel: str, incoming_rel: str, outgoing_rel: str | None) -> dict[str, Any]:
     incoming = root / incoming_rel
     target = root / target_rel
-    return {"target": target_rel, "incoming": incoming_rel, "incoming_ino": incoming.stat().st_ino,
-            "outgoing": outgoing_rel if target.exists() else None}
+    return {
+        "target": target_rel,
+        "incoming": incoming_rel,
+        "incoming_ino": incoming.stat().st_ino,
+        "outgoing": outgoing_rel if target.exists() else None,
+    }
 
 
 def run_journal(root: Path, journal: dict[str, Any]) -> None:
@@ -157,10 +163,19 @@ def backup_name(clock: Clock, run_id: str, suffix: str = "") -> str:
     return f"{stamp(clock)}-{run_id}{suffix}"
 
 
-def publish_staged(root: Path, *, run_id: str, indexes: dict[str, str], staged_dir: str,
-                   revisions: dict[str, dict[str, Any]], previous_revisions: dict[str, dict[str, Any]],
-                   strategy: str, extra_state: dict[str, Any] | None = None, clear_pending: bool = False,
-                   clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
+def publish_staged(
+    root: Path,
+    *,
+    run_id: str,
+    indexes: dict[str, str],
+    staged_dir: str,
+    revisions: dict[str, dict[str, Any]],
+    previous_revisions: dict[str, dict[str, Any]],
+    strategy: str,
+    extra_state: dict[str, Any] | None = None,
+    clear_pending: bool = False,
+    clock: Clock = SYSTEM_CLOCK,
+) -> dict[str, Any]:
     """Swap the staged index directories into place.
 
     ``indexes`` maps index id to its published path; the staged copy of each is
@@ -175,12 +190,26 @@ def publish_staged(root: Path, *, run_id: str, indexes: dict[str, str], staged_d
         step = plan_step(root, target_rel, incoming_rel, backup_rel)
         steps.append(step)
         generation_indexes[index_id] = {"path": target_rel, "backup": step["outgoing"]}
-    generation = {"run_id": run_id, "published_at": clock.iso(), "strategy": strategy,
-                  "indexes": generation_indexes, "previous_revisions": previous_revisions,
-                  "revisions": revisions, "rolled_back": False}
-    journal = {"action": "publish", "run_id": run_id, "started_at": clock.iso(), "steps": steps,
-               "revisions": revisions, "generation": generation, "state": extra_state or {},
-               "cleanup": staged_dir, "clear_pending": clear_pending}
+    generation = {
+        "run_id": run_id,
+        "published_at": clock.iso(),
+        "strategy": strategy,
+        "indexes": generation_indexes,
+        "previous_revisions": previous_revisions,
+        "revisions": revisions,
+        "rolled_back": False,
+    }
+    journal = {
+        "action": "publish",
+        "run_id": run_id,
+        "started_at": clock.iso(),
+        "steps": steps,
+        "revisions": revisions,
+        "generation": generation,
+        "state": extra_state or {},
+        "cleanup": staged_dir,
+        "clear_pending": clear_pending,
+    }
     start_journal(root, journal)
     return generation
 
@@ -191,21 +220,34 @@ def rollback(root: Path, *, clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
     for generation in reversed(current["generations"]):
         if generation.get("rolled_back"):
             continue
-        restorable = {i: v for i, v in generation.get("indexes", {}).items()
-                      if v.get("backup") and (root / v["backup"]).is_dir()}
+        restorable = {
+            i: v for i, v in generation.get("indexes", {}).items() if v.get("backup") and (root / v["backup"]).is_dir()
+        }
         if not restorable:
-            raise AgentpackError(f"no backup is left to roll back publish {generation['run_id']} "
-                                 f"(first build, or pruned by retention)",
-                                 hint="rebuild with 'agentpack ecp refresh --rebuild'")
+            raise AgentpackError(
+                f"no backup is left to roll back publish {generation['run_id']} (first build, or pruned by retention)",
+                hint="rebuild with 'agentpack ecp refresh --rebuild'",
+            )
         steps = []
         for index_id, info in sorted(restorable.items()):
             target = root / info["path"]
-            out_rel = (layout.backup_root(target) / backup_name(clock, generation["run_id"], "-rolled-back"))
+            out_rel = layout.backup_root(target) / backup_name(clock, generation["run_id"], "-rolled-back")
             steps.append(plan_step(root, info["path"], info["backup"], out_rel.relative_to(root).as_posix()))
-        journal = {"action": "rollback", "run_id": generation["run_id"], "started_at": clock.iso(),
-                   "steps": steps, "revisions": generation.get("previous_revisions") or {}}
+        journal = {
+            "action": "rollback",
+            "run_id": generation["run_id"],
+            "started_at": clock.iso(),
+            "steps": steps,
+            "revisions": generation.get("previous_revisions") or {},
+        }
         start_journal(root, journal)
-        return {"rolled_back": generation["run_id"], "published_at": generation.get("published_at"),
-                "indexes": sorted(restorable), "revisions": journal["revisions"]}
-    raise AgentpackError("nothing to roll back: no published generation is recorded for this pack",
-                         hint="only publishes made by 'agentpack ecp refresh/publish' can be rolled back")
+        return {
+            "rolled_back": generation["run_id"],
+            "published_at": generation.get("published_at"),
+            "indexes": sorted(restorable),
+            "revisions": journal["revisions"],
+        }
+    raise AgentpackError(
+        "nothing to roll back: no published generation is recorded for this pack",
+        hint="only publishes made by 'agentpack ecp refresh/publish' can be rolled back",
+    )

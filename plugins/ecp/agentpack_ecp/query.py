@@ -23,10 +23,12 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -38,8 +40,13 @@ from .tokenize import term_counts, tokenize
 
 RRF_K = 60
 FUSION_FLOOR = 0.1
-RETRIEVAL_MODES = {"keyword": ("keyword-index-v2",), "fts": ("sqlite-fts-index-v1",),
-                   "sqlite": ("sqlite-fts-index-v1",), "vector": ("vector-index-v1",), "hybrid": None}
+RETRIEVAL_MODES = {
+    "keyword": ("keyword-index-v2",),
+    "fts": ("sqlite-fts-index-v1",),
+    "sqlite": ("sqlite-fts-index-v1",),
+    "vector": ("vector-index-v1",),
+    "hybrid": None,
+}
 CASE_MODES = ("ephemeral", "persistent", "summarized")
 SUMMARY_CHUNKING = (1200, 0)
 MAX_EVIDENCE = 3
@@ -112,8 +119,7 @@ def _load_index(loaded: LoadedPack, entry: IndexEntry) -> LoadedIndex:
         loaded.indexes[entry.id] = item
         try:
             item.format, item.index = _open_index(loaded.pack, entry)
-            item.sources = {s.get("source_id"): s for s in item.index.head.get("sources") or []
-                            if isinstance(s, dict)}
+            item.sources = {s.get("source_id"): s for s in item.index.head.get("sources") or [] if isinstance(s, dict)}
         except AgentpackError as exc:
             item.error = exc.message
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -180,20 +186,40 @@ def _keyword_like_hits(item: LoadedIndex, results, depth: int) -> list[Hit]:
     hits = []
     for doc, score in results[:depth]:
         record = docs.record(doc)
-        hits.append(Hit(record["chunk_id"], score, item.entry.id, record, None,
-                        item.sources.get(record.get("source_id"), {}), partial(docs.text, doc)))
+        hits.append(
+            Hit(
+                record["chunk_id"],
+                score,
+                item.entry.id,
+                record,
+                None,
+                item.sources.get(record.get("source_id"), {}),
+                partial(docs.text, doc),
+            )
+        )
     return hits
 
 
-def _search(item: LoadedIndex, terms: list[str], request: dict[str, Any], depth: int, source_ids, prefixes
-            ) -> tuple[list[Hit], str | None]:
+def _search(
+    item: LoadedIndex, terms: list[str], request: dict[str, Any], depth: int, source_ids, prefixes
+) -> tuple[list[Hit], str | None]:
     """Hits of one index, or (no hits, why it was skipped)."""
     index = item.index
     if item.format == "sqlite-fts-index-v1":
         rows = index.search(terms, depth, source_ids, prefixes)
-        return [Hit(r["chunk_id"], s, item.entry.id, r, text, item.sources.get(r["source_id"], {}),
-                    None if text is not None else partial(index.text, r["chunk_id"]))
-                for r, s in rows for text in [r.pop("text")]], None
+        return [
+            Hit(
+                r["chunk_id"],
+                s,
+                item.entry.id,
+                r,
+                text,
+                item.sources.get(r["source_id"], {}),
+                None if text is not None else partial(index.text, r["chunk_id"]),
+            )
+            for r, s in rows
+            for text in [r.pop("text")]
+        ], None
     mask = index.docs.mask(source_ids, prefixes)
     if item.format == "keyword-index-v2":
         return _keyword_like_hits(item, index.search(terms, depth, mask), depth), None
@@ -205,14 +231,17 @@ def _search(item: LoadedIndex, terms: list[str], request: dict[str, Any], depth:
         if not isinstance(given, dict) or not given.get("model") or not given.get("dimensions"):
             return [], "query_vector needs query_embedding with model and dimensions"
         if given.get("model") != index.embedding.get("model") or int(given["dimensions"]) != index.dimensions:
-            return [], (f"query_embedding {given.get('model')}/{given.get('dimensions')} does not match the "
-                        f"index embedding {index.embedding.get('model')}/{index.dimensions}")
+            return [], (
+                f"query_embedding {given.get('model')}/{given.get('dimensions')} does not match the "
+                f"index embedding {index.embedding.get('model')}/{index.dimensions}"
+            )
         query = coerce_query_vector(request["query_vector"], index.dimensions)
     else:
         embedder = get_embedder(index.embedding, for_query=True)
         if embedder is None:
-            return [], (f"no embedder for model '{index.embedding.get('model')}'; pass query_vector with "
-                        "query_embedding")
+            return [], (
+                f"no embedder for model '{index.embedding.get('model')}'; pass query_vector with query_embedding"
+            )
         query = embedder.embed_texts([request["question"]])[0]
     return _keyword_like_hits(item, index.search(query, depth, mask), depth), None
 
@@ -241,15 +270,22 @@ def _summary_chunks(loaded: LoadedPack) -> list[dict[str, Any]]:
         for w in line_windows(split_lines(text), *SUMMARY_CHUNKING):
             counts = term_counts(w.text)
             if counts:
-                chunks.append({"chunk_id": chunk_id(ARTIFACT_SOURCE_ID, summary.path, w.start_line, w.end_line),
-                               "source_id": ARTIFACT_SOURCE_ID, "artifact_path": summary.path,
-                               "loc": {"start_line": w.start_line, "end_line": w.end_line},
-                               "chunk_hash": sha256_text(w.text), "text": w.text, "counts": counts})
-    from datetime import datetime, timezone
+                chunks.append(
+                    {
+                        "chunk_id": chunk_id(ARTIFACT_SOURCE_ID, summary.path, w.start_line, w.end_line),
+                        "source_id": ARTIFACT_SOURCE_ID,
+                        "artifact_path": summary.path,
+                        "loc": {"start_line": w.start_line, "end_line": w.end_line},
+                        "chunk_hash": sha256_text(w.text),
+                        "text": w.text,
+                        "counts": counts,
+                    }
+                )
+    from datetime import datetime
 
     from .sources import iso_utc
 
-    stamp = iso_utc(datetime.fromtimestamp(max(stamps), timezone.utc)) if stamps else None
+    stamp = iso_utc(datetime.fromtimestamp(max(stamps), UTC)) if stamps else None
     revision = {"hash": manifest_hash(manifest)}
     if stamp:
         revision["timestamp"] = stamp
@@ -262,16 +298,20 @@ def _summary_chunks(loaded: LoadedPack) -> list[dict[str, Any]]:
 def _summary_hits(loaded: LoadedPack, terms: list[str], depth: int, prefixes: list[str]) -> list[Hit]:
     import math
 
-    chunks = [c for c in _summary_chunks(loaded) if not prefixes or any(c["artifact_path"].startswith(p)
-                                                                       for p in prefixes)]
+    chunks = [
+        c for c in _summary_chunks(loaded) if not prefixes or any(c["artifact_path"].startswith(p) for p in prefixes)
+    ]
     if not chunks:
         return []
     n = len(chunks)
     df = {t: sum(1 for c in chunks if t in c["counts"]) for t in terms}
     scored = []
     for c in chunks:
-        score = sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * (1 + math.log(c["counts"][t]))
-                    for t in terms if t in c["counts"])
+        score = sum(
+            math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * (1 + math.log(c["counts"][t]))
+            for t in terms
+            if t in c["counts"]
+        )
         if score > 0:
             scored.append((score, c))
     scored.sort(key=lambda sc: (-sc[0], sc[1]["chunk_id"]))
@@ -301,8 +341,10 @@ def fuse(rankings: list[list[Hit]], top_k: int) -> list[Hit]:
             scores[hit.key] = scores.get(hit.key, 0.0) + 1.0 / (RRF_K + rank)
             first.setdefault(hit.key, hit)
     order = sorted(scores, key=lambda k: (-scores[k], k))[:top_k]
-    return [Hit(k, round(scores[k], 6), first[k].index_id, first[k].record, first[k].text, first[k].source,
-                first[k].load) for k in order]
+    return [
+        Hit(k, round(scores[k], 6), first[k].index_id, first[k].record, first[k].text, first[k].source, first[k].load)
+        for k in order
+    ]
 
 
 def _snippet(pack: ExpertPack, hit: Hit, revision: dict[str, Any], notes: list[str]) -> str:
@@ -318,7 +360,7 @@ def _snippet(pack: ExpertPack, hit: Hit, revision: dict[str, Any], notes: list[s
         if source is None:
             raise AgentpackError("source not declared in EXPERT.yaml")
         lines = split_lines(open_source_text(pack, source, hit.record["artifact_path"], revision))
-        text = "".join(lines[int(loc.get("start_line", 1)) - 1:int(loc.get("end_line", 1))])
+        text = "".join(lines[int(loc.get("start_line", 1)) - 1 : int(loc.get("end_line", 1))])
     except (AgentpackError, OSError, ValueError) as exc:
         notes.append(f"{hit.key}: no indexed text and the source cannot be read ({exc})")
         return ""
@@ -343,8 +385,7 @@ def _citation(pack: ExpertPack, hit: Hit, retrieved_at: str) -> dict[str, Any]:
         "loc": {"start_line": int(loc.get("start_line", 1)), "end_line": int(loc.get("end_line", 1))},
         "chunk_hash": record.get("chunk_hash"),
     }
-    classification = record.get("classification") or source.get("classification") or pack.security.get(
-        "classification")
+    classification = record.get("classification") or source.get("classification") or pack.security.get("classification")
     license_ = record.get("license") or source.get("license") or pack.security.get("license")
     if classification:
         citation["classification"] = classification
@@ -353,8 +394,7 @@ def _citation(pack: ExpertPack, hit: Hit, retrieved_at: str) -> dict[str, Any]:
     return citation
 
 
-def _as_of(pack: ExpertPack, loaded_sources: dict[str, dict[str, Any]], cited: list[dict[str, Any]]
-           ) -> dict[str, Any]:
+def _as_of(pack: ExpertPack, loaded_sources: dict[str, dict[str, Any]], cited: list[dict[str, Any]]) -> dict[str, Any]:
     entries: dict[str, dict[str, Any]] = {}
     for source in pack.sources:
         built = loaded_sources.get(source.source_id)
@@ -376,8 +416,9 @@ def _stem(term: str) -> str:
     return term
 
 
-def extractive_answer(question: str, chunks: list[dict[str, Any]], max_evidence: int = MAX_EVIDENCE
-                      ) -> tuple[str, dict[str, Any]]:
+def extractive_answer(
+    question: str, chunks: list[dict[str, Any]], max_evidence: int = MAX_EVIDENCE
+) -> tuple[str, dict[str, Any]]:
     """A local answer: the (up to two) most relevant lines of each top chunk, with its citation number."""
     synthesis = {"provider": "local", "method": "extractive", "model": None, "max_evidence_chunks": max_evidence}
     if not chunks:
@@ -406,8 +447,13 @@ def extractive_answer(question: str, chunks: list[dict[str, Any]], max_evidence:
     return head + "\n" + "\n".join(parts), synthesis
 
 
-def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock = SYSTEM_CLOCK,
-               synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+def query_pack(
+    pack_root: str | Path,
+    request: dict[str, Any],
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     """Answer ``request`` from the pack at ``pack_root`` (see the module docstring)."""
     question = str(request.get("question") or "").strip()
     if not question:
@@ -435,8 +481,14 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
         if wanted_ids and entry.id not in wanted_ids:
             continue
         if formats is not None and entry.format not in formats:
-            report.append({"index_id": entry.id, "format": entry.format, "status": "skipped",
-                           "reason": f"not used in mode '{mode}'"})
+            report.append(
+                {
+                    "index_id": entry.id,
+                    "format": entry.format,
+                    "status": "skipped",
+                    "reason": f"not used in mode '{mode}'",
+                }
+            )
             continue
         item = _load_index(loaded, entry)
         status = {"index_id": entry.id, "format": item.format or entry.format}
@@ -458,8 +510,11 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
             continue
         report.append(dict(status, status="ok", hits=len(hits)))
         rankings.append(hits)
-    use_summaries = pack.summaries and (case_mode == "summarized" or not any(rankings)) and (
-        not source_ids or ARTIFACT_SOURCE_ID in source_ids)
+    use_summaries = (
+        pack.summaries
+        and (case_mode == "summarized" or not any(rankings))
+        and (not source_ids or ARTIFACT_SOURCE_ID in source_ids)
+    )
     summary_hits: list[Hit] = []
     if use_summaries:
         summary_hits = _summary_hits(loaded, terms, depth, prefixes)
@@ -467,8 +522,8 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
     if not pack.indexes and not pack.summaries:
         notes.append("the pack declares no index and no summary")
     if case_mode == "summarized":
-        lead = summary_hits[:max(1, (top_k + 1) // 2)]
-        fused = lead + fuse(rankings, top_k)[:top_k - len(lead)]
+        lead = summary_hits[: max(1, (top_k + 1) // 2)]
+        fused = lead + fuse(rankings, top_k)[: top_k - len(lead)]
     else:
         fused = fuse(rankings + [summary_hits], top_k)
     retrieved_at = clock.iso()
@@ -476,9 +531,17 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
     for hit in fused:
         citation = _citation(pack, hit, retrieved_at)
         snippet = _snippet(pack, hit, citation["revision"], notes)
-        chunks.append({"snippet": snippet, "score": round(float(hit.score), 6), "path": citation["artifact_path"],
-                       "line_start": citation["loc"]["start_line"], "line_end": citation["loc"]["end_line"],
-                       "index_id": hit.index_id, "citation": citation})
+        chunks.append(
+            {
+                "snippet": snippet,
+                "score": round(float(hit.score), 6),
+                "path": citation["artifact_path"],
+                "line_start": citation["loc"]["start_line"],
+                "line_end": citation["loc"]["end_line"],
+                "index_id": hit.index_id,
+                "citation": citation,
+            }
+        )
         key = (citation["source_id"], citation["chunk_id"])
         if key not in seen:
             seen.add(key)
@@ -488,14 +551,27 @@ def query_pack(pack_root: str | Path, request: dict[str, Any], *, clock: Clock =
         answer, synthesis = synthesize(question, chunks, as_of)
     else:
         answer, synthesis = extractive_answer(question, chunks, min(MAX_EVIDENCE, top_k))
-    response: dict[str, Any] = {"question": question, "mode": case_mode, "answer": answer, "as_of": as_of,
-                                "citations": citations, "chunks": chunks, "synthesis": synthesis,
-                                "retrieval": {"mode": mode if mode in RETRIEVAL_MODES else "hybrid", "top_k": top_k,
-                                              "fusion": "rrf" if len([r for r in rankings if r]) > 1 else None,
-                                              "filters": {"source_id": source_ids, "path_prefix": prefixes},
-                                              "indexes": report}}
-    problems = [f"{r['index_id']}: {r['status']} ({r['reason']})" for r in report if r["status"] != "ok"
-                and not r["reason"].startswith("not used in mode")]
+    response: dict[str, Any] = {
+        "question": question,
+        "mode": case_mode,
+        "answer": answer,
+        "as_of": as_of,
+        "citations": citations,
+        "chunks": chunks,
+        "synthesis": synthesis,
+        "retrieval": {
+            "mode": mode if mode in RETRIEVAL_MODES else "hybrid",
+            "top_k": top_k,
+            "fusion": "rrf" if len([r for r in rankings if r]) > 1 else None,
+            "filters": {"source_id": source_ids, "path_prefix": prefixes},
+            "indexes": report,
+        },
+    }
+    problems = [
+        f"{r['index_id']}: {r['status']} ({r['reason']})"
+        for r in report
+        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+    ]
     if problems or notes:
         response["limitations"] = "; ".join(problems + notes)
     return response

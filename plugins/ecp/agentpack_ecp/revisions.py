@@ -103,7 +103,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
     if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value:
         current = {}
         if isinstance(node, yaml.MappingNode):
-            current = yaml.safe_load(text[node.start_mark.index:node.end_mark.index]) or {}
+            current = yaml.safe_load(text[node.start_mark.index : node.end_mark.index]) or {}
         merged = {**current, **revision} if isinstance(current, dict) else dict(revision)
         edits.replace(node.start_mark.index, node.end_mark.index, _flow(merged))
         return
@@ -114,7 +114,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
         if pair is None:
             missing.append(key)
         elif isinstance(pair[1], yaml.ScalarNode):
-            if yaml.safe_load(text[pair[1].start_mark.index:pair[1].end_mark.index] or "null") != value:
+            if yaml.safe_load(text[pair[1].start_mark.index : pair[1].end_mark.index] or "null") != value:
                 edits.replace(pair[1].start_mark.index, pair[1].end_mark.index, _styled(value, pair[1].style))
         else:
             edits.replace(pair[1].start_mark.index, pair[1].end_mark.index, _scalar(value))
@@ -141,8 +141,11 @@ def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = 
         if sid is None or sid[1].value not in revisions:
             continue
         if isinstance(node, yaml.MappingNode) and node.flow_style:
-            raise AgentpackError(f"sources[{i}] is a flow mapping; write it in block style to let refresh "
-                                 "update its revision", file=file, line=node.start_mark.line + 1)
+            raise AgentpackError(
+                f"sources[{i}] is a flow mapping; write it in block style to let refresh update its revision",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
         seen.add(sid[1].value)
         new = revisions[sid[1].value]
         _edit_source(text, node, new, edits)
@@ -153,8 +156,11 @@ def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = 
         raise AgentpackError(f"no source with source_id {', '.join(sorted(unknown))} in EXPERT.yaml", file=file)
     result = edits.apply(text)
     if yaml.safe_load(result) != expected:
-        raise AgentpackError("could not update the revisions in EXPERT.yaml without changing its meaning; "
-                             "nothing was written", file=file, hint="please report this with the file")
+        raise AgentpackError(
+            "could not update the revisions in EXPERT.yaml without changing its meaning; nothing was written",
+            file=file,
+            hint="please report this with the file",
+        )
     return result
 
 

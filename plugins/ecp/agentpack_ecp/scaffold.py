@@ -75,9 +75,12 @@ POLICY = {
     "policy_version": "1.0",
     "budgets": {"max_update_duration_seconds": 600, "max_changed_files": 500},
     "refresh_triggers": [{"type": "manual", "spec": "on-demand"}],
-    "update_strategy": {"default": "incremental", "incremental": {"method": "file-manifest"},
-                        "rebuild": {"method": "full-scan"},
-                        "rebuild_thresholds": {"changed_files_gt": 200, "days_since_full_rebuild_gt": 30}},
+    "update_strategy": {
+        "default": "incremental",
+        "incremental": {"method": "file-manifest"},
+        "rebuild": {"method": "full-scan"},
+        "rebuild_thresholds": {"changed_files_gt": 200, "days_since_full_rebuild_gt": 30},
+    },
     "validation": {"eval_suites": ["conformance"], "fail_action": "block"},
     "publishing": {"on_pass": "auto_publish", "rollback_on_fail": True},
 }
@@ -121,11 +124,15 @@ def scaffold(directory: Path, *, name: str | None = None, title: str | None = No
     directory = Path(directory)
     name = name or directory.resolve().name
     if not NAME_RE.match(name) or len(name) > 64:
-        raise AgentpackError(f"'{name}' is not a valid skill name (lowercase letters, digits and single hyphens)",
-                             hint="the skill directory name must equal the name; pass --name or rename the folder")
+        raise AgentpackError(
+            f"'{name}' is not a valid skill name (lowercase letters, digits and single hyphens)",
+            hint="the skill directory name must equal the name; pass --name or rename the folder",
+        )
     if directory.resolve().name != name:
-        raise AgentpackError(f"the directory is named '{directory.resolve().name}' but the skill name is '{name}'",
-                             hint="the skill directory name must equal the skill name (spec 3.2)")
+        raise AgentpackError(
+            f"the directory is named '{directory.resolve().name}' but the skill name is '{name}'",
+            hint="the skill directory name must equal the skill name (spec 3.2)",
+        )
     if (directory / "expert" / "EXPERT.yaml").exists() and not force:
         raise AgentpackError(f"{directory} already holds an Expert Context Pack", hint="use --force to overwrite it")
     title = title or name.replace("-", " ").title()

@@ -50,11 +50,17 @@ def generate_keypair(out: Path, *, force: bool = False) -> dict[str, str]:
         if path.exists() and not force:
             raise AgentpackError(f"{path} already exists", hint="choose another path or pass --force")
     private = ed25519.Ed25519PrivateKey.generate()
-    atomic_write_bytes(out, private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                  serialization.NoEncryption()), mode=0o600)
+    atomic_write_bytes(
+        out,
+        private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ),
+        mode=0o600,
+    )
     public = private.public_key()
-    atomic_write_bytes(pub, public.public_bytes(serialization.Encoding.PEM,
-                                                serialization.PublicFormat.SubjectPublicKeyInfo))
+    atomic_write_bytes(
+        pub, public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     return {"private_key": str(out), "public_key": str(pub), "key_id": key_id(_raw_public(public))}
 
 
@@ -65,8 +71,11 @@ def load_private_key(path: Path):
     except OSError as exc:
         raise AgentpackError(f"cannot read private key: {exc.strerror}", file=str(path)) from None
     except (ValueError, TypeError) as exc:
-        raise AgentpackError(f"not an unencrypted PEM private key: {exc}", file=str(path),
-                             hint="create one with 'agentpack ecp keygen KEYFILE'") from None
+        raise AgentpackError(
+            f"not an unencrypted PEM private key: {exc}",
+            file=str(path),
+            hint="create one with 'agentpack ecp keygen KEYFILE'",
+        ) from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
         raise AgentpackError("the private key is not an ed25519 key", file=str(path))
     return key
@@ -112,8 +121,13 @@ class SignatureCheck:
     raw_public: bytes | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "key_id": self.key_id, "valid": self.valid, "trusted": self.trusted,
-                "message": self.message}
+        return {
+            "index": self.index,
+            "key_id": self.key_id,
+            "valid": self.valid,
+            "trusted": self.trusted,
+            "message": self.message,
+        }
 
 
 def _b64(value: Any) -> bytes | None:
@@ -142,17 +156,24 @@ def check_signature(index: int, entry: Any, package_hash: str, trusted: list[byt
     if raw is None or len(raw) != 32:
         return SignatureCheck(index, kid, False, False, "public_key is missing or not a base64 ed25519 key")
     if kid is not None and kid != key_id(raw):
-        return SignatureCheck(index, kid, False, False,
-                              f"key_id {kid} does not match the public key (fingerprint {key_id(raw)})")
+        return SignatureCheck(
+            index, kid, False, False, f"key_id {kid} does not match the public key (fingerprint {key_id(raw)})"
+        )
     signature = _b64(entry.get("signature"))
     if signature is None:
         return SignatureCheck(index, kid, False, False, "signature is missing or not base64")
     try:
         ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature, package_hash.encode("ascii"))
     except InvalidSignature:
-        return SignatureCheck(index, kid, False, raw in trusted,
-                              f"signature by key {kid or key_id(raw)} does not match package_sha256 "
-                              "(the package was changed after signing, or signed with another key)", raw)
+        return SignatureCheck(
+            index,
+            kid,
+            False,
+            raw in trusted,
+            f"signature by key {kid or key_id(raw)} does not match package_sha256 "
+            "(the package was changed after signing, or signed with another key)",
+            raw,
+        )
     is_trusted = raw in trusted
     note = "valid, by a trusted key" if is_trusted else "valid, but the key is not among the trusted keys"
     return SignatureCheck(index, kid or key_id(raw), True, is_trusted, note, raw)
@@ -188,8 +209,11 @@ def sign_package(path: Path, key_file: Path, *, replace: bool = False) -> dict[s
     result = verify(path)
     if not result.ok:
         first = next(f for f in result.findings if f.severity == "error")
-        raise AgentpackError(f"refusing to sign a package that does not verify: {first.message}", file=str(path),
-                             hint="run 'agentpack ecp verify' for every problem")
+        raise AgentpackError(
+            f"refusing to sign a package that does not verify: {first.message}",
+            file=str(path),
+            hint="run 'agentpack ecp verify' for every problem",
+        )
     entry = sign(str(result.package_sha256), private, signed_at_now())
     path = Path(path)
     if path.is_dir():
@@ -200,20 +224,30 @@ def sign_package(path: Path, key_file: Path, *, replace: bool = False) -> dict[s
     else:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
-            name = next(i.filename for i in infos if i.filename.endswith("/" + layout.PACKAGE_JSON)
-                        and i.filename.count("/") == 2)
+            name = next(
+                i.filename
+                for i in infos
+                if i.filename.endswith("/" + layout.PACKAGE_JSON) and i.filename.count("/") == 2
+            )
             manifest = json.loads(archive.read(name))
             manifest["signatures"] = _merge(manifest.get("signatures") or [], entry, replace)
-            entries = [(info, render_manifest(manifest) if info.filename == name else archive.read(info))
-                       for info in infos]
+            entries = [
+                (info, render_manifest(manifest) if info.filename == name else archive.read(info)) for info in infos
+            ]
         write_zip(path, entries)
-    return {"package": str(path), "package_sha256": result.package_sha256, "key_id": entry["key_id"],
-            "signed_at": entry["signed_at"], "signatures": len(manifest["signatures"])}
+    return {
+        "package": str(path),
+        "package_sha256": result.package_sha256,
+        "key_id": entry["key_id"],
+        "signed_at": entry["signed_at"],
+        "signatures": len(manifest["signatures"]),
+    }
 
 
 def _merge(existing: list[Any], entry: dict[str, Any], replace: bool) -> list[Any]:
     same = [e for e in existing if isinstance(e, dict) and e.get("key_id") == entry["key_id"]]
     if same and not replace:
-        raise AgentpackError(f"the package is already signed by key {entry['key_id']}",
-                             hint="pass --replace to sign it again")
+        raise AgentpackError(
+            f"the package is already signed by key {entry['key_id']}", hint="pass --replace to sign it again"
+        )
     return [e for e in existing if e not in same] + [entry]

@@ -26,10 +26,10 @@ import json
 import os
 import sqlite3
 import subprocess
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
@@ -93,7 +93,7 @@ def manifest_hash(manifest: dict[str, dict[str, Any]]) -> str:
 
 
 def iso_utc(value: datetime) -> str:
-    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 # -- scope -----------------------------------------------------------------------------------
@@ -133,8 +133,10 @@ def resolve_location(uri: str, pack_root: Path) -> Path:
         path = unquote(host + parsed.path)
         return (pack_root / path).resolve() if not path.startswith("/") else Path(path).resolve()
     if uri.startswith("git@") or parsed.scheme in REMOTE_SCHEMES:
-        raise SourceError(f"'{uri}' is a remote location; agentpack reads local copies only",
-                          hint="clone or download it, then point the source's uri at the local path")
+        raise SourceError(
+            f"'{uri}' is a remote location; agentpack reads local copies only",
+            hint="clone or download it, then point the source's uri at the local path",
+        )
     if len(parsed.scheme) > 1:
         raise SourceError(f"unsupported URI scheme '{parsed.scheme}' in '{uri}'")
     path = Path(uri)
@@ -158,8 +160,12 @@ class SourceSnapshot:
 
     def meta(self) -> dict[str, Any]:
         """The ``sources[]`` record of an index payload."""
-        out: dict[str, Any] = {"source_id": self.source_id, "source_type": self.type, "uri": self.uri,
-                               "revision": self.revision}
+        out: dict[str, Any] = {
+            "source_id": self.source_id,
+            "source_type": self.type,
+            "uri": self.uri,
+            "revision": self.revision,
+        }
         if self.classification:
             out["classification"] = self.classification
         if self.license:
@@ -175,8 +181,9 @@ def _internal_dirs(pack: ExpertPack) -> set[str]:
     return dirs
 
 
-def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str] = frozenset(),
-                   stat_cache: StatCache | None = None) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
+def scan_directory(
+    root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str] = frozenset(), stat_cache: StatCache | None = None
+) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
     """The manifest and texts of the in-scope files under ``root`` (symlinks out of ``root`` skipped).
 
     With ``stat_cache`` a file whose stat did not change since it was hashed is not read: its text
@@ -190,9 +197,14 @@ def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str]
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         base = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(d for d in dirnames
-                             if os.path.realpath(os.path.join(dirpath, d)) not in skip_dirs
-                             and not d.startswith(".staging") and d != ".backup" and not scope.excludes_dir(base + d))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if os.path.realpath(os.path.join(dirpath, d)) not in skip_dirs
+            and not d.startswith(".staging")
+            and d != ".backup"
+            and not scope.excludes_dir(base + d)
+        )
         for name in sorted(filenames):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
             if not scope.matches(rel):
@@ -232,18 +244,30 @@ def scan_directory(root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str]
     return manifest, LazyTexts(text_paths, texts, loader(str(root), manifest))
 
 
-def _directory_snapshot(pack: ExpertPack, source: Source, root: Path, max_bytes: int,
-                        stat_cache: StatCache | None = None) -> SourceSnapshot:
+def _directory_snapshot(
+    pack: ExpertPack, source: Source, root: Path, max_bytes: int, stat_cache: StatCache | None = None
+) -> SourceSnapshot:
     if not root.is_dir():
-        raise SourceError(f"source '{source.source_id}': directory not found: {root}",
-                          file=pack.manifest_file, line=pack.manifest_doc.line_of(f"{source.pointer}/uri"))
-    manifest, texts = scan_directory(root, Scope(source.include, source.exclude), max_bytes, _internal_dirs(pack),
-                                     stat_cache)
+        raise SourceError(
+            f"source '{source.source_id}': directory not found: {root}",
+            file=pack.manifest_file,
+            line=pack.manifest_doc.line_of(f"{source.pointer}/uri"),
+        )
+    manifest, texts = scan_directory(
+        root, Scope(source.include, source.exclude), max_bytes, _internal_dirs(pack), stat_cache
+    )
     return SourceSnapshot(source.source_id, source.type, source.uri, root, {}, manifest, texts)
 
 
-def snapshot_source(pack: ExpertPack, source: Source, *, clock: Clock, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                    revision: dict[str, Any] | None = None, stat_cache: StatCache | None = None) -> SourceSnapshot:
+def snapshot_source(
+    pack: ExpertPack,
+    source: Source,
+    *,
+    clock: Clock,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    revision: dict[str, Any] | None = None,
+    stat_cache: StatCache | None = None,
+) -> SourceSnapshot:
     """Read ``source`` as it is now (or, for git, at ``revision['commit']`` / the pinned commit);
     ``stat_cache`` spares reading unchanged files of directory sources."""
     kind = source.type
@@ -255,15 +279,19 @@ def snapshot_source(pack: ExpertPack, source: Source, *, clock: Clock, max_file_
         old = source.revision
         retrieved = old.get("retrieved_at") if isinstance(old.get("retrieved_at"), str) else None
         snap.revision = {k: v for k, v in old.items() if k in ("etag", "last_modified")}
-        snap.revision.update(retrieved_at=retrieved or _newest_mtime(snap.root, snap.manifest, clock),
-                             hash=manifest_hash(snap.manifest))
+        snap.revision.update(
+            retrieved_at=retrieved or _newest_mtime(snap.root, snap.manifest, clock), hash=manifest_hash(snap.manifest)
+        )
     elif kind == "git":
         snap = _git_snapshot(pack, source, max_file_bytes, revision)
     elif kind == "database":
         snap = _database_snapshot(pack, source, clock)
     else:
-        raise SourceError(f"source '{source.source_id}': unsupported source type '{kind}'", file=pack.manifest_file,
-                          line=pack.manifest_doc.line_of(f"{source.pointer}/type"))
+        raise SourceError(
+            f"source '{source.source_id}': unsupported source type '{kind}'",
+            file=pack.manifest_file,
+            line=pack.manifest_doc.line_of(f"{source.pointer}/type"),
+        )
     snap.classification = source.classification or pack.security.get("classification")
     snap.license = source.license or pack.security.get("license")
     return snap
@@ -273,7 +301,7 @@ def _newest_mtime(root: Path | None, manifest: dict, clock: Clock) -> str:
     stamps = [os.stat(root / p).st_mtime for p in manifest] if root else []
     if not stamps:
         return clock.iso()
-    return iso_utc(datetime.fromtimestamp(max(stamps), timezone.utc))
+    return iso_utc(datetime.fromtimestamp(max(stamps), UTC))
 
 
 # -- web -------------------------------------------------------------------------------------
@@ -284,7 +312,8 @@ def web_snapshot_dir(pack: ExpertPack, source: Source) -> Path:
             return resolve_under(pack.root, snap.path)
     raise SourceError(
         f"web source '{source.source_id}' has no local snapshot directory",
-        file=pack.manifest_file, line=pack.manifest_doc.line_of(source.pointer),
+        file=pack.manifest_file,
+        line=pack.manifest_doc.line_of(source.pointer),
         hint=f"declare context.artifacts.snapshots[] with format: directory and as_of.source_id: {source.source_id}",
     )
 
@@ -293,8 +322,9 @@ def web_snapshot_dir(pack: ExpertPack, source: Source) -> Path:
 def run_git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True, env=env,
-                              timeout=GIT_TIMEOUT, check=False)
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args], input=input, capture_output=True, env=env, timeout=GIT_TIMEOUT, check=False
+        )
     except FileNotFoundError:
         raise SourceError("the git executable is not installed", hint="install git") from None
     except subprocess.TimeoutExpired:
@@ -337,7 +367,7 @@ def read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes]:
         if len(header) < 3 or header[1] == b"missing":
             raise SourceError(f"git object {blob} is missing from {repo}")
         size = int(header[2])
-        contents[blob] = out[header_end + 1:header_end + 1 + size]
+        contents[blob] = out[header_end + 1 : header_end + 1 + size]
         pos = header_end + 1 + size + 1
     return contents
 
@@ -362,8 +392,9 @@ def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: di
     try:
         commit = resolve_commit(repo, ref)
     except SourceError as exc:
-        raise SourceError(f"git source '{source.source_id}': cannot resolve '{ref}' to a commit ({exc.message})",
-                          **where) from None
+        raise SourceError(
+            f"git source '{source.source_id}': cannot resolve '{ref}' to a commit ({exc.message})", **where
+        ) from None
     branch = wanted.get("branch")
     if not isinstance(branch, str) or not branch:
         name = run_git(repo, "rev-parse", "--abbrev-ref", "HEAD").decode().strip()
@@ -391,7 +422,7 @@ def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: di
 def database_path(uri: str, pack_root: Path) -> Path:
     """The SQLite file of a database source: ``sqlite:///rel.db``, ``sqlite:////abs.db``, ``file:`` or a path."""
     if uri.startswith("sqlite:"):
-        rest = uri[len("sqlite:"):]
+        rest = uri[len("sqlite:") :]
         if rest.startswith("///"):
             rest = rest[3:]
         elif rest.startswith("//"):
@@ -399,8 +430,10 @@ def database_path(uri: str, pack_root: Path) -> Path:
         return Path(rest).resolve() if rest.startswith("/") else (pack_root / rest).resolve()
     scheme = urlparse(uri).scheme
     if len(scheme) > 1 and scheme != "file":
-        raise SourceError(f"database '{uri}': only SQLite database files are supported (got scheme '{scheme}')",
-                          hint="export the data to an SQLite file and use uri: sqlite:///path/to/file.db")
+        raise SourceError(
+            f"database '{uri}': only SQLite database files are supported (got scheme '{scheme}')",
+            hint="export the data to an SQLite file and use uri: sqlite:///path/to/file.db",
+        )
     return resolve_location(uri, pack_root)
 
 
@@ -442,8 +475,10 @@ def run_query(db: Path, query: str) -> tuple[str, list[str], list[tuple]]:
 
 def render_rows(name: str, columns: list[str], rows: list[tuple]) -> dict[str, str]:
     """One text per row, ``<name>/<n>`` (1-based), a ``column: value`` line per column."""
-    return {f"{name}/{n}": "".join(f"{c}: {_render_value(v)}\n" for c, v in zip(columns, row))
-            for n, row in enumerate(rows, 1)}
+    return {
+        f"{name}/{n}": "".join(f"{c}: {_render_value(v)}\n" for c, v in zip(columns, row))
+        for n, row in enumerate(rows, 1)
+    }
 
 
 def query_hash(query: str) -> str:
@@ -454,8 +489,11 @@ def _database_snapshot(pack: ExpertPack, source: Source, clock: Clock) -> Source
     where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(source.pointer)}
     query = source.query
     if query is None:
-        raise SourceError(f"database source '{source.source_id}' declares no query", **where,
-                          hint="add refresh.rebuild.query (or query) with the SELECT that extracts the data")
+        raise SourceError(
+            f"database source '{source.source_id}' declares no query",
+            **where,
+            hint="add refresh.rebuild.query (or query) with the SELECT that extracts the data",
+        )
     db = database_path(source.uri, pack.root)
     try:
         name, columns, rows = run_query(db, query)
@@ -463,12 +501,17 @@ def _database_snapshot(pack: ExpertPack, source: Source, clock: Clock) -> Source
         raise SourceError(f"database source '{source.source_id}': {exc.message}", **where, hint=exc.hint) from None
     scope = Scope(source.include, source.exclude)
     if name != "query" and not (scope.matches(name) or scope.matches(f"main.{name}")):
-        raise SourceError(f"database source '{source.source_id}': the query reads table '{name}', outside its scope",
-                          **where)
+        raise SourceError(
+            f"database source '{source.source_id}': the query reads table '{name}', outside its scope", **where
+        )
     texts = render_rows(name, columns, rows)
     manifest = {p: {"sha256": text_sha256(t), "size": len(t.encode()), "skipped": None} for p, t in texts.items()}
-    revision = {"timestamp": clock.iso(), "query_hash": query_hash(query), "row_count": len(rows),
-                "hash": manifest_hash(manifest)}
+    revision = {
+        "timestamp": clock.iso(),
+        "query_hash": query_hash(query),
+        "row_count": len(rows),
+        "hash": manifest_hash(manifest),
+    }
     return SourceSnapshot(source.source_id, "database", source.uri, db, revision, manifest, texts)
 
 

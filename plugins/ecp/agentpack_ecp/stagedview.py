@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextvars
 import copy
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator
+from typing import Any
 
 
 @dataclass

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from agentpack.errors import AgentpackError
 
@@ -81,8 +81,11 @@ class Scan:
         return {"sha256": entry[4], "size": key[0], "skipped": entry[5]}
 
     def record(self, rel: str, key: list[int], record: dict[str, Any]) -> None:
-        if record["skipped"] not in (None, "binary_or_non_utf8") or key[1] >= self.started_ns - RACY_NS \
-                or key[2] >= self.started_ns - RACY_NS:
+        if (
+            record["skipped"] not in (None, "binary_or_non_utf8")
+            or key[1] >= self.started_ns - RACY_NS
+            or key[2] >= self.started_ns - RACY_NS
+        ):
             return
         self.new[rel] = [*key, record["sha256"], record["skipped"]]
 
@@ -131,8 +134,9 @@ def loader(root: str, manifest: dict[str, dict[str, Any]]) -> Callable[[str], st
         with open(os.path.join(root, rel), "rb") as handle:
             text = decode_text(handle.read())
         if text_sha256(text) != manifest[rel]["sha256"]:
-            raise ChangedWhileReading(f"'{rel}' changed while the source was being indexed",
-                                      hint="run the command again")
+            raise ChangedWhileReading(
+                f"'{rel}' changed while the source was being indexed", hint="run the command again"
+            )
         return text
 
     return load

@@ -25,8 +25,11 @@ def read_json(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise AgentpackError(f"unreadable lifecycle file: {exc}", file=str(path),
-                             hint="delete it if the pack's lifecycle state can be rebuilt") from None
+        raise AgentpackError(
+            f"unreadable lifecycle file: {exc}",
+            file=str(path),
+            hint="delete it if the pack's lifecycle state can be rebuilt",
+        ) from None
     return data if isinstance(data, dict) else None
 
 

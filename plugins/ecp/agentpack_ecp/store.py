@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 CACHE_NAME = "agentpack-cache.npz"
 CHUNKS_NAME = "chunks.jsonl"
@@ -76,10 +77,15 @@ def write_json(path: Path, value: Any, compact: bool = False) -> None:
 
 
 def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
-    record = {"chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "uri": source["uri"],
-              "artifact_path": chunk.path, "revision": source["revision"],
-              "loc": {"start_line": chunk.start_line, "end_line": chunk.end_line},
-              "chunk_hash": chunk.chunk_sha256}
+    record = {
+        "chunk_id": chunk.chunk_id,
+        "source_id": chunk.source_id,
+        "uri": source["uri"],
+        "artifact_path": chunk.path,
+        "revision": source["revision"],
+        "loc": {"start_line": chunk.start_line, "end_line": chunk.end_line},
+        "chunk_hash": chunk.chunk_sha256,
+    }
     for key in ("classification", "license"):
         if source.get(key):
             record[key] = source[key]
@@ -92,9 +98,13 @@ def revision_bytes(source: dict[str, Any]) -> bytes:
     return b',"revision":' + COMPACT(source["revision"]).encode("utf-8") + b',"loc":'
 
 
-def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
-                 previous_texts: tuple[Any, Any] | None = None,
-                 previous_lines: list[bytes] | None = None) -> tuple[list[int], list[int]]:
+def write_common(
+    out: Path,
+    chunks: list[Chunk],
+    sources: list[dict[str, Any]],
+    previous_texts: tuple[Any, Any] | None = None,
+    previous_lines: list[bytes] | None = None,
+) -> tuple[list[int], list[int]]:
     """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
 
     ``previous_texts`` (old ``texts.jsonl`` path, its line offsets): the lines of reused chunks
@@ -136,8 +146,9 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
             if run_hi > run_lo:
                 copy_range(old, handle, run_lo, run_hi)
                 run_lo = run_hi = -1
-            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text})
-                    + "\n").encode("utf-8")
+            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text}) + "\n").encode(
+                "utf-8"
+            )
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
         if run_hi > run_lo:
@@ -145,8 +156,9 @@ def write_common(out: Path, chunks: list[Chunk], sources: list[dict[str, Any]],
     return chunk_offsets, text_offsets
 
 
-def doc_arrays(chunks: list[Chunk], sources: list[dict[str, Any]], chunk_offsets: list[int],
-               text_offsets: list[int]) -> dict[str, Any]:
+def doc_arrays(
+    chunks: list[Chunk], sources: list[dict[str, Any]], chunk_offsets: list[int], text_offsets: list[int]
+) -> dict[str, Any]:
     """The doc-table arrays of the cache."""
     import numpy as np
 
@@ -192,9 +204,17 @@ def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None
 class DocTable:
     """Per-chunk metadata and text of one index, read lazily by line offsets when a cache exists."""
 
-    def __init__(self, index_dir: Path, source_ids: list[str], doc_source, paths: list[str] | None,
-                 chunk_offsets=None, text_offsets=None, records: list[dict] | None = None,
-                 texts: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        source_ids: list[str],
+        doc_source,
+        paths: list[str] | None,
+        chunk_offsets=None,
+        text_offsets=None,
+        records: list[dict] | None = None,
+        texts: dict[str, str] | None = None,
+    ) -> None:
         self.index_dir = index_dir
         self.source_ids = source_ids
         self.doc_source = doc_source
@@ -206,9 +226,14 @@ class DocTable:
 
     @classmethod
     def from_cache(cls, index_dir: Path, arrays: dict[str, Any]) -> DocTable:
-        return cls(index_dir, json.loads(arrays["source_ids"].tobytes()), arrays["doc_source"],
-                   None if "doc_paths" not in arrays else arrays["doc_paths"],
-                   arrays["chunk_offsets"], arrays["text_offsets"])
+        return cls(
+            index_dir,
+            json.loads(arrays["source_ids"].tobytes()),
+            arrays["doc_source"],
+            None if "doc_paths" not in arrays else arrays["doc_paths"],
+            arrays["chunk_offsets"],
+            arrays["text_offsets"],
+        )
 
     @classmethod
     def from_records(cls, index_dir: Path, records: list[dict[str, Any]], texts: dict[str, str] | None) -> DocTable:
@@ -217,8 +242,9 @@ class DocTable:
         source_ids = sorted({r["source_id"] for r in records})
         position = {sid: i for i, sid in enumerate(source_ids)}
         doc_source = np.array([position[r["source_id"]] for r in records], dtype=np.int32)
-        return cls(index_dir, source_ids, doc_source, [r["artifact_path"] for r in records], records=records,
-                   texts=texts)
+        return cls(
+            index_dir, source_ids, doc_source, [r["artifact_path"] for r in records], records=records, texts=texts
+        )
 
     def __len__(self) -> int:
         return len(self.doc_source)
@@ -309,12 +335,12 @@ class TextsFile:
             return None
         end = line.find(b',"file_sha256":')
         try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
-            value = json.loads(line[len(prefix):end]) if end > 0 else None
+            value = json.loads(line[len(prefix) : end]) if end > 0 else None
         except ValueError:
             value = None
         if not isinstance(value, str):
             try:
-                value, _ = json.JSONDecoder().raw_decode(line[len(prefix):].decode("utf-8", "replace"))
+                value, _ = json.JSONDecoder().raw_decode(line[len(prefix) :].decode("utf-8", "replace"))
             except ValueError:
                 return None
         return value if isinstance(value, str) else None

@@ -19,8 +19,9 @@ and ``synthesis`` says why.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlparse
 
 from agentpack.llm import DEFAULT_BASE_URL, is_loopback
@@ -54,7 +55,8 @@ class Provider:
         base_url = env.get("AGENTPACK_ECP_LLM_BASE_URL") or DEFAULT_BASE_URL
         host = (urlparse(base_url).hostname or "").lower()
         name = env.get("AGENTPACK_ECP_LLM_PROVIDER") or next(
-            (v for k, v in KNOWN_HOSTS.items() if host == k or host.endswith("." + k)), host)
+            (v for k, v in KNOWN_HOSTS.items() if host == k or host.endswith("." + k)), host
+        )
         return cls(name=name, base_url=base_url, model=model, api_key=env.get("AGENTPACK_ECP_LLM_API_KEY"))
 
 
@@ -82,10 +84,16 @@ def _prompt(question: str, chunks: list[dict[str, Any]]) -> list[dict[str, str]]
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def synthesize(question: str, response: dict[str, Any], security: dict[str, Any], *,
-               provider: Provider | None = None, mode: str = "auto",
-               client_factory: Callable[..., Any] | None = None,
-               on_usage: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def synthesize(
+    question: str,
+    response: dict[str, Any],
+    security: dict[str, Any],
+    *,
+    provider: Provider | None = None,
+    mode: str = "auto",
+    client_factory: Callable[..., Any] | None = None,
+    on_usage: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Return ``response`` with a model-written ``answer`` when allowed (``mode``: auto, local, llm)."""
     from agentpack.llm import ChatClient, ChatError
 
@@ -107,8 +115,14 @@ def synthesize(question: str, response: dict[str, Any], security: dict[str, Any]
         return response
     factory = client_factory or ChatClient
     try:
-        with factory(model=provider.model, api_key=provider.api_key, base_url=provider.base_url,
-                     temperature=0.0, timeout=60.0, distribution="agentpack-ecp") as client:
+        with factory(
+            model=provider.model,
+            api_key=provider.api_key,
+            base_url=provider.base_url,
+            temperature=0.0,
+            timeout=60.0,
+            distribution="agentpack-ecp",
+        ) as client:
             result = client.complete(_prompt(question, chunks))
     except ChatError as exc:
         local_meta["fallback_reason"] = f"synthesis provider failed: {exc.message}"
@@ -118,16 +132,26 @@ def synthesize(question: str, response: dict[str, Any], security: dict[str, Any]
     if not result.content or not result.content.strip():
         local_meta["fallback_reason"] = "the synthesis provider returned an empty answer"
         return {**response, "synthesis": local_meta}
-    meta = {"provider": provider.name, "model": provider.model, "method": "llm", "max_evidence_chunks": MAX_EVIDENCE,
-            "remote": not provider.local}
+    meta = {
+        "provider": provider.name,
+        "model": provider.model,
+        "method": "llm",
+        "max_evidence_chunks": MAX_EVIDENCE,
+        "remote": not provider.local,
+    }
     if result.usage:
         meta["usage"] = result.usage
     return {**response, "answer": result.content.strip(), "synthesis": meta}
 
 
-def query_synthesizer(security: dict[str, Any], *, mode: str = "auto", provider: Provider | None = None,
-                      on_usage: Callable[[dict[str, Any]], None] | None = None,
-                      client_factory: Callable[..., Any] | None = None):
+def query_synthesizer(
+    security: dict[str, Any],
+    *,
+    mode: str = "auto",
+    provider: Provider | None = None,
+    on_usage: Callable[[dict[str, Any]], None] | None = None,
+    client_factory: Callable[..., Any] | None = None,
+):
     """A ``synthesize(question, chunks, as_of) -> (answer, synthesis)`` callable for ``query.query_pack``,
     or ``None`` when the local extractive answer is all there is to do."""
     if mode == "local":
@@ -140,8 +164,15 @@ def query_synthesizer(security: dict[str, Any], *, mode: str = "auto", provider:
         from .query import MAX_EVIDENCE, extractive_answer
 
         answer, meta = extractive_answer(question, chunks, MAX_EVIDENCE)
-        out = synthesize(question, {"answer": answer, "chunks": chunks, "synthesis": meta}, security,
-                         provider=provider, mode=mode, client_factory=client_factory, on_usage=on_usage)
+        out = synthesize(
+            question,
+            {"answer": answer, "chunks": chunks, "synthesis": meta},
+            security,
+            provider=provider,
+            mode=mode,
+            client_factory=client_factory,
+            on_usage=on_usage,
+        )
         return out["answer"], out["synthesis"]
 
     return run

@@ -8,8 +8,8 @@ are never all in memory), plus each chunk's length in terms.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass

@@ -28,14 +28,20 @@ def vector_config(entry: dict[str, Any]) -> dict[str, Any]:
         raise AgentpackError(f"vector.vectors_path '{path}' must end in .jsonl, .npy or .bin")
     fmt = str(cfg.get("vector_format") or FORMATS[suffix][0])
     if fmt not in FORMATS[suffix]:
-        raise AgentpackError(f"vector.vector_format '{fmt}' does not fit '{path}' (expected {' or '.join(FORMATS[suffix])})")
+        raise AgentpackError(
+            f"vector.vector_format '{fmt}' does not fit '{path}' (expected {' or '.join(FORMATS[suffix])})"
+        )
     metric = str(cfg.get("metric") or "cosine")
     if metric not in ("cosine", "dot"):
         raise AgentpackError(f"vector.metric must be cosine or dot (got '{metric}')")
     out = {"metric": metric, "vectors_path": path, "vector_format": fmt}
     if fmt.startswith("dense-") and not fmt.endswith("jsonl-v1"):
-        out.update(dtype=str(cfg.get("dtype") or "float32"), endianness=str(cfg.get("endianness") or "little"),
-                   encoding="row-major", chunk_id_order=str(cfg.get("chunk_id_order") or "chunk_id_lex"))
+        out.update(
+            dtype=str(cfg.get("dtype") or "float32"),
+            endianness=str(cfg.get("endianness") or "little"),
+            encoding="row-major",
+            chunk_id_order=str(cfg.get("chunk_id_order") or "chunk_id_lex"),
+        )
         if out["dtype"] not in ("float32", "float64") or out["endianness"] not in ("little", "big"):
             raise AgentpackError("vector.dtype must be float32/float64 and vector.endianness little/big")
         if out["chunk_id_order"] not in ("chunk_id_lex", "chunks_jsonl"):
@@ -46,8 +52,10 @@ def vector_config(entry: dict[str, Any]) -> dict[str, Any]:
 def _dtype(cfg: dict[str, Any]):
     import numpy as np
 
-    return np.dtype(("<" if cfg.get("endianness", "little") == "little" else ">") +
-                    ("f4" if cfg.get("dtype", "float32") == "float32" else "f8"))
+    return np.dtype(
+        ("<" if cfg.get("endianness", "little") == "little" else ">")
+        + ("f4" if cfg.get("dtype", "float32") == "float32" else "f8")
+    )
 
 
 def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
@@ -101,7 +109,7 @@ def _read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list
                 if row is None:
                     continue
                 vec = record.get("vector") or []
-                if vec and isinstance(vec[0], list) or fmt == "sparse-jsonl-v1":
+                if (vec and isinstance(vec[0], list)) or fmt == "sparse-jsonl-v1":
                     for i, v in vec:
                         if not 0 <= int(i) < dims:
                             raise AgentpackError(f"{path.name}:{n}: sparse index {i} outside 0..{dims - 1}")
@@ -171,11 +179,17 @@ class VectorIndex:
             known = {r.get("chunk_id") for r in records}
             for cid, meta in documents.items():
                 if cid not in known:
-                    records.append({"chunk_id": cid, "source_id": meta.get("source_id"),
-                                    "artifact_path": meta.get("path"), "uri": "", "revision": {},
-                                    "loc": {"start_line": meta.get("start_line", 1),
-                                            "end_line": meta.get("end_line", 1)},
-                                    "chunk_hash": meta.get("chunk_sha256") or ""})
+                    records.append(
+                        {
+                            "chunk_id": cid,
+                            "source_id": meta.get("source_id"),
+                            "artifact_path": meta.get("path"),
+                            "uri": "",
+                            "revision": {},
+                            "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
+                            "chunk_hash": meta.get("chunk_sha256") or "",
+                        }
+                    )
             docs = DocTable.from_records(index_dir, records, read_texts(index_dir))
             doc_ids = [r["chunk_id"] for r in records]
         config = head.get("config") or {}

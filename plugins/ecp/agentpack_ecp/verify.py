@@ -16,9 +16,10 @@ import json
 import os
 import stat
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
 from agentpack.errors import AgentpackError, PathEscapeError
 from agentpack.models import Finding
@@ -63,10 +64,17 @@ class VerifyResult:
         self.findings.append(Finding.error(code, message, file=file or self.path, hint=hint))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "ok": self.ok, "package_sha256": self.package_sha256,
-                "skill_name": self.skill_name, "checked_files": self.checked_files,
-                "signatures": self.signatures, "trusted_signature": self.trusted_signature,
-                "findings": [f.model_dump(mode="json", exclude_none=True) for f in self.findings]}
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "ok": self.ok,
+            "package_sha256": self.package_sha256,
+            "skill_name": self.skill_name,
+            "checked_files": self.checked_files,
+            "signatures": self.signatures,
+            "trusted_signature": self.trusted_signature,
+            "findings": [f.model_dump(mode="json", exclude_none=True) for f in self.findings],
+        }
 
 
 class _Stop(Exception):
@@ -98,8 +106,12 @@ def _check_manifest(result: VerifyResult, raw: bytes, where: str) -> dict[str, A
     actual = package_sha256(manifest)
     result.package_sha256 = actual
     if declared != actual:
-        result.error("ECPK013", f"package_sha256 mismatch: package.json says {declared}, its content hashes to "
-                                f"{actual} (package.json was edited after packaging)", where)
+        result.error(
+            "ECPK013",
+            f"package_sha256 mismatch: package.json says {declared}, its content hashes to "
+            f"{actual} (package.json was edited after packaging)",
+            where,
+        )
     return manifest
 
 
@@ -143,8 +155,9 @@ def _compare(result: VerifyResult, path: str, entry: dict[str, Any], digest: str
         result.error("ECPK021", f"'{path}' does not match its sha256 in package.json (the file was changed)", where)
 
 
-def _check_signatures(result: VerifyResult, manifest: dict[str, Any], trusted: list[bytes],
-                      require_signature: bool, where: str) -> None:
+def _check_signatures(
+    result: VerifyResult, manifest: dict[str, Any], trusted: list[bytes], require_signature: bool, where: str
+) -> None:
     entries = manifest.get("signatures") or []
     if not isinstance(entries, list):
         return  # reported by the schema
@@ -162,11 +175,19 @@ def _check_signatures(result: VerifyResult, manifest: dict[str, Any], trusted: l
     result.trusted_signature = any(c.valid and c.trusted for c in checks)
     if trusted and not result.trusted_signature:
         signers = ", ".join(sorted({c.key_id or "?" for c in checks})) or "nobody"
-        result.error("ECPK031", f"the package is not signed by any of the given keys (signed by: {signers})",
-                     where, hint="check that --key names the publisher's public key")
+        result.error(
+            "ECPK031",
+            f"the package is not signed by any of the given keys (signed by: {signers})",
+            where,
+            hint="check that --key names the publisher's public key",
+        )
     elif require_signature and not any(c.valid for c in checks):
-        result.error("ECPK032", "the package has no valid signature", where,
-                     hint="sign it with 'agentpack ecp sign PACKAGE --key KEYFILE'")
+        result.error(
+            "ECPK032",
+            "the package has no valid signature",
+            where,
+            hint="sign it with 'agentpack ecp sign PACKAGE --key KEYFILE'",
+        )
 
 
 # -- ZIP ---------------------------------------------------------------------------------------
@@ -182,11 +203,16 @@ def _entry_problem(name: str) -> str | None:
     return None
 
 
-def _scan_entries(result: VerifyResult, archive: zipfile.ZipFile, limits: Limits) -> tuple[str, dict[str, zipfile.ZipInfo]]:
+def _scan_entries(
+    result: VerifyResult, archive: zipfile.ZipFile, limits: Limits
+) -> tuple[str, dict[str, zipfile.ZipInfo]]:
     infos = archive.infolist()
     if len(infos) > limits.max_entries:
-        result.error("ECPK004", f"the archive has {len(infos)} entries, more than the limit of {limits.max_entries}",
-                     hint="raise --max-entries if this is expected")
+        result.error(
+            "ECPK004",
+            f"the archive has {len(infos)} entries, more than the limit of {limits.max_entries}",
+            hint="raise --max-entries if this is expected",
+        )
         raise _Stop
     files: dict[str, zipfile.ZipInfo] = {}
     tops: set[str] = set()
@@ -212,17 +238,26 @@ def _scan_entries(result: VerifyResult, archive: zipfile.ZipFile, limits: Limits
             continue
         total += info.file_size
         if info.file_size > limits.ratio_floor_bytes and info.file_size > limits.max_ratio * max(info.compress_size, 1):
-            result.error("ECPK007", f"entry '{name}' expands {info.file_size // max(info.compress_size, 1)}x "
-                                    f"(limit {limits.max_ratio:g}x): refusing a likely zip bomb")
+            result.error(
+                "ECPK007",
+                f"entry '{name}' expands {info.file_size // max(info.compress_size, 1)}x "
+                f"(limit {limits.max_ratio:g}x): refusing a likely zip bomb",
+            )
         files[name] = info
     if total > limits.max_total_bytes:
-        result.error("ECPK004", f"the archive expands to {total} bytes, more than the limit of "
-                                f"{limits.max_total_bytes}", hint="raise --max-bytes if this is expected")
+        result.error(
+            "ECPK004",
+            f"the archive expands to {total} bytes, more than the limit of {limits.max_total_bytes}",
+            hint="raise --max-bytes if this is expected",
+        )
     if not result.ok:
         raise _Stop
     if len(tops) != 1 or any("/" not in n for n in files):
-        result.error("ECPK008", "the archive must hold exactly one top-level directory (the skill root); found "
-                                + (", ".join(sorted(tops)) or "nothing"))
+        result.error(
+            "ECPK008",
+            "the archive must hold exactly one top-level directory (the skill root); found "
+            + (", ".join(sorted(tops)) or "nothing"),
+        )
         raise _Stop
     return tops.pop(), files
 
@@ -240,8 +275,9 @@ def verify_zip(path: Path, *, trusted: list[bytes], require_signature: bool, lim
             pkg_name = f"{root}/{layout.PACKAGE_JSON}"
             info = entries.get(pkg_name)
             if info is None:
-                result.error("ECPK010", f"the archive has no {pkg_name}", hint="create packages with "
-                                                                                 "'agentpack ecp package'")
+                result.error(
+                    "ECPK010", f"the archive has no {pkg_name}", hint="create packages with 'agentpack ecp package'"
+                )
                 raise _Stop
             where = f"{path}!{pkg_name}"
             if info.file_size > limits.max_manifest_bytes:
@@ -251,11 +287,15 @@ def verify_zip(path: Path, *, trusted: list[bytes], require_signature: bool, lim
                 raw = handle.read(limits.max_manifest_bytes + 1)
             manifest = _check_manifest(result, raw, where)
             if manifest.get("skill_root_dir") != root:
-                result.error("ECPK008", f"skill_root_dir is {manifest.get('skill_root_dir')!r} but the archive's "
-                                        f"root directory is '{root}'", where)
+                result.error(
+                    "ECPK008",
+                    f"skill_root_dir is {manifest.get('skill_root_dir')!r} but the archive's "
+                    f"root directory is '{root}'",
+                    where,
+                )
             listed = _listed_files(result, manifest, where)
             for name in sorted(entries):
-                rel = name[len(root) + 1:]
+                rel = name[len(root) + 1 :]
                 if rel != layout.PACKAGE_JSON and rel not in listed:
                     result.error("ECPK023", f"'{rel}' is in the archive but not listed in package.json", where)
             for rel, entry in sorted(listed.items()):
@@ -304,14 +344,21 @@ def verify_directory(path: Path, *, trusted: list[bytes], require_signature: boo
         try:
             raw = (root / layout.PACKAGE_JSON).read_bytes()
         except OSError:
-            result.error("ECPK010", f"{layout.PACKAGE_JSON} not found under {root}",
-                         hint="only packaged (or unpacked) packs carry a package manifest")
+            result.error(
+                "ECPK010",
+                f"{layout.PACKAGE_JSON} not found under {root}",
+                hint="only packaged (or unpacked) packs carry a package manifest",
+            )
             raise _Stop from None
         manifest = _check_manifest(result, raw, where)
         if manifest.get("skill_root_dir") != root.name:
-            result.findings.append(Finding.warning(
-                "ECPK009", f"the directory is named '{root.name}' but skill_root_dir is "
-                           f"{manifest.get('skill_root_dir')!r}", file=where))
+            result.findings.append(
+                Finding.warning(
+                    "ECPK009",
+                    f"the directory is named '{root.name}' but skill_root_dir is {manifest.get('skill_root_dir')!r}",
+                    file=where,
+                )
+            )
         listed = _listed_files(result, manifest, where)
         excluded = exclude_spec(x for x in manifest.get("excludes") or [] if isinstance(x, str))
         for rel, full in _walk(root):
@@ -335,8 +382,9 @@ def verify_directory(path: Path, *, trusted: list[bytes], require_signature: boo
     return result
 
 
-def verify(path: Path, *, trusted: Iterable[bytes] = (), require_signature: bool = False,
-           limits: Limits = Limits()) -> VerifyResult:
+def verify(
+    path: Path, *, trusted: Iterable[bytes] = (), require_signature: bool = False, limits: Limits = Limits()
+) -> VerifyResult:
     """Verify a package ZIP or an unpacked pack directory."""
     path = Path(path)
     trusted_keys = list(trusted)

@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -42,8 +43,11 @@ def parse_triggers(policy_raw: dict[str, Any], file: str) -> Triggers:
         kind, spec = trigger.get("type"), str(trigger.get("spec") or "")
         if kind == "schedule":
             if not croniter.is_valid(spec):
-                raise AgentpackError(f"refresh_triggers[{i}].spec '{spec}' is not a cron expression", file=file,
-                                     hint="five fields (minute hour day month weekday), e.g. '0 3 * * *'")
+                raise AgentpackError(
+                    f"refresh_triggers[{i}].spec '{spec}' is not a cron expression",
+                    file=file,
+                    hint="five fields (minute hour day month weekday), e.g. '0 3 * * *'",
+                )
             triggers.schedules.append(spec)
         elif kind == "event":
             triggers.events.append(spec)
@@ -77,8 +81,9 @@ def source_signature(pack) -> tuple:
             continue
         scope = Scope(source.include, source.exclude)
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if os.path.realpath(os.path.join(dirpath, d)) not in skip
-                                 and d != ".backup")
+            dirnames[:] = sorted(
+                d for d in dirnames if os.path.realpath(os.path.join(dirpath, d)) not in skip and d != ".backup"
+            )
             rel_dir = os.path.relpath(dirpath, root)
             for name in sorted(filenames):
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}"
@@ -94,9 +99,16 @@ def source_signature(pack) -> tuple:
 class Watcher:
     """The watch loop; ``run`` returns the number of refreshes that did not succeed."""
 
-    def __init__(self, root: Path, *, interval: float = 2.0, max_runs: int | None = None,
-                 duration: float | None = None, clock: Clock = SYSTEM_CLOCK,
-                 on_event: Callable[[dict[str, Any]], None] = lambda e: None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        interval: float = 2.0,
+        max_runs: int | None = None,
+        duration: float | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        on_event: Callable[[dict[str, Any]], None] = lambda e: None,
+    ) -> None:
         from .manifest import load_pack
         from .policy import Policy
 
@@ -120,8 +132,12 @@ class Watcher:
         event: dict[str, Any] = {"event": "refresh", "reason": reason, "at": self.clock.iso()}
         try:
             result = refresh(self.root, clock=self.clock, who="service:watch")
-            event.update(run_id=result["run_id"], decision=result["decision"], exit_status=result["exit_status"],
-                         changed_files=(result.get("plan") or {}).get("changed_files", 0))
+            event.update(
+                run_id=result["run_id"],
+                decision=result["decision"],
+                exit_status=result["exit_status"],
+                changed_files=(result.get("plan") or {}).get("changed_files", 0),
+            )
             self.failures += result["exit_status"] != 0
         except AgentpackError as exc:
             event.update(decision="error", exit_status=exc.exit_code, error=str(exc))
@@ -130,14 +146,23 @@ class Watcher:
 
     def run(self) -> int:
         if not self.triggers.schedules and not self.triggers.events:
-            raise AgentpackError("the maintenance policy has no schedule or event trigger to watch",
-                                 hint="add refresh_triggers such as {\"type\": \"schedule\", \"spec\": \"0 3 * * *\"}")
+            raise AgentpackError(
+                "the maintenance policy has no schedule or event trigger to watch",
+                hint='add refresh_triggers such as {"type": "schedule", "spec": "0 3 * * *"}',
+            )
         started = self.clock.monotonic()
         due = {spec: next_due(spec, self.clock.now()) for spec in self.triggers.schedules}
         signature = source_signature(self.pack) if self.triggers.events else None
         pending_since: tuple | None = None
-        self.emit({"event": "watching", "at": self.clock.iso(), "schedules": self.triggers.schedules,
-                   "events": self.triggers.events, "next": {s: d.isoformat() for s, d in due.items()}})
+        self.emit(
+            {
+                "event": "watching",
+                "at": self.clock.iso(),
+                "schedules": self.triggers.schedules,
+                "events": self.triggers.events,
+                "next": {s: d.isoformat() for s, d in due.items()},
+            }
+        )
         while not self.stop.is_set():
             if self.max_runs is not None and self.runs >= self.max_runs:
                 break

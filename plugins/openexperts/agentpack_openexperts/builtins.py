@@ -27,8 +27,12 @@ def _openai(options: dict[str, Any]):
     if not model:
         raise AgentpackError("the openai driver needs a model (--model NAME or OPENEXPERTS_MODEL)")
     key = options.get("api_key") or os.environ.get(options.get("api_key_env") or "OPENAI_API_KEY")
-    return OpenAIDriver(model=model, base_url=options.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
-                        api_key=key, max_turns=int(options.get("max_turns", 30)))
+    return OpenAIDriver(
+        model=model,
+        base_url=options.get("base_url") or os.environ.get("OPENAI_BASE_URL"),
+        api_key=key,
+        max_turns=int(options.get("max_turns", 30)),
+    )
 
 
 def _plan(options: dict[str, Any]):
@@ -106,9 +110,15 @@ def _gmail(payload: Any) -> Any:
 
 
 def presets() -> list[PresetSpec]:
-    return [PresetSpec("gmail", "Gmail message lists or Pub/Sub pushes; adds message_id, thread_id, sender_email "
-                       "and contact_id (the sender's address)", _gmail,
-                       fields=("message_id", "thread_id", "sender_email", "contact_id"))]
+    return [
+        PresetSpec(
+            "gmail",
+            "Gmail message lists or Pub/Sub pushes; adds message_id, thread_id, sender_email "
+            "and contact_id (the sender's address)",
+            _gmail,
+            fields=("message_id", "thread_id", "sender_email", "contact_id"),
+        )
+    ]
 
 
 def _main(runtime: Any):

@@ -28,8 +28,11 @@ def _load(pack: Path):
     package = load_package(pack)
     if package.manifest.data is None or not isinstance(package.manifest.data, dict):
         first = package.findings[0] if package.findings else None
-        raise AgentpackError(first.message if first else "not an expert package", file=first.file if first else None,
-                             line=first.line if first else None)
+        raise AgentpackError(
+            first.message if first else "not an expert package",
+            file=first.file if first else None,
+            line=first.line if first else None,
+        )
     return package
 
 
@@ -54,33 +57,68 @@ def _inputs(pairs: tuple[str, ...], inputs_file: str | None) -> dict[str, Any]:
 def runtime_options(f):
     """Options shared by the commands that run a package."""
     options = [
-        click.option("--bindings", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                     help="Tool bindings YAML (python, skill or mcp per tool)."),
+        click.option(
+            "--bindings",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Tool bindings YAML (python, skill or mcp per tool).",
+        ),
         click.option("--driver", default=None, help="Agent driver: openai, scripted, plan, noop or a plugin's."),
         click.option("--script", type=click.Path(exists=True, dir_okay=False), help="Script for --driver scripted."),
         click.option("--model", help="Model for --driver openai."),
         click.option("--base-url", help="OpenAI-compatible base URL for --driver openai."),
-        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-                     help="Environment variable holding the API key."),
-        click.option("--approve", "broker", default=None,
-                     help="Approval broker for confirm operations: prompt, http, approve, reject."),
-        click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-                     help="Runtime directory (state, scratch, runtime.db). Default: PACK/.openexperts"),
+        click.option(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the API key.",
+        ),
+        click.option(
+            "--approve",
+            "broker",
+            default=None,
+            help="Approval broker for confirm operations: prompt, http, approve, reject.",
+        ),
+        click.option(
+            "--workdir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Runtime directory (state, scratch, runtime.db). Default: PACK/.openexperts",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
-def _runtime(package, *, bindings, driver, script, model, base_url, api_key_env, broker, workdir,
-             default_driver="plan", default_broker="prompt", listeners=(), **extra):
+def _runtime(
+    package,
+    *,
+    bindings,
+    driver,
+    script,
+    model,
+    base_url,
+    api_key_env,
+    broker,
+    workdir,
+    default_driver="plan",
+    default_broker="prompt",
+    listeners=(),
+    **extra,
+):
     from .runtime import BindContext, ExpertRuntime
     from .runtime.bindings import load_bindings_file
 
     name = driver or ("scripted" if script else default_driver)
     options = {"script": script, "model": model, "base_url": base_url, "api_key_env": api_key_env}
-    rt = ExpertRuntime(package, driver=name, driver_options=options, broker=broker or default_broker,
-                       workdir=workdir, listeners=tuple(listeners), **extra)
+    rt = ExpertRuntime(
+        package,
+        driver=name,
+        driver_options=options,
+        broker=broker or default_broker,
+        workdir=workdir,
+        listeners=tuple(listeners),
+        **extra,
+    )
     if bindings:
         try:
             rt.tools = load_bindings_file(bindings, BindContext(bindings.parent, rt))
@@ -137,7 +175,8 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
       agentpack experts explain my-expert
       agentpack experts explain my-expert --process inbound-email-triage --op email.send --json
     """
-    from .explain import explain as build, render_text
+    from .explain import explain as build
+    from .explain import render_text
 
     data = build(_load(pack), process=process, operation=operation, trigger=trigger)
     if as_json:
@@ -157,8 +196,18 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
 @click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def run(pack: Path, process: str | None, pairs: tuple[str, ...], inputs_file: str | None, resume: bool,
-        port: int, duration: float | None, workers: int, as_json: bool, **options: Any) -> None:
+def run(
+    pack: Path,
+    process: str | None,
+    pairs: tuple[str, ...],
+    inputs_file: str | None,
+    resume: bool,
+    port: int,
+    duration: float | None,
+    workers: int,
+    as_json: bool,
+    **options: Any,
+) -> None:
     """Run a package: one process (--process), interrupted runs (--resume), or its triggers.
 
     Serving the triggers starts cron schedules and one HTTP server on 127.0.0.1 with
@@ -225,8 +274,9 @@ def run(pack: Path, process: str | None, pairs: tuple[str, ...], inputs_file: st
 @click.option("--inputs", "inputs_file", metavar="FILE|-", help="Process inputs as a JSON object.")
 @runtime_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dry_run(pack: Path, process: str, pairs: tuple[str, ...], inputs_file: str | None, as_json: bool,
-            **options: Any) -> None:
+def dry_run(
+    pack: Path, process: str, pairs: tuple[str, ...], inputs_file: str | None, as_json: bool, **options: Any
+) -> None:
     """Plan a process: checklist steps, each operation with its effective tier; auto operations run,
     confirm and manual ones are only described. Uses a throwaway workdir unless --workdir is given.
 
@@ -268,8 +318,10 @@ def export(pack: Path, kind: str, target: Path, as_json: bool) -> None:
         print_json(_envelope("export", ok, **data))
     else:
         for skill in data["skills"]:
-            click.echo(f"{skill['skill']}: from {skill['source']}" + (f", {len(skill['references'])} reference(s)"
-                                                                      if skill["references"] else ""))
+            click.echo(
+                f"{skill['skill']}: from {skill['source']}"
+                + (f", {len(skill['references'])} reference(s)" if skill["references"] else "")
+            )
         for item in data["omitted"]:
             click.echo(f"omitted {item['knowledge']} from {item['function']} ({item['reason']})")
     if not ok:
@@ -286,8 +338,9 @@ def _store(pack: Path, workdir: Path | None):
     return Store(directory / "runtime.db")
 
 
-WORKDIR = click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-                       help="Runtime directory. Default: PACK/.openexperts")
+WORKDIR = click.option(
+    "--workdir", type=click.Path(file_okay=False, path_type=Path), help="Runtime directory. Default: PACK/.openexperts"
+)
 
 
 @group.command()
@@ -311,8 +364,10 @@ def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) ->
         print_json(_envelope("runs", True, runs=rows))
         return
     for row in rows:
-        click.echo(f"{row['run_id']}  {row['process']}  {row['status']}  attempts={row['attempt']}"
-                   + (f"  trigger={row['trigger']}" if row["trigger"] else ""))
+        click.echo(
+            f"{row['run_id']}  {row['process']}  {row['status']}  attempts={row['attempt']}"
+            + (f"  trigger={row['trigger']}" if row["trigger"] else "")
+        )
 
 
 @group.command()
@@ -332,8 +387,14 @@ def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
         run_row = store.run(run_id)
         if run_row is None:
             raise AgentpackError(f"no run '{run_id}'")
-        data = {"run": run_row, "segments": store.segments(run_id), "steps": store.steps(run_id),
-                "calls": store.calls(run_id), "events": store.events(run_id), "messages": store.messages(run_id)}
+        data = {
+            "run": run_row,
+            "segments": store.segments(run_id),
+            "steps": store.steps(run_id),
+            "calls": store.calls(run_id),
+            "events": store.events(run_id),
+            "messages": store.messages(run_id),
+        }
     finally:
         store.close()
     if as_json:
@@ -376,8 +437,10 @@ def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: b
         print_json(_envelope("dead-letters list", True, dead_letters=letters))
         return
     for letter in letters:
-        click.echo(f"{letter['id']}  {letter['process']}  attempts={letter['attempts']}  {letter['error']}"
-                   + (f"  (replayed as {letter['replayed_as']})" if letter["replayed_as"] else ""))
+        click.echo(
+            f"{letter['id']}  {letter['process']}  attempts={letter['attempts']}  {letter['error']}"
+            + (f"  (replayed as {letter['replayed_as']})" if letter["replayed_as"] else "")
+        )
     if not letters:
         click.echo("no dead letters")
 

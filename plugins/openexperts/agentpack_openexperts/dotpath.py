@@ -21,9 +21,16 @@ def parse_path(path: object) -> list[str | int]:
     tokens: list[str | int] = []
     for number, part in enumerate(path.split(".")):
         match = _SEGMENT.fullmatch(part)
-        if not part or match is None or (match.group(1) is None and number > 0) or not (match.group(1) or match.group(2)):
-            raise PathSyntaxError(f"'{path}' is not a valid path: segment {number + 1} ('{part}') must be a key "
-                                  "optionally followed by [index], e.g. 'messages[0].id'")
+        if (
+            not part
+            or match is None
+            or (match.group(1) is None and number > 0)
+            or not (match.group(1) or match.group(2))
+        ):
+            raise PathSyntaxError(
+                f"'{path}' is not a valid path: segment {number + 1} ('{part}') must be a key "
+                "optionally followed by [index], e.g. 'messages[0].id'"
+            )
         if match.group(1) is not None:
             tokens.append(match.group(1))
         tokens.extend(int(i) for i in _INDEX.findall(match.group(2)))

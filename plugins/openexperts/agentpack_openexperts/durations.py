@@ -16,8 +16,10 @@ class DurationError(ValueError):
 def parse_duration(text: object) -> float:
     """Seconds in ``text``; raise ``DurationError`` naming the expected form."""
     if not isinstance(text, str) or not _WHOLE.match(text.strip()):
-        raise DurationError(f"{text!r} is not a duration; expected a number and a unit (ms, s, m, h, d, w), "
-                            "e.g. '30s', '5m', '2h' or '1h30m'")
+        raise DurationError(
+            f"{text!r} is not a duration; expected a number and a unit (ms, s, m, h, d, w), "
+            "e.g. '30s', '5m', '2h' or '1h30m'"
+        )
     return sum(float(n) * UNITS[u] for n, u in _PART.findall(text.strip()))
 
 

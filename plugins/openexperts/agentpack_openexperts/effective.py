@@ -17,8 +17,13 @@ from .model import Component, ExpertPackage
 SPEC_DEFAULT = "spec default"
 
 EXECUTION_DEFAULTS: dict[str, Any] = {
-    "timeout": None, "idempotent": False, "retry.max_attempts": 1, "retry.backoff": "exponential",
-    "retry.delay": "30s", "on_failure": "escalate", "resume_from_execution_log": False,
+    "timeout": None,
+    "idempotent": False,
+    "retry.max_attempts": 1,
+    "retry.backoff": "exponential",
+    "retry.delay": "30s",
+    "on_failure": "escalate",
+    "resume_from_execution_log": False,
 }
 DELIVERY_DEFAULTS: dict[str, Any] = {"format": "both", "channel": "main", "sla": None, "sla_breach": "warn"}
 ESCALATION_DEFAULTS: dict[str, Any] = {"channel": "main", "on_low_confidence": True, "on_manual_ready": True}
@@ -76,13 +81,16 @@ def delivery(package: ExpertPackage, process: Component | None) -> dict[str, Sou
 
 
 def escalation(package: ExpertPackage) -> dict[str, Sourced]:
-    return _layered(ESCALATION_DEFAULTS, [(package.section("policy").get("escalation") or {},
-                                           "/policy/escalation", package.manifest)])
+    return _layered(
+        ESCALATION_DEFAULTS,
+        [(package.section("policy").get("escalation") or {}, "/policy/escalation", package.manifest)],
+    )
 
 
 def approval(package: ExpertPackage) -> dict[str, Sourced]:
-    return _layered(APPROVAL_DEFAULTS, [(package.section("policy").get("approval") or {},
-                                         "/policy/approval", package.manifest)])
+    return _layered(
+        APPROVAL_DEFAULTS, [(package.section("policy").get("approval") or {}, "/policy/approval", package.manifest)]
+    )
 
 
 def tier(package: ExpertPackage, operation: str) -> Sourced:
@@ -115,11 +123,16 @@ def trigger(package: ExpertPackage, index: int) -> dict[str, Sourced]:
         return None
 
     concurrency = package.section("concurrency")
-    package_mode = (Sourced(concurrency["default"], _source(doc.file, doc.line_of("/concurrency/default"),
-                                                            "/concurrency/default"))
-                    if "default" in concurrency else Sourced("parallel", SPEC_DEFAULT))
-    package_key = (Sourced(concurrency["key"], _source(doc.file, doc.line_of("/concurrency/key"), "/concurrency/key"))
-                   if "key" in concurrency else Sourced(None, SPEC_DEFAULT))
+    package_mode = (
+        Sourced(concurrency["default"], _source(doc.file, doc.line_of("/concurrency/default"), "/concurrency/default"))
+        if "default" in concurrency
+        else Sourced("parallel", SPEC_DEFAULT)
+    )
+    package_key = (
+        Sourced(concurrency["key"], _source(doc.file, doc.line_of("/concurrency/key"), "/concurrency/key"))
+        if "key" in concurrency
+        else Sourced(None, SPEC_DEFAULT)
+    )
     return {
         "type": own("type") or Sourced(None, SPEC_DEFAULT),
         "process": own("process") or Sourced(None, SPEC_DEFAULT),
@@ -175,14 +188,22 @@ def process_policy(package: ExpertPackage, process: Component | None) -> Process
     es = escalation(package)
     max_attempts = ex["retry.max_attempts"].value
     return ProcessPolicy(
-        timeout=seconds(ex["timeout"].value), idempotent=bool(ex["idempotent"].value),
+        timeout=seconds(ex["timeout"].value),
+        idempotent=bool(ex["idempotent"].value),
         max_attempts=max_attempts if isinstance(max_attempts, int) and max_attempts >= 1 else 1,
-        backoff=ex["retry.backoff"].value, delay=seconds(ex["retry.delay"].value) or 0.0,
-        on_failure=ex["on_failure"].value, resume=bool(ex["resume_from_execution_log"].value),
-        format=de["format"].value, channel=de["channel"].value, sla=seconds(de["sla"].value),
-        sla_breach=de["sla_breach"].value, approval_timeout=seconds(ap["timeout"].value),
-        on_timeout=ap["on_timeout"].value, escalation_channel=es["channel"].value,
-        on_low_confidence=bool(es["on_low_confidence"].value), on_manual_ready=bool(es["on_manual_ready"].value),
+        backoff=ex["retry.backoff"].value,
+        delay=seconds(ex["retry.delay"].value) or 0.0,
+        on_failure=ex["on_failure"].value,
+        resume=bool(ex["resume_from_execution_log"].value),
+        format=de["format"].value,
+        channel=de["channel"].value,
+        sla=seconds(de["sla"].value),
+        sla_breach=de["sla_breach"].value,
+        approval_timeout=seconds(ap["timeout"].value),
+        on_timeout=ap["on_timeout"].value,
+        escalation_channel=es["channel"].value,
+        on_low_confidence=bool(es["on_low_confidence"].value),
+        on_manual_ready=bool(es["on_manual_ready"].value),
     )
 
 

@@ -12,8 +12,9 @@ def _dump(values: dict[str, effective.Sourced]) -> dict[str, Any]:
     return {key: value.to_json() for key, value in values.items()}
 
 
-def explain(package: ExpertPackage, *, process: str | None = None, operation: str | None = None,
-            trigger: str | None = None) -> dict[str, Any]:
+def explain(
+    package: ExpertPackage, *, process: str | None = None, operation: str | None = None, trigger: str | None = None
+) -> dict[str, Any]:
     processes = package.processes()
     names = [package.process(process).name] if process else sorted(processes)
     triggers = [t for t in package.triggers if trigger is None or t.get("name") == trigger]
@@ -21,10 +22,12 @@ def explain(package: ExpertPackage, *, process: str | None = None, operation: st
         package.trigger(trigger)  # raises with the known names
     out: dict[str, Any] = {
         "package": {"name": package.name, "version": package.version, "path": package.display_root},
-        "defaults": {"execution": _dump(effective.execution(package, None)),
-                     "delivery": _dump(effective.delivery(package, None)),
-                     "approval": _dump(effective.approval(package)),
-                     "escalation": _dump(effective.escalation(package))},
+        "defaults": {
+            "execution": _dump(effective.execution(package, None)),
+            "delivery": _dump(effective.delivery(package, None)),
+            "approval": _dump(effective.approval(package)),
+            "escalation": _dump(effective.escalation(package)),
+        },
         "processes": {},
         "triggers": {},
     }
@@ -34,15 +37,19 @@ def explain(package: ExpertPackage, *, process: str | None = None, operation: st
             "file": component.path,
             "execution": _dump(effective.execution(package, component)),
             "delivery": _dump(effective.delivery(package, component)),
-            "operations": {op: effective.tier(package, op).to_json()
-                           for op in effective.process_operations(package, component)},
+            "operations": {
+                op: effective.tier(package, op).to_json() for op in effective.process_operations(package, component)
+            },
         }
     for index, trig in enumerate(package.triggers):
         if trig in triggers and (process is None or trig.get("process") == process):
             out["triggers"][trig.get("name")] = _dump(effective.trigger(package, index))
     if operation:
-        out["operation"] = {"name": operation, "tier": effective.tier(package, operation).to_json(),
-                            "declared": _declared(package, operation)}
+        out["operation"] = {
+            "name": operation,
+            "tier": effective.tier(package, operation).to_json(),
+            "declared": _declared(package, operation),
+        }
     return out
 
 
@@ -51,8 +58,11 @@ def _declared(package: ExpertPackage, operation: str) -> dict[str, Any] | None:
     declared = package.operations(tool).get(op)
     if declared is None:
         return None
-    return {"tool_file": package.tools()[tool].path, "approval_documented": declared.get("approval"),
-            "description": declared.get("description")}
+    return {
+        "tool_file": package.tools()[tool].path,
+        "approval_documented": declared.get("approval"),
+        "description": declared.get("description"),
+    }
 
 
 def render_text(data: dict[str, Any]) -> str:

@@ -67,9 +67,15 @@ def export_skills(package: ExpertPackage, target: Path) -> dict[str, Any]:
                 dest.parent.mkdir(exist_ok=True)
                 shutil.copyfile(component.file, dest)
                 refs.append(f"references/{dest.name}")
-            front = {"name": skill_name(name), "description": str(fn.meta.get("description", name))[:1024],
-                     "metadata": {"openexperts-package": str(package.name), "openexperts-version":
-                                  str(package.version), "source": fn.path}}
+            front = {
+                "name": skill_name(name),
+                "description": str(fn.meta.get("description", name))[:1024],
+                "metadata": {
+                    "openexperts-package": str(package.name),
+                    "openexperts-version": str(package.version),
+                    "source": fn.path,
+                },
+            }
             body = [f"# {name}", "", fn.body.strip(), ""]
             body += _fields("Inputs", fn.list_of("inputs")) + _fields("Outputs", fn.list_of("outputs"))
             tools = [t for t in fn.list_of("tools") if isinstance(t, str)]

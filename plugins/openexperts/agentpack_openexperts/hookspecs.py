@@ -7,7 +7,7 @@ error that names both plugins.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pluggy
 

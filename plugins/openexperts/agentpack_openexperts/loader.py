@@ -33,18 +33,23 @@ def load_package(path: str | Path) -> ExpertPackage:
     package = ExpertPackage(root=root, display_root=display_root, manifest=YamlDocument(None, file=manifest_display))
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
-        package.findings.append(Finding.error("OEX001", "expert.yaml is missing; every package needs a manifest",
-                                              file=manifest_display, line=1))
+        package.findings.append(
+            Finding.error(
+                "OEX001", "expert.yaml is missing; every package needs a manifest", file=manifest_display, line=1
+            )
+        )
         return package
     try:
         package.manifest = load_yaml(manifest_path, display=manifest_display)
     except PackError as exc:
-        package.findings.append(Finding.error("OEX002", exc.message, file=exc.file or manifest_display,
-                                              line=exc.line, column=exc.column))
+        package.findings.append(
+            Finding.error("OEX002", exc.message, file=exc.file or manifest_display, line=exc.line, column=exc.column)
+        )
         return package
     if not isinstance(package.manifest.data, dict):
-        package.findings.append(Finding.error("OEX003", "expert.yaml must be a mapping of fields",
-                                              file=manifest_display, line=1))
+        package.findings.append(
+            Finding.error("OEX003", "expert.yaml must be a mapping of fields", file=manifest_display, line=1)
+        )
         return package
     components = package.data.get("components")
     if not isinstance(components, dict):
@@ -61,8 +66,13 @@ def load_package(path: str | Path) -> ExpertPackage:
             if not isinstance(entry, str):
                 continue
             if entry in seen:
-                package.findings.append(Finding.warning(
-                    "OEX124", f"'{entry}' is listed twice under components.{kind}", **package.manifest_where(pointer)))
+                package.findings.append(
+                    Finding.warning(
+                        "OEX124",
+                        f"'{entry}' is listed twice under components.{kind}",
+                        **package.manifest_where(pointer),
+                    )
+                )
                 continue
             seen.add(entry)
             component = _load_component(package, kind, entry, pointer)
@@ -80,9 +90,14 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
         return None
     display = os.path.join(package.display_root, rel)
     if not file.is_file():
-        package.findings.append(Finding.error(
-            "OEX120", f"components.{kind} lists '{rel}' but no such file exists in the package", **where,
-            hint="create the file or remove it from expert.yaml"))
+        package.findings.append(
+            Finding.error(
+                "OEX120",
+                f"components.{kind} lists '{rel}' but no such file exists in the package",
+                **where,
+                hint="create the file or remove it from expert.yaml",
+            )
+        )
         return None
     rel = Path(os.path.relpath(file, os.path.realpath(package.root))).as_posix()
     try:
@@ -90,8 +105,9 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
             return Component(kind, rel, file, display, load_yaml(file, display=display))
         text = file.read_text(encoding="utf-8")
     except PackError as exc:
-        package.findings.append(Finding.error("OEX220", exc.message, file=exc.file or display, line=exc.line,
-                                              column=exc.column))
+        package.findings.append(
+            Finding.error("OEX220", exc.message, file=exc.file or display, line=exc.line, column=exc.column)
+        )
         return None
     except (OSError, UnicodeDecodeError) as exc:
         package.findings.append(Finding.error("OEX125", f"cannot read {rel}: {exc}", file=display, line=1))
@@ -99,26 +115,41 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
     return _markdown_component(package, kind, rel, file, display, text)
 
 
-def _markdown_component(package: ExpertPackage, kind: str, rel: str, file: Path, display: str,
-                        text: str) -> Component | None:
+def _markdown_component(
+    package: ExpertPackage, kind: str, rel: str, file: Path, display: str, text: str
+) -> Component | None:
     if not text.startswith("---"):
         if kind in FRONTMATTER_REQUIRED:
-            package.findings.append(Finding.error(
-                "OEX200", f"{kind[:-1] if kind != 'processes' else 'process'} file has no YAML frontmatter "
-                "(it must start with '---' and declare name and description)", file=display, line=1))
+            package.findings.append(
+                Finding.error(
+                    "OEX200",
+                    f"{kind[:-1] if kind != 'processes' else 'process'} file has no YAML frontmatter "
+                    "(it must start with '---' and declare name and description)",
+                    file=display,
+                    line=1,
+                )
+            )
             return None
         return Component(kind, rel, file, display, YamlDocument({}, file=display), body=text.strip())
     try:
         front, body, body_line = split_frontmatter(text, file=display)
         doc = parse_frontmatter_text(front, file=display)
     except PackError as exc:
-        package.findings.append(Finding.error("OEX201", f"invalid frontmatter: {exc.message}",
-                                              file=exc.file or display, line=exc.line, column=exc.column))
+        package.findings.append(
+            Finding.error(
+                "OEX201",
+                f"invalid frontmatter: {exc.message}",
+                file=exc.file or display,
+                line=exc.line,
+                column=exc.column,
+            )
+        )
         return None
     if doc.data is None:
         doc.data = {}
     if not isinstance(doc.data, dict):
-        package.findings.append(Finding.error("OEX201", "frontmatter must be a mapping of fields", file=display,
-                                              line=1))
+        package.findings.append(
+            Finding.error("OEX201", "frontmatter must be a mapping of fields", file=display, line=1)
+        )
         return None
     return Component(kind, rel, file, display, doc, body=body, body_line=body_line, has_frontmatter=True)

@@ -20,8 +20,9 @@ def _package(context: McpContext, arguments: dict[str, Any]):
     wanted = arguments.get("pack")
     if wanted is None:
         if len(served) != 1:
-            raise AgentpackError("name the package with 'pack' (packs served: "
-                                 f"{', '.join(map(str, served)) or 'none'})")
+            raise AgentpackError(
+                f"name the package with 'pack' (packs served: {', '.join(map(str, served)) or 'none'})"
+            )
         return load_package(served[0])
     match = [p for p in served if p.resolve() == Path(wanted).resolve()]
     if not match:
@@ -49,13 +50,33 @@ def tools(context: McpContext) -> list[McpTool]:
         return {"schema_version": 1, "command": "experts dry-run", "ok": outcome.ok, "run": outcome.to_json()}
 
     return [
-        McpTool("openexperts_explain", "Effective configuration of an expert package and where each value came from.",
-                {"type": "object", "properties": {"pack": PACK, "process": {"type": "string"},
-                                                  "op": {"type": "string", "description": "tool.operation"}},
-                 "additionalProperties": False}, explain),
-        McpTool("openexperts_dry_run", "Planned execution of a process: steps and each operation's approval tier.",
-                {"type": "object", "required": ["process"],
-                 "properties": {"pack": PACK, "process": {"type": "string"},
-                                "inputs": {"type": "object", "additionalProperties": {"type": "string"}}},
-                 "additionalProperties": False}, dry_run),
+        McpTool(
+            "openexperts_explain",
+            "Effective configuration of an expert package and where each value came from.",
+            {
+                "type": "object",
+                "properties": {
+                    "pack": PACK,
+                    "process": {"type": "string"},
+                    "op": {"type": "string", "description": "tool.operation"},
+                },
+                "additionalProperties": False,
+            },
+            explain,
+        ),
+        McpTool(
+            "openexperts_dry_run",
+            "Planned execution of a process: steps and each operation's approval tier.",
+            {
+                "type": "object",
+                "required": ["process"],
+                "properties": {
+                    "pack": PACK,
+                    "process": {"type": "string"},
+                    "inputs": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+                "additionalProperties": False,
+            },
+            dry_run,
+        ),
     ]

@@ -141,8 +141,11 @@ class ExpertPackage:
         if component is None:
             return {}
         ops = component.meta.get("operations")
-        return {op["name"]: op for op in ops if isinstance(op, dict) and isinstance(op.get("name"), str)} \
-            if isinstance(ops, list) else {}
+        return (
+            {op["name"]: op for op in ops if isinstance(op, dict) and isinstance(op.get("name"), str)}
+            if isinstance(ops, list)
+            else {}
+        )
 
     def knowledge_type(self, component: Component) -> str:
         value = component.meta.get("type")

@@ -20,9 +20,14 @@ def agentpack_add_hookspecs(pluginmanager):
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="openexperts",
-                        description="an expert package: expert.yaml, orchestrator, persona, functions, processes",
-                        extra="openexperts"))
+    register(
+        FormatInfo(
+            name=FORMAT,
+            title="openexperts",
+            description="an expert package: expert.yaml, orchestrator, persona, functions, processes",
+            extra="openexperts",
+        )
+    )
 
 
 @hookimpl
@@ -43,8 +48,7 @@ def agentpack_load(path: Path, format: str):
     from .loader import load_package
 
     package = load_package(path)
-    return Pack(path=path, root=package.root, format=FORMAT, name=package.name, version=package.version,
-                data=package)
+    return Pack(path=path, root=package.root, format=FORMAT, name=package.name, version=package.version, data=package)
 
 
 @hookimpl
@@ -58,8 +62,13 @@ def agentpack_validate(pack, strict):
 
 @hookimpl
 def agentpack_register_commands(register):
-    register(CommandSpec(name="experts", target="agentpack_openexperts.cli:group",
-                         help="Run, explain, dry-run and export openexperts expert packages."))
+    register(
+        CommandSpec(
+            name="experts",
+            target="agentpack_openexperts.cli:group",
+            help="Run, explain, dry-run and export openexperts expert packages.",
+        )
+    )
 
 
 # -- this plugin's own registrations (hooks defined in hookspecs.py) -------------------------------

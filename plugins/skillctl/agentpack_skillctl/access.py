@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentpack.records import Record
+
 from .globs import covered
 from .manifest import SkillManifest
-from agentpack.records import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -103,11 +104,16 @@ def _declared(skill: SkillManifest) -> dict[str, Any]:
         value = skill.access(*keys, default=[])
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
-    network = (skill.get("determinism", "network") == "allowed"
-               and skill.access("network", "allowed", default=False) is True)
-    return {"env": strings("env", "read"), "read": strings("filesystem", "read"),
-            "write": strings("filesystem", "write"), "network": network,
-            "subprocess": skill.access("subprocess", "allowed", default=False) is True}
+    network = (
+        skill.get("determinism", "network") == "allowed" and skill.access("network", "allowed", default=False) is True
+    )
+    return {
+        "env": strings("env", "read"),
+        "read": strings("filesystem", "read"),
+        "write": strings("filesystem", "write"),
+        "network": network,
+        "subprocess": skill.access("subprocess", "allowed", default=False) is True,
+    }
 
 
 def grants(skill: SkillManifest, access: AccessManifest | None) -> Grants:
@@ -130,32 +136,58 @@ def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Fin
     if access is None:
         from agentpack.models import Finding
 
-        return [Finding.info("SKC156", "no access manifest (_access.yaml) beside this skill folder: the skill's own "
-                             "declaration is the only limit", file=skill.file,
-                             hint="add skills/_access.yaml to cap what skills may be granted")]
+        return [
+            Finding.info(
+                "SKC156",
+                "no access manifest (_access.yaml) beside this skill folder: the skill's own "
+                "declaration is the only limit",
+                file=skill.file,
+                hint="add skills/_access.yaml to cap what skills may be granted",
+            )
+        ]
     d = _declared(skill)
     problems: list[tuple[str, str, str]] = []  # (code, message, pointer); findings built only when needed
     where = f" (allowed by {access.file})"
     for i, name in enumerate(skill.access("env", "read", default=[]) or []):
         if isinstance(name, str) and name not in access.env:
-            problems.append(("SKC150", f"environment variable '{name}' is not in the access manifest{where}",
-                             f"/security/access/env/read/{i}"))
+            problems.append(
+                (
+                    "SKC150",
+                    f"environment variable '{name}' is not in the access manifest{where}",
+                    f"/security/access/env/read/{i}",
+                )
+            )
     for mode in ("read", "write"):
         ceiling = access.globs(mode)
         for i, glob in enumerate(skill.access("filesystem", mode, default=[]) or []):
             if isinstance(glob, str) and not covered(glob, ceiling):
-                problems.append(("SKC151", f"filesystem {mode} glob '{glob}' is broader than the access manifest "
-                                 f"allows ({', '.join(ceiling) or 'nothing'})",
-                                 f"/security/access/filesystem/{mode}/{i}"))
+                problems.append(
+                    (
+                        "SKC151",
+                        f"filesystem {mode} glob '{glob}' is broader than the access manifest "
+                        f"allows ({', '.join(ceiling) or 'nothing'})",
+                        f"/security/access/filesystem/{mode}/{i}",
+                    )
+                )
     if d["subprocess"] and not access.subprocess:
-        problems.append(("SKC152", f"subprocesses are not allowed by the access manifest{where}",
-                         "/security/access/subprocess/allowed"))
+        problems.append(
+            (
+                "SKC152",
+                f"subprocesses are not allowed by the access manifest{where}",
+                "/security/access/subprocess/allowed",
+            )
+        )
     if d["network"]:
         approval = skill.get("x-securityApprovalId")
         if not access.approval(approval, skill.id):
-            problems.append(("SKC153", f"network access needs approval '{approval}' listed for skill '{skill.id}' "
-                             f"under network.approvals in the access manifest{where}",
-                             "/x-securityApprovalId" if approval else "/security/access/network/allowed"))
+            problems.append(
+                (
+                    "SKC153",
+                    f"network access needs approval '{approval}' listed for skill '{skill.id}' "
+                    f"under network.approvals in the access manifest{where}",
+                    "/x-securityApprovalId" if approval else "/security/access/network/allowed",
+                )
+            )
     if not problems:
         return []
     from agentpack.models import Finding

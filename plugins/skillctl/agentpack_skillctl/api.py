@@ -1,24 +1,33 @@
 """The Python API other tools bind to (stable signatures).
 
-    from agentpack_skillctl.api import run_skill
-    result = run_skill("fs.hash_tree", {"path": "src"}, root="skills")
-    result.status, result.output, result.report
+from agentpack_skillctl.api import run_skill
+result = run_skill("fs.hash_tree", {"path": "src"}, root="skills")
+result.status, result.output, result.report
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .runner import RunOptions, RunResult
 
-__all__ = ["RunResult", "run_skill", "find_skill", "list_skills", "describe_skill", "validate_skill"]
+__all__ = ["RunResult", "describe_skill", "find_skill", "list_skills", "run_skill", "validate_skill"]
 
 
-def run_skill(path_or_id: str | Path, input_obj: Any, *, timeout_ms: int | None = None,
-              root: str | Path | None = None, workspace: str | Path | None = None, cache: bool = False,
-              cache_dir: str | Path | None = None, check_determinism: bool = False,
-              on_stderr: Callable[[bytes], None] | None = None) -> RunResult:
+def run_skill(
+    path_or_id: str | Path,
+    input_obj: Any,
+    *,
+    timeout_ms: int | None = None,
+    root: str | Path | None = None,
+    workspace: str | Path | None = None,
+    cache: bool = False,
+    cache_dir: str | Path | None = None,
+    check_determinism: bool = False,
+    on_stderr: Callable[[bytes], None] | None = None,
+) -> RunResult:
     """Run one skill on ``input_obj`` (a JSON value) and return ``RunResult(status, output, report)``.
 
     ``path_or_id`` is a skill folder or a ``skill.id`` looked up in ``root`` (a
@@ -32,9 +41,14 @@ def run_skill(path_or_id: str | Path, input_obj: Any, *, timeout_ms: int | None 
     from .runner import run_prepared
 
     prepared = prepare(_find(path_or_id, root))
-    options = RunOptions(workspace=Path(workspace) if workspace is not None else Path.cwd(), timeout_ms=timeout_ms,
-                         cache=cache, cache_dir=Path(cache_dir) if cache_dir else None,
-                         check_determinism=check_determinism, on_stderr=on_stderr)
+    options = RunOptions(
+        workspace=Path(workspace) if workspace is not None else Path.cwd(),
+        timeout_ms=timeout_ms,
+        cache=cache,
+        cache_dir=Path(cache_dir) if cache_dir else None,
+        check_determinism=check_determinism,
+        on_stderr=on_stderr,
+    )
     return run_prepared(prepared, options, value=input_obj)
 
 

@@ -87,8 +87,9 @@ def content_hash_cached(root: str | Path) -> str | None:
 
 
 def key(prepared: Prepared, input_sha256: str) -> str:
-    return sha256_json({"format": CACHE_FORMAT, "skill": content_hash_cached(prepared.skill.directory),
-                        "input": input_sha256})
+    return sha256_json(
+        {"format": CACHE_FORMAT, "skill": content_hash_cached(prepared.skill.directory), "input": input_sha256}
+    )
 
 
 def _path(directory: Path | None, key: str) -> Path:

@@ -12,8 +12,11 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def _envelope(command: str, ok: bool, **fields) -> None:
-    click.echo(json.dumps({"schema_version": 1, "command": command, "ok": ok, **fields}, indent=2,
-                          ensure_ascii=False, default=str))
+    click.echo(
+        json.dumps(
+            {"schema_version": 1, "command": command, "ok": ok, **fields}, indent=2, ensure_ascii=False, default=str
+        )
+    )
 
 
 def _output_option(f):
@@ -23,8 +26,12 @@ def _output_option(f):
 
 
 @click.group(context_settings=CONTEXT)
-@click.option("--root", envvar="SKILLCTL_ROOT", type=click.Path(file_okay=False, path_type=Path),
-              help="The skills/ tree (or a folder holding one). Default: $SKILLCTL_ROOT, else ./skills.")
+@click.option(
+    "--root",
+    envvar="SKILLCTL_ROOT",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The skills/ tree (or a folder holding one). Default: $SKILLCTL_ROOT, else ./skills.",
+)
 @click.pass_context
 def skill(ctx: click.Context, root: Path | None) -> None:
     """Deterministic skills (skill.yaml, skill/v1): schema-checked JSON in and out, no LLM.
@@ -101,7 +108,7 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
 @click.option("--strict", is_flag=True, help="Also require README.md and an access manifest.")
 @_output_option
 @click.pass_context
-def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool, output: str, as_json: bool) -> None:
+def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool, output: str) -> None:
     """Validate skills (by id or folder), or the whole tree with --all; exit 1 on any error.
 
     \b
@@ -123,43 +130,74 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
     items = []
     if all_:
         tree = library_root(ctx.obj["root"])
-        items.append(ValidationItem(path=str(tree), format="skillctl", findings=sorted(
-            validate_tree(tree, strict=strict), key=lambda f: f.sort_key())))
+        items.append(
+            ValidationItem(
+                path=str(tree),
+                format="skillctl",
+                findings=sorted(validate_tree(tree, strict=strict), key=lambda f: f.sort_key()),
+            )
+        )
     for ref in refs:
         directory = find_skill(ref, ctx.obj["root"])
         try:
             findings = validate_skill(load_skill(directory), strict=strict)
         except PackError as exc:
             findings = [Finding.error("SKC100", exc.message, file=exc.file, line=exc.line, column=exc.column)]
-        items.append(ValidationItem(path=str(directory), format="skillctl",
-                                    findings=sorted(findings, key=lambda f: f.sort_key())))
+        items.append(
+            ValidationItem(
+                path=str(directory), format="skillctl", findings=sorted(findings, key=lambda f: f.sort_key())
+            )
+        )
     report = Report(command="skill validate", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output, as_json)
+    emit_report(report, output)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
 
 @skill.command()
 @click.argument("ref")
-@click.option("-i", "--input", "input_file", required=True, metavar="FILE|-",
-              help="The input JSON (a file, or - for stdin).")
-@click.option("--output", "output_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the output JSON here (atomically) instead of stdout.")
+@click.option(
+    "-i", "--input", "input_file", required=True, metavar="FILE|-", help="The input JSON (a file, or - for stdin)."
+)
+@click.option(
+    "--output",
+    "output_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the output JSON here (atomically) instead of stdout.",
+)
 @click.option("--timeout-ms", type=click.IntRange(min=1), help="Override runtime.timeoutMs.")
-@click.option("--workspace", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="The folder filesystem globs and input paths are relative to. Default: the current folder.")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the run report (JSON) here.")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The folder filesystem globs and input paths are relative to. Default: the current folder.",
+)
+@click.option(
+    "--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the run report (JSON) here."
+)
 @click.option("--cache/--no-cache", default=False, help="Reuse outputs of deterministic skills (opt-in).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Cache folder. Default: $SKILLCTL_CACHE_DIR or ~/.cache/agentpack/skillctl.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder. Default: $SKILLCTL_CACHE_DIR or ~/.cache/agentpack/skillctl.",
+)
 @click.option("--check-determinism", is_flag=True, help="Run twice and fail unless the output bytes are equal.")
 @click.option("--quiet-logs", is_flag=True, help="Do not pass the skill's stderr logs through.")
 @click.option("--json", "as_json", is_flag=True, help="Print an envelope with the output and the run report.")
 @click.pass_context
-def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None, timeout_ms: int | None,
-        workspace: Path | None, report_file: Path | None, cache: bool, cache_dir: Path | None,
-        check_determinism: bool, quiet_logs: bool, as_json: bool) -> None:
+def run(
+    ctx: click.Context,
+    ref: str,
+    input_file: str,
+    output_file: Path | None,
+    timeout_ms: int | None,
+    workspace: Path | None,
+    report_file: Path | None,
+    cache: bool,
+    cache_dir: Path | None,
+    check_determinism: bool,
+    quiet_logs: bool,
+    as_json: bool,
+) -> None:
     """Run skill REF (a skill.id or folder) on an input JSON; exit 1 unless the run is ok.
 
     \b
@@ -170,10 +208,20 @@ def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None,
     """
     from .runcmd import run_command
 
-    code = run_command(root=ctx.obj["root"], ref=ref, input_file=input_file, output_file=output_file,
-                       timeout_ms=timeout_ms, workspace=workspace, report_file=report_file, cache=cache,
-                       cache_dir=cache_dir, check_determinism=check_determinism, quiet_logs=quiet_logs,
-                       as_json=as_json)
+    code = run_command(
+        root=ctx.obj["root"],
+        ref=ref,
+        input_file=input_file,
+        output_file=output_file,
+        timeout_ms=timeout_ms,
+        workspace=workspace,
+        report_file=report_file,
+        cache=cache,
+        cache_dir=cache_dir,
+        check_determinism=check_determinism,
+        quiet_logs=quiet_logs,
+        as_json=as_json,
+    )
     if code:
         raise SystemExit(code)
 
@@ -182,12 +230,22 @@ def run(ctx: click.Context, ref: str, input_file: str, output_file: Path | None,
 @click.argument("refs", nargs=-1)
 @click.option("--filter", "filter_", help="Only cases whose id contains this (e.g. fixture:basic, test:).")
 @click.option("--check-determinism", is_flag=True, help="Run each fixture twice and compare output bytes.")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False),
-              help="Also write a report file (.html, .xml, .json, .sarif by suffix).")
+@click.option(
+    "--report",
+    "report_file",
+    type=click.Path(dir_okay=False),
+    help="Also write a report file (.html, .xml, .json, .sarif by suffix).",
+)
 @_output_option
 @click.pass_context
-def test(ctx: click.Context, refs: tuple[str, ...], filter_: str | None, check_determinism: bool,
-         report_file: str | None, output: str, as_json: bool) -> None:
+def test(
+    ctx: click.Context,
+    refs: tuple[str, ...],
+    filter_: str | None,
+    check_determinism: bool,
+    report_file: str | None,
+    output: str,
+) -> None:
     """Run the fixtures and tests/ of every skill (or of the named ones); exit 1 on a failure.
 
     \b
@@ -204,9 +262,10 @@ def test(ctx: click.Context, refs: tuple[str, ...], filter_: str | None, check_d
 
     options = EvalOptions(filter=filter_, options={"check_determinism": check_determinism})
     targets = [find_skill(ref, ctx.obj["root"]) for ref in refs] or [library_root(ctx.obj["root"])]
-    report = Report(command="skill test", generated_at=SYSTEM_CLOCK.now(),
-                    evaluations=[evaluate(t, options) for t in targets])
-    emit_report(report, output, as_json, report_file)
+    report = Report(
+        command="skill test", generated_at=SYSTEM_CLOCK.now(), evaluations=[evaluate(t, options) for t in targets]
+    )
+    emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -237,8 +296,13 @@ def new(ctx: click.Context, skill_id: str, slug: str, spec_id: str, description:
 
 @skill.command("audit-commits")
 @click.argument("rev_range", required=False)
-@click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."),
-              show_default=True, help="The git repository.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The git repository.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def audit_commits(rev_range: str | None, repo: Path, as_json: bool) -> None:
     """Report commits that touch more than one skill package (one skill per commit); exit 1 if any.
@@ -257,8 +321,10 @@ def audit_commits(rev_range: str | None, repo: Path, as_json: bool) -> None:
         _envelope("skill audit-commits", not result["violations"], **result)
     else:
         for v in result["violations"]:
-            click.echo(f"{v['commit'][:12]} touches {len(v['skills'])} skill packages: {', '.join(v['skills'])}"
-                       f"  ({v['subject']})")
+            click.echo(
+                f"{v['commit'][:12]} touches {len(v['skills'])} skill packages: {', '.join(v['skills'])}"
+                f"  ({v['subject']})"
+            )
         click.echo(f"{result['commits']} commits checked, {len(result['violations'])} touch more than one skill")
     if result["violations"]:
         raise SystemExit(EXIT_PROBLEMS)

@@ -12,9 +12,15 @@ from .manifest import load_skill, tree_skill_dirs
 
 def summary(directory: Path) -> dict[str, Any]:
     skill = load_skill(directory)
-    return {"id": skill.id, "name": skill.name, "version": skill.version, "description": skill.description,
-            "path": str(directory), "runtime": skill.get("runtime", "type"),
-            "determinism": skill.get("determinism")}
+    return {
+        "id": skill.id,
+        "name": skill.name,
+        "version": skill.version,
+        "description": skill.description,
+        "path": str(directory),
+        "runtime": skill.get("runtime", "type"),
+        "determinism": skill.get("determinism"),
+    }
 
 
 def listing(tree: Path) -> list[dict[str, Any]]:

@@ -67,8 +67,13 @@ def read(kind: str, ident: str) -> dict[str, Any] | None:
             entry = json.loads(handle.read())
     except (OSError, ValueError):
         return None
-    if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("version") == __version__
-            and entry.get("ident") == ident and isinstance(entry.get("stamps"), list)):
+    if not (
+        isinstance(entry, dict)
+        and entry.get("format") == FORMAT
+        and entry.get("version") == __version__
+        and entry.get("ident") == ident
+        and isinstance(entry.get("stamps"), list)
+    ):
         return None
     if any(not isinstance(s, list) or not s or stamp(s[0]) != s for s in entry["stamps"]):
         return None
@@ -80,8 +85,11 @@ def write(kind: str, ident: str, stamps: list[Stamp], value: Any) -> bool:
     if not enabled() or not settled(stamps):
         return False
     try:
-        text = json.dumps({"format": FORMAT, "version": __version__, "ident": ident, "stamps": stamps,
-                           "value": value}, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(
+            {"format": FORMAT, "version": __version__, "ident": ident, "stamps": stamps, "value": value},
+            ensure_ascii=False,
+            allow_nan=False,
+        )
         if json.loads(text)["value"] != value:  # e.g. a YAML date or an integer key: not JSON-exact
             return False
         from agentpack.fsutil import atomic_write_text

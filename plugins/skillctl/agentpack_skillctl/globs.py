@@ -38,7 +38,7 @@ def compile_glob(glob: str) -> re.Pattern[str]:
                 out.append(re.escape(c))
                 i += 1
                 continue
-            body = glob[i + 1:end]
+            body = glob[i + 1 : end]
             if body[:1] in ("!", "^"):
                 body = "^" + body[1:]
             out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")

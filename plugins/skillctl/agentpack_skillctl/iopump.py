@@ -12,10 +12,9 @@ import os
 import selectors
 import subprocess
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from agentpack.proc import kill_group, pidfd
-
 from agentpack.records import Record, constant
 
 CHUNK = 65536
@@ -25,15 +24,39 @@ EXIT_GRACE_S = 0.2
 class Pumped(Record):
     """What ``pump`` collected: ``stdout``, ``stderr_kept`` (the first bytes), sizes, flags and ``returncode``."""
 
-    __slots__ = ("stdout", "stdout_overflow", "stderr_kept", "stderr_bytes", "stderr_truncated", "timed_out",
-                 "leftover_killed", "returncode", "chunks")
-    DEFAULTS = {"stdout": constant(b""), "stdout_overflow": constant(False), "stderr_kept": constant(b""),
-                "stderr_bytes": constant(0), "stderr_truncated": constant(False), "timed_out": constant(False),
-                "leftover_killed": constant(0), "returncode": constant(None), "chunks": list}
+    __slots__ = (
+        "stdout",
+        "stdout_overflow",
+        "stderr_kept",
+        "stderr_bytes",
+        "stderr_truncated",
+        "timed_out",
+        "leftover_killed",
+        "returncode",
+        "chunks",
+    )
+    DEFAULTS = {
+        "stdout": constant(b""),
+        "stdout_overflow": constant(False),
+        "stderr_kept": constant(b""),
+        "stderr_bytes": constant(0),
+        "stderr_truncated": constant(False),
+        "timed_out": constant(False),
+        "leftover_killed": constant(0),
+        "returncode": constant(None),
+        "chunks": list,
+    }
 
 
-def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: int, keep_stderr: int,
-         on_stderr: Callable[[bytes], None] | None = None) -> Pumped:
+def pump(
+    proc: subprocess.Popen,
+    data: bytes,
+    *,
+    timeout_s: float,
+    max_stdout: int,
+    keep_stderr: int,
+    on_stderr: Callable[[bytes], None] | None = None,
+) -> Pumped:
     result = Pumped()
     deadline = time.monotonic() + timeout_s
     stdout_size = 0
@@ -76,7 +99,7 @@ def pump(proc: subprocess.Popen, data: bytes, *, timeout_s: float, max_stdout: i
                     continue
                 if stream is proc.stdin:
                     try:
-                        offset += os.write(stream.fileno(), view[offset:offset + CHUNK])
+                        offset += os.write(stream.fileno(), view[offset : offset + CHUNK])
                     except (BrokenPipeError, ConnectionResetError):
                         offset = len(data)
                     if offset >= len(data):
@@ -156,7 +179,7 @@ def _count_group(pgid: int) -> int:
                 stat = handle.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
             count += 1
     return count

@@ -20,8 +20,7 @@ def library_root(root: str | Path | None = None) -> Path:
     if (candidate / "skills").is_dir() and not tree_skill_dirs(candidate):
         candidate = candidate / "skills"
     if not candidate.is_dir():
-        raise AgentpackError(f"skills library '{candidate}' is not a folder",
-                             hint=f"pass --root DIR or set {ROOT_ENV}")
+        raise AgentpackError(f"skills library '{candidate}' is not a folder", hint=f"pass --root DIR or set {ROOT_ENV}")
     return candidate
 
 
@@ -67,6 +66,8 @@ def find_skill(ref: str | Path, root: str | Path | None = None) -> Path:
         found = skill_index(tree).get(text)
         if found is not None:
             return found
-        raise AgentpackError(f"no skill with id '{text}' in {tree}",
-                             hint="list them with 'agentpack skill list', or pass the skill folder")
+        raise AgentpackError(
+            f"no skill with id '{text}' in {tree}",
+            hint="list them with 'agentpack skill list', or pass the skill folder",
+        )
     raise AgentpackError(f"'{text}' is neither a skill folder (with skill.yaml) nor a skill id")

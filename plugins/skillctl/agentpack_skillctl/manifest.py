@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PackError, PathEscapeError
-
 from agentpack.records import Record
 
 if TYPE_CHECKING:
@@ -110,13 +109,15 @@ class SkillManifest(Record):
         try:
             schema = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise PackError(f"io.{key}: '{relative}' does not exist in the skill folder",
-                            **_loc(self, pointer)) from None
+            raise PackError(
+                f"io.{key}: '{relative}' does not exist in the skill folder", **_loc(self, pointer)
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise PackError(f"io.{key}: cannot read '{relative}': {exc}", **_loc(self, pointer)) from None
         except json.JSONDecodeError as exc:
-            raise PackError(f"invalid JSON: {exc.msg}", file=_display(self, relative), line=exc.lineno,
-                            column=exc.colno) from None
+            raise PackError(
+                f"invalid JSON: {exc.msg}", file=_display(self, relative), line=exc.lineno, column=exc.colno
+            ) from None
         if not isinstance(schema, (dict, bool)):
             raise PackError("a JSON Schema must be an object or a boolean", file=_display(self, relative), line=1)
         self._schemas[which] = schema
@@ -149,8 +150,11 @@ def load_skill(directory: str | Path, *, display: str | None = None) -> SkillMan
     manifest = directory / MANIFEST
     name = display or str(manifest)
     if not manifest.is_file():
-        raise PackError(f"no {MANIFEST} in {directory}", file=name,
-                        hint="a skill folder holds skill.yaml, README.md, schemas/, impl/, tests/ and fixtures/")
+        raise PackError(
+            f"no {MANIFEST} in {directory}",
+            file=name,
+            hint="a skill folder holds skill.yaml, README.md, schemas/, impl/, tests/ and fixtures/",
+        )
     doc = load_yaml(manifest, display=name)
     if not isinstance(doc.data, dict):
         raise PackError(f"{MANIFEST} must be a YAML mapping, not {type(doc.data).__name__}", file=name, line=1)

@@ -24,7 +24,7 @@ def mangle(skill_id: str) -> str:
 
 def _skill_dirs(context) -> list[Path]:
     from .manifest import is_skill_dir, tree_skill_dirs
-    
+
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
     for pack in packs:
@@ -60,12 +60,22 @@ def register_tools(register, context) -> None:
         seen.add(skill.id)
         object_output = isinstance(prepared.output_schema, dict) and prepared.output_schema.get("type") == "object"
         handler = _handler(directory, workspace, object_output)
-        tool_names = {"dotted": [skill.id], "mangled": [mangle(skill.id)],
-                      "both": list(dict.fromkeys([skill.id, mangle(skill.id)]))}[names]
+        tool_names = {
+            "dotted": [skill.id],
+            "mangled": [mangle(skill.id)],
+            "both": list(dict.fromkeys([skill.id, mangle(skill.id)])),
+        }[names]
         for name in tool_names:
-            register(McpTool(name=name, title=skill.name, description=skill.description,
-                             input_schema=prepared.input_schema,
-                             output_schema=prepared.output_schema if object_output else None, handler=handler))
+            register(
+                McpTool(
+                    name=name,
+                    title=skill.name,
+                    description=skill.description,
+                    input_schema=prepared.input_schema,
+                    output_schema=prepared.output_schema if object_output else None,
+                    handler=handler,
+                )
+            )
 
 
 def _handler(directory: Path, workspace: Path, object_output: bool):

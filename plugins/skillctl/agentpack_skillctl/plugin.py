@@ -30,9 +30,14 @@ def _is_tree(path: Path) -> bool:
 
 @hookimpl
 def agentpack_register_formats(register):
-    register(FormatInfo(name=FORMAT, title="skillctl",
-                        description="a deterministic skill folder (skill.yaml, apiVersion skill/v1) or a skills/ "
-                                    "tree of them", extra="skillctl"))
+    register(
+        FormatInfo(
+            name=FORMAT,
+            title="skillctl",
+            description="a deterministic skill folder (skill.yaml, apiVersion skill/v1) or a skills/ tree of them",
+            extra="skillctl",
+        )
+    )
 
 
 @hookimpl
@@ -86,8 +91,13 @@ def agentpack_evaluate(pack, options):
 
 @hookimpl
 def agentpack_register_commands(register):
-    register(CommandSpec(name="skill", target="agentpack_skillctl.cli:skill",
-                         help="Deterministic skills: list, describe, validate, run, test, new, audit-commits."))
+    register(
+        CommandSpec(
+            name="skill",
+            target="agentpack_skillctl.cli:skill",
+            help="Deterministic skills: list, describe, validate, run, test, new, audit-commits.",
+        )
+    )
 
 
 @hookimpl

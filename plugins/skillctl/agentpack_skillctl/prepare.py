@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError, PackError
+from agentpack.records import Record
 from agentpack.yamldoc import YamlDocument
 
 from . import diskcache
@@ -21,7 +22,6 @@ from .access import (
 )
 from .diskcache import stamp
 from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
-from agentpack.records import Record
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -33,8 +33,9 @@ class SkillInvalidError(AgentpackError):
     def __init__(self, skill_file: str, findings: list[Finding]) -> None:
         first = findings[0]
         more = f" (and {len(findings) - 1} more; run 'agentpack validate')" if len(findings) > 1 else ""
-        super().__init__(f"the skill cannot run: {first.code} {first.message}{more}",
-                         file=first.file or skill_file, line=first.line)
+        super().__init__(
+            f"the skill cannot run: {first.code} {first.message}{more}", file=first.file or skill_file, line=first.line
+        )
         self.findings = findings
 
 
@@ -54,8 +55,15 @@ class Prepared(Record):
 
 _CACHE: dict[str, Prepared] = {}
 KIND = "prepared"
-PLUGIN_FILES = ("prepare.py", "manifest.py", "access.py", "validation.py", "globs.py",
-                "schemas/skill.schema.json", "schemas/access-manifest.schema.json")
+PLUGIN_FILES = (
+    "prepare.py",
+    "manifest.py",
+    "access.py",
+    "validation.py",
+    "globs.py",
+    "schemas/skill.schema.json",
+    "schemas/access-manifest.schema.json",
+)
 """Plugin files whose change invalidates every prepared-skill cache entry (an editable install changes them)."""
 
 
@@ -153,13 +161,23 @@ def _prepare(directory: Path, real: str) -> Prepared:
     stamps = [stamp(f) for f in _contract_files(real, skill)]
     cwd = skill.resolve(skill.get("runtime", "cwd") or ".")
     argv = [str(skill.resolve(a)) if "/" in a and not a.startswith("-") else a for a in skill.command]
-    prepared = Prepared(skill, grants(skill, access), access, input_schema, output_schema, argv, cwd,
-                        tuple(tuple(s) for s in stamps))
-    diskcache.write(KIND, real, stamps, {
-        "skill": {"data": skill.data, "lines": skill.doc.lines},
-        "access": None if access is None else {"data": access.doc.data, "lines": access.doc.lines},
-        "grants": prepared.grants.as_dict(), "inputSchema": input_schema, "outputSchema": output_schema,
-        "argv": argv, "cwd": str(cwd)})
+    prepared = Prepared(
+        skill, grants(skill, access), access, input_schema, output_schema, argv, cwd, tuple(tuple(s) for s in stamps)
+    )
+    diskcache.write(
+        KIND,
+        real,
+        stamps,
+        {
+            "skill": {"data": skill.data, "lines": skill.doc.lines},
+            "access": None if access is None else {"data": access.doc.data, "lines": access.doc.lines},
+            "grants": prepared.grants.as_dict(),
+            "inputSchema": input_schema,
+            "outputSchema": output_schema,
+            "argv": argv,
+            "cwd": str(cwd),
+        },
+    )
     return prepared
 
 
@@ -169,16 +187,25 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
     if entry is None:
         return None
     try:
-        skill = SkillManifest(directory, YamlDocument(entry["skill"]["data"], str(directory / MANIFEST),
-                                                       entry["skill"]["lines"]))
+        skill = SkillManifest(
+            directory, YamlDocument(entry["skill"]["data"], str(directory / MANIFEST), entry["skill"]["lines"])
+        )
         access = None
         if entry["access"] is not None:
-            access = AccessManifest(YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE),
-                                                  entry["access"]["lines"]))
+            access = AccessManifest(
+                YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE), entry["access"]["lines"])
+            )
         skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
-        prepared = Prepared(skill, Grants(**entry["grants"]), access, entry["inputSchema"], entry["outputSchema"],
-                            list(entry["argv"]), Path(entry["cwd"]),
-                            tuple(tuple(s) for s in (stamp(f) for f in _contract_files(real, skill))))
+        prepared = Prepared(
+            skill,
+            Grants(**entry["grants"]),
+            access,
+            entry["inputSchema"],
+            entry["outputSchema"],
+            list(entry["argv"]),
+            Path(entry["cwd"]),
+            tuple(tuple(s) for s in (stamp(f) for f in _contract_files(real, skill))),
+        )
     except (KeyError, TypeError, AttributeError):
         return None
     return prepared if os.path.isdir(prepared.cwd) else None

@@ -18,10 +18,21 @@ def _passthrough(chunk: bytes) -> None:
     sys.stderr.flush()
 
 
-def run_command(*, root: str | None, ref: str, input_file: str, output_file: Path | None = None,
-                timeout_ms: int | None = None, workspace: Path | None = None, report_file: Path | None = None,
-                cache: bool = False, cache_dir: Path | None = None, check_determinism: bool = False,
-                quiet_logs: bool = False, as_json: bool = False) -> int:
+def run_command(
+    *,
+    root: str | None,
+    ref: str,
+    input_file: str,
+    output_file: Path | None = None,
+    timeout_ms: int | None = None,
+    workspace: Path | None = None,
+    report_file: Path | None = None,
+    cache: bool = False,
+    cache_dir: Path | None = None,
+    check_determinism: bool = False,
+    quiet_logs: bool = False,
+    as_json: bool = False,
+) -> int:
     """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
     from agentpack.errors import AgentpackError
 
@@ -34,9 +45,14 @@ def run_command(*, root: str | None, ref: str, input_file: str, output_file: Pat
         raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
     except OSError as exc:
         raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
-    options = RunOptions(workspace=workspace or Path.cwd(), timeout_ms=timeout_ms, cache=cache, cache_dir=cache_dir,
-                         check_determinism=check_determinism,
-                         on_stderr=None if (quiet_logs or as_json) else _passthrough)
+    options = RunOptions(
+        workspace=workspace or Path.cwd(),
+        timeout_ms=timeout_ms,
+        cache=cache,
+        cache_dir=cache_dir,
+        check_determinism=check_determinism,
+        on_stderr=None if (quiet_logs or as_json) else _passthrough,
+    )
     result = run_prepared(prepared, options, raw=raw)
     if report_file:
         from agentpack.fsutil import atomic_write_json
@@ -47,8 +63,14 @@ def run_command(*, root: str | None, ref: str, input_file: str, output_file: Pat
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        envelope = {"schema_version": 1, "command": "skill run", "ok": result.ok, "status": result.status,
-                    "output": result.output, "report": result.report}
+        envelope = {
+            "schema_version": 1,
+            "command": "skill run",
+            "ok": result.ok,
+            "status": result.status,
+            "output": result.output,
+            "report": result.report,
+        }
         sys.stdout.write(json.dumps(envelope, indent=2, ensure_ascii=False, default=str) + "\n")
     elif result.ok and not output_file:
         sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")

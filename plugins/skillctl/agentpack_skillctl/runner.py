@@ -12,17 +12,18 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 from agentpack.paths import is_within
 from agentpack.quickschema import is_valid
+from agentpack.records import Record, constant
 
 from . import cache as cache_mod
 from .iopump import pump
 from .prepare import Prepared
-from agentpack.records import Record, constant
 from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
 
 if TYPE_CHECKING:
@@ -66,11 +67,25 @@ class RunOptions(Record):
     """``workspace`` (required), ``timeout_ms``, ``cache``, ``cache_dir``, ``check_determinism``, ``on_stderr``,
     ``clock`` (an ``agentpack.clock.Clock``) and ``watch_filesystem``."""
 
-    __slots__ = ("workspace", "timeout_ms", "cache", "cache_dir", "check_determinism", "on_stderr", "clock",
-                 "watch_filesystem")
-    DEFAULTS = {"timeout_ms": constant(None), "cache": constant(False), "cache_dir": constant(None),
-                "check_determinism": constant(False), "on_stderr": constant(None), "clock": constant(WALL_CLOCK),
-                "watch_filesystem": constant(True)}
+    __slots__ = (
+        "workspace",
+        "timeout_ms",
+        "cache",
+        "cache_dir",
+        "check_determinism",
+        "on_stderr",
+        "clock",
+        "watch_filesystem",
+    )
+    DEFAULTS = {
+        "timeout_ms": constant(None),
+        "cache": constant(False),
+        "cache_dir": constant(None),
+        "check_determinism": constant(False),
+        "on_stderr": constant(None),
+        "clock": constant(WALL_CLOCK),
+        "watch_filesystem": constant(True),
+    }
     workspace: Path
     timeout_ms: int | None
     cache: bool
@@ -89,12 +104,24 @@ def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[s
     try:
         errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     except Exception as exc:  # a broken schema (validate reports it as SKC131); never a traceback
-        return [{"code": f"{side}_schema_unusable", "side": "runner", "pointer": None,
-                 "message": f"the {side} schema cannot be applied ({type(exc).__name__}: {exc}); "
-                            "run 'agentpack validate' on the skill"}]
-    return [{"code": f"{side}_schema", "side": side, "message": e.message,
-             "pointer": "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)}
-            for e in errors[:MAX_ERRORS]]
+        return [
+            {
+                "code": f"{side}_schema_unusable",
+                "side": "runner",
+                "pointer": None,
+                "message": f"the {side} schema cannot be applied ({type(exc).__name__}: {exc}); "
+                "run 'agentpack validate' on the skill",
+            }
+        ]
+    return [
+        {
+            "code": f"{side}_schema",
+            "side": side,
+            "message": e.message,
+            "pointer": "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path),
+        }
+        for e in errors[:MAX_ERRORS]
+    ]
 
 
 def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, raw: bytes | None = None) -> RunResult:
@@ -107,13 +134,23 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
         try:
             value = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return _finish(report, t0, clock, "invalid_input", errors=[
-                {"code": "input_json", "side": "input", "message": f"the input is not JSON: {exc}"}])
+            return _finish(
+                report,
+                t0,
+                clock,
+                "invalid_input",
+                errors=[{"code": "input_json", "side": "input", "message": f"the input is not JSON: {exc}"}],
+            )
     try:
         data = canonical_json_bytes(value)
     except (TypeError, ValueError) as exc:
-        return _finish(report, t0, clock, "invalid_input", errors=[
-            {"code": "input_json", "side": "input", "message": f"the input cannot be encoded as JSON: {exc}"}])
+        return _finish(
+            report,
+            t0,
+            clock,
+            "invalid_input",
+            errors=[{"code": "input_json", "side": "input", "message": f"the input cannot be encoded as JSON: {exc}"}],
+        )
     report["input"] = {"sha256": sha256_bytes(data), "bytes": len(data)}
     errors = _schema_errors(prepared.input_schema, value, "input")
     if errors:
@@ -134,23 +171,47 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
 
     outcome = _execute(prepared, options, data, report)
     if outcome.status == "ok" and options.check_determinism and prepared.grants.write_globs:
-        report["determinismCheck"] = {"runs": 1, "identical": None, "skipped": (
-            "the skill writes to the workspace, so a second run would not start from the same files; "
-            "'skill test --check-determinism' runs each fixture twice in fresh workspaces")}
+        report["determinismCheck"] = {
+            "runs": 1,
+            "identical": None,
+            "skipped": (
+                "the skill writes to the workspace, so a second run would not start from the same files; "
+                "'skill test --check-determinism' runs each fixture twice in fresh workspaces"
+            ),
+        }
     elif outcome.status == "ok" and options.check_determinism:
         second = _execute(prepared, options, data, _base_report(prepared, options, started))
         identical = second.output_bytes == outcome.output_bytes and second.status == "ok"
-        report["determinismCheck"] = {"runs": 2, "identical": identical, "outputSha256": [
-            sha256_bytes(outcome.output_bytes), sha256_bytes(second.output_bytes) if second.status == "ok" else None]}
+        report["determinismCheck"] = {
+            "runs": 2,
+            "identical": identical,
+            "outputSha256": [
+                sha256_bytes(outcome.output_bytes),
+                sha256_bytes(second.output_bytes) if second.status == "ok" else None,
+            ],
+        }
         if not identical:
             outcome.status = "nondeterministic"
-            outcome.errors.append({"code": "nondeterministic", "side": "skill",
-                                   "message": "two runs with the same input gave different output bytes"
-                                   if second.status == "ok" else f"the second run ended with '{second.status}'"})
+            outcome.errors.append(
+                {
+                    "code": "nondeterministic",
+                    "side": "skill",
+                    "message": "two runs with the same input gave different output bytes"
+                    if second.status == "ok"
+                    else f"the second run ended with '{second.status}'",
+                }
+            )
     if outcome.status == "ok" and key is not None:
         cache_mod.store(options.cache_dir, key, outcome.output_bytes)
-    return _finish(report, t0, clock, outcome.status, errors=outcome.errors, output=outcome.output,
-                   output_bytes=outcome.output_bytes)
+    return _finish(
+        report,
+        t0,
+        clock,
+        outcome.status,
+        errors=outcome.errors,
+        output=outcome.output,
+        output_bytes=outcome.output_bytes,
+    )
 
 
 class _Outcome(Record):
@@ -167,32 +228,61 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     watched = _watched(skill.directory, workspace) if options.watch_filesystem else []
     before = [snapshot(root) for _, root in watched]
     scratch = _scratch()
-    env, fixed = build_env(granted=g.env, time=skill.get("determinism", "time", default="forbidden"),
-                           randomness=skill.get("determinism", "randomness", default="forbidden"),
-                           extra={"TMPDIR": scratch, "SKILL_DIR": str(Path(skill.directory).resolve()),
-                                  "SKILL_WORKSPACE": str(workspace.resolve()), "SKILL_ID": skill.id})
-    enforcement["env"] = {"level": "reduced", "passed": sorted(k for k in env if k in g.env),
-                          "withheld": sorted(g.withheld_env), "fixed": fixed}
+    env, fixed = build_env(
+        granted=g.env,
+        time=skill.get("determinism", "time", default="forbidden"),
+        randomness=skill.get("determinism", "randomness", default="forbidden"),
+        extra={
+            "TMPDIR": scratch,
+            "SKILL_DIR": str(Path(skill.directory).resolve()),
+            "SKILL_WORKSPACE": str(workspace.resolve()),
+            "SKILL_ID": skill.id,
+        },
+    )
+    enforcement["env"] = {
+        "level": "reduced",
+        "passed": sorted(k for k in env if k in g.env),
+        "withheld": sorted(g.withheld_env),
+        "fixed": fixed,
+    }
     argv = list(prepared.argv)
     program = argv[0] if "/" in argv[0] else find_program(argv[0], env["PATH"])
     argv[0] = program or argv[0]
     iso = network_isolation() if not g.network else None
-    enforcement["network"] = ({"allowed": True, "level": "not-needed", "detail": "network granted"} if iso is None
-                              else {"allowed": False, "level": iso.level, "detail": iso.detail})
+    enforcement["network"] = (
+        {"allowed": True, "level": "not-needed", "detail": "network granted"}
+        if iso is None
+        else {"allowed": False, "level": iso.level, "detail": iso.detail}
+    )
     try:
         if program is None:
             message = f"cannot start {prepared.argv[0]!r}: not found on PATH {env['PATH']}"
             return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
         try:
-            proc, reached = spawn_isolated(argv, network=g.network, stdin=-1, stdout=-1, stderr=-1,
-                                           cwd=str(prepared.cwd), env=env)
+            proc, reached = spawn_isolated(
+                argv, network=g.network, stdin=-1, stdout=-1, stderr=-1, cwd=str(prepared.cwd), env=env
+            )
         except OSError as exc:
-            return _Outcome("error", [{"code": "spawn", "side": "runner",
-                                       "message": f"cannot start {prepared.argv[0]!r}: {exc.strerror or exc}"}])
+            return _Outcome(
+                "error",
+                [
+                    {
+                        "code": "spawn",
+                        "side": "runner",
+                        "message": f"cannot start {prepared.argv[0]!r}: {exc.strerror or exc}",
+                    }
+                ],
+            )
         if iso is not None:
             enforcement["network"].update(level=reached.level, detail=reached.detail)
-        pumped = pump(proc, data, timeout_s=timeout_ms / 1000, max_stdout=MAX_STDOUT, keep_stderr=KEEP_STDERR,
-                      on_stderr=options.on_stderr)
+        pumped = pump(
+            proc,
+            data,
+            timeout_s=timeout_ms / 1000,
+            max_stdout=MAX_STDOUT,
+            keep_stderr=KEEP_STDERR,
+            on_stderr=options.on_stderr,
+        )
     finally:
         _empty(scratch)
     code = pumped.returncode
@@ -205,27 +295,51 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     writes, undeclared = _writes(watched, before, g.write_globs, enforcement)
     errors: list[dict[str, Any]] = []
     if undeclared:
-        errors.append({"code": "undeclared_write", "side": "skill",
-                       "message": f"wrote outside its declared filesystem.write globs: {', '.join(undeclared[:10])}"})
+        errors.append(
+            {
+                "code": "undeclared_write",
+                "side": "skill",
+                "message": f"wrote outside its declared filesystem.write globs: {', '.join(undeclared[:10])}",
+            }
+        )
     if pumped.timed_out:
-        return _Outcome("timeout", [{"code": "timeout", "side": "runner",
-                                     "message": f"no result within {timeout_ms} ms: the process group was killed"}]
-                        + errors)
+        return _Outcome(
+            "timeout",
+            [
+                {
+                    "code": "timeout",
+                    "side": "runner",
+                    "message": f"no result within {timeout_ms} ms: the process group was killed",
+                }
+            ]
+            + errors,
+        )
     if undeclared:
         return _Outcome("violation", errors)
     if pumped.stdout_overflow:
-        return _Outcome("failed", [{"code": "output_too_large", "side": "output",
-                                    "message": f"stdout exceeded {MAX_STDOUT} bytes"}])
+        return _Outcome(
+            "failed", [{"code": "output_too_large", "side": "output", "message": f"stdout exceeded {MAX_STDOUT} bytes"}]
+        )
     if code != 0:
         tail = pumped.stderr_kept[-400:].decode("utf-8", "replace").strip()
         reason = f"signal {report['signal']}" if report["signal"] else f"exit code {code}"
-        return _Outcome("failed", [{"code": "exit_status", "side": "skill",
-                                    "message": f"the skill ended with {reason}" + (f": {tail}" if tail else "")}])
+        return _Outcome(
+            "failed",
+            [
+                {
+                    "code": "exit_status",
+                    "side": "skill",
+                    "message": f"the skill ended with {reason}" + (f": {tail}" if tail else ""),
+                }
+            ],
+        )
     try:
         output = json.loads(pumped.stdout)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return _Outcome("invalid_output", [{"code": "output_json", "side": "output",
-                                            "message": f"stdout is not one JSON value: {exc}"}])
+        return _Outcome(
+            "invalid_output",
+            [{"code": "output_json", "side": "output", "message": f"stdout is not one JSON value: {exc}"}],
+        )
     errors = _schema_errors(prepared.output_schema, output, "output")
     if errors:
         return _Outcome("invalid_output", errors)
@@ -309,8 +423,14 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any]) -> t
             undeclared += bad
         else:
             undeclared += [f"<skill>/{p}" for p in paths]
-    fs.update(level="detect", watched=[label for label, _ in watched], writeGlobs=list(globs),
-              declaredWrites=declared[:200], undeclaredWrites=undeclared[:200], truncated=truncated)
+    fs.update(
+        level="detect",
+        watched=[label for label, _ in watched],
+        writeGlobs=list(globs),
+        declaredWrites=declared[:200],
+        undeclaredWrites=undeclared[:200],
+        truncated=truncated,
+    )
     return declared, undeclared
 
 
@@ -318,8 +438,12 @@ def _logs(skill, pumped) -> dict[str, Any]:
     fmt = skill.get("observability", "logs", "format", default="jsonl")
     text = pumped.stderr_kept.decode("utf-8", "replace")
     lines = [line for line in text.splitlines() if line.strip()]
-    logs: dict[str, Any] = {"format": fmt if fmt in ("jsonl", "text") else "jsonl", "lines": len(lines),
-                            "bytes": pumped.stderr_bytes, "truncated": pumped.stderr_truncated}
+    logs: dict[str, Any] = {
+        "format": fmt if fmt in ("jsonl", "text") else "jsonl",
+        "lines": len(lines),
+        "bytes": pumped.stderr_bytes,
+        "truncated": pumped.stderr_truncated,
+    }
     if logs["format"] == "jsonl":
         records, invalid = [], []
         for line in lines:
@@ -343,15 +467,21 @@ def _base_report(prepared: Prepared, options: RunOptions, started: str) -> dict[
     g = prepared.grants
     det = {k: skill.get("determinism", k, default="forbidden") for k in ("network", "time", "randomness")}
     return {
-        "apiVersion": "skill-run-report/v1", "kind": "SkillRunReport",
+        "apiVersion": "skill-run-report/v1",
+        "kind": "SkillRunReport",
         "skill": {"id": skill.id, "version": skill.version, "path": str(skill.directory), "contentSha256": None},
-        "status": "error", "ok": False, "exitCode": None, "signal": None, "startedAt": started, "durationMs": 0,
-        "input": {"sha256": None, "bytes": 0}, "output": {"sha256": None, "bytes": 0},
+        "status": "error",
+        "ok": False,
+        "exitCode": None,
+        "signal": None,
+        "startedAt": started,
+        "durationMs": 0,
+        "input": {"sha256": None, "bytes": 0},
+        "output": {"sha256": None, "bytes": 0},
         "enforcement": {
             "env": {"level": "reduced", "passed": [], "withheld": sorted(g.withheld_env), "fixed": {}},
             "determinism": det,
-            "network": {"allowed": g.network, "level": "not-needed" if g.network else "none",
-                        "detail": "not started"},
+            "network": {"allowed": g.network, "level": "not-needed" if g.network else "none", "detail": "not started"},
             "filesystem": {"level": "detect" if options.watch_filesystem else "off", "undeclaredWrites": []},
             "subprocess": {"allowed": g.subprocess, "level": "process-group", "leftoverKilled": 0},
             "timeout": {"ms": options.timeout_ms or skill.timeout_ms, "expired": False, "killed": "none"},
@@ -361,8 +491,16 @@ def _base_report(prepared: Prepared, options: RunOptions, started: str) -> dict[
     }
 
 
-def _finish(report: dict[str, Any], t0: float, clock: Clock | WallClock, status: str, *, errors=(), output=None,
-            output_bytes: bytes = b"") -> RunResult:
+def _finish(
+    report: dict[str, Any],
+    t0: float,
+    clock: Clock | WallClock,
+    status: str,
+    *,
+    errors=(),
+    output=None,
+    output_bytes: bytes = b"",
+) -> RunResult:
     report["status"] = status
     report["ok"] = status == "ok"
     report["errors"] = list(errors)

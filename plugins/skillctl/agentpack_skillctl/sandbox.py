@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.proc import spawn
+from agentpack.records import Record, constant
 
 from .globs import matches
-from agentpack.records import Record, constant
 
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp
-PRUNE = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache",
-                   ".ruff_cache"})
+PRUNE = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
 MAX_ENTRIES = 20_000
 NETNS_ENV = "AGENTPACK_SKILLCTL_NETNS"
 """Set to ``off`` to never use a network namespace (the report then says level ``none``)."""
@@ -38,15 +39,22 @@ def find_program(name: str, path: str) -> str | None:
     return None
 
 
-def build_env(*, granted: list[str], time: str, randomness: str, extra: dict[str, str]) -> tuple[dict[str, str],
-                                                                                                 dict[str, str]]:
+def build_env(
+    *, granted: list[str], time: str, randomness: str, extra: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
     """The child's environment and the fixed determinism variables it contains.
 
     Only ``granted`` names are copied from ours; ``time`` and ``randomness``
     other than ``allowed`` pin TZ, SOURCE_DATE_EPOCH and PYTHONHASHSEED.
     """
-    env = {"PATH": base_path(), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONUTF8": "1", "PYTHONNOUSERSITE": "1"}
+    env = {
+        "PATH": base_path(),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUTF8": "1",
+        "PYTHONNOUSERSITE": "1",
+    }
     for name in granted:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -89,9 +97,11 @@ def network_isolation() -> NetworkIsolation:
     unshare = find_program("unshare", os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
     if not linux or unshare is None:
         return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
-    candidates = [("namespace", (unshare, "--net", "--")),
-                  ("user-namespace", (unshare, "--net", "--map-current-user", "--")),
-                  ("user-namespace", (unshare, "--net", "--map-root-user", "--"))]
+    candidates = [
+        ("namespace", (unshare, "--net", "--")),
+        ("user-namespace", (unshare, "--net", "--map-current-user", "--")),
+        ("user-namespace", (unshare, "--net", "--map-root-user", "--")),
+    ]
     if os.geteuid() != 0:
         candidates = candidates[1:]
     errors = list(_IN_THREAD_FAILED)
@@ -104,8 +114,13 @@ def network_isolation() -> NetworkIsolation:
         if probe.returncode == 0:
             return NetworkIsolation(level, prefix, f"fresh network namespace via unshare(1) {' '.join(prefix[1:-1])}")
         errors.append(probe.stderr.decode("utf-8", "replace").strip())
-    return NetworkIsolation("none", (), "network namespaces are not permitted here ("
-                            + "; ".join(e for e in errors if e)[:300] + "): network access is not blocked")
+    return NetworkIsolation(
+        "none",
+        (),
+        "network namespaces are not permitted here ("
+        + "; ".join(e for e in errors if e)[:300]
+        + "): network access is not blocked",
+    )
 
 
 def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[subprocess.Popen, NetworkIsolation]:
@@ -180,7 +195,11 @@ def split_writes(paths: list[str], globs: list[str]) -> tuple[list[str], list[st
     declared = [p for p in files if matches(p, globs)]
     undeclared = [p for p in files if p not in declared]
     for folder in (p for p in paths if p.endswith("/")):
-        inside = (any(d.startswith(folder) for d in declared) or any(g.startswith(folder) for g in globs)
-                  or matches(folder + "x", globs) or matches(folder.rstrip("/"), globs))
+        inside = (
+            any(d.startswith(folder) for d in declared)
+            or any(g.startswith(folder) for g in globs)
+            or matches(folder + "x", globs)
+            or matches(folder.rstrip("/"), globs)
+        )
         (declared if inside else undeclared).append(folder)
     return sorted(declared), sorted(undeclared)

@@ -16,8 +16,9 @@ from .validation import SPEC_ID_RE
 PLACEHOLDERS = ("__SKILL_ID__", "__SKILL_NAME__", "__SPEC_ID__", "__DESCRIPTION__")
 
 
-def scaffold(tree: Path, skill_id: str, slug: str, *, spec_id: str = "SPEC-TODO",
-             description: str | None = None) -> Path:
+def scaffold(
+    tree: Path, skill_id: str, slug: str, *, spec_id: str = "SPEC-TODO", description: str | None = None
+) -> Path:
     """Create ``tree/slug`` for ``skill_id``; AgentpackError for a bad id, slug, spec id or an existing folder."""
     if not ID_RE.match(skill_id):
         raise AgentpackError(f"'{skill_id}' is not a skill id (dot-separated snake_case, e.g. text.word_count)")
@@ -29,9 +30,14 @@ def scaffold(tree: Path, skill_id: str, slug: str, *, spec_id: str = "SPEC-TODO"
     if target.exists():
         raise AgentpackError(f"{target} already exists")
     name = skill_id.rsplit(".", 1)[-1].replace("_", " ").capitalize()
-    values = {"__SKILL_ID__": skill_id, "__SKILL_NAME__": name, "__SPEC_ID__": spec_id,
-              "__DESCRIPTION__": (description or f"{name} (deterministic skill scaffolded from the template).")
-              .replace("\n", " ")}
+    values = {
+        "__SKILL_ID__": skill_id,
+        "__SKILL_NAME__": name,
+        "__SPEC_ID__": spec_id,
+        "__DESCRIPTION__": (description or f"{name} (deterministic skill scaffolded from the template).").replace(
+            "\n", " "
+        ),
+    }
     tree.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", dir=tree))
     try:

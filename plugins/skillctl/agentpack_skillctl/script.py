@@ -8,10 +8,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FLAGS = {"--quiet-logs": "quiet_logs", "--json": "as_json", "--check-determinism": "check_determinism",
-         "--cache": "cache", "--no-cache": None}
-VALUES = {"-i": "input_file", "--input": "input_file", "--output": "output_file", "--timeout-ms": "timeout_ms",
-          "--workspace": "workspace", "--report": "report_file", "--cache-dir": "cache_dir"}
+FLAGS = {
+    "--quiet-logs": "quiet_logs",
+    "--json": "as_json",
+    "--check-determinism": "check_determinism",
+    "--cache": "cache",
+    "--no-cache": None,
+}
+VALUES = {
+    "-i": "input_file",
+    "--input": "input_file",
+    "--output": "output_file",
+    "--timeout-ms": "timeout_ms",
+    "--workspace": "workspace",
+    "--report": "report_file",
+    "--cache-dir": "cache_dir",
+}
 PATHS = ("output_file", "workspace", "report_file", "cache_dir")
 
 

@@ -12,9 +12,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
@@ -50,9 +50,15 @@ def evaluate(root: Path, options: EvalOptions) -> EvalReport:
         if options.suite and suite.id != options.suite and directory.name != options.suite:
             continue
         suites.append(suite)
-    return EvalReport(name=root.resolve().name, format="skillctl", path=str(root), started_at=started,
-                      duration_s=round(time.monotonic() - t0, 3), suites=suites,
-                      metadata={"check_determinism": bool(options.options.get("check_determinism"))})
+    return EvalReport(
+        name=root.resolve().name,
+        format="skillctl",
+        path=str(root),
+        started_at=started,
+        duration_s=round(time.monotonic() - t0, 3),
+        suites=suites,
+        metadata={"check_determinism": bool(options.options.get("check_determinism"))},
+    )
 
 
 def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
@@ -63,8 +69,9 @@ def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
         skill = load_skill(directory)
         suite_id = skill.id
     except AgentpackError as exc:
-        return SuiteResult(id=directory.name, file=str(directory), cases=[
-            CaseResult(id="contract", status="error", message=str(exc))])
+        return SuiteResult(
+            id=directory.name, file=str(directory), cases=[CaseResult(id="contract", status="error", message=str(exc))]
+        )
     if options.suite and options.suite not in (suite_id, directory.name):
         return SuiteResult(id=suite_id)
     cases = []
@@ -74,11 +81,19 @@ def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
     tests = directory / "tests"
     if tests.is_dir():
         for script in sorted(tests.iterdir()):
-            if script.is_file() and script.name.startswith("test") and (
-                    not options.filter or options.filter in f"test:{script.name}"):
+            if (
+                script.is_file()
+                and script.name.startswith("test")
+                and (not options.filter or options.filter in f"test:{script.name}")
+            ):
                 cases.append(_script(directory, script))
-    return SuiteResult(id=suite_id, name=skill.name, file=str(directory / "skill.yaml"),
-                       duration_s=round(time.monotonic() - t0, 3), cases=cases)
+    return SuiteResult(
+        id=suite_id,
+        name=skill.name,
+        file=str(directory / "skill.yaml"),
+        duration_s=round(time.monotonic() - t0, 3),
+        cases=cases,
+    )
 
 
 def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None, options: EvalOptions) -> CaseResult:
@@ -102,26 +117,55 @@ def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None
     result = results[0]
     if runs == 2 and result.ok:
         identical = results[1].ok and results[1].output_bytes == result.output_bytes
-        result.report["determinismCheck"] = {"runs": 2, "identical": identical, "outputSha256": [
-            r.report["output"]["sha256"] for r in results]}
+        result.report["determinismCheck"] = {
+            "runs": 2,
+            "identical": identical,
+            "outputSha256": [r.report["output"]["sha256"] for r in results],
+        }
         if not identical:
             result.status = "nondeterministic"
-            result.report["errors"].append({"code": "nondeterministic", "side": "skill",
-                                            "message": "two runs in fresh workspaces gave different output bytes"})
-    assertions = [AssertionResult(name="status", passed=result.status == want_status, expected=want_status,
-                                  actual=result.status,
-                                  message="; ".join(e["message"] for e in result.report["errors"])[:2000])]
+            result.report["errors"].append(
+                {
+                    "code": "nondeterministic",
+                    "side": "skill",
+                    "message": "two runs in fresh workspaces gave different output bytes",
+                }
+            )
+    assertions = [
+        AssertionResult(
+            name="status",
+            passed=result.status == want_status,
+            expected=want_status,
+            actual=result.status,
+            message="; ".join(e["message"] for e in result.report["errors"])[:2000],
+        )
+    ]
     if expected is not None and want_status == "ok":
         want = json.loads(expected.read_text(encoding="utf-8"))
-        assertions.append(AssertionResult(name="output", passed=result.output == want, expected=want,
-                                          actual=result.output))
+        assertions.append(
+            AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
+        )
     passed = all(a.passed for a in assertions)
-    message = "" if passed else "; ".join(f"{a.name}: expected {json.dumps(a.expected)[:300]}, got "
-                                          f"{json.dumps(a.actual)[:300]}" + (f" ({a.message})" if a.message else "")
-                                          for a in assertions if not a.passed)
-    return CaseResult(id=cid, name=case, status="passed" if passed else "failed", message=message,
-                      duration_s=round(time.monotonic() - t0, 3), file=str(input_path), assertions=assertions,
-                      details={"report": result.report})
+    message = (
+        ""
+        if passed
+        else "; ".join(
+            f"{a.name}: expected {json.dumps(a.expected)[:300]}, got "
+            f"{json.dumps(a.actual)[:300]}" + (f" ({a.message})" if a.message else "")
+            for a in assertions
+            if not a.passed
+        )
+    )
+    return CaseResult(
+        id=cid,
+        name=case,
+        status="passed" if passed else "failed",
+        message=message,
+        duration_s=round(time.monotonic() - t0, 3),
+        file=str(input_path),
+        assertions=assertions,
+        details={"report": result.report},
+    )
 
 
 def _interpreter(script: Path) -> list[str]:
@@ -143,12 +187,21 @@ def _script(directory: Path, script: Path) -> CaseResult:
     t0 = time.monotonic()
     cid = f"test:{script.name}"
     with fresh_workspace(directory) as workspace:
-        env, _ = build_env(granted=[], time="forbidden", randomness="forbidden", extra={
-            "SKILL_DIR": str(directory.resolve()), "SKILL_WORKSPACE": str(workspace),
-            "TMPDIR": str(workspace.parent), "SKILLCTL_PYTHON": sys.executable})
+        env, _ = build_env(
+            granted=[],
+            time="forbidden",
+            randomness="forbidden",
+            extra={
+                "SKILL_DIR": str(directory.resolve()),
+                "SKILL_WORKSPACE": str(workspace),
+                "TMPDIR": str(workspace.parent),
+                "SKILLCTL_PYTHON": sys.executable,
+            },
+        )
         try:
-            proc, _ = spawn_isolated(_interpreter(script), network=False, stdin=-1, stdout=-1, stderr=-1,
-                                     cwd=str(directory), env=env)
+            proc, _ = spawn_isolated(
+                _interpreter(script), network=False, stdin=-1, stdout=-1, stderr=-1, cwd=str(directory), env=env
+            )
         except OSError as exc:
             return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))
         out = pump(proc, b"", timeout_s=TEST_TIMEOUT_S, max_stdout=1 << 20, keep_stderr=1 << 16)
@@ -159,8 +212,15 @@ def _script(directory: Path, script: Path) -> CaseResult:
         status, message = "passed", ""
     else:
         status, message = "failed", f"exit code {out.returncode}: {text[-1500:]}"
-    return CaseResult(id=cid, name=script.name, status=status, message=message, file=str(script),
-                      duration_s=round(time.monotonic() - t0, 3), details={"output": text[-4000:]})
+    return CaseResult(
+        id=cid,
+        name=script.name,
+        status=status,
+        message=message,
+        file=str(script),
+        duration_s=round(time.monotonic() - t0, 3),
+        details={"output": text[-4000:]},
+    )
 
 
 __all__ = ["evaluate", "fresh_workspace", "run_suite"]

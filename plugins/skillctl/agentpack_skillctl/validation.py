@@ -13,15 +13,17 @@ from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, 
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs, tree_skill_dirs
 from .store import SKILL_SCHEMA, schemas
 
-SPEC_ID_RE = re.compile(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-                        r"|SPEC-[A-Za-z0-9][A-Za-z0-9._-]*)$")
+SPEC_ID_RE = re.compile(
+    r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|SPEC-[A-Za-z0-9][A-Za-z0-9._-]*)$"
+)
 PLACEHOLDER_SPEC_IDS = {"SPEC-TODO"}
-RUNTIME_PROGRAMS = {"python": ("python", "python3"), "node": ("node", "nodejs"),
-                    "shell": ("sh", "bash", "dash", "zsh")}
+RUNTIME_PROGRAMS = {"python": ("python", "python3"), "node": ("node", "nodejs"), "shell": ("sh", "bash", "dash", "zsh")}
 
 
-def validate_skill(skill: SkillManifest, *, access: AccessManifest | None | bool = True,
-                   strict: bool = False) -> list[Finding]:
+def validate_skill(
+    skill: SkillManifest, *, access: AccessManifest | bool | None = True, strict: bool = False
+) -> list[Finding]:
     """Every rule for one skill folder. ``access=True`` looks for ``../_access.yaml`` itself."""
     findings = schema_findings(skill)
     findings += _spec_id(skill)
@@ -37,18 +39,25 @@ def validate_skill(skill: SkillManifest, *, access: AccessManifest | None | bool
             findings += access_findings
     findings += check_skill(skill, access or None)
     if strict and access is None:
-        findings.append(Finding.error("SKC156", "strict mode needs an access manifest (_access.yaml) beside the "
-                                      "skill folder", file=skill.file))
+        findings.append(
+            Finding.error(
+                "SKC156", "strict mode needs an access manifest (_access.yaml) beside the skill folder", file=skill.file
+            )
+        )
     return findings
 
 
 EXPECTED = [
     (re.compile(r"^/id$"), "must be dot-separated snake_case segments, e.g. 'schema.validate_json'"),
     (re.compile(r"^/version$"), "must be a SemVer version X.Y.Z (e.g. '1.0.0'; quote it in YAML)"),
-    (re.compile(r"^/(runtime/command/\d+|runtime/cwd|io/inputSchema|io/outputSchema)$"),
-     "must be a path relative to the skill folder: no leading '/', no '..' segment, no backslash"),
-    (re.compile(r"^/security/access/filesystem/(read|write)/\d+$"),
-     "must be a workspace-relative glob: no leading '/', no '..' segment"),
+    (
+        re.compile(r"^/(runtime/command/\d+|runtime/cwd|io/inputSchema|io/outputSchema)$"),
+        "must be a path relative to the skill folder: no leading '/', no '..' segment, no backslash",
+    ),
+    (
+        re.compile(r"^/security/access/filesystem/(read|write)/\d+$"),
+        "must be a workspace-relative glob: no leading '/', no '..' segment",
+    ),
     (re.compile(r"^/security/access/env/read/\d+$"), "must be an environment variable name"),
 ]
 
@@ -70,8 +79,10 @@ def schema_findings(skill: SkillManifest) -> list[Finding]:
         elif network_allowed and message.endswith("'x-securityApprovalId'"):
             message = "/: determinism.network is 'allowed', so x-securityApprovalId (a Security approval) is required"
         elif pointer == "/security/access/network/allowed" and "was expected" in message:
-            message = (f"{pointer}: must be {str(network_allowed).lower()} because determinism.network is "
-                       f"'{skill.get('determinism', 'network')}'")
+            message = (
+                f"{pointer}: must be {str(network_allowed).lower()} because determinism.network is "
+                f"'{skill.get('determinism', 'network')}'"
+            )
         out.append(f if message == f.message else f.model_copy(update={"message": message}))
     return out
 
@@ -81,12 +92,20 @@ def _spec_id(skill: SkillManifest) -> list[Finding]:
     if not isinstance(spec_id, str) or not spec_id:
         return []
     if not SPEC_ID_RE.match(spec_id):
-        return [Finding.error("SKC110", f"governance.specId '{spec_id}' is neither a UUID nor 'SPEC-<id>'",
-                              hint="e.g. 6f34688b-a76e-46b8-8d2d-8ffe5c88f9c6 or SPEC-42",
-                              **skill.where("/governance/specId"))]
+        return [
+            Finding.error(
+                "SKC110",
+                f"governance.specId '{spec_id}' is neither a UUID nor 'SPEC-<id>'",
+                hint="e.g. 6f34688b-a76e-46b8-8d2d-8ffe5c88f9c6 or SPEC-42",
+                **skill.where("/governance/specId"),
+            )
+        ]
     if spec_id in PLACEHOLDER_SPEC_IDS:
-        return [Finding.warning("SKC111", f"governance.specId '{spec_id}' is a placeholder",
-                                **skill.where("/governance/specId"))]
+        return [
+            Finding.warning(
+                "SKC111", f"governance.specId '{spec_id}' is a placeholder", **skill.where("/governance/specId")
+            )
+        ]
     return []
 
 
@@ -100,9 +119,14 @@ def _paths(skill: SkillManifest) -> list[Finding]:
         runtime_type = skill.get("runtime", "type")
         programs = RUNTIME_PROGRAMS.get(runtime_type)
         if programs and command and isinstance(command[0], str) and Path(command[0]).name not in programs:
-            out.append(Finding.warning("SKC122", f"runtime.type is '{runtime_type}' but the command starts with "
-                                       f"'{command[0]}' (expected one of {', '.join(programs)})",
-                                       **skill.where("/runtime/command/0")))
+            out.append(
+                Finding.warning(
+                    "SKC122",
+                    f"runtime.type is '{runtime_type}' but the command starts with "
+                    f"'{command[0]}' (expected one of {', '.join(programs)})",
+                    **skill.where("/runtime/command/0"),
+                )
+            )
     cwd = skill.get("runtime", "cwd")
     if isinstance(cwd, str):
         out += _existing(skill, cwd, "/runtime/cwd", "dir")
@@ -111,8 +135,13 @@ def _paths(skill: SkillManifest) -> list[Finding]:
         if isinstance(value, str):
             out += _existing(skill, value, f"/io/{key}", "file")
     if skill.get("observability", "logs", "destination") == "file":
-        out.append(Finding.warning("SKC143", "log files are not collected: the runner keeps structured logs from "
-                                   "stderr only", **skill.where("/observability/logs/destination")))
+        out.append(
+            Finding.warning(
+                "SKC143",
+                "log files are not collected: the runner keeps structured logs from stderr only",
+                **skill.where("/observability/logs/destination"),
+            )
+        )
     return out
 
 
@@ -146,8 +175,12 @@ def _io_schemas(skill: SkillManifest) -> list[Finding]:
         try:
             schema = skill.io_schema(which)
         except PackError as exc:
-            if "does not exist" in exc.message or "escape" in exc.message or "climbs" in exc.message \
-                    or "absolute" in exc.message:
+            if (
+                "does not exist" in exc.message
+                or "escape" in exc.message
+                or "climbs" in exc.message
+                or "absolute" in exc.message
+            ):
                 continue  # reported by _paths
             out.append(Finding.error("SKC130", exc.message, file=exc.file, line=exc.line, column=exc.column))
             continue
@@ -157,20 +190,44 @@ def _io_schemas(skill: SkillManifest) -> list[Finding]:
             cls.check_schema(schema)
         except SchemaError as exc:
             where = "/" + "/".join(str(p) for p in exc.absolute_path)
-            out.append(Finding.error("SKC131", f"{which} schema is not a valid JSON Schema at {where}: {exc.message}",
-                                     file=display, pointer=where))
+            out.append(
+                Finding.error(
+                    "SKC131",
+                    f"{which} schema is not a valid JSON Schema at {where}: {exc.message}",
+                    file=display,
+                    pointer=where,
+                )
+            )
             continue
         if not (isinstance(schema, dict) and schema.get("type") == "object"):
             if which == "input":
-                out.append(Finding.error("SKC132", "the input schema must describe a JSON object (\"type\": "
-                                         "\"object\"): MCP tools and the CLI take an object", file=display))
+                out.append(
+                    Finding.error(
+                        "SKC132",
+                        'the input schema must describe a JSON object ("type": '
+                        '"object"): MCP tools and the CLI take an object',
+                        file=display,
+                    )
+                )
             else:
-                out.append(Finding.warning("SKC133", "the output schema does not describe a JSON object: MCP "
-                                           "clients will get it without an outputSchema", file=display))
+                out.append(
+                    Finding.warning(
+                        "SKC133",
+                        "the output schema does not describe a JSON object: MCP "
+                        "clients will get it without an outputSchema",
+                        file=display,
+                    )
+                )
         refs = [r for r in schema_refs(schema) if not r.startswith("#")]
         if refs:
-            out.append(Finding.error("SKC134", f"{which} schema has a non-local $ref ('{refs[0]}'): schemas are "
-                                     "never fetched, bundle the definition under $defs", file=display))
+            out.append(
+                Finding.error(
+                    "SKC134",
+                    f"{which} schema has a non-local $ref ('{refs[0]}'): schemas are "
+                    "never fetched, bundle the definition under $defs",
+                    file=display,
+                )
+            )
     return out
 
 
@@ -179,8 +236,14 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
     root = skill.directory
     slug = root.resolve().name
     if not SLUG_RE.match(slug):
-        out.append(Finding.error("SKC160", f"skill folder name '{slug}' is not kebab-case",
-                                 file=skill.file, hint="rename it, e.g. 'validate-json'"))
+        out.append(
+            Finding.error(
+                "SKC160",
+                f"skill folder name '{slug}' is not kebab-case",
+                file=skill.file,
+                hint="rename it, e.g. 'validate-json'",
+            )
+        )
     for name, required in (("tests", True), ("fixtures", True), ("impl", False), ("README.md", strict)):
         path = root / name
         present = path.is_file() if name.endswith(".md") else path.is_dir()
@@ -188,8 +251,15 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
             continue
         message = f"the skill folder has no {name}" + ("" if name.endswith(".md") else "/")
         if required:
-            out.append(Finding.error("SKC140", message + " (every skill ships offline tests and fixtures)"
-                                     if name in ("tests", "fixtures") else message, file=skill.file))
+            out.append(
+                Finding.error(
+                    "SKC140",
+                    message + " (every skill ships offline tests and fixtures)"
+                    if name in ("tests", "fixtures")
+                    else message,
+                    file=skill.file,
+                )
+            )
         else:
             out.append(Finding.warning("SKC140", message, file=skill.file))
     return out
@@ -237,17 +307,28 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
     for case, input_path, expected in cases:
         status = fixture_status(input_path.parent, case)
         if status not in STATUSES:
-            out.append(Finding.error("SKC141", f"fixture '{case}' expects unknown status '{status}' (one of "
-                                     f"{', '.join(STATUSES)})", file=str(folder / f"{case}.status")))
+            out.append(
+                Finding.error(
+                    "SKC141",
+                    f"fixture '{case}' expects unknown status '{status}' (one of {', '.join(STATUSES)})",
+                    file=str(folder / f"{case}.status"),
+                )
+            )
         for which, path in (("input", input_path), ("output", expected)):
-            if path is None or (which == "input" and status == "invalid_input") or (which == "output" and
-                                                                                      status != "ok"):
+            if (
+                path is None
+                or (which == "input" and status == "invalid_input")
+                or (which == "output" and status != "ok")
+            ):
                 continue
             try:
                 value = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
-                out.append(Finding.error("SKC141", f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno,
-                                         column=exc.colno))
+                out.append(
+                    Finding.error(
+                        "SKC141", f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno, column=exc.colno
+                    )
+                )
                 continue
             except (OSError, UnicodeDecodeError) as exc:
                 out.append(Finding.error("SKC141", f"cannot read: {exc}", file=str(path)))
@@ -259,8 +340,14 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
                 continue
             for error in errors[:5]:
                 pointer = "/" + "/".join(str(p) for p in error.absolute_path)
-                out.append(Finding.error("SKC141", f"fixture '{case}' does not match the {which} schema at "
-                                         f"{pointer}: {error.message}", file=str(path), pointer=pointer))
+                out.append(
+                    Finding.error(
+                        "SKC141",
+                        f"fixture '{case}' does not match the {which} schema at {pointer}: {error.message}",
+                        file=str(path),
+                        pointer=pointer,
+                    )
+                )
     return out
 
 
@@ -282,8 +369,9 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
         if not entry.is_dir() or entry.name[:1] in "._":
             continue
         if not is_skill_dir(entry):
-            findings.append(Finding.warning("SKC162", f"'{entry.name}' in the skills tree has no {MANIFEST}",
-                                            file=str(entry)))
+            findings.append(
+                Finding.warning("SKC162", f"'{entry.name}' in the skills tree has no {MANIFEST}", file=str(entry))
+            )
             continue
         try:
             skill = load_skill(entry)
@@ -297,11 +385,19 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
         skill_id = skill.get("id")
         if isinstance(skill_id, str) and ID_RE.match(skill_id):
             if skill_id in seen:
-                findings.append(Finding.error("SKC161", f"skill id '{skill_id}' is also used by {seen[skill_id]}",
-                                              **skill.where("/id")))
+                findings.append(
+                    Finding.error(
+                        "SKC161", f"skill id '{skill_id}' is also used by {seen[skill_id]}", **skill.where("/id")
+                    )
+                )
             else:
                 seen[skill_id] = skill.file
     if access is None and not strict and not access_path.is_file():
-        findings.append(Finding.info("SKC156", "no access manifest (_access.yaml) in the tree: each skill's own "
-                                     "declaration is its only limit", file=str(access_path)))
+        findings.append(
+            Finding.info(
+                "SKC156",
+                "no access manifest (_access.yaml) in the tree: each skill's own declaration is its only limit",
+                file=str(access_path),
+            )
+        )
     return findings

@@ -53,7 +53,9 @@ for line in sys.stdin:
         if mode == "bad_result":
             output = {"status": "finished", "public_output": 42}
         if mode == "error":
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "nope"}}) + "\n")
+            sys.stdout.write(
+                json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "nope"}}) + "\n"
+            )
             sys.stdout.flush()
             continue
     reply(output, rid)

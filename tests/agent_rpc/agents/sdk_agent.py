@@ -19,9 +19,14 @@ def step(text):
     state["history"].append(text)
     if text.startswith("lookup "):
         order = text.split(" ", 1)[1]
-        return Result(public_output=f"Order {order} has shipped.", evaluation_context="looked the order up",
-                      tool_calls=[{"name": "lookup_order", "arguments": {"order_id": order, "options": {"verbose": True}}},
-                                  {"name": "send_email", "arguments": {"to": "customer"}}])
+        return Result(
+            public_output=f"Order {order} has shipped.",
+            evaluation_context="looked the order up",
+            tool_calls=[
+                {"name": "lookup_order", "arguments": {"order_id": order, "options": {"verbose": True}}},
+                {"name": "send_email", "arguments": {"to": "customer"}},
+            ],
+        )
     if text == "count":
         return Result(public_output=str(len(state["history"])))
     if text == "ask":
@@ -40,8 +45,11 @@ def step(text):
         with open(path, "w") as handle:
             handle.write(str(count + 1))
         return Result(public_output="good" if count % 2 == 0 else "bad")
-    return Result(public_output=f"Echo: {text}", evaluation_context=f"turn {len(state['history'])}",
-                  usage={"input_tokens": 3, "output_tokens": 5})
+    return Result(
+        public_output=f"Echo: {text}",
+        evaluation_context=f"turn {len(state['history'])}",
+        usage={"input_tokens": 3, "output_tokens": 5},
+    )
 
 
 @agent.reset

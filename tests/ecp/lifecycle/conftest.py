@@ -106,22 +106,43 @@ DOCS = {
 }
 
 
-def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, remote: bool = False,
-               providers: list[str] | None = None, indexes: tuple[tuple[str, ...], ...] = (("kw", "keyword"),),
-               policy: dict | None = None, logs: dict | None = None, sources: str = FS_SOURCE) -> Path:
+def write_pack(
+    root: Path,
+    *,
+    name: str = "demo-expert",
+    secrets: bool = False,
+    remote: bool = False,
+    providers: list[str] | None = None,
+    indexes: tuple[tuple[str, ...], ...] = (("kw", "keyword"),),
+    policy: dict | None = None,
+    logs: dict | None = None,
+    sources: str = FS_SOURCE,
+) -> Path:
     """Write a pack at ``root / name`` and return its path."""
     pack = root / name
     (pack / "expert" / "maintenance").mkdir(parents=True, exist_ok=True)
     (pack / "expert" / "evals").mkdir(parents=True, exist_ok=True)
-    (pack / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Answers questions about the demo service.\n"
-                                   "---\n\n# Demo expert\n\nUse expert.query.\n")
+    (pack / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: Answers questions about the demo service.\n"
+        "---\n\n# Demo expert\n\nUse expert.query.\n"
+    )
     logs_yaml = ""
     if logs is not None:
         logs_yaml = "logs:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in logs.items())
-    (pack / "expert" / "EXPERT.yaml").write_text(EXPERT_YAML.format(
-        name=name, sources=sources, secrets=str(secrets).lower(), remote=str(remote).lower(), providers=json.dumps(providers or []),
-        indexes="".join(INDEX_ENTRY.format(id=e[0], type=e[1]) + (f"        backend: {e[2]}\n" if len(e) > 2 else "")
-                        for e in indexes).rstrip("\n"), logs=logs_yaml))
+    (pack / "expert" / "EXPERT.yaml").write_text(
+        EXPERT_YAML.format(
+            name=name,
+            sources=sources,
+            secrets=str(secrets).lower(),
+            remote=str(remote).lower(),
+            providers=json.dumps(providers or []),
+            indexes="".join(
+                INDEX_ENTRY.format(id=e[0], type=e[1]) + (f"        backend: {e[2]}\n" if len(e) > 2 else "")
+                for e in indexes
+            ).rstrip("\n"),
+            logs=logs_yaml,
+        )
+    )
     (pack / "expert" / "maintenance" / "policy.json").write_text(json.dumps(policy or POLICY, indent=2))
     (pack / "expert" / "evals" / "smoke.yaml").write_text(SMOKE)
     for rel, text in DOCS.items():
@@ -134,12 +155,19 @@ def write_pack(root: Path, *, name: str = "demo-expert", secrets: bool = False, 
 def git(repo: Path, *args: str) -> str:
     import subprocess
 
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": __import__("os").environ["PATH"],
-           "HOME": str(repo)}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+        "PATH": __import__("os").environ["PATH"],
+        "HOME": str(repo),
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def make_git_repo(path: Path) -> str:
@@ -178,13 +206,19 @@ class FakeChatServer:
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "body": body,
-                                        "authorization": self.headers.get("Authorization")})
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": server.reply},
-                                                   "finish_reason": "stop"}],
-                                      "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}})
+                server.requests.append(
+                    {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+                )
+                payload = json.dumps(
+                    {
+                        "choices": [
+                            {"message": {"role": "assistant", "content": server.reply}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+                    }
+                )
                 self.send_response(server.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -218,5 +252,12 @@ def kit():
     """The helpers of this conftest (test modules cannot import it in importlib mode)."""
     import types
 
-    return types.SimpleNamespace(write_pack=write_pack, ALL_FORMATS=ALL_FORMATS, GIT_SOURCE=GIT_SOURCE, git=git,
-                                 make_git_repo=make_git_repo, DOCS=DOCS, POLICY=POLICY)
+    return types.SimpleNamespace(
+        write_pack=write_pack,
+        ALL_FORMATS=ALL_FORMATS,
+        GIT_SOURCE=GIT_SOURCE,
+        git=git,
+        make_git_repo=make_git_repo,
+        DOCS=DOCS,
+        POLICY=POLICY,
+    )

@@ -60,18 +60,33 @@ def test_crash_points_of_a_refresh(tmp_path: Path, kit) -> None:
     trace = tmp_path / "trace.txt"
     probe = tmp_path / "probe"
     shutil.copytree(base.parent, probe)
-    done = subprocess.run([AGENTPACK, "ecp", "refresh", str(probe / base.name)], env=_env(
-        AGENTPACK_ECP_CRASH_TRACE=str(trace)), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [AGENTPACK, "ecp", "refresh", str(probe / base.name)],
+        env=_env(AGENTPACK_ECP_CRASH_TRACE=str(trace)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     points = trace.read_text().split()
-    assert {"refresh.after_build", "refresh.after_evals", "publish.after_journal", "publish.after_swap",
-            "publish.after_manifest"} <= set(points)
+    assert {
+        "refresh.after_build",
+        "refresh.after_evals",
+        "publish.after_journal",
+        "publish.after_swap",
+        "publish.after_manifest",
+    } <= set(points)
     for n, name in enumerate(points, 1):
         work = tmp_path / f"run{n}"
         shutil.copytree(base.parent, work)
         pack = work / base.name
-        proc = subprocess.run([AGENTPACK, "ecp", "refresh", str(pack)], capture_output=True, text=True, timeout=120,
-                              env=_env(AGENTPACK_ECP_CRASH_AT="*", AGENTPACK_ECP_CRASH_SKIP=str(n)))
+        proc = subprocess.run(
+            [AGENTPACK, "ecp", "refresh", str(pack)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_env(AGENTPACK_ECP_CRASH_AT="*", AGENTPACK_ECP_CRASH_SKIP=str(n)),
+        )
         assert proc.returncode == -signal.SIGKILL, (name, proc.stderr)
         served = _answers(pack)
         assert len(served) == 1 or name.startswith("publish."), (name, served)  # before publishing: only OLD
@@ -93,8 +108,9 @@ def test_timed_kills_never_break_the_published_index(tmp_path: Path, kit) -> Non
         work = tmp_path / f"t{n}"
         shutil.copytree(base.parent, work)
         pack = work / base.name
-        proc = spawn([AGENTPACK, "ecp", "refresh", str(pack)], stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, env=_env())
+        proc = spawn(
+            [AGENTPACK, "ecp", "refresh", str(pack)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env()
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -107,9 +123,16 @@ def test_a_running_refresh_holds_the_lock(tmp_path: Path, kit) -> None:
     pack = _make(tmp_path, kit)
     _change(pack)
     trace = tmp_path / "trace.txt"
-    proc = spawn([AGENTPACK, "ecp", "refresh", str(pack)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                 env=_env(AGENTPACK_ECP_CRASH_AT="refresh.after_build", AGENTPACK_ECP_CRASH_MODE="sleep",
-                          AGENTPACK_ECP_CRASH_TRACE=str(trace)))
+    proc = spawn(
+        [AGENTPACK, "ecp", "refresh", str(pack)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(
+            AGENTPACK_ECP_CRASH_AT="refresh.after_build",
+            AGENTPACK_ECP_CRASH_MODE="sleep",
+            AGENTPACK_ECP_CRASH_TRACE=str(trace),
+        ),
+    )
     try:
         for _ in range(600):  # bounded: at most 60 s
             if trace.exists() and "sleeping at" in trace.read_text():

@@ -55,6 +55,5 @@ def test_refreshed_pack_still_validates_in_the_reference(ecpctl, example_pack: P
     result = run_cli(["ecp", "refresh", example_pack, "--json"])
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.json()["decision"] == "published"
-    code, report = ecpctl("validate", "--skill", str(example_pack), "--strict", "--with-artifacts",
-                               "--max-chunks", "0")
+    code, report = ecpctl("validate", "--skill", str(example_pack), "--strict", "--with-artifacts", "--max-chunks", "0")
     assert code == 0 and report["ok"], report.get("errors")

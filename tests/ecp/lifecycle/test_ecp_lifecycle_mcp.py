@@ -134,8 +134,9 @@ def test_sdk_client_in_process(ecp_host, built: Path) -> None:
             after = await client.call_tool("expert.query", {"question": "access tokens expire"})
             status = await client.call_tool("expert.status", {})
             bad = await client.call_tool("expert.query", {"question": ""})
-            wrong = await client.call_tool("expert.query", {"question": "x", "as_of": {
-                "source_id": "docs", "revision": {"hash": "0"}}})
+            wrong = await client.call_tool(
+                "expert.query", {"question": "x", "as_of": {"source_id": "docs", "revision": {"hash": "0"}}}
+            )
             return listed, before, refreshed, after, status, bad, wrong
 
     listed, before, refreshed, after, status, bad, wrong = anyio.run(main)
@@ -181,8 +182,12 @@ def _free_port() -> int:
 def test_streamable_http_subprocess(built: Path) -> None:
     pytest.importorskip("uvicorn")
     port = _free_port()
-    proc = spawn([AGENTPACK, "mcp", "serve", "--transport", "streamable-http", "--port", str(port), "--pack",
-                  str(built)], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = spawn(
+        [AGENTPACK, "mcp", "serve", "--transport", "streamable-http", "--port", str(port), "--pack", str(built)],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         for _ in range(200):  # bounded: at most 20 s
             with socket.socket() as s:

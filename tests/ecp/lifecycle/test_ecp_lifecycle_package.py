@@ -9,10 +9,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentpack.testing import run_cli
-from agentpack_ecp import packaging, verify as verify_mod
+from agentpack_ecp import packaging
+from agentpack_ecp import verify as verify_mod
 
 
 def package(pack: Path, out: Path, *extra: str):

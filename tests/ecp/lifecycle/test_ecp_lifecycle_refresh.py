@@ -114,8 +114,10 @@ def test_failed_evals_roll_back(built: Path) -> None:
     assert not data["evals"]["passed"] and data["evals"]["suites"][0]["failed"] == ["rotation"]
     assert tree(built / "expert/context/indexes/kw") == before
     assert "ninety" in ask(built, "how are signing keys rotated")["answer"]
-    assert yaml.safe_load((built / "expert/EXPERT.yaml").read_text())["sources"][0]["revision"]["hash"] != \
-        data["revisions"]["docs"]["hash"]
+    assert (
+        yaml.safe_load((built / "expert/EXPERT.yaml").read_text())["sources"][0]["revision"]["hash"]
+        != data["revisions"]["docs"]["hash"]
+    )
     assert run_cli(["ecp", "status", built, "--json"]).json()["last_evals"]["passed"] is False
 
 
@@ -155,8 +157,10 @@ def test_require_approval_then_publish_and_rollback(built: Path) -> None:
     rolled = run_cli(["ecp", "rollback", built, "--json"])
     assert rolled.exit_code == 0 and rolled.json()["rolled_back"] == data["run_id"]
     assert "one hour" in ask(built, "access tokens expire")["answer"]
-    assert yaml.safe_load((built / "expert/EXPERT.yaml").read_text())["sources"][0]["revision"] == \
-        data["changes"][0]["from"]
+    assert (
+        yaml.safe_load((built / "expert/EXPERT.yaml").read_text())["sources"][0]["revision"]
+        == data["changes"][0]["from"]
+    )
     again = run_cli(["ecp", "rollback", built])
     assert again.exit_code == 2 and "nothing to roll back" in again.stderr
 
@@ -217,8 +221,10 @@ def test_prune_applies_retention(built: Path) -> None:
     old.parent.mkdir(parents=True, exist_ok=True)
     old.write_text("{}\n")
     (built / "expert/EXPERT.yaml").write_text(
-        (built / "expert/EXPERT.yaml").read_text().replace("classification: public",
-                                                           "classification: public\n  retention_days: 30"))
+        (built / "expert/EXPERT.yaml")
+        .read_text()
+        .replace("classification: public", "classification: public\n  retention_days: 30")
+    )
     dry = run_cli(["ecp", "prune", built, "--dry-run", "--json"]).json()
     assert len(dry["deleted_backups"]) == 2 and dry["deleted_logs"] == ["expert/logs/queries/2000-01-01.jsonl"]
     assert old.exists()

@@ -10,7 +10,9 @@ from agentpack_ecp.synthesis import Provider, refusal, synthesize
 RESPONSE = {
     "answer": "Signing keys are rotated every ninety days by the rotation job.",
     "citations": [{"chunk_id": "docs::keys.md#L1-L4"}],
-    "chunks": [{"snippet": "Signing keys are rotated every ninety days.", "citation": {"chunk_id": "docs::keys.md#L1-L4"}}],
+    "chunks": [
+        {"snippet": "Signing keys are rotated every ninety days.", "citation": {"chunk_id": "docs::keys.md#L1-L4"}}
+    ],
     "synthesis": {"provider": "local", "method": "extractive"},
 }
 OPEN = {"allow_remote_llm": True, "allowed_remote_llm_providers": ["openai"], "contains_secrets": False}
@@ -35,12 +37,15 @@ def test_local_provider_on_loopback_is_always_allowed(chat_server) -> None:
     assert "How are keys rotated?" in prompt and "[1] docs::keys.md#L1-L4" in prompt
 
 
-@pytest.mark.parametrize("security, reason", [
-    ({}, "allow_remote_llm is not true"),
-    ({"allow_remote_llm": True}, "not in security.allowed_remote_llm_providers"),
-    ({"allow_remote_llm": True, "allowed_remote_llm_providers": ["anthropic"]}, "'openai' is not in"),
-    ({**OPEN, "contains_secrets": True}, "contains_secrets"),
-])
+@pytest.mark.parametrize(
+    "security, reason",
+    [
+        ({}, "allow_remote_llm is not true"),
+        ({"allow_remote_llm": True}, "not in security.allowed_remote_llm_providers"),
+        ({"allow_remote_llm": True, "allowed_remote_llm_providers": ["anthropic"]}, "'openai' is not in"),
+        ({**OPEN, "contains_secrets": True}, "contains_secrets"),
+    ],
+)
 def test_remote_provider_refused_keeps_local_answer(chat_server, security, reason) -> None:
     provider = Provider(name="openai", base_url="https://api.openai.com/v1", model="gpt", api_key="k")
     out = synthesize("q", RESPONSE, security, provider=provider, client_factory=remote_via(chat_server))
@@ -53,11 +58,17 @@ def test_remote_provider_allowed(chat_server) -> None:
     provider = Provider(name="openai", base_url="https://api.openai.com/v1", model="gpt", api_key="k")
     assert refusal(OPEN, provider) is None
     usage = []
-    out = synthesize("q", RESPONSE, OPEN, provider=provider, client_factory=remote_via(chat_server),
-                     on_usage=usage.append)
-    assert out["synthesis"] == {"provider": "openai", "model": "gpt", "method": "llm", "max_evidence_chunks": 8,
-                                "remote": True, "usage": {"prompt_tokens": 50, "completion_tokens": 10,
-                                                          "total_tokens": 60}}
+    out = synthesize(
+        "q", RESPONSE, OPEN, provider=provider, client_factory=remote_via(chat_server), on_usage=usage.append
+    )
+    assert out["synthesis"] == {
+        "provider": "openai",
+        "model": "gpt",
+        "method": "llm",
+        "max_evidence_chunks": 8,
+        "remote": True,
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+    }
     assert usage[0]["total_tokens"] == 60
 
 
@@ -76,10 +87,17 @@ def test_provider_from_env_and_modes(chat_server) -> None:
     assert Provider.from_env({}) is None
     p = Provider.from_env({"AGENTPACK_ECP_LLM_MODEL": "m"})
     assert p.name == "openai" and not p.local
-    p = Provider.from_env({"AGENTPACK_ECP_LLM_MODEL": "m", "AGENTPACK_ECP_LLM_BASE_URL": "https://openrouter.ai/api/v1"})
+    p = Provider.from_env(
+        {"AGENTPACK_ECP_LLM_MODEL": "m", "AGENTPACK_ECP_LLM_BASE_URL": "https://openrouter.ai/api/v1"}
+    )
     assert p.name == "openrouter"
-    p = Provider.from_env({"AGENTPACK_ECP_LLM_MODEL": "m", "AGENTPACK_ECP_LLM_BASE_URL": chat_server.base_url,
-                           "AGENTPACK_ECP_LLM_PROVIDER": "vllm"})
+    p = Provider.from_env(
+        {
+            "AGENTPACK_ECP_LLM_MODEL": "m",
+            "AGENTPACK_ECP_LLM_BASE_URL": chat_server.base_url,
+            "AGENTPACK_ECP_LLM_PROVIDER": "vllm",
+        }
+    )
     assert p.name == "vllm" and p.local
     assert synthesize("q", RESPONSE, {}, provider=p, mode="local") is RESPONSE
     out = synthesize("q", RESPONSE, {}, provider=None, mode="llm")

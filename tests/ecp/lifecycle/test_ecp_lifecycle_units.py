@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
 from agentpack_ecp import backups, layout, logs, publish, revisions, state
 from agentpack_ecp.policy import Budget, BudgetExceeded, Policy, plan_refresh
 
-NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 # -- EXPERT.yaml revision edits ----------------------------------------------------------------
@@ -28,8 +29,10 @@ def test_revision_update_keeps_comments_and_layout(pack: Path) -> None:
     assert changed
     assert yaml.safe_load(after)["sources"][0]["revision"] == {"hash": "abc123", "timestamp": "2026-02-02T00:00:00Z"}
     diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
-    assert diff == [('      hash: "0000"', '      hash: "abc123"'),
-                    ('      timestamp: "2026-01-01T00:00:00Z"', '      timestamp: "2026-02-02T00:00:00Z"')]
+    assert diff == [
+        ('      hash: "0000"', '      hash: "abc123"'),
+        ('      timestamp: "2026-01-01T00:00:00Z"', '      timestamp: "2026-02-02T00:00:00Z"'),
+    ]
     assert "# bundled corpus" in after and "# The demo expert" in after
     assert not revisions.update_manifest(pack, {"docs": {"hash": "abc123"}})
 
@@ -67,9 +70,14 @@ sources:
 
 
 def test_revision_update_golden() -> None:
-    out = revisions.update_text(GOLDEN_IN, {"a": {"hash": "ffff", "timestamp": "2026-01-01T00:00:00Z"},
-                                            "b": {"commit": "0123", "branch": "main"},
-                                            "c": {"retrieved_at": "2026-01-01T00:00:00Z"}})
+    out = revisions.update_text(
+        GOLDEN_IN,
+        {
+            "a": {"hash": "ffff", "timestamp": "2026-01-01T00:00:00Z"},
+            "b": {"commit": "0123", "branch": "main"},
+            "c": {"retrieved_at": "2026-01-01T00:00:00Z"},
+        },
+    )
     assert out == GOLDEN_OUT
 
 
@@ -82,16 +90,25 @@ def test_revision_update_errors() -> None:
         revisions.update_text("a: 1\n", {"a": {}})
 
 
-_values = st.one_of(st.text(max_size=20), st.integers(), st.booleans(), st.none(),
-                    st.sampled_from(["0123", "yes", "a: b", "#x", "'q'", "-", "2026-01-01", "null", "1e3"]))
+_values = st.one_of(
+    st.text(max_size=20),
+    st.integers(),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["0123", "yes", "a: b", "#x", "'q'", "-", "2026-01-01", "null", "1e3"]),
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.sampled_from(["hash", "commit", "timestamp", "branch", "new_key"]), _values, min_size=1),
-       st.sampled_from(["'", '"', ""]))
+@given(
+    st.dictionaries(st.sampled_from(["hash", "commit", "timestamp", "branch", "new_key"]), _values, min_size=1),
+    st.sampled_from(["'", '"', ""]),
+)
 def test_revision_update_property(new: dict, quote: str) -> None:
-    text = ("# c\nsources:\n  - source_id: s  # x\n    revision:\n"
-            f"      hash: {quote}0000{quote}  # h\n      timestamp: {quote}t{quote}\n    type: filesystem\n")
+    text = (
+        "# c\nsources:\n  - source_id: s  # x\n    revision:\n"
+        f"      hash: {quote}0000{quote}  # h\n      timestamp: {quote}t{quote}\n    type: filesystem\n"
+    )
     out = revisions.update_text(text, {"s": new})
     data = yaml.safe_load(out)
     assert data["sources"][0]["revision"] == {**yaml.safe_load(text)["sources"][0]["revision"], **new}
@@ -106,8 +123,11 @@ def _manifest(**logs_cfg) -> dict:
 def test_query_log_hashes_by_default(tmp_path: Path) -> None:
     clock = FixedClock("2026-03-01T10:00:00Z")
     logger = logs.logger_for(tmp_path, _manifest(), clock=clock)
-    path = logger.query("secret question?", {"answer": "secret answer", "citations": [{"chunk_id": "d::a#L1-L2"}],
-                                             "synthesis": {"provider": "local"}}, request={"top_k": 3})
+    path = logger.query(
+        "secret question?",
+        {"answer": "secret answer", "citations": [{"chunk_id": "d::a#L1-L2"}], "synthesis": {"provider": "local"}},
+        request={"top_k": 3},
+    )
     assert path == tmp_path / "expert/logs/queries/2026-03-01.jsonl"
     record = json.loads(path.read_text())
     assert "secret" not in path.read_text()
@@ -165,18 +185,28 @@ def test_log_records_match_schemas(tmp_path: Path) -> None:
 
 # -- policy ------------------------------------------------------------------------------------
 def _policy(**over) -> Policy:
-    raw = {"budgets": {"max_changed_files": 10},
-           "update_strategy": {"default": "incremental",
-                               "rebuild_thresholds": {"changed_files_gt": 5, "changed_lines_gt": 100,
-                                                      "days_since_full_rebuild_gt": 30}}}
+    raw = {
+        "budgets": {"max_changed_files": 10},
+        "update_strategy": {
+            "default": "incremental",
+            "rebuild_thresholds": {"changed_files_gt": 5, "changed_lines_gt": 100, "days_since_full_rebuild_gt": 30},
+        },
+    }
     for key, value in over.items():
         raw[key] = {**raw.get(key, {}), **value}
     return Policy(raw)
 
 
 def plan(policy: Policy, files: int = 1, lines: int = 1, rebuild: bool = False, needs=(), last=NOW):
-    return plan_refresh(policy, changed_files=files, changed_lines=lines, force_rebuild=rebuild,
-                        needs_rebuild=list(needs), last_full_rebuild=last, now=NOW)
+    return plan_refresh(
+        policy,
+        changed_files=files,
+        changed_lines=lines,
+        force_rebuild=rebuild,
+        needs_rebuild=list(needs),
+        last_full_rebuild=last,
+        now=NOW,
+    )
 
 
 def test_plan_strategies() -> None:
@@ -187,7 +217,7 @@ def test_plan_strategies() -> None:
     assert plan(p, rebuild=True).strategy == "rebuild"
     assert "changed_files_gt" in plan(p, files=6).reasons[0]
     assert "changed_lines_gt" in plan(p, lines=101).reasons[0]
-    old = plan(p, last=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    old = plan(p, last=datetime(2026, 1, 1, tzinfo=UTC))
     assert old.strategy == "rebuild" and "days_since_full_rebuild_gt" in old.reasons[0]
     assert plan(_policy(update_strategy={"default": "rebuild"})).strategy == "rebuild"
     assert plan(_policy(update_strategy={"default": "rebuild"}), files=0).strategy == "up-to-date"
@@ -203,9 +233,11 @@ def test_plan_max_changed_files_refuses_or_rebuilds() -> None:
 
 def test_budget_tokens_cost_time() -> None:
     ticks = iter([0.0, 5.0, 20.0])
-    budget = Budget(Policy({"budgets": {"max_tokens": 100, "max_update_cost_usd": 0.5,
-                                        "max_update_duration_seconds": 10}}), started=0.0,
-                    clock_monotonic=lambda: next(ticks))
+    budget = Budget(
+        Policy({"budgets": {"max_tokens": 100, "max_update_cost_usd": 0.5, "max_update_duration_seconds": 10}}),
+        started=0.0,
+        clock_monotonic=lambda: next(ticks),
+    )
     budget.check_time("diff")  # 0 s
     budget.check_time("build")  # 5 s
     with pytest.raises(BudgetExceeded, match="max_update_duration_seconds"):
@@ -231,12 +263,16 @@ def _marker(root: Path, rel: str = "expert/context/indexes/kw") -> str:
 
 def _publish(root: Path, run: str, marker: str, when: str, rev: str) -> dict:
     _index(root, f"{layout.STAGING}/{run}/expert/context/indexes/kw", marker)
-    return publish.publish_staged(root, run_id=run, indexes={"kw": "expert/context/indexes/kw"},
-                                  staged_dir=f"{layout.STAGING}/{run}",
-                                  revisions={"docs": {"hash": rev}},
-                                  previous_revisions=revisions.current_revisions(yaml.safe_load(
-                                      (root / "expert/EXPERT.yaml").read_text())),
-                                  strategy="incremental", clock=FixedClock(when))
+    return publish.publish_staged(
+        root,
+        run_id=run,
+        indexes={"kw": "expert/context/indexes/kw"},
+        staged_dir=f"{layout.STAGING}/{run}",
+        revisions={"docs": {"hash": rev}},
+        previous_revisions=revisions.current_revisions(yaml.safe_load((root / "expert/EXPERT.yaml").read_text())),
+        strategy="incremental",
+        clock=FixedClock(when),
+    )
 
 
 def test_publish_and_rollback_generations(pack: Path) -> None:
@@ -279,8 +315,15 @@ def test_recover_finishes_every_interrupted_step(pack: Path, monkeypatch, exchan
         _index(pack, staged, "new")
         backup = f"expert/context/indexes/.backup/kw/x{stop}"
         step = publish.plan_step(pack, "expert/context/indexes/kw", staged, backup)
-        journal = {"action": "publish", "run_id": f"r{stop}", "started_at": "t", "steps": [step], "revisions": {},
-                   "generation": None, "cleanup": f"{layout.STAGING}/r{stop}"}
+        journal = {
+            "action": "publish",
+            "run_id": f"r{stop}",
+            "started_at": "t",
+            "steps": [step],
+            "revisions": {},
+            "generation": None,
+            "cleanup": f"{layout.STAGING}/r{stop}",
+        }
         layout.journal_path(pack).parent.mkdir(parents=True, exist_ok=True)
         layout.journal_path(pack).write_text(json.dumps(journal))
         if stop >= 1:  # first move done
@@ -288,7 +331,9 @@ def test_recover_finishes_every_interrupted_step(pack: Path, monkeypatch, exchan
                 assert publish.exchange(pack / staged, target)
             else:
                 os.replace(target, pack / backup) if (pack / backup).parent.exists() else (
-                    (pack / backup).parent.mkdir(parents=True), os.replace(target, pack / backup))
+                    (pack / backup).parent.mkdir(parents=True),
+                    os.replace(target, pack / backup),
+                )
         if stop >= 2 and exchange:
             (pack / backup).parent.mkdir(parents=True, exist_ok=True)
             os.replace(pack / staged, pack / backup)
@@ -304,10 +349,13 @@ def test_recover_finishes_every_interrupted_step(pack: Path, monkeypatch, exchan
 def test_prune_backups(pack: Path) -> None:
     for name in ("20260101T000000Z-a", "20260201T000000Z-b", "20260220T000000Z-c", "20260228T000000Z-d"):
         _index(pack, f"expert/context/indexes/.backup/kw/{name}", name)
-    gone = backups.prune_backups(pack, ["expert/context/indexes/kw"], max_per_index=3, max_age_days=None, now=NOW,
-                                 dry_run=True)
+    gone = backups.prune_backups(
+        pack, ["expert/context/indexes/kw"], max_per_index=3, max_age_days=None, now=NOW, dry_run=True
+    )
     assert gone == ["expert/context/indexes/.backup/kw/20260101T000000Z-a"]
     gone = backups.prune_backups(pack, ["expert/context/indexes/kw"], max_per_index=3, max_age_days=20, now=NOW)
     assert [g.rsplit("/", 1)[1] for g in gone] == ["20260101T000000Z-a", "20260201T000000Z-b"]
     assert [b["name"] for b in backups.list_backups(pack, "expert/context/indexes/kw")] == [
-        "20260220T000000Z-c", "20260228T000000Z-d"]
+        "20260220T000000Z-c",
+        "20260228T000000Z-d",
+    ]

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -43,12 +43,18 @@ def read_events(proc, until: str, limit: float = 60.0) -> list[dict]:
 
 
 def test_parse_triggers_and_next_due() -> None:
-    triggers = parse_triggers({"refresh_triggers": [{"type": "schedule", "spec": "0 3 * * *"},
-                                                    {"type": "event", "spec": "git-push"},
-                                                    {"type": "manual", "spec": "on-demand"}]}, "policy.json")
+    triggers = parse_triggers(
+        {
+            "refresh_triggers": [
+                {"type": "schedule", "spec": "0 3 * * *"},
+                {"type": "event", "spec": "git-push"},
+                {"type": "manual", "spec": "on-demand"},
+            ]
+        },
+        "policy.json",
+    )
     assert triggers.schedules == ["0 3 * * *"] and triggers.events == ["git-push"]
-    assert next_due("0 3 * * *", datetime(2026, 1, 1, 4, tzinfo=timezone.utc)) == datetime(2026, 1, 2, 3,
-                                                                                           tzinfo=timezone.utc)
+    assert next_due("0 3 * * *", datetime(2026, 1, 1, 4, tzinfo=UTC)) == datetime(2026, 1, 2, 3, tzinfo=UTC)
     with pytest.raises(AgentpackError, match="not a cron expression") as err:
         parse_triggers({"refresh_triggers": [{"type": "schedule", "spec": "every day"}]}, "policy.json")
     assert err.value.file == "policy.json"
@@ -57,8 +63,12 @@ def test_parse_triggers_and_next_due() -> None:
 def test_schedule_trigger_runs_a_refresh(tmp_path: Path, kit) -> None:
     pack = with_triggers(kit, tmp_path, {"type": "schedule", "spec": "* * * * * *"})
     (pack / "expert/sources/docs/tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")
-    done = subprocess.run([AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.1", "--max-runs", "1"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.1", "--max-runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0, done.stderr
     assert [e["event"] for e in events] == ["watching", "refresh", "stopped"]
@@ -67,8 +77,12 @@ def test_schedule_trigger_runs_a_refresh(tmp_path: Path, kit) -> None:
 
 def test_event_trigger_reacts_to_a_file_change_and_stops_on_sigterm(tmp_path: Path, kit) -> None:
     pack = with_triggers(kit, tmp_path, {"type": "event", "spec": "file-change"})
-    proc = spawn([AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.2", "--duration", "60"],
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn(
+        [AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.2", "--duration", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         read_events(proc, "watching")
         (pack / "expert/sources/docs/tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")

@@ -75,8 +75,13 @@ def main():
     tree = hashlib.sha256()
     for r in records:
         tree.update(f"{r['type']} {r['sha256']} {r['path']}\n".encode("utf-8", "surrogateescape"))
-    result = {"algorithm": "sha256", "path": request["path"], "treeSha256": tree.hexdigest(),
-              "fileCount": len(records), "totalBytes": sum(r.get("size", 0) for r in records)}
+    result = {
+        "algorithm": "sha256",
+        "path": request["path"],
+        "treeSha256": tree.hexdigest(),
+        "fileCount": len(records),
+        "totalBytes": sum(r.get("size", 0) for r in records),
+    }
     if request.get("includeFiles", True):
         result["files"] = records
     log("info", "hashed", files=len(records))

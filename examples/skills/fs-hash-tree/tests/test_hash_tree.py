@@ -11,8 +11,13 @@ SKILL = os.environ.get("SKILL_DIR", os.path.dirname(os.path.dirname(os.path.absp
 
 def run(request, workspace):
     env = dict(os.environ, SKILL_WORKSPACE=workspace)
-    done = subprocess.run([sys.executable, os.path.join(SKILL, "impl", "run.py")], input=json.dumps(request),
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, os.path.join(SKILL, "impl", "run.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return done.returncode, (json.loads(done.stdout) if done.returncode == 0 else done.stderr)
 
 

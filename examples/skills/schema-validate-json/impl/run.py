@@ -26,22 +26,44 @@ def main():
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        errors = [{"pointer": pointer(exc.absolute_path), "keyword": "schema",
-                   "message": f"the schema is not valid: {exc.message}"}]
+        errors = [
+            {
+                "pointer": pointer(exc.absolute_path),
+                "keyword": "schema",
+                "message": f"the schema is not valid: {exc.message}",
+            }
+        ]
         result = {"valid": False, "schemaValid": False, "dialect": dialect, "errors": errors, "errorCount": 1}
         log("schema_invalid")
         json.dump(result, sys.stdout, sort_keys=True)
         return
     validator = cls(schema, registry=Registry(), format_checker=cls.FORMAT_CHECKER)
     try:
-        found = [{"pointer": pointer(e.absolute_path), "schemaPointer": pointer(e.absolute_schema_path),
-                  "keyword": str(e.validator), "message": e.message} for e in validator.iter_errors(instance)]
+        found = [
+            {
+                "pointer": pointer(e.absolute_path),
+                "schemaPointer": pointer(e.absolute_schema_path),
+                "keyword": str(e.validator),
+                "message": e.message,
+            }
+            for e in validator.iter_errors(instance)
+        ]
     except Unresolvable as exc:
-        found = [{"pointer": "", "keyword": "$ref",
-                  "message": f"unresolvable reference (remote schemas are never fetched): {exc}"}]
+        found = [
+            {
+                "pointer": "",
+                "keyword": "$ref",
+                "message": f"unresolvable reference (remote schemas are never fetched): {exc}",
+            }
+        ]
     found.sort(key=lambda e: (e["pointer"], e["keyword"], e.get("schemaPointer", ""), e["message"]))
-    result = {"valid": not found, "schemaValid": True, "dialect": dialect, "errors": found[:limit],
-              "errorCount": len(found)}
+    result = {
+        "valid": not found,
+        "schemaValid": True,
+        "dialect": dialect,
+        "errors": found[:limit],
+        "errorCount": len(found),
+    }
     log("validated", errors=len(found))
     json.dump(result, sys.stdout, sort_keys=True)
 

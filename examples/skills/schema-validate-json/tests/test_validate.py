@@ -9,8 +9,13 @@ SKILL = os.environ.get("SKILL_DIR", os.path.dirname(os.path.dirname(os.path.absp
 
 
 def run(request):
-    done = subprocess.run([sys.executable, os.path.join(SKILL, "impl", "run.py")], input=json.dumps(request),
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, os.path.join(SKILL, "impl", "run.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -32,8 +37,12 @@ def test_errors_are_sorted_whatever_the_key_order():
 
 
 def test_older_dialect_is_honoured():
-    out = run({"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]},
-               "instance": [1]})
+    out = run(
+        {
+            "schema": {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]},
+            "instance": [1],
+        }
+    )
     assert out["dialect"].startswith("http://json-schema.org/draft-07") and out["valid"] is False
 
 

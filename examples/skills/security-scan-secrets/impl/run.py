@@ -9,8 +9,11 @@ import sys
 
 RULES_VERSION = "1"
 ALLOW_MARK = "skillctl:allow-secret"
-PLACEHOLDER = re.compile(r"^(?:x+|\*+|changeme|change_me|password|secret|example|dummy|redacted|todo|<.*>|\$\{.*\}"
-                         r"|\{\{.*\}\}|%\(.*\)s)$", re.IGNORECASE)
+PLACEHOLDER = re.compile(
+    r"^(?:x+|\*+|changeme|change_me|password|secret|example|dummy|redacted|todo|<.*>|\$\{.*\}"
+    r"|\{\{.*\}\}|%\(.*\)s)$",
+    re.IGNORECASE,
+)
 # (id, severity, pattern, group holding the secret)
 RULES = [
     ("aws.access_key_id", "high", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
@@ -22,8 +25,12 @@ RULES = [
     ("google.api_key", "high", r"\bAIza[0-9A-Za-z_-]{35}\b", 0),
     ("private_key.pem", "high", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", 0),
     ("jwt", "medium", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
-    ("generic.assignment", "medium",
-     r"(?i)(?:password|passwd|pwd|secret|api_?key|access_?token|auth_?token)\b[\"']?\s*[:=]\s*[\"']([^\"'\s]{8,})[\"']", 1),
+    (
+        "generic.assignment",
+        "medium",
+        r"(?i)(?:password|passwd|pwd|secret|api_?key|access_?token|auth_?token)\b[\"']?\s*[:=]\s*[\"']([^\"'\s]{8,})[\"']",
+        1,
+    ),
 ]
 
 
@@ -85,9 +92,17 @@ def scan(text, rel, rules):
                 if group and PLACEHOLDER.match(secret):
                     continue
                 fingerprint = hashlib.sha256(f"{rule_id}\0{rel}\0{secret}".encode()).hexdigest()[:16]
-                found.append({"rule": rule_id, "severity": severity, "path": rel, "line": number,
-                              "column": match.start(group) + 1, "redacted": redact(secret),
-                              "fingerprint": fingerprint})
+                found.append(
+                    {
+                        "rule": rule_id,
+                        "severity": severity,
+                        "path": rel,
+                        "line": number,
+                        "column": match.start(group) + 1,
+                        "redacted": redact(secret),
+                        "fingerprint": fingerprint,
+                    }
+                )
     return found
 
 
@@ -115,8 +130,18 @@ def main():
     for f in findings:
         counts[f["rule"]] = counts.get(f["rule"], 0) + 1
     log("info", "scanned", files=scanned, skipped=skipped, findings=len(findings))
-    json.dump({"rulesVersion": RULES_VERSION, "clean": not findings, "filesScanned": scanned,
-               "filesSkipped": skipped, "findings": findings, "counts": counts}, sys.stdout, sort_keys=True)
+    json.dump(
+        {
+            "rulesVersion": RULES_VERSION,
+            "clean": not findings,
+            "filesScanned": scanned,
+            "filesSkipped": skipped,
+            "findings": findings,
+            "counts": counts,
+        },
+        sys.stdout,
+        sort_keys=True,
+    )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,14 @@ SAMPLES = {
 
 def run(request, workspace):
     env = dict(os.environ, SKILL_WORKSPACE=workspace)
-    done = subprocess.run([sys.executable, os.path.join(SKILL, "impl", "run.py")], input=json.dumps(request),
-                          capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, os.path.join(SKILL, "impl", "run.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return done.stdout, json.loads(done.stdout)
 
 
@@ -45,8 +51,10 @@ def test_every_rule_fires_and_nothing_leaks():
 def test_placeholders_and_allow_mark_are_ignored():
     with tempfile.TemporaryDirectory() as ws:
         with open(os.path.join(ws, "cfg.py"), "w") as handle:
-            handle.write('password = "changeme"\ntoken = "${TOKEN_FROM_ENV}"\n'
-                         'key = "AKIA' + "Q" * 16 + '"  # skillctl:allow-secret\n')
+            handle.write(
+                'password = "changeme"\ntoken = "${TOKEN_FROM_ENV}"\n'
+                'key = "AKIA' + "Q" * 16 + '"  # skillctl:allow-secret\n'
+            )
         assert run({}, ws)[1]["clean"] is True
 
 

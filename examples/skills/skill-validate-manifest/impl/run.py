@@ -59,9 +59,17 @@ def main():
     if skill is not None and isinstance(skill.get("id"), str):
         identity = {"id": skill.get("id"), "version": str(skill.get("version", default=""))}
     log("info", "validated", errors=errors, findings=len(findings))
-    json.dump({"valid": errors == 0, "skill": identity, "errorCount": errors,
-               "warningCount": sum(f.severity == "warning" for f in findings), "findings": records},
-              sys.stdout, sort_keys=True)
+    json.dump(
+        {
+            "valid": errors == 0,
+            "skill": identity,
+            "errorCount": errors,
+            "warningCount": sum(f.severity == "warning" for f in findings),
+            "findings": records,
+        },
+        sys.stdout,
+        sort_keys=True,
+    )
 
 
 if __name__ == "__main__":

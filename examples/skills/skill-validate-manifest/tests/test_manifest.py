@@ -11,8 +11,13 @@ WORKSPACE = os.environ.get("SKILL_WORKSPACE", os.path.join(SKILL, "fixtures", "w
 
 def run(request):
     env = dict(os.environ, SKILL_WORKSPACE=WORKSPACE)
-    done = subprocess.run([sys.executable, os.path.join(SKILL, "impl", "run.py")], input=json.dumps(request),
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, os.path.join(SKILL, "impl", "run.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return done.returncode, done.stdout, done.stderr
 
 

@@ -114,9 +114,20 @@ def main():
         existing = listing(os.path.join(snapshots, name), [], set())
         if digest(existing)[0] == tree:
             log("info", "unchanged", revision=number)
-            json.dump({"created": False, "revision": number, "path": f"{SNAPSHOTS}/{name}", "previous": None,
-                       "fileCount": len(entries), "totalBytes": total, "treeSha256": tree,
-                       "gitignored": gitignored}, sys.stdout, sort_keys=True)
+            json.dump(
+                {
+                    "created": False,
+                    "revision": number,
+                    "path": f"{SNAPSHOTS}/{name}",
+                    "previous": None,
+                    "fileCount": len(entries),
+                    "totalBytes": total,
+                    "treeSha256": tree,
+                    "gitignored": gitignored,
+                },
+                sys.stdout,
+                sort_keys=True,
+            )
             return
     number = max((n for n, _ in revisions.values()), default=0) + 1
     staging = os.path.join(snapshots, f".rev_{number}.partial")
@@ -129,9 +140,20 @@ def main():
     final = f"rev_{number}_current"
     os.replace(staging, os.path.join(snapshots, final))
     log("info", "snapshot_created", revision=number, files=len(entries))
-    json.dump({"created": True, "revision": number, "path": f"{SNAPSHOTS}/{final}", "previous": previous,
-               "fileCount": len(entries), "totalBytes": total, "treeSha256": tree, "gitignored": gitignored},
-              sys.stdout, sort_keys=True)
+    json.dump(
+        {
+            "created": True,
+            "revision": number,
+            "path": f"{SNAPSHOTS}/{final}",
+            "previous": previous,
+            "fileCount": len(entries),
+            "totalBytes": total,
+            "treeSha256": tree,
+            "gitignored": gitignored,
+        },
+        sys.stdout,
+        sort_keys=True,
+    )
 
 
 if __name__ == "__main__":

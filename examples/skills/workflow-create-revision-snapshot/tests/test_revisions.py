@@ -11,8 +11,14 @@ SKILL = os.environ.get("SKILL_DIR", os.path.dirname(os.path.dirname(os.path.absp
 
 def run(request, workspace):
     env = dict(os.environ, SKILL_WORKSPACE=workspace, SOURCE_DATE_EPOCH="315532800")
-    done = subprocess.run([sys.executable, os.path.join(SKILL, "impl", "run.py")], input=json.dumps(request),
-                          capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, os.path.join(SKILL, "impl", "run.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 

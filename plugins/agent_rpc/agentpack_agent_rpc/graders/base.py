@@ -8,10 +8,10 @@ one manifest entry once (raising ``GraderConfigError``), and
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, NamedTuple, Protocol
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 from agentpack.records import Record, constant
-
 
 
 class GraderConfigError(Exception):
@@ -38,9 +38,17 @@ class Check(Record):
     name: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.grader, "name": self.name, "field": self.field, "passed": self.passed,
-                "error": self.error, "score": self.score if self.score is not None else (1.0 if self.passed else 0.0),
-                "expected": self.expected, "actual": self.actual, "reason": self.reason}
+        return {
+            "type": self.grader,
+            "name": self.name,
+            "field": self.field,
+            "passed": self.passed,
+            "error": self.error,
+            "score": self.score if self.score is not None else (1.0 if self.passed else 0.0),
+            "expected": self.expected,
+            "actual": self.actual,
+            "reason": self.reason,
+        }
 
 
 class GradeContext(Record):

@@ -46,9 +46,11 @@ class LlmJudge:
 
     def messages(self, text: str, context: GradeContext) -> list[dict[str, str]]:
         criteria = self.prompt + (f"\n\nAssertion: {self.assertion}" if self.assertion else "")
-        user = (f"[USER INPUT]\n{context.input}\n\n[TEXT TO EVALUATE ({self.field})]\n{text}\n\n[CRITERIA]\n{criteria}\n\n"
-                "Does the text satisfy the criteria? Give a short reasoning, then end with exactly "
-                "\"RESULT: PASS\" or \"RESULT: FAIL\".")
+        user = (
+            f"[USER INPUT]\n{context.input}\n\n[TEXT TO EVALUATE ({self.field})]\n{text}\n\n[CRITERIA]\n{criteria}\n\n"
+            "Does the text satisfy the criteria? Give a short reasoning, then end with exactly "
+            '"RESULT: PASS" or "RESULT: FAIL".'
+        )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
     def grade(self, result: Any, context: GradeContext) -> Check:
@@ -58,26 +60,64 @@ class LlmJudge:
         env = context.env or os.environ
         api_key = env.get("OPENAI_API_KEY")
         if not api_key:
-            return Check("llm_judge", self.field, False, expected, clip(text),
-                         "cannot judge: OPENAI_API_KEY is not set", error=True, name=self.name)
+            return Check(
+                "llm_judge",
+                self.field,
+                False,
+                expected,
+                clip(text),
+                "cannot judge: OPENAI_API_KEY is not set",
+                error=True,
+                name=self.name,
+            )
         from agentpack.llm import ChatClient, ChatError
 
-        client = context.shared(("llm_judge", model, temperature, base_url, api_key), lambda: ChatClient(
-            model=model, api_key=api_key, base_url=base_url, temperature=temperature, timeout=60.0,
-            distribution="agentpack-agent-rpc"))
+        client = context.shared(
+            ("llm_judge", model, temperature, base_url, api_key),
+            lambda: ChatClient(
+                model=model,
+                api_key=api_key,
+                base_url=base_url,
+                temperature=temperature,
+                timeout=60.0,
+                distribution="agentpack-agent-rpc",
+            ),
+        )
         try:
             reply = client.complete(self.messages(text, context))
         except ChatError as exc:
-            return Check("llm_judge", self.field, False, expected, clip(text), f"judge call failed: {exc.message}",
-                         error=True, name=self.name)
+            return Check(
+                "llm_judge",
+                self.field,
+                False,
+                expected,
+                clip(text),
+                f"judge call failed: {exc.message}",
+                error=True,
+                name=self.name,
+            )
         content = reply.content or ""
         verdicts = VERDICT.findall(content)
         if not verdicts:
-            return Check("llm_judge", self.field, False, expected, clip(text),
-                         f"judge reply has no RESULT: PASS/FAIL verdict: {clip(content, 300)!r}", error=True,
-                         name=self.name)
+            return Check(
+                "llm_judge",
+                self.field,
+                False,
+                expected,
+                clip(text),
+                f"judge reply has no RESULT: PASS/FAIL verdict: {clip(content, 300)!r}",
+                error=True,
+                name=self.name,
+            )
         passed = verdicts[-1].upper() == "PASS"
         reasoning = VERDICT.sub("", content).strip() or "(no reasoning given)"
-        return Check("llm_judge", self.field, passed, expected, clip(text),
-                     f"judge ({model}) says {'PASS' if passed else 'FAIL'}: {clip(reasoning, 1000)}",
-                     score=1.0 if passed else 0.0, name=self.name)
+        return Check(
+            "llm_judge",
+            self.field,
+            passed,
+            expected,
+            clip(text),
+            f"judge ({model}) says {'PASS' if passed else 'FAIL'}: {clip(reasoning, 1000)}",
+            score=1.0 if passed else 0.0,
+            name=self.name,
+        )

@@ -12,8 +12,14 @@ from typing import Any
 from .base import Check, GradeContext, GraderConfigError, clip
 
 NEGATIVE = {"does_not_contain", "not_equals", "not_regex"}
-VERB = {"contains": "contain", "equals": "equal", "does_not_contain": "not contain", "not_equals": "not equal",
-        "regex": "match regex", "not_regex": "not match regex"}
+VERB = {
+    "contains": "contain",
+    "equals": "equal",
+    "does_not_contain": "not contain",
+    "not_equals": "not equal",
+    "regex": "match regex",
+    "not_regex": "not match regex",
+}
 
 
 class TextMatch:
@@ -51,8 +57,11 @@ class TextMatch:
         want = f"{self.field} to {VERB[self.condition]} {self.needle!r}"
         if not text:
             state = "absent" if text is None else "empty"
-            reason = (f"passed: {self.field} is {state}, so it cannot match {self.needle!r}" if negative
-                      else f"expected {want}, but {self.field} was {state}")
+            reason = (
+                f"passed: {self.field} is {state}, so it cannot match {self.needle!r}"
+                if negative
+                else f"expected {want}, but {self.field} was {state}"
+            )
             return Check("text_match", self.field, negative, expected, text, reason, name=self.name)
         hit = self._hit(text)
         passed = hit != negative

@@ -6,5 +6,17 @@ from .executor import RunOutcome
 from .runtime import BindContext, ExpertRuntime
 from .session import AgentResult, AgentSession
 
-__all__ = ["AgentResult", "AgentSession", "ApprovalDesk", "ApprovalRequest", "BindContext", "CallbackBroker",
-           "ExpertRuntime", "PythonBinding", "RunOutcome", "StaticBroker", "ToolBox", "ToolError"]
+__all__ = [
+    "AgentResult",
+    "AgentSession",
+    "ApprovalDesk",
+    "ApprovalRequest",
+    "BindContext",
+    "CallbackBroker",
+    "ExpertRuntime",
+    "PythonBinding",
+    "RunOutcome",
+    "StaticBroker",
+    "ToolBox",
+    "ToolError",
+]

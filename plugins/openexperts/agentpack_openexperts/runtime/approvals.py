@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -26,8 +27,15 @@ class ApprovalRequest:
     created: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "run_id": self.run_id, "process": self.process, "operation": self.operation,
-                "arguments": self.arguments, "description": self.description, "created": self.created}
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "process": self.process,
+            "operation": self.operation,
+            "arguments": self.arguments,
+            "description": self.description,
+            "created": self.created,
+        }
 
 
 @dataclass
@@ -107,8 +115,7 @@ class HttpBroker:
 
     def notify(self, request: ApprovalRequest, desk: ApprovalDesk) -> None:
         where = f"{self.base_url}/approvals/{request.id}" if self.base_url else f"/approvals/{request.id}"
-        self.announce(f"approval needed: {request.description} -> POST {where} "
-                      '{"approve": true|false}')
+        self.announce(f'approval needed: {request.description} -> POST {where} {{"approve": true|false}}')
 
 
 class PromptBroker:

@@ -12,8 +12,9 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from agentpack.errors import AgentpackError
 
@@ -144,6 +145,7 @@ def load_bindings_file(path: Path, context: Any, host: Any = None) -> ToolBox:
         try:
             box.bind(tool, spec.factory(config, context), source=f"{kind} ({path.name})")
         except AgentpackError as exc:
-            raise AgentpackError(f"tool '{tool}': {exc.message}", file=str(path), line=doc.line_of(f"/tools/{tool}"),
-                                 hint=exc.hint) from None
+            raise AgentpackError(
+                f"tool '{tool}': {exc.message}", file=str(path), line=doc.line_of(f"/tools/{tool}"), hint=exc.hint
+            ) from None
     return box

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..model import ExpertPackage
 
@@ -64,16 +65,29 @@ class Outbox:
         self._lock = threading.Lock()
 
     def send(self, channel: str, kind: str, run_id: str | None, process: str | None, data: dict[str, Any]) -> None:
-        message = self.redact({"channel": channel, "kind": kind, "run_id": run_id, "process": process,
-                               "at": self.clock.iso(), **data})
+        message = self.redact(
+            {"channel": channel, "kind": kind, "run_id": run_id, "process": process, "at": self.clock.iso(), **data}
+        )
         self.store.add_message(channel, kind, run_id, process, message, self.clock.now().timestamp())
         target = self.channels.get(channel)
         if target is not None:
             with self._lock:
                 target.send(message)
 
-    def escalate(self, channel: str, run_id: str | None, process: str, reason: str, context: dict[str, Any],
-                 recommended_action: str) -> None:
+    def escalate(
+        self,
+        channel: str,
+        run_id: str | None,
+        process: str,
+        reason: str,
+        context: dict[str, Any],
+        recommended_action: str,
+    ) -> None:
         """An escalation message: which process and why, the context, and the recommended action."""
-        self.send(channel, "escalation", run_id, process, {
-            "process": process, "reason": reason, "context": context, "recommended_action": recommended_action})
+        self.send(
+            channel,
+            "escalation",
+            run_id,
+            process,
+            {"process": process, "reason": reason, "context": context, "recommended_action": recommended_action},
+        )

@@ -51,8 +51,15 @@ class PlanDriver:
                 args = {k: v for k, v in session.inputs.items() if isinstance(props, dict) and k in props}
                 outcome = session.call(name, args)
                 if not outcome.get("ok"):
-                    session.plan.append({"operation": name, "tier": tier(package, name).value, "arguments": args,
-                                         "executed": False, "note": outcome.get("error")})
+                    session.plan.append(
+                        {
+                            "operation": name,
+                            "tier": tier(package, name).value,
+                            "arguments": args,
+                            "executed": False,
+                            "note": outcome.get("error"),
+                        }
+                    )
                     state = "not called: arguments unknown without an agent"
                 else:
                     state = "executed" if outcome.get("result") is not None else "described"
@@ -98,8 +105,9 @@ class ScriptedDriver:
             self._persist(session, saved, number)
             session.call("complete_step", {"step": number})
         final = self._fill(script.get("finish") or {}, session, saved)
-        session.call("finish", {k: final.get(k) for k in ("narrative", "structured", "confidence",
-                                                          "recommended_action")})
+        session.call(
+            "finish", {k: final.get(k) for k in ("narrative", "structured", "confidence", "recommended_action")}
+        )
         return session.finished or AgentResult()
 
     def _act(self, session: AgentSession, action: dict[str, Any], saved: dict[str, Any]) -> None:
@@ -113,8 +121,9 @@ class ScriptedDriver:
         elif "write" in action:
             outcome = session.call("write_file", {"path": action["write"], "content": action.get("content", "")})
         elif "escalate" in action:
-            outcome = session.call("escalate", {"reason": action["escalate"],
-                                                "recommended_action": action.get("recommended_action", "")})
+            outcome = session.call(
+                "escalate", {"reason": action["escalate"], "recommended_action": action.get("recommended_action", "")}
+            )
         else:
             raise DriverError(f"unknown script action: {sorted(action)}")
         if not outcome.get("ok") and not action.get("expect_error"):
@@ -166,12 +175,26 @@ def _text(value: Any) -> str:
 class OpenAIDriver:
     """The agentic loop over an OpenAI-compatible ``/chat/completions`` endpoint with tool calling."""
 
-    def __init__(self, *, model: str, base_url: str | None = None, api_key: str | None = None,
-                 max_turns: int = 30, temperature: float | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_turns: int = 30,
+        temperature: float | None = None,
+        timeout: float = 120.0,
+    ) -> None:
         from agentpack.llm import ChatClient
 
-        self.client = ChatClient(model=model, api_key=api_key, base_url=base_url, temperature=temperature,
-                                 timeout=timeout, distribution="agentpack-openexperts")
+        self.client = ChatClient(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            temperature=temperature,
+            timeout=timeout,
+            distribution="agentpack-openexperts",
+        )
         self.max_turns = max_turns
 
     def run(self, session: AgentSession) -> AgentResult:
@@ -179,8 +202,10 @@ class OpenAIDriver:
 
         from .session import SEP
 
-        messages: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt},
-                                          {"role": "user", "content": session.task_prompt}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": session.system_prompt},
+            {"role": "user", "content": session.task_prompt},
+        ]
         tools = session.tool_specs()
         for _ in range(self.max_turns):
             session.check()
@@ -190,16 +215,32 @@ class OpenAIDriver:
                 raise DriverError(str(exc)) from None
             if not reply.tool_calls:
                 return session.finished or _final(reply.content)
-            messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                for c in reply.tool_calls]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": reply.content,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                        }
+                        for c in reply.tool_calls
+                    ],
+                }
+            )
             for call in reply.tool_calls:
                 name = call.name
                 if "." in name and SEP not in name:
                     name = name.replace(".", SEP, 1)
                 outcome = session.call(name, call.arguments)
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": json.dumps(outcome, default=str, ensure_ascii=False)})
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "content": json.dumps(outcome, default=str, ensure_ascii=False),
+                    }
+                )
             if session.finished is not None:
                 return session.finished
         raise DriverError(f"the model did not finish within {self.max_turns} turns")
@@ -216,6 +257,10 @@ def _final(content: str | None) -> AgentResult:
     except ValueError:
         return AgentResult(narrative=text)
     if isinstance(data, dict) and {"narrative", "structured"} & set(data):
-        return AgentResult(narrative=data.get("narrative"), structured=data.get("structured"),
-                           confidence=data.get("confidence"), recommended_action=data.get("recommended_action"))
+        return AgentResult(
+            narrative=data.get("narrative"),
+            structured=data.get("structured"),
+            confidence=data.get("confidence"),
+            recommended_action=data.get("recommended_action"),
+        )
     return AgentResult(narrative=text, structured=data if isinstance(data, dict) else None)

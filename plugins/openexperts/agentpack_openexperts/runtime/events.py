@@ -60,8 +60,16 @@ def normalise_channel(channel_name: str, raw: Any) -> dict[str, Any]:
     """
     if not isinstance(raw, dict):
         raise ValueError("a channel message must be a JSON object")
-    candidates = [("sender_id", "message_text"), ("event.user", "event.text"), ("message.from.id", "message.text"),
-                  ("user", "text"), ("from", "text"), ("sender", "body"), ("from", "body"), ("sender", "text")]
+    candidates = [
+        ("sender_id", "message_text"),
+        ("event.user", "event.text"),
+        ("message.from.id", "message.text"),
+        ("user", "text"),
+        ("from", "text"),
+        ("sender", "body"),
+        ("from", "body"),
+        ("sender", "text"),
+    ]
     for sender_path, text_path in candidates:
         sender, text = resolve(raw, sender_path), resolve(raw, text_path)
         if sender is not MISSING and text is not MISSING and sender is not None and isinstance(text, str):
@@ -94,7 +102,8 @@ def lane_for(trigger: str, mode: str, key_path: str | None, payload: Any, sessio
     if mode == "serial_per_key":
         key = resolve(payload, key_path) if key_path else MISSING
         if key is MISSING or key is None:
-            return f"serial:{trigger}", [f"concurrency_key '{key_path}' is not in the payload; this invocation "
-                                         "falls back to serial"]
+            return f"serial:{trigger}", [
+                f"concurrency_key '{key_path}' is not in the payload; this invocation falls back to serial"
+            ]
         return f"key:{trigger}:{json.dumps(key, sort_keys=True, default=str)}", []
     return None, []

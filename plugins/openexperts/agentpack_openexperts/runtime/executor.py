@@ -36,8 +36,15 @@ class RunOutcome:
         return self.status == "succeeded"
 
     def to_json(self) -> dict[str, Any]:
-        out = {"run_id": self.run_id, "process": self.process, "status": self.status, "attempts": self.attempts,
-               "result": self.result, "error": self.error, "sla_breached": self.sla_breached}
+        out = {
+            "run_id": self.run_id,
+            "process": self.process,
+            "status": self.status,
+            "attempts": self.attempts,
+            "result": self.result,
+            "error": self.error,
+            "sla_breached": self.sla_breached,
+        }
         if self.dry_run:
             out.update(dry_run=True, plan=self.plan, steps=self.steps)
         return out
@@ -73,10 +80,17 @@ class Executor:
                 segment = rt.store.start_segment(run_id, attempt, reason, rt.now())
                 rt.store.update_run(run_id, rt.now(), status="running", attempt=attempt)
                 session = AgentSession(
-                    runtime=rt, run=run, process=process, policy=policy, segment=segment, attempt=attempt,
+                    runtime=rt,
+                    run=run,
+                    process=process,
+                    policy=policy,
+                    segment=segment,
+                    attempt=attempt,
                     deadline=time.monotonic() + policy.timeout if policy.timeout else None,
-                    resume=self._resume_info(run, policy, attempt, segment, scratchpad), scratchpad=scratchpad,
-                    dry_run=dry_run)
+                    resume=self._resume_info(run, policy, attempt, segment, scratchpad),
+                    scratchpad=scratchpad,
+                    dry_run=dry_run,
+                )
                 try:
                     result = self._drive(session)
                     break
@@ -85,8 +99,12 @@ class Executor:
                     return RunOutcome(run_id, run["process"], "interrupted", attempt, dry_run=dry_run)
                 except ProcessFailure as exc:
                     error, failure_reason = str(exc), exc.reason
-                rt.store.event(run_id, "attempt_failed", {"attempt": attempt, "reason": failure_reason,
-                                                          "error": rt.redact(error)}, rt.now())
+                rt.store.event(
+                    run_id,
+                    "attempt_failed",
+                    {"attempt": attempt, "reason": failure_reason, "error": rt.redact(error)},
+                    rt.now(),
+                )
                 if attempt >= policy.max_attempts:
                     break
                 delay = policy.backoff_delay(attempt)
@@ -100,19 +118,28 @@ class Executor:
         breached = run_id in rt.sla_breached
         if result is None:
             status = self._fail(run, policy, attempt, error or "failed", failure_reason, dry_run)
-            outcome = RunOutcome(run_id, run["process"], status, attempt, error=rt.redact(error),
-                                 sla_breached=breached, dry_run=dry_run)
+            outcome = RunOutcome(
+                run_id, run["process"], status, attempt, error=rt.redact(error), sla_breached=breached, dry_run=dry_run
+            )
         else:
             status, payload = self._succeed(run, policy, result, scratchpad, dry_run)
-            outcome = RunOutcome(run_id, run["process"], status, attempt, result=payload,
-                                 sla_breached=run_id in rt.sla_breached, dry_run=dry_run)
+            outcome = RunOutcome(
+                run_id,
+                run["process"],
+                status,
+                attempt,
+                result=payload,
+                sla_breached=run_id in rt.sla_breached,
+                dry_run=dry_run,
+            )
         if run["session"] != "main":
             rt.workspace.end_session(run["session"])
         if dry_run and session is not None:
             outcome.plan = rt.redact(session.plan)
             done = {s["step"] for s in rt.store.steps(run_id)}
-            outcome.steps = [{"step": i, "text": text, "completed": i in done}
-                             for i, text in enumerate(session.steps, start=1)]
+            outcome.steps = [
+                {"step": i, "text": text, "completed": i in done} for i, text in enumerate(session.steps, start=1)
+            ]
         return outcome
 
     def _policy(self, process) -> effective.ProcessPolicy:
@@ -132,8 +159,9 @@ class Executor:
         session.check()
         return session.finished or result or AgentResult()
 
-    def _resume_info(self, run: dict[str, Any], policy: effective.ProcessPolicy, attempt: int, segment: int,
-                     scratchpad: str | None) -> ResumeInfo | None:
+    def _resume_info(
+        self, run: dict[str, Any], policy: effective.ProcessPolicy, attempt: int, segment: int, scratchpad: str | None
+    ) -> ResumeInfo | None:
         if segment == 1 or policy.idempotent or not policy.resume:
             return None
         rt = self.rt
@@ -144,8 +172,13 @@ class Executor:
             except Exception:  # no scratchpad yet
                 pad_text = None
         failures = [e["data"] for e in rt.store.events(run["run_id"]) if e["kind"] == "attempt_failed"]
-        return ResumeInfo(attempt=attempt, completed_steps=[s["step"] for s in rt.store.steps(run["run_id"])],
-                          failures=failures, scratchpad=scratchpad, scratchpad_text=pad_text)
+        return ResumeInfo(
+            attempt=attempt,
+            completed_steps=[s["step"] for s in rt.store.steps(run["run_id"])],
+            failures=failures,
+            scratchpad=scratchpad,
+            scratchpad_text=pad_text,
+        )
 
     def _watch_sla(self, run: dict[str, Any], policy: effective.ProcessPolicy):
         if policy.sla is None:
@@ -170,14 +203,26 @@ class Executor:
         rt.sla_breached.add(run["run_id"])
         text = f"process '{run['process']}' has been running longer than its SLA"
         if policy.sla_breach == "escalate":
-            rt.outbox.escalate(policy.escalation_channel, run["run_id"], run["process"], text,
-                               {"inputs": run["inputs"]}, "check on the run and decide whether to intervene")
+            rt.outbox.escalate(
+                policy.escalation_channel,
+                run["run_id"],
+                run["process"],
+                text,
+                {"inputs": run["inputs"]},
+                "check on the run and decide whether to intervene",
+            )
         else:
             rt.outbox.send(policy.channel, "sla_warning", run["run_id"], run["process"], {"message": text})
         rt.store.event(run["run_id"], "sla_breached", {"action": policy.sla_breach}, rt.now())
 
-    def _succeed(self, run: dict[str, Any], policy: effective.ProcessPolicy, result: AgentResult,
-                 scratchpad: str | None, dry_run: bool) -> tuple[str, dict[str, Any]]:
+    def _succeed(
+        self,
+        run: dict[str, Any],
+        policy: effective.ProcessPolicy,
+        result: AgentResult,
+        scratchpad: str | None,
+        dry_run: bool,
+    ) -> tuple[str, dict[str, Any]]:
         rt = self.rt
         payload: dict[str, Any] = {"format": policy.format}
         if policy.format in ("narrative", "both"):
@@ -196,9 +241,14 @@ class Executor:
             pass
         elif result.confidence == "low" and policy.on_low_confidence:
             status = "escalated"
-            rt.outbox.escalate(policy.escalation_channel, run["run_id"], run["process"],
-                               "the agent judged its confidence low", {"inputs": run["inputs"], "outputs": payload},
-                               result.recommended_action or "review the outputs before acting on them")
+            rt.outbox.escalate(
+                policy.escalation_channel,
+                run["run_id"],
+                run["process"],
+                "the agent judged its confidence low",
+                {"inputs": run["inputs"], "outputs": payload},
+                result.recommended_action or "review the outputs before acting on them",
+            )
         else:
             rt.outbox.send(policy.channel, "result", run["run_id"], run["process"], payload)
         if scratchpad and not rt.keep_scratch:
@@ -206,8 +256,15 @@ class Executor:
         rt.store.update_run(run["run_id"], rt.now(), status=status, result=payload, error=None)
         return status, payload
 
-    def _fail(self, run: dict[str, Any], policy: effective.ProcessPolicy, attempts: int, error: str,
-              reason: str | None, dry_run: bool) -> str:
+    def _fail(
+        self,
+        run: dict[str, Any],
+        policy: effective.ProcessPolicy,
+        attempts: int,
+        error: str,
+        reason: str | None,
+        dry_run: bool,
+    ) -> str:
         rt = self.rt
         error = rt.redact(error)
         action = "report" if dry_run else policy.on_failure
@@ -220,10 +277,14 @@ class Executor:
         elif action == "escalate":
             status = "failed"
             steps = [s["step"] for s in rt.store.steps(run["run_id"])]
-            rt.outbox.escalate(policy.escalation_channel, run["run_id"], run["process"],
-                               f"failed after {attempts} attempt(s) ({reason}): {error}",
-                               {"inputs": run["inputs"], "trigger": run["trigger"], "completed_steps": steps},
-                               f"fix the cause and re-run '{run['process']}'; completed steps: {steps or 'none'}")
+            rt.outbox.escalate(
+                policy.escalation_channel,
+                run["run_id"],
+                run["process"],
+                f"failed after {attempts} attempt(s) ({reason}): {error}",
+                {"inputs": run["inputs"], "trigger": run["trigger"], "completed_steps": steps},
+                f"fix the cause and re-run '{run['process']}'; completed steps: {steps or 'none'}",
+            )
         else:
             status = "failed"
         rt.store.event(run["run_id"], "failed", {"on_failure": action, "error": error}, rt.now())

@@ -88,8 +88,9 @@ class RuntimeServer(HTTPServer):
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__((host, port), _Handler)
         self.runtime = runtime
-        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
-                                       name="openexperts-http", daemon=True)
+        self.thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, name="openexperts-http", daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -43,8 +43,14 @@ class McpLoop:
 
 
 class McpBinding:
-    def __init__(self, command: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                 tool_names: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        tool_names: dict[str, str] | None = None,
+    ) -> None:
         require("mcp", distribution="agentpack-openexperts", extra="mcp", feature="binding tools to MCP servers")
         self.command = command
         self.env = env
@@ -97,5 +103,9 @@ def mcp_binder(config: dict[str, Any], context: Any) -> McpBinding:
     spec = config["mcp"]
     cwd = spec.get("cwd")
     base: Path = context.base
-    return McpBinding(spec["command"], env=spec.get("env"), cwd=str(base / cwd) if cwd else str(base),
-                      tool_names=spec.get("tool_names"))
+    return McpBinding(
+        spec["command"],
+        env=spec.get("env"),
+        cwd=str(base / cwd) if cwd else str(base),
+        tool_names=spec.get("tool_names"),
+    )

@@ -51,9 +51,11 @@ class Prompts:
 
     def task(self, session: Any) -> str:
         process = session.process
-        parts = [f"# Process: {process.name}\n\n{process.meta.get('description', '')}",
-                 "Inputs:\n```json\n" + json.dumps(session.inputs, indent=2, sort_keys=True, default=str) + "\n```",
-                 process.body]
+        parts = [
+            f"# Process: {process.name}\n\n{process.meta.get('description', '')}",
+            "Inputs:\n```json\n" + json.dumps(session.inputs, indent=2, sort_keys=True, default=str) + "\n```",
+            process.body,
+        ]
         for ref in process.list_of("context"):
             if not isinstance(ref, str):
                 continue
@@ -67,9 +69,13 @@ class Prompts:
         if session.resume is not None:
             parts.append("# Resuming\n\n" + session.resume.prompt(session.steps))
         if session.dry_run:
-            parts.append("# Dry run\n\nNarrate each step. Operations at confirm or manual tier are not executed; "
-                         "say what you would do, with the operation, inputs and expected outcome.")
+            parts.append(
+                "# Dry run\n\nNarrate each step. Operations at confirm or manual tier are not executed; "
+                "say what you would do, with the operation, inputs and expected outcome."
+            )
         ops = ", ".join(session.operations()) or "none"
-        parts.append(f"Tools: {ops}. Call complete_step after each checklist step and finish with your outputs "
-                     "(narrative, structured, confidence, recommended_action).")
+        parts.append(
+            f"Tools: {ops}. Call complete_step after each checklist step and finish with your outputs "
+            "(narrative, structured, confidence, recommended_action)."
+        )
         return "\n\n".join(parts)

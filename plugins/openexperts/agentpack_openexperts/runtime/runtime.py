@@ -18,11 +18,12 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -56,14 +57,27 @@ class BindContext:
 
 
 class ExpertRuntime:
-    def __init__(self, package: ExpertPackage | str | Path, *, tools: ToolBox | dict[str, Any] | None = None,
-                 driver: Any = "plan", driver_options: dict[str, Any] | None = None,
-                 broker: Any = "reject", broker_options: dict[str, Any] | None = None,
-                 workdir: str | Path | None = None, clock: Clock = SYSTEM_CLOCK,
-                 ids: Callable[[], str] | None = None, workers: int = 4, queue: str = "memory",
-                 dedupe_window: float = 86400.0, knowledge_budget: int = DEFAULT_BUDGET, keep_scratch: bool = False,
-                 listeners: tuple[Callable[[dict[str, Any]], None], ...] = (), host: Any = None,
-                 validate: bool = True) -> None:
+    def __init__(
+        self,
+        package: ExpertPackage | str | Path,
+        *,
+        tools: ToolBox | dict[str, Any] | None = None,
+        driver: Any = "plan",
+        driver_options: dict[str, Any] | None = None,
+        broker: Any = "reject",
+        broker_options: dict[str, Any] | None = None,
+        workdir: str | Path | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        ids: Callable[[], str] | None = None,
+        workers: int = 4,
+        queue: str = "memory",
+        dedupe_window: float = 86400.0,
+        knowledge_budget: int = DEFAULT_BUDGET,
+        keep_scratch: bool = False,
+        listeners: tuple[Callable[[dict[str, Any]], None], ...] = (),
+        host: Any = None,
+        validate: bool = True,
+    ) -> None:
         self.host = host
         self.package = package if isinstance(package, ExpertPackage) else load_package(package)
         if validate:
@@ -120,8 +134,9 @@ class ExpertRuntime:
         if errors:
             first = errors[0]
             more = f" (and {len(errors) - 1} more; run 'agentpack validate')" if len(errors) > 1 else ""
-            raise AgentpackError(f"the package has errors: {first.code} {first.message}{more}", file=first.file,
-                                 line=first.line)
+            raise AgentpackError(
+                f"the package has errors: {first.code} {first.message}{more}", file=first.file, line=first.line
+            )
         for finding in validate_package(self.package):
             if finding.severity == "warning":
                 log.warning("%s %s: %s", finding.code, finding.location(), finding.message)
@@ -160,8 +175,10 @@ class ExpertRuntime:
         if missing:
             raise AgentpackError(
                 f"requires.tools is not satisfied: no binding for {', '.join(repr(t) for t in missing)}",
-                file=self.package.manifest.file, line=self.package.manifest.line_of("/requires/tools"),
-                hint="bind them with --bindings FILE (python, skill or mcp) or ExpertRuntime(tools=...)")
+                file=self.package.manifest.file,
+                line=self.package.manifest.line_of("/requires/tools"),
+                hint="bind them with --bindings FILE (python, skill or mcp) or ExpertRuntime(tools=...)",
+            )
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self, *, http: bool = False, port: int = 0, cron: bool = True) -> None:
@@ -226,12 +243,22 @@ class ExpertRuntime:
     def _handle(self, job: Job) -> None:
         self.executor.execute(job.run_id)
 
-    def create_run(self, process: str, inputs: dict[str, Any], *, trigger: str | None = None, payload: Any = None,
-                   session: str | None = None, lane: str | None = None, dry_run: bool = False) -> str:
+    def create_run(
+        self,
+        process: str,
+        inputs: dict[str, Any],
+        *,
+        trigger: str | None = None,
+        payload: Any = None,
+        session: str | None = None,
+        lane: str | None = None,
+        dry_run: bool = False,
+    ) -> str:
         self.package.process(process)
         run_id = self.new_id("run-")
-        self.store.create_run(run_id, process, trigger, session or run_id, lane, inputs, self.redact(payload),
-                              self.now(), dry_run=dry_run)
+        self.store.create_run(
+            run_id, process, trigger, session or run_id, lane, inputs, self.redact(payload), self.now(), dry_run=dry_run
+        )
         return run_id
 
     def submit(self, process: str, inputs: dict[str, Any], **kwargs: Any) -> str:
@@ -239,8 +266,7 @@ class ExpertRuntime:
         self.queue.submit(Job(run_id), kwargs.get("lane"))
         return run_id
 
-    def run_process(self, process: str, inputs: dict[str, Any] | None = None, *, dry_run: bool = False
-                    ) -> RunOutcome:
+    def run_process(self, process: str, inputs: dict[str, Any] | None = None, *, dry_run: bool = False) -> RunOutcome:
         """Run ``process`` now, on this thread, to a terminal state (the ``experts run --process`` path)."""
         if not dry_run:
             self.require_tools()
@@ -269,20 +295,28 @@ class ExpertRuntime:
             key = resolve(payload, dedupe)
             if key is MISSING:
                 warnings.append(f"dedupe_key '{dedupe}' is not in the payload; the event cannot be deduplicated")
-            elif not self.store.first_sighting(trigger, json.dumps(key, sort_keys=True, default=str), self.now(),
-                                               self.dedupe_window):
+            elif not self.store.first_sighting(
+                trigger, json.dumps(key, sort_keys=True, default=str), self.now(), self.dedupe_window
+            ):
                 return {"accepted": False, "duplicate": True, "trigger": trigger}
         inputs, more = map_inputs(payload, trig.get("payload_mapping"))
         warnings += more
         session = "main" if eff["session"].value == "main" else None
-        lane, more = lane_for(trigger, eff["concurrency"].value, eff["concurrency_key"].value, payload,
-                              session or "isolated")
+        lane, more = lane_for(
+            trigger, eff["concurrency"].value, eff["concurrency_key"].value, payload, session or "isolated"
+        )
         warnings += more
         for warning in warnings:
             log.warning("trigger '%s': %s", trigger, warning)
         run_id = self.submit(trig["process"], inputs, trigger=trigger, payload=payload, session=session, lane=lane)
-        return {"accepted": True, "duplicate": False, "trigger": trigger, "run_id": run_id, "lane": lane,
-                "warnings": warnings}
+        return {
+            "accepted": True,
+            "duplicate": False,
+            "trigger": trigger,
+            "run_id": run_id,
+            "lane": lane,
+            "warnings": warnings,
+        }
 
     def channel_message(self, channel_name: str, raw: Any) -> list[dict[str, Any]]:
         """Route a message from ``channel_name`` to every channel trigger that listens to it."""
@@ -340,8 +374,10 @@ class ExpertRuntime:
         self.require_tools()
         self.workspace.init_persistent()
         self.scheduler.start()
-        return [self.executor.execute(run["run_id"], dry_run=run["dry_run"])
-                for run in self.store.runs(("queued", "running"))]
+        return [
+            self.executor.execute(run["run_id"], dry_run=run["dry_run"])
+            for run in self.store.runs(("queued", "running"))
+        ]
 
     def replay_dead_letter(self, letter_id: str) -> RunOutcome:
         letters = {d["id"]: d for d in self.store.dead_letters(include_replayed=True)}
@@ -353,7 +389,8 @@ class ExpertRuntime:
         self.require_tools()
         self.workspace.init_persistent()
         self.scheduler.start()
-        run_id = self.create_run(letter["process"], letter["inputs"], trigger=letter["trigger"],
-                                 payload=letter["payload"])
+        run_id = self.create_run(
+            letter["process"], letter["inputs"], trigger=letter["trigger"], payload=letter["payload"]
+        )
         self.store.mark_replayed(letter_id, run_id)
         return self.executor.execute(run_id)

@@ -78,33 +78,68 @@ class ResumeInfo:
         if nxt:
             lines.append(f"Resume at step {nxt}; do not repeat completed steps.")
         if self.scratchpad:
-            lines.append(f"Your scratchpad {self.scratchpad} holds your working data"
-                         + (":\n\n" + self.scratchpad_text if self.scratchpad_text else " (it is empty)."))
+            lines.append(
+                f"Your scratchpad {self.scratchpad} holds your working data"
+                + (":\n\n" + self.scratchpad_text if self.scratchpad_text else " (it is empty).")
+            )
         return "\n".join(lines)
 
 
 BUILTIN_TOOLS = [
-    {"name": "read_file", "description": "Read a package file (function, knowledge, persona), a state file or a "
-     "scratch file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                                      "required": ["path"]}},
-    {"name": "write_file", "description": "Write a state file (state/...) or a scratch file (scratch/...).",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                    "required": ["path", "content"]}},
-    {"name": "read_function", "description": "Read a function's instructions by name.",
-     "parameters": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
-    {"name": "complete_step", "description": "Mark a checklist step (1-based) as done.",
-     "parameters": {"type": "object", "properties": {"step": {"type": "integer"}, "summary": {"type": "string"}},
-                    "required": ["step"]}},
-    {"name": "escalate", "description": "Hand off to a human: why, the context, and your recommended action.",
-     "parameters": {"type": "object", "properties": {"reason": {"type": "string"},
-                                                     "recommended_action": {"type": "string"},
-                                                     "context": {"type": "object"}},
-                    "required": ["reason", "recommended_action"]}},
-    {"name": "finish", "description": "Finish the process with its outputs.",
-     "parameters": {"type": "object", "properties": {
-         "narrative": {"type": "string"}, "structured": {"type": "object"},
-         "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
-         "recommended_action": {"type": "string"}}}},
+    {
+        "name": "read_file",
+        "description": "Read a package file (function, knowledge, persona), a state file or a scratch file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+    {
+        "name": "write_file",
+        "description": "Write a state file (state/...) or a scratch file (scratch/...).",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    },
+    {
+        "name": "read_function",
+        "description": "Read a function's instructions by name.",
+        "parameters": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    },
+    {
+        "name": "complete_step",
+        "description": "Mark a checklist step (1-based) as done.",
+        "parameters": {
+            "type": "object",
+            "properties": {"step": {"type": "integer"}, "summary": {"type": "string"}},
+            "required": ["step"],
+        },
+    },
+    {
+        "name": "escalate",
+        "description": "Hand off to a human: why, the context, and your recommended action.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string"},
+                "recommended_action": {"type": "string"},
+                "context": {"type": "object"},
+            },
+            "required": ["reason", "recommended_action"],
+        },
+    },
+    {
+        "name": "finish",
+        "description": "Finish the process with its outputs.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "narrative": {"type": "string"},
+                "structured": {"type": "object"},
+                "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+                "recommended_action": {"type": "string"},
+            },
+        },
+    },
 ]
 
 
@@ -160,10 +195,16 @@ class AgentSession:
             tool, _, op = name.partition(".")
             declared = package.operations(tool).get(op, {})
             tier = effective.tier(package, name).value
-            specs.append({"type": "function", "function": {
-                "name": f"{tool}{SEP}{op}",
-                "description": f"{declared.get('description', name)} (approval: {tier})",
-                "parameters": shape_schema(declared.get("input")) or {"type": "object"}}})
+            specs.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": f"{tool}{SEP}{op}",
+                        "description": f"{declared.get('description', name)} (approval: {tier})",
+                        "parameters": shape_schema(declared.get("input")) or {"type": "object"},
+                    },
+                }
+            )
         specs += [{"type": "function", "function": spec} for spec in BUILTIN_TOOLS]
         return specs
 
@@ -202,8 +243,10 @@ class AgentSession:
             return {"ok": False, "error": f"tool '{tool}' is not in requires.tools"}
         declared = package.operations(tool)
         if declared and op not in declared:
-            return {"ok": False, "error": f"tool '{tool}' has no operation '{op}' (operations: "
-                    f"{', '.join(sorted(declared))})"}
+            return {
+                "ok": False,
+                "error": f"tool '{tool}' has no operation '{op}' (operations: {', '.join(sorted(declared))})",
+            }
         problem = rt.check_arguments(full, declared.get(op, {}).get("input"), arguments)
         tier = effective.tier(package, full).value
         if problem and not (self.dry_run and (tier != "auto" or not rt.tools.has(tool))):
@@ -211,19 +254,35 @@ class AgentSession:
         digest = sha256_json(arguments)
         replay = self._replay(full, digest)
         if replay is not None:
-            rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), replay["result"],
-                                 tier, "replayed", rt.now())
+            rt.store.record_call(
+                self.run_id,
+                self.segment,
+                full,
+                digest,
+                rt.redact(arguments),
+                replay["result"],
+                tier,
+                "replayed",
+                rt.now(),
+            )
             return {"ok": True, "result": replay["result"], "replayed": True, "tier": tier}
         description = declared.get(op, {}).get("description", full)
         if self.dry_run and (tier != "auto" or not rt.tools.has(tool)):
             why = "not executed in a dry run" if tier != "auto" else "no binding for this tool"
             if problem:
                 why += f"; {problem}"
-            entry = {"operation": full, "tier": tier, "arguments": arguments, "executed": False,
-                     "description": description, "note": why}
+            entry = {
+                "operation": full,
+                "tier": tier,
+                "arguments": arguments,
+                "executed": False,
+                "description": description,
+                "note": why,
+            }
             self.plan.append(entry)
-            rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), None, tier,
-                                 "described", rt.now())
+            rt.store.record_call(
+                self.run_id, self.segment, full, digest, rt.redact(arguments), None, tier, "described", rt.now()
+            )
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
             return self._draft(full, digest, arguments, description)
@@ -234,15 +293,33 @@ class AgentSession:
         except ToolError as exc:
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # the tool itself failed: the attempt fails and the retry policy applies
-            rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments),
-                                 {"error": rt.redact(repr(exc))}, tier, "failed", rt.now())
+            rt.store.record_call(
+                self.run_id,
+                self.segment,
+                full,
+                digest,
+                rt.redact(arguments),
+                {"error": rt.redact(repr(exc))},
+                tier,
+                "failed",
+                rt.now(),
+            )
             raise ToolFailure(f"{full} failed: {exc}") from exc
         result = json.loads(json.dumps(result, default=str))
-        rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), rt.redact(result), tier,
-                             "executed", rt.now())
+        rt.store.record_call(
+            self.run_id, self.segment, full, digest, rt.redact(arguments), rt.redact(result), tier, "executed", rt.now()
+        )
         if self.dry_run:
-            self.plan.append({"operation": full, "tier": tier, "arguments": arguments, "executed": True,
-                              "description": description, "result": result})
+            self.plan.append(
+                {
+                    "operation": full,
+                    "tier": tier,
+                    "arguments": arguments,
+                    "executed": True,
+                    "description": description,
+                    "result": result,
+                }
+            )
         return {"ok": True, "result": result, "tier": tier}
 
     def _replay(self, full: str, digest: str) -> dict[str, Any] | None:
@@ -258,24 +335,45 @@ class AgentSession:
     def _draft(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> dict[str, Any]:
         rt = self.runtime
         draft_id = rt.new_id("draft-")
-        rt.outbox.send(self.policy.channel, "draft", self.run_id, self.process.name, {
-            "draft_id": draft_id, "operation": full, "arguments": arguments, "description": description,
-            "note": "manual tier: prepared for a human to execute; it was not executed"})
+        rt.outbox.send(
+            self.policy.channel,
+            "draft",
+            self.run_id,
+            self.process.name,
+            {
+                "draft_id": draft_id,
+                "operation": full,
+                "arguments": arguments,
+                "description": description,
+                "note": "manual tier: prepared for a human to execute; it was not executed",
+            },
+        )
         if self.policy.on_manual_ready:
-            rt.outbox.escalate(self.policy.escalation_channel, self.run_id, self.process.name,
-                               f"a manual action is ready: {full}", {"inputs": self.inputs, "arguments": arguments},
-                               f"review draft {draft_id} and execute {full} yourself")
+            rt.outbox.escalate(
+                self.policy.escalation_channel,
+                self.run_id,
+                self.process.name,
+                f"a manual action is ready: {full}",
+                {"inputs": self.inputs, "arguments": arguments},
+                f"review draft {draft_id} and execute {full} yourself",
+            )
         result = {"draft_id": draft_id, "draft_delivered": True, "executed": False}
-        rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), result, "manual",
-                             "draft_delivered", rt.now())
+        rt.store.record_call(
+            self.run_id, self.segment, full, digest, rt.redact(arguments), result, "manual", "draft_delivered", rt.now()
+        )
         return {"ok": True, "result": result, "tier": "manual"}
 
     def _approve(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> None:
         rt = self.runtime
-        request = ApprovalRequest(id=rt.new_id("approval-"), run_id=self.run_id, process=self.process.name,
-                                  operation=full, arguments=rt.redact(arguments),
-                                  description=f"{full} {json.dumps(rt.redact(arguments), sort_keys=True)} "
-                                              f"for process {self.process.name}", created=rt.clock.iso())
+        request = ApprovalRequest(
+            id=rt.new_id("approval-"),
+            run_id=self.run_id,
+            process=self.process.name,
+            operation=full,
+            arguments=rt.redact(arguments),
+            description=f"{full} {json.dumps(rt.redact(arguments), sort_keys=True)} for process {self.process.name}",
+            created=rt.clock.iso(),
+        )
         rt.desk.open(request)
         rt.outbox.send(self.policy.channel, "approval_request", self.run_id, self.process.name, request.to_json())
         try:
@@ -284,12 +382,30 @@ class AgentSession:
         finally:
             rt.desk.close(request.id)
         if approved is None:
-            rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), None, "confirm",
-                                 "approval_timeout", rt.now())
+            rt.store.record_call(
+                self.run_id,
+                self.segment,
+                full,
+                digest,
+                rt.redact(arguments),
+                None,
+                "confirm",
+                "approval_timeout",
+                rt.now(),
+            )
             raise OperationRejected(f"approval for {full} timed out")
         if not approved:
-            rt.store.record_call(self.run_id, self.segment, full, digest, rt.redact(arguments), {"by": by},
-                                 "confirm", "rejected", rt.now())
+            rt.store.record_call(
+                self.run_id,
+                self.segment,
+                full,
+                digest,
+                rt.redact(arguments),
+                {"by": by},
+                "confirm",
+                "rejected",
+                rt.now(),
+            )
             raise OperationRejected(f"{full} was rejected by {by or 'the approver'}")
 
     def _wait(self, request: ApprovalRequest) -> tuple[bool | None, str]:
@@ -313,10 +429,14 @@ class AgentSession:
                 break
         if self.policy.on_timeout != "escalate":
             return None, ""
-        rt.outbox.escalate(self.policy.escalation_channel, self.run_id, self.process.name,
-                           f"approval for {request.operation} timed out", {"inputs": self.inputs,
-                                                                          "arguments": request.arguments},
-                           f"approve or reject {request.operation} (request {request.id}); it can still be approved")
+        rt.outbox.escalate(
+            self.policy.escalation_channel,
+            self.run_id,
+            self.process.name,
+            f"approval for {request.operation} timed out",
+            {"inputs": self.inputs, "arguments": request.arguments},
+            f"approve or reject {request.operation} (request {request.id}); it can still be approved",
+        )
         late = self.remaining() if self.deadline is not None else limit
         end = time.monotonic() + (late or 0.0)
         while time.monotonic() < end:
@@ -345,8 +465,15 @@ class AgentSession:
         fn = self.runtime.package.functions().get(name)
         if fn is None:
             return {"ok": False, "error": f"no function named '{name}'"}
-        return {"ok": True, "name": name, "description": fn.meta.get("description"), "inputs": fn.list_of("inputs"),
-                "outputs": fn.list_of("outputs"), "knowledge": fn.list_of("knowledge"), "instructions": fn.body}
+        return {
+            "ok": True,
+            "name": name,
+            "description": fn.meta.get("description"),
+            "inputs": fn.list_of("inputs"),
+            "outputs": fn.list_of("outputs"),
+            "knowledge": fn.list_of("knowledge"),
+            "instructions": fn.body,
+        }
 
     def _builtin_complete_step(self, step: int, summary: str = "") -> dict[str, Any]:
         steps = self.steps
@@ -356,14 +483,26 @@ class AgentSession:
         rt.store.complete_step(self.run_id, step, rt.redact(summary), self.segment, rt.now())
         return {"ok": True, "step": step}
 
-    def _builtin_escalate(self, reason: str, recommended_action: str, context: dict[str, Any] | None = None
-                          ) -> dict[str, Any]:
+    def _builtin_escalate(
+        self, reason: str, recommended_action: str, context: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         rt = self.runtime
-        rt.outbox.escalate(self.policy.escalation_channel, self.run_id, self.process.name, reason,
-                           {"inputs": self.inputs, **(context or {})}, recommended_action)
+        rt.outbox.escalate(
+            self.policy.escalation_channel,
+            self.run_id,
+            self.process.name,
+            reason,
+            {"inputs": self.inputs, **(context or {})},
+            recommended_action,
+        )
         return {"ok": True, "escalated": True}
 
-    def _builtin_finish(self, narrative: str | None = None, structured: dict[str, Any] | None = None,
-                        confidence: str | None = None, recommended_action: str | None = None) -> dict[str, Any]:
+    def _builtin_finish(
+        self,
+        narrative: str | None = None,
+        structured: dict[str, Any] | None = None,
+        confidence: str | None = None,
+        recommended_action: str | None = None,
+    ) -> dict[str, Any]:
         self.finished = AgentResult(narrative, structured, confidence, recommended_action)
         return {"ok": True, "finished": True}

@@ -11,8 +11,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
@@ -67,14 +68,23 @@ def _unwrap(result: Any, path: Path) -> Any:
 
 def _subprocess_runner(path: Path, value: Any) -> Any:
     exe = Path(sys.executable).with_name("agentpack")
-    argv = [str(exe) if exe.exists() else (shutil.which("agentpack") or "agentpack"),
-            "skill", "run", str(path), "--input", "-", "--json"]
+    argv = [
+        str(exe) if exe.exists() else (shutil.which("agentpack") or "agentpack"),
+        "skill",
+        "run",
+        str(path),
+        "--input",
+        "-",
+        "--json",
+    ]
     proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300)
     try:
         data = json.loads(proc.stdout)
     except ValueError:
-        raise ToolError(f"skill {path.name}: 'agentpack skill run' printed no JSON (exit {proc.returncode}): "
-                        f"{proc.stderr.strip()[:300]}") from None
+        raise ToolError(
+            f"skill {path.name}: 'agentpack skill run' printed no JSON (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[:300]}"
+        ) from None
     if isinstance(data, dict) and ("status" in data or "output" in data):
         return _unwrap(data, path)
     if proc.returncode != 0:

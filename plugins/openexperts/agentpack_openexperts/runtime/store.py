@@ -77,12 +77,23 @@ class Store:
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     # -- runs ----------------------------------------------------------------------------------
-    def create_run(self, run_id: str, process: str, trigger: str | None, session: str, lane: str | None,
-                   inputs: dict[str, Any], payload: Any, now: float, dry_run: bool = False) -> None:
-        self._exec("INSERT INTO runs (run_id, process, trigger, session, lane, inputs, payload, status, created, "
-                   "updated, dry_run) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   (run_id, process, trigger, session, lane, _dump(inputs), _dump(payload), "queued", now, now,
-                    int(dry_run)))
+    def create_run(
+        self,
+        run_id: str,
+        process: str,
+        trigger: str | None,
+        session: str,
+        lane: str | None,
+        inputs: dict[str, Any],
+        payload: Any,
+        now: float,
+        dry_run: bool = False,
+    ) -> None:
+        self._exec(
+            "INSERT INTO runs (run_id, process, trigger, session, lane, inputs, payload, status, created, "
+            "updated, dry_run) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, process, trigger, session, lane, _dump(inputs), _dump(payload), "queued", now, now, int(dry_run)),
+        )
 
     def update_run(self, run_id: str, now: float, **fields: Any) -> None:
         for key in ("result",):
@@ -127,21 +138,35 @@ class Store:
     def steps(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM steps WHERE run_id = ? ORDER BY step", (run_id,))
 
-    def record_call(self, run_id: str, segment: int, operation: str, args_hash: str, arguments: Any, result: Any,
-                    tier: str, status: str, now: float) -> int:
+    def record_call(
+        self,
+        run_id: str,
+        segment: int,
+        operation: str,
+        args_hash: str,
+        arguments: Any,
+        result: Any,
+        tier: str,
+        status: str,
+        now: float,
+    ) -> int:
         with self._lock:
-            seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM calls WHERE run_id = ?",
-                                   (run_id,)).fetchone()[0]
-            self._db.execute("INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?)",
-                             (run_id, seq, segment, operation, args_hash, _dump(arguments), _dump(result), tier,
-                              status, now))
+            seq = self._db.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM calls WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            self._db.execute(
+                "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (run_id, seq, segment, operation, args_hash, _dump(arguments), _dump(result), tier, status, now),
+            )
             return seq
 
     def executed_calls(self, run_id: str, operation: str, args_hash: str, before_segment: int) -> list[dict[str, Any]]:
         """Calls that really ran (not replays) in earlier segments, oldest first."""
-        rows = self._rows("SELECT * FROM calls WHERE run_id = ? AND operation = ? AND args_hash = ? AND segment < ? "
-                          "AND status IN ('executed', 'draft_delivered') ORDER BY seq",
-                          (run_id, operation, args_hash, before_segment))
+        rows = self._rows(
+            "SELECT * FROM calls WHERE run_id = ? AND operation = ? AND args_hash = ? AND segment < ? "
+            "AND status IN ('executed', 'draft_delivered') ORDER BY seq",
+            (run_id, operation, args_hash, before_segment),
+        )
         for row in rows:
             row["result"] = _load(row["result"])
             row["arguments"] = _load(row["arguments"])
@@ -179,9 +204,20 @@ class Store:
 
     # -- dead letters -------------------------------------------------------------------------------
     def add_dead_letter(self, letter_id: str, run: dict[str, Any], error: str, attempts: int, now: float) -> None:
-        self._exec("INSERT INTO dead_letters VALUES (?,?,?,?,?,?,?,?,?,NULL)",
-                   (letter_id, run["run_id"], run["process"], run["trigger"], _dump(run["inputs"]),
-                    _dump(run["payload"]), error, attempts, now))
+        self._exec(
+            "INSERT INTO dead_letters VALUES (?,?,?,?,?,?,?,?,?,NULL)",
+            (
+                letter_id,
+                run["run_id"],
+                run["process"],
+                run["trigger"],
+                _dump(run["inputs"]),
+                _dump(run["payload"]),
+                error,
+                attempts,
+                now,
+            ),
+        )
 
     def dead_letters(self, include_replayed: bool = False) -> list[dict[str, Any]]:
         sql = "SELECT * FROM dead_letters" + ("" if include_replayed else " WHERE replayed_as IS NULL")
@@ -195,10 +231,13 @@ class Store:
         self._exec("UPDATE dead_letters SET replayed_as = ? WHERE id = ?", (run_id, letter_id))
 
     # -- outbox ---------------------------------------------------------------------------------------
-    def add_message(self, channel: str, kind: str, run_id: str | None, process: str | None, data: Any,
-                    now: float) -> int:
-        return self._exec("INSERT INTO outbox (channel, kind, run_id, process, data, at) VALUES (?,?,?,?,?,?)",
-                          (channel, kind, run_id, process, _dump(data), now)).lastrowid
+    def add_message(
+        self, channel: str, kind: str, run_id: str | None, process: str | None, data: Any, now: float
+    ) -> int:
+        return self._exec(
+            "INSERT INTO outbox (channel, kind, run_id, process, data, at) VALUES (?,?,?,?,?,?)",
+            (channel, kind, run_id, process, _dump(data), now),
+        ).lastrowid
 
     def messages(self, run_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         where, args = [], []

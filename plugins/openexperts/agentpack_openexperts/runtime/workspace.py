@@ -39,8 +39,11 @@ class Workspace:
         for component in package.of("state"):
             scope = component.meta.get("scope")
             self.scopes[component.path] = scope if scope in ("session", "persistent") else "persistent"
-        self.readable = {c.path: c for kind in ("orchestrator", "persona", "functions", "processes", "tools",
-                                                "knowledge") for c in package.of(kind)}
+        self.readable = {
+            c.path: c
+            for kind in ("orchestrator", "persona", "functions", "processes", "tools", "knowledge")
+            for c in package.of(kind)
+        }
 
     # -- state -----------------------------------------------------------------------------------
     def init_persistent(self) -> None:
@@ -114,8 +117,9 @@ class Workspace:
                 kind = "private"
             return component.file, kind
         if write:
-            raise AccessError(f"'{rel}' is not writable: only state files listed in components.state and "
-                              "files under scratch/ are")
+            raise AccessError(
+                f"'{rel}' is not writable: only state files listed in components.state and files under scratch/ are"
+            )
         raise AccessError(f"'{rel}' is not a package component, a state file or a scratch file")
 
     def read(self, path: str, session: str) -> tuple[str, str]:

@@ -64,11 +64,19 @@ def agentpack_validate(pack, strict):
     findings = []
     for number, text, done in read_items(pack.root):
         if done is None:
-            findings.append(Finding.error("TODO001", f"not a to-do item: {text!r}", file=str(pack.root / "todo.txt"),
-                                          line=number, hint="write '- [ ] task' or '- [x] task'"))
+            findings.append(
+                Finding.error(
+                    "TODO001",
+                    f"not a to-do item: {text!r}",
+                    file=str(pack.root / "todo.txt"),
+                    line=number,
+                    hint="write '- [ ] task' or '- [x] task'",
+                )
+            )
         elif strict and len(text) < 3:
-            findings.append(Finding.warning("TODO002", "task text is very short",
-                                            file=str(pack.root / "todo.txt"), line=number))
+            findings.append(
+                Finding.warning("TODO002", "task text is very short", file=str(pack.root / "todo.txt"), line=number)
+            )
     return findings
 
 
@@ -96,19 +104,35 @@ def agentpack_evaluate(pack, options):
     from agentpack.models import AssertionResult, CaseResult, EvalReport, SuiteResult
 
     cases = [
-        CaseResult(id=f"L{n}", name=t, status="passed" if d else "failed", file="todo.txt", line=n,
-                   assertions=[AssertionResult(name="done", passed=bool(d), expected=True, actual=bool(d),
-                                               message="" if d else "not done yet")])
-        for n, t, d in read_items(pack.root) if d is not None
+        CaseResult(
+            id=f"L{n}",
+            name=t,
+            status="passed" if d else "failed",
+            file="todo.txt",
+            line=n,
+            assertions=[
+                AssertionResult(
+                    name="done", passed=bool(d), expected=True, actual=bool(d), message="" if d else "not done yet"
+                )
+            ],
+        )
+        for n, t, d in read_items(pack.root)
+        if d is not None
     ]
-    return EvalReport(name=pack.name or "todo", format=FORMAT, path=str(pack.path),
-                      suites=[SuiteResult(id="todo", cases=cases)])
+    return EvalReport(
+        name=pack.name or "todo", format=FORMAT, path=str(pack.path), suites=[SuiteResult(id="todo", cases=cases)]
+    )
 
 
 @hookimpl
 def agentpack_register_reporters(register):
-    register(Reporter(name="count", description="just the number of findings",
-                      render=lambda report: f"{sum(len(i.findings) for i in report.items)}\n"))
+    register(
+        Reporter(
+            name="count",
+            description="just the number of findings",
+            render=lambda report: f"{sum(len(i.findings) for i in report.items)}\n",
+        )
+    )
 
 
 @click.command()
@@ -130,11 +154,21 @@ def agentpack_register_mcp_tools(register, context):
         items = [d for _, _, d in read_items(Path(arguments["path"])) if d is not None]
         return {"done": items.count(True), "open": items.count(False)}
 
-    register(McpTool(
-        name="sample.count_todos", description="Count open and done items of a to-do pack.",
-        input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
-                      "additionalProperties": False},
-        output_schema={"type": "object", "properties": {"done": {"type": "integer"}, "open": {"type": "integer"}},
-                       "required": ["done", "open"]},
-        handler=count,
-    ))
+    register(
+        McpTool(
+            name="sample.count_todos",
+            description="Count open and done items of a to-do pack.",
+            input_schema={
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"done": {"type": "integer"}, "open": {"type": "integer"}},
+                "required": ["done", "open"],
+            },
+            handler=count,
+        )
+    )

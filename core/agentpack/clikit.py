@@ -1,0 +1,223 @@
+"""CLI building blocks shared by the core and every plugin command.
+
+One way to do each job on the command line: context settings, exit codes, the
+``-o/--output`` option (``--json`` as its alias), ``KEY=VALUE`` options, the
+versioned JSON envelope, and writing a report file whose format follows its
+suffix (the registered ``Reporter.suffix``). Plugin command groups use these
+instead of their own copies, so every command looks and fails the same way.
+
+Light on purpose: importing it costs click only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from .models import Report
+    from .plugins import Host
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130
+SCHEMA_VERSION = 1
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+"""Pass as ``context_settings=`` to every plugin group: ``-h`` and the help width."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_json_command: list[str] = []
+"""Commands that asked for JSON output in this process, so an error can be reported as an envelope."""
+
+
+def host() -> Host:
+    """The process-wide plugin host (built on first use)."""
+    from .plugins import get_host
+
+    return get_host()
+
+
+def group(**kwargs: Any) -> Callable[[F], click.Group]:
+    """``click.group`` with the shared context settings."""
+    kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
+    return click.group(**kwargs)  # type: ignore[return-value]
+
+
+# -- options ---------------------------------------------------------------------------------
+def _complete_reporters(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    try:
+        return [name for name in sorted(host().reporters()) if name.startswith(incomplete)]
+    except Exception:  # completion must never fail the shell
+        return []
+
+
+def output_option(
+    default: str = "text", *, choices: Iterable[str] | None = None, command: str | None = None
+) -> Callable[[F], F]:
+    """``-o/--output FORMAT`` with ``--json`` as an alias of ``-o json``.
+
+    The decorated function receives one argument, ``output``, already resolved.
+    Without ``choices`` any registered reporter name is accepted (checked when
+    the report is rendered). ``command`` names the command in the JSON error
+    envelope written when the command fails with ``-o json``.
+    """
+    fixed = tuple(choices) if choices is not None else None
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, as_json: bool = False, **kwargs: Any) -> Any:
+            if as_json:
+                kwargs["output"] = "json"
+            if kwargs.get("output") == "json":
+                ctx = click.get_current_context(silent=True)
+                _json_command.append(command or (ctx.command_path.removeprefix("agentpack ") if ctx else "agentpack"))
+            return f(*args, **kwargs)
+
+        wrapper = click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")(wrapper)
+        option_help = (
+            f"Output format: {', '.join(fixed)}."
+            if fixed
+            else "Output format: text, json, junit, sarif, github, html, or a plugin's."
+        )
+        return click.option(  # type: ignore[return-value]
+            "-o",
+            "--output",
+            default=default,
+            show_default=True,
+            metavar="FORMAT",
+            type=click.Choice(fixed) if fixed else None,
+            shell_complete=None if fixed else _complete_reporters,
+            help=option_help,
+        )(wrapper)
+
+    return decorate
+
+
+def report_option(help_text: str | None = None) -> Callable[[F], F]:
+    """``--report FILE``: also write a report; its format follows the file's suffix."""
+    return click.option(
+        "--report",
+        "report_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=help_text or "Also write a report file; its format follows the suffix (.html, .xml, .json, .sarif, .txt).",
+    )
+
+
+def jobs_option(help_text: str = "Work items in parallel.") -> Callable[[F], F]:
+    """``-j/--jobs N`` (at least 1)."""
+    return click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1), help=help_text)
+
+
+def pairs_option(name: str = "--option", dest: str = "options", help_text: str = "KEY=VALUE (repeatable).") -> Callable:
+    """A repeatable ``KEY=VALUE`` option; the function receives a ``dict[str, str]``."""
+
+    def convert(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+        return parse_pairs(values, name)
+
+    return click.option(name, dest, multiple=True, metavar="KEY=VALUE", callback=convert, help=help_text)
+
+
+def parse_pairs(values: Iterable[str], what: str) -> dict[str, str]:
+    """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}``; a value without ``=`` is a usage error."""
+    result: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"'{value}' is not KEY=VALUE", param_hint=what)
+        result[key] = val
+    return result
+
+
+# -- output ----------------------------------------------------------------------------------
+def envelope(command: str, ok: bool, **fields: Any) -> dict[str, Any]:
+    """The versioned JSON envelope every ``--json`` command prints."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "ok": ok, **fields}
+
+
+def print_json(value: Any) -> None:
+    """Print a JSON value on stdout (indented, UTF-8, unknown types as strings)."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def emit_json(command: str, ok: bool, **fields: Any) -> None:
+    """Print ``envelope(command, ok, **fields)`` on stdout."""
+    print_json(envelope(command, ok, **fields))
+
+
+def reporter_for_suffix(path: Path) -> str:
+    """The registered reporter whose ``suffix`` matches ``path`` (``json`` when none does).
+
+    Several reporters may share a suffix (``text`` and ``github`` both write
+    ``.txt``): the one whose name is the suffix, then the first registered
+    from a built-in, then by name.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".htm":
+        suffix = ".html"
+    reporters = host().reporters()
+    matches = [r for r in reporters.values() if r.suffix.lower() == suffix]
+    if not matches:
+        return "json"
+    from .plugins import DEFAULT_PLUGINS
+
+    matches.sort(key=lambda r: (r.name != suffix[1:], r.plugin not in DEFAULT_PLUGINS, _builtin_rank(r.name), r.name))
+    return matches[0].name
+
+
+def _builtin_rank(name: str) -> int:
+    from .builtin.reporters import BUILTIN
+
+    names = [row[0] for row in BUILTIN]
+    return names.index(name) if name in names else len(names)
+
+
+def write_report(report: Report, path: Path | str) -> None:
+    """Write ``report`` to ``path`` atomically, rendered by the reporter its suffix names."""
+    from .fsutil import atomic_write_text
+
+    path = Path(path)
+    atomic_write_text(path, host().reporter(reporter_for_suffix(path)).render(report))
+
+
+def emit_report(report: Report, output: str, report_file: Path | str | None = None) -> None:
+    """Render ``report`` on stdout with reporter ``output``, and to ``report_file`` if given."""
+    from . import __version__
+
+    report.tool.version = __version__
+    click.echo(host().reporter(output).render(report), nl=False)
+    if report_file:
+        write_report(report, report_file)
+
+
+def json_error_command() -> str | None:
+    """The command that asked for JSON output, if any (for the error envelope of ``main``)."""
+    return _json_command[-1] if _json_command else None
+
+
+__all__ = [
+    "CONTEXT_SETTINGS",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROBLEMS",
+    "EXIT_USAGE",
+    "SCHEMA_VERSION",
+    "emit_json",
+    "emit_report",
+    "envelope",
+    "group",
+    "host",
+    "jobs_option",
+    "output_option",
+    "pairs_option",
+    "parse_pairs",
+    "print_json",
+    "report_option",
+    "reporter_for_suffix",
+    "write_report",
+]
