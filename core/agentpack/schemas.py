@@ -99,7 +99,16 @@ class SchemaStore:
             )
         return self._validators[schema_id]
 
+    def quick_is_valid(self, schema_id: str, instance: Any) -> bool | None:
+        """``quickschema``'s verdict for ``instance`` (``None``: only ``jsonschema`` can tell)."""
+        from .quickschema import is_valid
+
+        return is_valid(self.schema(schema_id), instance)
+
     def is_valid(self, schema_id: str, instance: Any) -> bool:
+        quick = self.quick_is_valid(schema_id, instance)
+        if quick is not None:
+            return quick
         with _unresolvable_as_error(schema_id):
             return self.validator(schema_id).is_valid(instance)
 
@@ -115,9 +124,16 @@ class SchemaStore:
     ) -> list[Finding]:
         """Validate ``instance``; each error becomes a ``Finding`` with pointer, file and line.
 
-        Findings come in document order (by line, then pointer). A ``$ref`` to a
-        schema that is not bundled raises ``AgentpackError``; nothing is fetched.
+        The one schema path of agentpack: ``quickschema`` decides the common
+        "valid" case without importing ``jsonschema``; anything else (an
+        invalid instance, a keyword the subset does not decide, a ``$ref`` to
+        another bundled schema) goes to ``jsonschema``, which also writes the
+        messages. Findings come in document order (by line, then pointer). A
+        ``$ref`` to a schema that is not bundled raises ``AgentpackError``;
+        nothing is fetched.
         """
+        if self.quick_is_valid(schema_id, instance):
+            return []
         with _unresolvable_as_error(schema_id):
             errors = list(self.validator(schema_id).iter_errors(instance))
         findings = [

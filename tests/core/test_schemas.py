@@ -204,3 +204,30 @@ def test_adding_a_schema_resets_the_registry(store):
     store.add({"$id": "https://agentpack.test/schemas/late.json", "$ref": "source.json"})
     assert "https://agentpack.test/schemas/late.json" in store.ids()
     assert not store.is_valid("https://agentpack.test/schemas/late.json", {"weight": 1})
+
+
+def test_valid_instances_take_the_quick_path_without_importing_jsonschema():
+    """One schema path: quickschema decides "valid"; jsonschema is imported only to explain an error."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from agentpack.schemas import SchemaStore\n"
+        "s = SchemaStore([{'$id': 'urn:t', 'type': 'object', 'required': ['a'],"
+        " 'properties': {'a': {'type': 'integer'}}}])\n"
+        "assert s.validate('urn:t', {'a': 1}) == [] and s.is_valid('urn:t', {'a': 1})\n"
+        "print('jsonschema' in sys.modules)\n"
+        "assert [f.pointer for f in s.validate('urn:t', {'a': 'x'})] == ['/a']\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
+
+
+def test_schemas_the_quick_path_cannot_decide_still_validate(store):
+    schema = {"$id": "urn:fmt", "type": "string", "format": "date-time"}
+    fmt = SchemaStore([schema])
+    assert fmt.quick_is_valid("urn:fmt", "2026-01-01T00:00:00Z") is None
+    assert fmt.validate("urn:fmt", "2026-01-01T00:00:00Z") == []
+    assert fmt.validate("urn:fmt", "yesterday")
