@@ -158,7 +158,8 @@ def main() -> None:
     verdict = "within" if over <= TARGET_S else "MISSES"
     print(
         f"\ntarget: `agentpack --help` within {TARGET_S * 1000:.0f} ms of bare start: {verdict} "
-        f"({over * 1000:.0f} ms; by minimum {(min(times['agentpack --help']) - min(times['python -c pass'])) * 1000:.0f} ms)"
+        f"({over * 1000:.0f} ms; by minimum "
+        f"{(min(times['agentpack --help']) - min(times['python -c pass'])) * 1000:.0f} ms)"
     )
     print("reference: the agent protocol's reference runtime takes about 500 ms to start")
     if over > TARGET_S or args.explain:

@@ -6,7 +6,6 @@ error; 3 internal error or plugin crash.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,11 +14,9 @@ from typing import Any
 import click
 
 from . import __version__
-
 from .clikit import (
     CONTEXT_SETTINGS,
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,

@@ -100,7 +100,10 @@ def _equal(a: Any, b: Any) -> bool:
         )
     if isinstance(a, list) or isinstance(b, list):
         return (
-            isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
+            and all(_equal(x, y) for x, y in zip(a, b, strict=True))
         )
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
@@ -145,7 +148,7 @@ def _all(checks: list[Check]) -> Check:
     checks_ = tuple(checks)
 
     def check(value: Any) -> bool:
-        for one in checks_:
+        for one in checks_:  # noqa: SIM110 - a plain loop is faster than all() over a generator on this hot path
             if not one(value):
                 return False
         return True

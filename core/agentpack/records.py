@@ -20,7 +20,7 @@ class Record:
         names = self.__slots__
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, {len(args)} given")
-        for name, value in zip(names, args):
+        for name, value in zip(names, args, strict=False):  # fewer args than fields: the rest below
             setattr(self, name, value)
         for name in names[len(args) :]:
             if name in kwargs:

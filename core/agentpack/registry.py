@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .records import Record
 
@@ -63,7 +63,7 @@ class McpContext(Record):
     """What ``agentpack mcp serve`` was started with."""
 
     __slots__ = ("packs", "options")
-    DEFAULTS = {"packs": list, "options": dict}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"packs": list, "options": dict}
     packs: list[Path]
     options: dict[str, Any]
 

@@ -78,6 +78,7 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
                     capture_output=True,
                     text=True,
                     timeout=timeout,
+                    check=False,
                 )
             except subprocess.TimeoutExpired:
                 pytest.skip(f"installing {' '.join(requirements)} took more than {timeout:.0f} s (slow registry?)")

@@ -21,6 +21,7 @@ def join_pointer(pointer: str, token: Any) -> str:
 class YamlDocument:
     """``data`` plus the line (and column) of every JSON pointer in it."""
 
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value: unhashable, as a dict is
     __slots__ = ("data", "file", "lines", "columns", "merged")
 
     def __init__(

@@ -21,7 +21,7 @@ def with_sample(agentpack_host, register_plugin, sample_plugin):
 def test_help_lists_core_and_plugin_commands(with_sample):
     result = run_cli(["--help"])
     assert result.exit_code == 0
-    for name in BUILTIN_COMMANDS + ["todo-stats", "ecp"]:
+    for name in [*BUILTIN_COMMANDS, "todo-stats", "ecp"]:
         assert f"  {name}" in result.stdout
 
 
@@ -37,7 +37,7 @@ def test_core_command_help_has_an_example(command):
 
 
 def test_plugin_command_groups_have_help(agentpack_host):
-    for name, spec in agentpack_host.commands().items():
+    for name, _spec in agentpack_host.commands().items():
         result = run_cli([name, "-h"])
         assert result.exit_code == 0, (name, result.stderr)
 

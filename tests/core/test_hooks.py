@@ -140,7 +140,7 @@ def test_plugins_collect_their_own_registration_hooks():
     assert collect_registrations(pm, "agentpack_sample_register_widgets", "widget")["dial"].plugin
     assert collect_registrations(pm, "agentpack_no_such_hook", "widget") == {}
     pm.register(Other(), name="other")
-    with pytest.raises(PluginError, match="widget 'dial' is registered by both plugin .* and plugin"):
+    with pytest.raises(PluginError, match=r"widget 'dial' is registered by both plugin .* and plugin"):
         collect_registrations(pm, "agentpack_sample_register_widgets", "widget")
 
 

@@ -6,6 +6,7 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -49,7 +50,7 @@ RESPONSES = {
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
-    requests: list[dict] = []
+    requests: ClassVar[list[dict]] = []
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))

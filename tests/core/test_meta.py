@@ -98,7 +98,7 @@ def test_plugin_distributions_depend_on_core_not_the_unrelated_pypi_name():
     for pyproject in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
         data = tomllib.loads(pyproject.read_text())
         assert any(d.startswith("agentpack-core") for d in data["project"]["dependencies"])
-        assert list(data["project"]["entry-points"]["agentpack"].values())[0].endswith(".plugin")
+        assert next(iter(data["project"]["entry-points"]["agentpack"].values())).endswith(".plugin")
 
 
 def _schema_packages():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 
 from agentpack.records import Record, constant
@@ -9,7 +11,7 @@ from agentpack.records import Record, constant
 
 class Point(Record):
     __slots__ = ("x", "y", "tags", "_cache")
-    DEFAULTS = {"y": constant(0), "tags": list, "_cache": constant(None)}
+    DEFAULTS: ClassVar[dict] = {"y": constant(0), "tags": list, "_cache": constant(None)}
 
 
 def test_fields_positional_keyword_and_defaults():

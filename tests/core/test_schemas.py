@@ -91,7 +91,7 @@ def test_ref_across_bundled_schemas_resolves(store):
 
 
 def test_unknown_remote_ref_fails_without_network(store):
-    with pytest.raises(AgentpackError, match="remote.json', which is not bundled") as info:
+    with pytest.raises(AgentpackError, match=r"remote\.json', which is not bundled") as info:
         store.validate(PACK_ID, {"name": "ok", "sources": [], "remote": 1})
     assert "never fetched" in info.value.message
     with pytest.raises(AgentpackError, match="not bundled"):

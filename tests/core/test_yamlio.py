@@ -196,7 +196,7 @@ def test_arbitrary_text_raises_only_yaml_error(text, strings_only):
         assert error.file == "x.yaml"
 
 
-yaml_chars = st.sampled_from(list("ab: -[]{}&*!|>'\"#%@`,?\n\t ~.0") + ["\r\n", "<<", "---", "..."])
+yaml_chars = st.sampled_from([*list("ab: -[]{}&*!|>'\"#%@`,?\n\t ~.0"), "\r\n", "<<", "---", "..."])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)

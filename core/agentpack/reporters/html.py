@@ -104,7 +104,8 @@ def render(report: Report) -> str:
         f"<h1>agentpack {escape(report.command)} {verdict}</h1>"
         f"<p><small>agentpack {escape(report.tool.version)}"
         f"{' - ' + escape(report.generated_at.isoformat()) if report.generated_at else ''}</small></p>"
-        "<p><input id=filter placeholder='filter...'> <label><input type=checkbox id=onlyfail> failures only</label></p>"
+        "<p><input id=filter placeholder='filter...'> "
+        "<label><input type=checkbox id=onlyfail> failures only</label></p>"
         f"{head}{items}{''.join(_evaluation(e) for e in report.evaluations)}"
         f"<script>{SCRIPT}</script></body></html>\n"
     )

@@ -37,7 +37,7 @@ def run(request, workspace):
 
 def test_every_rule_fires_and_nothing_leaks():
     with tempfile.TemporaryDirectory() as ws:
-        for i, (rule, sample) in enumerate(sorted(SAMPLES.items())):
+        for i, (_rule, sample) in enumerate(sorted(SAMPLES.items())):
             with open(os.path.join(ws, f"f{i:02d}.txt"), "w") as handle:
                 handle.write(f"line one\nvalue: {sample}\n")
         raw, out = run({}, ws)
