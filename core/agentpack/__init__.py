@@ -8,7 +8,12 @@ only a service module (errors, YAML, schemas) starts faster.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pluggy import HookimplMarker
+
+    hookimpl: HookimplMarker
 
 __version__ = "0.1.0"
 

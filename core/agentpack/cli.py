@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,29 +30,32 @@ from .clikit import (
     report_option,
 )
 
+if TYPE_CHECKING:
+    from .registry import CommandSpec
+
 
 # -- the group --------------------------------------------------------------------------------
 class AgentpackGroup(click.Group):
     """Built-in commands plus plugin commands loaded only when they run."""
 
-    def _plugin_specs(self) -> dict:
+    def _plugin_specs(self) -> dict[str, CommandSpec]:
         try:
             return host().commands()
         except Exception as exc:  # a broken plugin must not hide the built-in commands
             click.echo(f"warning: plugins not loaded: {exc}", err=True)
             return {}
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._plugin_specs()))
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
         if command is not None:
             return command
         spec = self._plugin_specs().get(name)
         return spec.load() if spec else None
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         specs = self._plugin_specs()
         rows = []
         for name in self.list_commands(ctx):
@@ -65,7 +68,7 @@ class AgentpackGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-def _version(ctx, param, value):
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     click.echo(f"agentpack {__version__}")
@@ -122,7 +125,7 @@ def plugins(output: str) -> None:
     """
     h = host()
     formats = h.formats()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for info in h.plugin_infos():
         rows.append(
             {

@@ -45,7 +45,8 @@ def host() -> Host:
 def group(**kwargs: Any) -> Callable[[F], click.Group]:
     """``click.group`` with the shared context settings."""
     kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
-    return click.group(**kwargs)  # type: ignore[return-value]
+    decorator: Callable[[F], click.Group] = click.group(**kwargs)
+    return decorator
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -113,7 +114,9 @@ def jobs_option(help_text: str = "Work items in parallel.") -> Callable[[F], F]:
     return click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1), help=help_text)
 
 
-def pairs_option(name: str = "--option", dest: str = "options", help_text: str = "KEY=VALUE (repeatable).") -> Callable:
+def pairs_option(
+    name: str = "--option", dest: str = "options", help_text: str = "KEY=VALUE (repeatable)."
+) -> Callable[[F], F]:
     """A repeatable ``KEY=VALUE`` option; the function receives a ``dict[str, str]``."""
 
     def convert(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 QUIET = False
 """Set by ``--quiet``/``--json`` in the CLI: no progress and no notes."""
@@ -28,7 +29,7 @@ class _NullProgress:
 
 
 class _RichProgress:
-    def __init__(self, progress, task) -> None:
+    def __init__(self, progress: Any, task: Any) -> None:  # rich.progress.Progress and its TaskID
         self._progress = progress
         self._task = task
 

@@ -9,10 +9,10 @@ from typing import Any
 from .errors import PackError, reading
 from .yamlio import YamlDocument, parse_yaml
 
-_YAML11_BREAKS = {"\x85": "\ufdd0", "\u2028": "\ufdd1", "\u2029": "\ufdd2"}
+_YAML11_BREAKS = {ord("\x85"): "\ufdd0", ord("\u2028"): "\ufdd1", ord("\u2029"): "\ufdd2"}
 """NEL, LS and PS are line breaks to PyYAML (YAML 1.1) but ordinary characters to the reference
 parser (YAML 1.2); they are swapped for Unicode noncharacters while parsing, then swapped back."""
-_RESTORE = {v: k for k, v in _YAML11_BREAKS.items()}
+_RESTORE = {ord(v): chr(k) for k, v in _YAML11_BREAKS.items()}
 
 
 @dataclass
@@ -55,9 +55,9 @@ def split_frontmatter(text: str, *, file: str | None = None) -> tuple[str, str, 
     return front, body.strip(), body_line
 
 
-def _swap(value: Any, table: dict[str, str]) -> Any:
+def _swap(value: Any, table: dict[int, str]) -> Any:
     if isinstance(value, str):
-        return value.translate(str.maketrans(table))
+        return value.translate(table)
     if isinstance(value, dict):
         return {_swap(k, table): _swap(v, table) for k, v in value.items()}
     if isinstance(value, list):
@@ -71,7 +71,7 @@ def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only:
     mappings indented alike), and NEL/LS/PS kept as characters, not line breaks (YAML 1.2)."""
     if not strings_only:
         return parse_yaml(front, file=file)
-    protect = any(c in front for c in _YAML11_BREAKS) and not any(c in front for c in _RESTORE)
+    protect = any(chr(c) in front for c in _YAML11_BREAKS) and not any(chr(c) in front for c in _RESTORE)
     if not protect:
         return parse_yaml(front, file=file, strings_only=True, strict=True)
     document = parse_yaml(_swap(front, _YAML11_BREAKS), file=file, strings_only=True, strict=True)

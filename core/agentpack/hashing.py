@@ -41,14 +41,15 @@ def sha256_small(data: bytes) -> str:
     So: built-in for inputs up to 64 KiB while ``hashlib`` is not loaded.
     """
     if len(data) <= _SMALL and "hashlib" not in sys.modules:
-        try:  # CPython 3.12+ names it _sha2, 3.11 _sha256
-            from _sha2 import sha256
+        try:  # CPython 3.12+ names it _sha2, 3.11 _sha256: private modules without stubs
+            from _sha2 import sha256  # type: ignore[import-not-found]
         except ImportError:
             try:
-                from _sha256 import sha256
+                from _sha256 import sha256  # type: ignore[import-not-found]
             except ImportError:  # pragma: no cover - an interpreter without them
                 from hashlib import sha256
-        return sha256(data).hexdigest()
+        digest: str = sha256(data).hexdigest()
+        return digest
     return sha256_bytes(data)
 
 

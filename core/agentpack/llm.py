@@ -57,14 +57,13 @@ def _tool_call(call: dict[str, Any]) -> ToolCall:
     fn = call.get("function") or {}
     raw = fn.get("arguments")
     if isinstance(raw, dict):
-        arguments = raw
+        arguments: dict[str, Any] = raw
     else:
         try:
-            arguments = json.loads(raw or "{}")
+            decoded = json.loads(raw or "{}")
         except (TypeError, ValueError):
-            arguments = None
-        if not isinstance(arguments, dict):
-            arguments = {"_raw": raw}
+            decoded = None
+        arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
     return ToolCall(id=str(call.get("id") or ""), name=str(fn.get("name") or ""), arguments=arguments)
 
 

@@ -17,6 +17,8 @@ from . import __version__
 from .errors import AgentpackError, require
 
 if TYPE_CHECKING:
+    import mcp_types
+
     from .plugins import Host
     from .registry import McpContext, McpTool
 
@@ -38,7 +40,7 @@ def call_tool(tool: McpTool, arguments: dict[str, Any]) -> tuple[dict[str, Any] 
         return None, str(exc)
 
 
-def build_server(host: Host, context: McpContext):
+def build_server(host: Host, context: McpContext) -> Any:
     """An ``mcp.server.Server`` offering ``host``'s registered tools for ``context``."""
     require("mcp", distribution="agentpack-core", extra="mcp", feature="serving MCP")
     import anyio
@@ -47,7 +49,7 @@ def build_server(host: Host, context: McpContext):
 
     tools = host.mcp_tools(context)
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -61,7 +63,7 @@ def build_server(host: Host, context: McpContext):
             ]
         )
 
-    async def call(ctx, params) -> types.CallToolResult:
+    async def call(ctx: Any, params: Any) -> types.CallToolResult:
         tool = tools.get(params.name)
         if tool is None:
             return _error(types, f"unknown tool '{params.name}'; available: {', '.join(sorted(tools))}")
@@ -69,13 +71,20 @@ def build_server(host: Host, context: McpContext):
         if error is not None:
             return _error(types, error)
         text = json.dumps(result, ensure_ascii=False, default=str)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=result)
+        done: types.CallToolResult = types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=result
+        )
+        return done
 
     return Server("agentpack", version=__version__, on_list_tools=list_tools, on_call_tool=call)
 
 
-def _error(types, message: str):
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+def _error(types: Any, message: str) -> mcp_types.CallToolResult:
+    """An ``isError`` tool result carrying ``message`` (``types`` is the SDK's ``mcp_types`` module)."""
+    result: mcp_types.CallToolResult = types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+    return result
 
 
 def serve(

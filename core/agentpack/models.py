@@ -54,7 +54,7 @@ class Finding(_Model):
         parts = [str(p) for p in (self.file, self.line, self.column) if p is not None]
         return ":".join(parts)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.file or "", self.line or 0, self.column or 0, SEVERITY_ORDER[self.severity], self.code)
 
 

@@ -134,7 +134,8 @@ class Host:
         """
         if hook_name not in self._cache:
             self._cache[hook_name] = collect_registrations(self.pm, hook_name, kind, tolerant=tolerant, **kwargs)
-        return self._cache[hook_name]
+        found: dict[str, Any] = self._cache[hook_name]
+        return found
 
     def formats(self) -> dict[str, FormatInfo]:
         return self._collect("agentpack_register_formats", "format")
@@ -203,7 +204,7 @@ class Host:
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
-        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
+        pack: Pack | None = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
         if pack is None:
             raise PackError(f"{path}: no installed plugin could load it as '{format}'")
         return pack
@@ -214,13 +215,17 @@ class Host:
         return sorted(findings, key=lambda f: f.sort_key())
 
     def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
-        response = self.owner_hook("agentpack_query", pack.format)(pack=pack, request=request, host=self)
+        response: QueryResponse | None = self.owner_hook("agentpack_query", pack.format)(
+            pack=pack, request=request, host=self
+        )
         if response is None:
             raise PackError(f"format '{pack.format}' does not support queries")
         return response
 
     def evaluate(self, pack: Pack, options: EvalOptions) -> EvalReport:
-        report = self.owner_hook("agentpack_evaluate", pack.format)(pack=pack, options=options, host=self)
+        report: EvalReport | None = self.owner_hook("agentpack_evaluate", pack.format)(
+            pack=pack, options=options, host=self
+        )
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
         return report
@@ -255,10 +260,11 @@ def _with_plugin(item: T, plugin: str) -> T:
     if getattr(item, "plugin", None):
         return item
     if hasattr(item, "_replace"):
-        return item._replace(plugin=plugin)  # type: ignore[attr-defined]
+        replaced: T = item._replace(plugin=plugin)
+        return replaced
     from dataclasses import replace
 
-    return replace(item, plugin=plugin)  # type: ignore[type-var]
+    return replace(item, plugin=plugin)  # type: ignore[type-var]  # a dataclass here: T has no dataclass bound
 
 
 _HOST: Host | None = None

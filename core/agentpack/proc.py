@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 
-def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen:
+def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen`` in a new session (its own process group); no shell unless the caller asks."""
     kwargs.setdefault("start_new_session", True)
     kwargs.setdefault("close_fds", True)
@@ -27,7 +27,7 @@ def pidfd(pid: int) -> int | None:
         return None
 
 
-def kill_group(proc: subprocess.Popen, *, grace: float = 1.0) -> int | None:
+def kill_group(proc: subprocess.Popen[Any], *, grace: float = 1.0) -> int | None:
     """SIGTERM the whole process group, wait up to ``grace`` seconds, then SIGKILL it.
 
     Returns the exit status of ``proc`` (or ``None`` if it could not be reaped).

@@ -193,7 +193,7 @@ class _Compiler:
         return self.refs[ref]
 
 
-def _type(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _type(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     names = arg if isinstance(arg, list) else [arg]
     for name in names:
         if name not in TYPES and name not in ("number", "integer"):
@@ -204,7 +204,7 @@ def _type(c: _Compiler, arg: Any, schema: dict) -> Check:
     return lambda value: any(_is_type(value, name) for name in names)
 
 
-def _properties(c: _Compiler, arg: dict, schema: dict) -> Check:
+def _properties(c: _Compiler, arg: dict[str, Any], schema: dict[str, Any]) -> Check:
     subs = tuple((key, c.compile(sub)) for key, sub in arg.items())
 
     def check(value: Any) -> bool:
@@ -217,7 +217,7 @@ def _properties(c: _Compiler, arg: dict, schema: dict) -> Check:
     return check
 
 
-def _pattern_properties(c: _Compiler, arg: dict, schema: dict) -> Check:
+def _pattern_properties(c: _Compiler, arg: dict[str, Any], schema: dict[str, Any]) -> Check:
     subs = tuple((_pattern(p), c.compile(sub)) for p, sub in arg.items())
     return lambda value: (
         not isinstance(value, dict)
@@ -225,7 +225,7 @@ def _pattern_properties(c: _Compiler, arg: dict, schema: dict) -> Check:
     )
 
 
-def _additional(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _additional(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     known = set(schema.get("properties", {}))
     patterns = tuple(_pattern(p) for p in schema.get("patternProperties", {}))
     sub = c.compile(arg)
@@ -240,7 +240,7 @@ def _additional(c: _Compiler, arg: Any, schema: dict) -> Check:
     return check
 
 
-def _items(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _items(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     if isinstance(arg, list) or "prefixItems" in schema:
         raise Unsupported("items")
     sub = c.compile(arg)
@@ -255,7 +255,7 @@ def _items(c: _Compiler, arg: Any, schema: dict) -> Check:
     return check
 
 
-def _unique(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _unique(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     if not arg:
         return _always
     return lambda value: (
@@ -264,68 +264,68 @@ def _unique(c: _Compiler, arg: Any, schema: dict) -> Check:
     )
 
 
-def _num(op: Callable[[Any, Any], bool]):
-    def make(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _num(op: Callable[[Any, Any], bool]) -> Maker:
+    def make(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
         return lambda value: isinstance(value, bool) or not isinstance(value, (int, float)) or op(value, arg)
 
     return make
 
 
-def _size(kind: type, op: Callable[[int, Any], bool]):
-    def make(c: _Compiler, arg: Any, schema: dict) -> Check:
-        return lambda value: not isinstance(value, kind) or op(len(value), arg)
+def _size(kind: type, op: Callable[[int, Any], bool]) -> Maker:
+    def make(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
+        return lambda value: not isinstance(value, kind) or op(len(value), arg)  # type: ignore[arg-type]  # kind: str, list or dict
 
     return make
 
 
-def _string_pattern(c: _Compiler, arg: str, schema: dict) -> Check:
+def _string_pattern(c: _Compiler, arg: str, schema: dict[str, Any]) -> Check:
     pattern = _pattern(arg)
     return lambda value: not isinstance(value, str) or bool(pattern.search(value))
 
 
-def _required(c: _Compiler, arg: list, schema: dict) -> Check:
+def _required(c: _Compiler, arg: list[Any], schema: dict[str, Any]) -> Check:
     keys = tuple(arg)
     return lambda value: not isinstance(value, dict) or all(k in value for k in keys)
 
 
-def _enum(c: _Compiler, arg: list, schema: dict) -> Check:
+def _enum(c: _Compiler, arg: list[Any], schema: dict[str, Any]) -> Check:
     if all(type(e) is str for e in arg):  # the common case, by set membership (same verdicts as _equal)
         members = frozenset(arg)
         return lambda value: type(value) is str and value in members
     return lambda value: any(_equal(value, e) for e in arg)
 
 
-def _const(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _const(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     if type(arg) is str:
         return lambda value: type(value) is str and value == arg
     return lambda value: _equal(value, arg)
 
 
-def _all_of(c: _Compiler, arg: list, schema: dict) -> Check:
+def _all_of(c: _Compiler, arg: list[Any], schema: dict[str, Any]) -> Check:
     return _all([c.compile(s) for s in arg])
 
 
-def _any_of(c: _Compiler, arg: list, schema: dict) -> Check:
+def _any_of(c: _Compiler, arg: list[Any], schema: dict[str, Any]) -> Check:
     subs = tuple(c.compile(s) for s in arg)
     return lambda value: any(sub(value) for sub in subs)
 
 
-def _one_of(c: _Compiler, arg: list, schema: dict) -> Check:
+def _one_of(c: _Compiler, arg: list[Any], schema: dict[str, Any]) -> Check:
     subs = tuple(c.compile(s) for s in arg)
     return lambda value: sum(sub(value) for sub in subs) == 1
 
 
-def _not(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _not(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     sub = c.compile(arg)
     return lambda value: not sub(value)
 
 
-def _if(c: _Compiler, arg: Any, schema: dict) -> Check:
+def _if(c: _Compiler, arg: Any, schema: dict[str, Any]) -> Check:
     test, then, else_ = c.compile(arg), c.compile(schema.get("then", True)), c.compile(schema.get("else", True))
     return lambda value: then(value) if test(value) else else_(value)
 
 
-def _ref(c: _Compiler, arg: str, schema: dict) -> Check:
+def _ref(c: _Compiler, arg: str, schema: dict[str, Any]) -> Check:
     target: list[Check] = []
 
     def check(value: Any) -> bool:
@@ -336,7 +336,9 @@ def _ref(c: _Compiler, arg: str, schema: dict) -> Check:
     return check
 
 
-_MAKERS: dict[str, Callable[[_Compiler, Any, dict], Check]] = {
+Maker = Callable[[_Compiler, Any, dict[str, Any]], Check]
+
+_MAKERS: dict[str, Maker] = {
     "type": _type,
     "enum": _enum,
     "const": _const,

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 
 class Record:
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -38,7 +38,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.as_dict() == other.as_dict()  # type: ignore[attr-defined]
+        return self.as_dict() == other.as_dict()
 
     __hash__ = None  # type: ignore[assignment]
 

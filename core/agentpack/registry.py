@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
 from .records import Record
 
@@ -56,7 +56,7 @@ class CommandSpec(NamedTuple):
         obj: Any = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
-        return obj
+        return cast("click.Command", obj)
 
 
 class McpContext(Record):

@@ -15,7 +15,7 @@ from functools import cached_property
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import AgentpackError
 from .yamldoc import join_pointer
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import jsonschema
     import referencing
 
-    from .models import Finding
+    from .models import Finding, Severity
     from .yamldoc import YamlDocument
 
 
@@ -110,7 +110,7 @@ class SchemaStore:
         if quick is not None:
             return quick
         with _unresolvable_as_error(schema_id):
-            return self.validator(schema_id).is_valid(instance)
+            return bool(self.validator(schema_id).is_valid(instance))
 
     def validate(
         self,
@@ -120,7 +120,7 @@ class SchemaStore:
         document: YamlDocument | None = None,
         file: str | None = None,
         code: str = "SCHEMA",
-        severity: str = "error",
+        severity: Severity = "error",
     ) -> list[Finding]:
         """Validate ``instance``; each error becomes a ``Finding`` with pointer, file and line.
 
@@ -153,7 +153,7 @@ class _unresolvable_as_error:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> Literal[False]:
         from referencing.exceptions import Unresolvable
 
         if isinstance(exc, Unresolvable):
@@ -185,7 +185,7 @@ def _date_time(value: str) -> bool:
 
 def _time(value: str) -> bool:
     match = _RFC3339_TIME.match(value)
-    return bool(match) and int(match[1]) < 24 and int(match[2]) < 60 and int(match[3]) <= 60
+    return match is not None and int(match[1]) < 24 and int(match[2]) < 60 and int(match[3]) <= 60
 
 
 _FALLBACK_FORMATS = {
@@ -227,7 +227,7 @@ _UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)$", re.S)
 def _unexpected_keys(error: jsonschema.ValidationError) -> list[str]:
     """Keys an ``additionalProperties: false`` / ``unevaluatedProperties: false`` error is about."""
     instance, schema = error.instance, error.schema
-    if not isinstance(instance, dict):
+    if not isinstance(instance, dict) or not isinstance(schema, dict):
         return []
     if error.validator == "unevaluatedProperties":  # evaluated keys may come from allOf/$ref/if: trust jsonschema
         match = _UNEXPECTED.search(error.message)
@@ -244,7 +244,7 @@ def error_findings(
     document: YamlDocument | None = None,
     file: str | None = None,
     code: str = "SCHEMA",
-    severity: str = "error",
+    severity: Severity = "error",
 ) -> list[Finding]:
     """Turn one jsonschema error into findings (one per unexpected key for ``additionalProperties``)."""
     from .models import Finding
@@ -262,7 +262,8 @@ def error_findings(
 
     if (
         error.validator in ("additionalProperties", "unevaluatedProperties")
-        and error.schema.get(error.validator) is False
+        and isinstance(error.schema, dict)
+        and error.schema.get(str(error.validator)) is False
     ):
         extras = _unexpected_keys(error)
         if extras:
@@ -286,9 +287,9 @@ _TYPE_NAMES = {
 
 
 def _expected(error: jsonschema.ValidationError) -> str:
-    value = error.validator_value
+    value: Any = error.validator_value
     if error.validator == "type":
-        return " or ".join(_TYPE_NAMES.get(t, t) for t in (value if isinstance(value, list) else [value]))
+        return " or ".join(_TYPE_NAMES.get(t, str(t)) for t in (value if isinstance(value, list) else [value]))
     if error.validator == "const":
         return repr(value)
     return "one of " + ", ".join(map(repr, value))

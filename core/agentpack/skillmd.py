@@ -8,6 +8,7 @@ reference validator does. Each rule has a stable code (``SKL...``).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from .errors import PackError
 
 if TYPE_CHECKING:
     from .frontmatter import MarkdownDocument
+    from .models import Finding
 from .yamldoc import escape_pointer
 
 MAX_NAME_LENGTH = 64
@@ -103,7 +105,7 @@ def read_skill(directory: str | Path, *, display: str | None = None, text: str |
 
 def validate_skill_dir(
     directory: str | Path, *, display: str | None = None, text: str | None = None
-) -> tuple[Skill | None, list]:
+) -> tuple[Skill | None, list[Finding]]:
     """Validate a skill directory; returns the parsed skill (or None) and findings.
 
     ``text``: the content of ``directory/SKILL.md`` when the caller has already read it
@@ -132,7 +134,9 @@ def validate_skill_dir(
     return skill, merges + validate_frontmatter(skill.meta, skill.directory, where=skill.where)
 
 
-def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=lambda p: {}) -> list:
+def validate_frontmatter(
+    meta: dict[str, Any], directory: Path | None, *, where: Callable[[str], dict[str, Any]] = lambda p: {}
+) -> list[Finding]:
     """Validate parsed frontmatter (the reference's ``validate_metadata``)."""
     from .models import Finding
 
@@ -153,7 +157,7 @@ def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=
     if "name" not in meta:
         error("SKL011", "", "missing required field 'name'")
     else:
-        findings += _name_findings(meta["name"], directory, error)
+        _name_findings(meta["name"], directory, error)
 
     if "description" not in meta:
         error("SKL020", "", "missing required field 'description'")
@@ -181,10 +185,10 @@ def validate_frontmatter(meta: dict[str, Any], directory: Path | None, *, where=
     return findings
 
 
-def _name_findings(raw: Any, directory: Path | None, error) -> list:
+def _name_findings(raw: Any, directory: Path | None, error: Callable[..., None]) -> None:
     if not isinstance(raw, str) or not raw.strip():
         error("SKL012", "/name", "field 'name' must be a non-empty string")
-        return []
+        return
     name = unicodedata.normalize("NFKC", raw.strip())
     if len(name) > MAX_NAME_LENGTH:
         error("SKL013", "/name", f"name '{name}' is {len(name)} characters, more than the limit of {MAX_NAME_LENGTH}")
@@ -206,4 +210,3 @@ def _name_findings(raw: Any, directory: Path | None, error) -> list:
                 f"directory name '{directory.name}' must match the skill name '{name}'",
                 hint=f"rename the directory to '{name}' or change 'name'",
             )
-    return []

@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import YamlError, reading
 from .yamldoc import YamlDocument, escape_pointer, join_pointer
@@ -25,8 +27,9 @@ __all__ = ["YamlDocument", "escape_pointer", "join_pointer", "load_yaml", "parse
 class _LazyPattern:
     """A regular expression compiled on first use."""
 
-    def __init__(self, compile_, pattern: str, flags: int) -> None:
-        self._compile, self._args, self._compiled = compile_, (pattern, flags), None
+    def __init__(self, compile_: Callable[[str, int], re.Pattern[str]], pattern: str, flags: int) -> None:
+        self._compile, self._args = compile_, (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
         if self._compiled is None:
@@ -37,7 +40,7 @@ class _LazyPattern:
 _IMPORT_LOCK = threading.Lock()
 
 
-def _import_pyyaml():
+def _import_pyyaml() -> ModuleType:
     """``import yaml``, leaving ``yaml.reader.Reader.NON_PRINTABLE`` to compile on first use.
 
     That one character class costs about 5 ms to compile, a tenth of a short
@@ -49,12 +52,12 @@ def _import_pyyaml():
     with _IMPORT_LOCK:
         compile_ = re.compile
 
-        def compile_lazily(pattern, flags=0):
+        def compile_lazily(pattern: Any, flags: int = 0) -> Any:
             if isinstance(pattern, str) and pattern.startswith("[^\x09\x0a\x0d\x20-\x7e\x85"):
                 return _LazyPattern(compile_, pattern, flags)
             return compile_(pattern, flags)
 
-        re.compile = compile_lazily
+        re.compile = compile_lazily  # only while PyYAML's modules are imported
         try:
             import yaml
         finally:
@@ -62,10 +65,13 @@ def _import_pyyaml():
     return yaml
 
 
-yaml = _import_pyyaml()
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = _import_pyyaml()
 
 try:  # the libyaml-backed loader is several times faster
-    _BaseLoader: type = yaml.CSafeLoader  # type: ignore[attr-defined]
+    _BaseLoader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the build of PyYAML
     _BaseLoader = yaml.SafeLoader
 
@@ -180,7 +186,7 @@ class _Walker:
         self.columns.setdefault(pointer, node.start_mark.column + 1)
         kind = type(node)
         if kind is yaml.ScalarNode:
-            return node.value if node.tag == _STR_TAG else self.scalar(node)
+            return node.value if node.tag == _STR_TAG else self.scalar(cast("yaml.ScalarNode", node))
         if node.tag != (_MAP_TAG if kind is yaml.MappingNode else _SEQ_TAG):
             raise _Unusual
         key = id(node)
@@ -196,6 +202,7 @@ class _Walker:
             return items
         mapping: dict[Any, Any] = {}
         self.built[key] = mapping
+        node = cast("yaml.MappingNode", node)  # type identity above, which mypy does not narrow on
         if self.strict:
             self.check_indent(node)
         for key_node, value_node, merged in self.pairs(node):
@@ -341,15 +348,15 @@ def _marked_error(exc: yaml.MarkedYAMLError, file: str | None) -> YamlError:
     )
 
 
-class _StringsLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _StringsLoader(_BaseLoader):  # type: ignore[misc]  # the base is chosen at import time (C or Python loader)
     """For ``strings_only``: the only scalar tag ever read is the merge key's, so implicit resolution
     is reduced to what the YAML 1.1 resolvers give a plain ``<<`` (merge) and any other scalar (str, as
     it is read). It skips a regular-expression scan per scalar; the data is the same."""
 
-    def resolve(self, kind, value, implicit):
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode:
             return MERGE_TAG if implicit[0] and value == "<<" else self.DEFAULT_SCALAR_TAG
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]  # PyYAML is untyped here
 
 
 def _compose(text: str, file: str | None, strings_only: bool = False) -> yaml.Node | None:
@@ -358,7 +365,8 @@ def _compose(text: str, file: str | None, strings_only: bool = False) -> yaml.No
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, file) from None
     try:
-        return loader.get_single_node()
+        node: yaml.Node | None = loader.get_single_node()
+        return node
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, file) from None
     except yaml.MarkedYAMLError as exc:

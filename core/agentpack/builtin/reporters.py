@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import hookimpl
 from ..registry import Reporter
+
+if TYPE_CHECKING:
+    from ..models import Report
 
 BUILTIN = (
     ("text", "findings and results for people", "text", ".txt"),
@@ -18,14 +22,15 @@ BUILTIN = (
 )
 
 
-def _lazy(module: str) -> Callable:
-    def render(report):
-        return importlib.import_module(f"agentpack.reporters.{module}").render(report)
+def _lazy(module: str) -> Callable[[Report], str]:
+    def render(report: Report) -> str:
+        text: str = importlib.import_module(f"agentpack.reporters.{module}").render(report)
+        return text
 
     return render
 
 
 @hookimpl
-def agentpack_register_reporters(register):
+def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
     for name, description, module, suffix in BUILTIN:
         register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix))

@@ -6,10 +6,15 @@ skills (expert packs, deterministic skills) wins when its plugin is installed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import hookimpl
 from ..registry import FormatInfo
+
+if TYPE_CHECKING:
+    from ..models import Detection, Finding, Pack
 
 FORMAT = "agent-skill"
 SKILL_FILENAMES = ("SKILL.md", "skill.md")
@@ -32,7 +37,7 @@ def _skill_dir(path: Path) -> Path | None:
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT, title="Agent Skill", description="a directory with a SKILL.md (Agent Skills specification)"
@@ -41,7 +46,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_detect(path):
+def agentpack_detect(path: Path) -> Detection | None:
     from ..models import Detection
 
     if _skill_dir(path) is not None:
@@ -50,9 +55,7 @@ def agentpack_detect(path):
 
 
 @hookimpl
-def agentpack_load(path, format):
-    if format != FORMAT:
-        return None
+def agentpack_load(path: Path, format: str) -> Pack:
     from ..errors import PackError
     from ..models import Pack
 
@@ -63,7 +66,7 @@ def agentpack_load(path, format):
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
     """SKILL.md rules for every pack whose root holds a SKILL.md, whatever its format."""
     if find_skill_md(pack.root) is None:
         return None if pack.format != FORMAT else _missing(pack)
@@ -73,12 +76,12 @@ def agentpack_validate(pack, strict):
     return findings
 
 
-def _display(pack) -> str:
+def _display(pack: Pack) -> str:
     md = find_skill_md(pack.root)
     return str(md) if md else str(pack.root)
 
 
-def _missing(pack):
+def _missing(pack: Pack) -> list[Finding]:
     from ..models import Finding
 
     return [Finding.error("SKL001", "missing required file SKILL.md", file=str(pack.root))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from html import escape
+from typing import Any
 
 from ..models import CaseResult, EvalReport, Report
 
@@ -27,7 +28,7 @@ box.addEventListener('input',apply);only.addEventListener('change',apply);
 """
 
 
-def _value(value) -> str:
+def _value(value: Any) -> str:
     if isinstance(value, str):
         return escape(value)
     return escape(json.dumps(value, indent=2, ensure_ascii=False, default=str))

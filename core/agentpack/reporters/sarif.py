@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import quote
 
 from ..models import Report
@@ -18,8 +19,8 @@ def _uri(path: str) -> str:
 
 
 def render(report: Report) -> str:
-    rules: dict[str, dict] = {}
-    results = []
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
     for item in report.items:
         for f in item.findings:
             rules.setdefault(
@@ -30,13 +31,13 @@ def render(report: Report) -> str:
                     "defaultConfiguration": {"level": LEVELS[f.severity]},
                 },
             )
-            location = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or item.path)}}}
+            location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or item.path)}}}
             if f.line:
                 region = {"startLine": f.line}
                 if f.column:
                     region["startColumn"] = f.column
                 location["physicalLocation"]["region"] = region
-            result = {
+            result: dict[str, Any] = {
                 "ruleId": f.code,
                 "level": LEVELS[f.severity],
                 "message": {"text": f.message + (f" (hint: {f.hint})" if f.hint else "")},
@@ -51,7 +52,7 @@ def render(report: Report) -> str:
                 if c.status in ("failed", "error"):
                     code = "EVAL-FAIL" if c.status == "failed" else "EVAL-ERROR"
                     rules.setdefault(code, {"id": code, "shortDescription": {"text": f"evaluation case {c.status}"}})
-                    loc = {
+                    loc: dict[str, Any] = {
                         "physicalLocation": {"artifactLocation": {"uri": _uri(c.file or s.file or ev.path or ev.name)}}
                     }
                     if c.line:
