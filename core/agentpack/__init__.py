@@ -14,13 +14,18 @@ if TYPE_CHECKING:
     from pluggy import HookimplMarker
 
     hookimpl: HookimplMarker
-
-__version__ = "0.1.0"
+    __version__: str
 
 __all__ = ["__version__", "hookimpl"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the one version source of every agentpack distribution
+        from pathlib import Path
+
+        version = (Path(__file__).parent / "VERSION").read_text(encoding="utf-8").strip()
+        globals()["__version__"] = version
+        return version
     if name == "hookimpl":
         import pluggy
 

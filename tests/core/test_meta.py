@@ -66,7 +66,11 @@ def test_core_never_imports_a_plugin():
     assert offenders == []
 
 
-PLUGIN_PACKAGES = sorted(p for p in (ROOT / "plugins").glob("*/agentpack_*") if p.is_dir())
+PLUGIN_PACKAGES = sorted(p.parent for p in (ROOT / "plugins").glob("*/agentpack_*/__init__.py"))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
@@ -76,7 +80,7 @@ def test_plugins_import_only_public_agentpack_api_and_no_other_plugin(package):
         for line, name in _imports(path):
             where = f"{path.relative_to(ROOT)}:{line}"
             parts = name.split(".")
-            if parts[0] == "agentpack" and any(part.startswith("_") for part in parts[1:]):
+            if parts[0] == "agentpack" and any(_private(part) for part in parts[1:]):
                 offenders.append(f"{where} uses private {name}")
             if parts[0] == "agentpack" and len(parts) > 1 and parts[1] in {"builtin", "cli_internal"}:
                 offenders.append(f"{where} uses core internals {name}")
@@ -115,3 +119,27 @@ def test_every_bundled_schema_is_valid_draft_2020_12(package, folder):
     store = SchemaStore()
     store.add_directory(folder)
     store.check()
+
+
+def test_one_version_source():
+    """core/agentpack/VERSION is the version of every distribution: no pyproject or module repeats it."""
+    import tomllib
+    from importlib.metadata import version
+
+    import agentpack
+
+    source = (ROOT / "core" / "agentpack" / "VERSION").read_text().strip()
+    assert agentpack.__version__ == source
+    for pyproject in [ROOT / "pyproject.toml", *sorted((ROOT / "plugins").glob("*/pyproject.toml"))]:
+        project = tomllib.loads(pyproject.read_text())["project"]
+        assert "version" not in project and "version" in project["dynamic"], pyproject
+        assert version(project["name"]) == source, project["name"]
+    for link in sorted((ROOT / "plugins").glob("*/VERSION")):
+        assert link.is_symlink() and link.resolve() == (ROOT / "core" / "agentpack" / "VERSION").resolve()
+    literal = re.compile(r"^__version__\s*=\s*['\"]", re.M)
+    assert [p for p in ROOT.glob("plugins/*/agentpack_*/__init__.py") if literal.search(p.read_text())] == []
+
+
+@pytest.mark.parametrize("package", [ROOT / "core" / "agentpack", *PLUGIN_PACKAGES], ids=lambda p: p.name)
+def test_typed_packages_ship_py_typed(package):
+    assert (package / "py.typed").is_file()

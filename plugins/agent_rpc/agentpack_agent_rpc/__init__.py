@@ -1,3 +1,5 @@
 """agentpack plugin: the JSON-RPC agent evaluation protocol."""
 
-__version__ = "0.1.0"
+from agentpack import __version__
+
+__all__ = ["__version__"]
