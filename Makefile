@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 PLUGINS := ecp agent_rpc dci openexperts skillctl
 STAMP := $(VENV)/.agentpack-installed
 PYTEST_ARGS ?=
+# Marker expression for pytest; empty selects every test, the interop ones included.
+PYTEST_MARKERS ?=
 
-.PHONY: install demo test bench clean
+.PHONY: install demo check lint-imports test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +24,23 @@ install: $(STAMP)
 demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
+# Lint, format, types and the import-layer contracts (core, and each plugin's own layers).
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(MAKE) --no-print-directory lint-imports
+
+lint-imports: install
+	$(BIN)/lint-imports --no-cache
+	for p in $(PLUGINS); do \
+		if grep -q '^\[tool.importlinter\]' plugins/$$p/pyproject.toml; then \
+			$(BIN)/lint-imports --no-cache --config plugins/$$p/pyproject.toml || exit 1; \
+		fi; \
+	done
+
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "$(PYTEST_MARKERS)" $(PYTEST_ARGS)
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

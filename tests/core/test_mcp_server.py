@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import anyio
-from mcp import Client
 
 from agentpack import hookimpl
 from agentpack.errors import AgentpackError
@@ -31,6 +30,8 @@ class Tools:
 
 
 def call(server, name, arguments):
+    from mcp import Client  # imported here: the SDK costs about 0.4 s, which collection should not pay
+
     async def main():
         async with Client(server) as client:
             tools = (await client.list_tools()).tools
