@@ -348,19 +348,42 @@ def mcp() -> None:
     help="A pack whose tools to serve (repeatable).",
 )
 @pairs_option(help_text="Options passed to plugins (KEY=VALUE, repeatable).")
-def serve(transport: str, bind_host: str, port: int, packs: tuple[Path, ...], options: dict[str, str]) -> None:
-    """Serve every registered MCP tool.
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
+    "(or set AGENTPACK_MCP_TOKEN).",
+)
+def serve(
+    transport: str,
+    bind_host: str,
+    port: int,
+    packs: tuple[Path, ...],
+    options: dict[str, str],
+    token_file: Path | None,
+) -> None:
+    """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
+
+    Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
+    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
 
     \b
     Examples:
       agentpack mcp serve --pack expert-skill
       agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
     """
+    from .errors import AgentpackError, reading
     from .mcp_server import serve as run_server
     from .registry import McpContext
 
+    token = os.environ.get("AGENTPACK_MCP_TOKEN") or None
+    if token_file is not None:
+        with reading(str(token_file), AgentpackError):
+            token = token_file.read_text(encoding="utf-8").strip()
+        if not token:
+            raise AgentpackError(f"{token_file}: the token file is empty")
     context = McpContext(packs=list(packs), options=dict(options))
-    run_server(host(), context, transport=transport, host_name=bind_host, port=port)
+    run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
 
 
 @mcp.command(name="tools")

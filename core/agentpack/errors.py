@@ -73,7 +73,7 @@ class MissingDependencyError(AgentpackError):
 
 
 @contextmanager
-def reading(file: str, error: type[PackError] = PackError) -> Iterator[None]:
+def reading(file: str, error: type[AgentpackError] = PackError) -> Iterator[None]:
     """Reading a file in the block: an undecodable or unreadable file becomes ``error`` naming ``file``.
 
     A ``UnicodeDecodeError`` gives the line of the bad byte and a hint; an

@@ -22,18 +22,39 @@ class ChatError(AgentpackError):
 
 
 def is_loopback(url: str) -> bool:
-    """True when ``url``'s host is on this machine (localhost, 127.0.0.0/8, ::1, ::ffff:127.x)."""
+    """True when ``url``'s host is on this machine, judged by IP address only.
+
+    An IP literal counts when it is loopback (127.0.0.0/8, ::1, ::ffff:127.x). A name counts only when it
+    resolves, and every address it resolves to is loopback: no name is loopback by its spelling
+    (``evil.localhost`` or ``localhost.`` may resolve anywhere). A pack with secrets sends text to a
+    model only when this is true; the request resolves the name again, so a name whose resolver the
+    user does not control should be given as an IP literal instead.
+    """
     try:
-        host = (urlparse(url).hostname or "").strip("[]").lower().rstrip(".")
+        host = (urlparse(url).hostname or "").strip("[]").lower()
     except ValueError:  # e.g. an unbalanced '[' in the URL
         return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+    if not host:
         return False
-    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
+    try:
+        return _loopback_ip(host)
+    except ValueError:
+        pass
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {info[4][0] for info in infos}
+    return bool(addresses) and all(_loopback_ip(str(address).split("%", 1)[0]) for address in addresses)
+
+
+def _loopback_ip(text: str) -> bool:
+    """Whether IP literal ``text`` is loopback; ``ValueError`` when it is not an IP literal."""
+    address = ipaddress.ip_address(text)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool((mapped or address).is_loopback)
 
 
 @dataclass

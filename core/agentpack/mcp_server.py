@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
@@ -58,6 +59,7 @@ def build_server(host: Host, context: McpContext) -> Any:
                     description=t.description,
                     input_schema=t.input_schema,
                     output_schema=t.output_schema,
+                    annotations=_annotations(types, t),
                 )
                 for t in tools.values()
             ]
@@ -76,7 +78,40 @@ def build_server(host: Host, context: McpContext) -> Any:
         )
         return done
 
-    return Server("agentpack", version=__version__, on_list_tools=list_tools, on_call_tool=call)
+    return Server(
+        "agentpack",
+        version=__version__,
+        instructions=instructions(host, context, tools),
+        on_list_tools=list_tools,
+        on_call_tool=call,
+    )
+
+
+def instructions(host: Host, context: McpContext, tools: dict[str, McpTool]) -> str:
+    """What this server serves, for the host's model: the packs, their formats and the tools."""
+    lines = ["agentpack serves tools over packaged-agent formats."]
+    for path in context.packs:
+        detection = host.detect(path)
+        lines.append(f"Pack {path}: {detection.format if detection else 'unknown format'}.")
+    if not context.packs:
+        lines.append("No pack was named at start: tools take the pack to act on as an argument.")
+    for tool in sorted(tools.values(), key=lambda t: t.name):
+        kind = "read-only" if tool.hints and tool.hints.read_only else "may change files"
+        lines.append(f"- {tool.name} ({kind}): {tool.description}")
+    return "\n".join(lines)
+
+
+def _annotations(types: Any, tool: McpTool) -> Any:
+    hints = tool.hints
+    if hints is None:
+        return None
+    return types.ToolAnnotations(
+        title=tool.title,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=hints.open_world,
+    )
 
 
 def _error(types: Any, message: str) -> mcp_types.CallToolResult:
@@ -88,7 +123,13 @@ def _error(types: Any, message: str) -> mcp_types.CallToolResult:
 
 
 def serve(
-    host: Host, context: McpContext, *, transport: str = "stdio", host_name: str = "127.0.0.1", port: int = 8765
+    host: Host,
+    context: McpContext,
+    *,
+    transport: str = "stdio",
+    host_name: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
     server = build_server(host, context)
@@ -106,5 +147,39 @@ def serve(
         return
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host_name)
-    uvicorn.run(app, host=host_name, port=port, log_level="warning")
+    from .netutil import bind_socket
+
+    sock = bind_socket(host_name, port)
+    app: Any = server.streamable_http_app(streamable_http_path="/mcp", host=host_name)
+    if token:
+        app = BearerAuth(app, token)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    print(f"agentpack mcp: serving on http://{shown}:{bound_port}/mcp", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN`` (compared in constant time)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+                return
+        await self.app(scope, receive, send)

@@ -147,8 +147,21 @@ class Host:
         return self._collect("agentpack_register_commands", "command")
 
     def mcp_tools(self, context: McpContext) -> dict[str, McpTool]:
+        """The tools ``agentpack mcp serve`` offers for ``context``.
+
+        With packs named, only the plugins that own one of their formats (or the core) offer tools: an
+        expert-pack server lists no openexperts tools. Without packs, every plugin's tools are listed.
+        """
         self._cache.pop("agentpack_register_mcp_tools", None)
-        return self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context)
+        tools = self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context)
+        if not context.packs:
+            return tools
+        owners = set(DEFAULT_PLUGINS)
+        for path in context.packs:
+            detection = self.detect(Path(path))
+            if detection is not None:
+                owners.add(self.owner(detection.format) or "")
+        return {name: tool for name, tool in tools.items() if tool.plugin in owners}
 
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()

@@ -68,6 +68,24 @@ class McpContext(Record):
     options: dict[str, Any]
 
 
+class ToolHints(NamedTuple):
+    """What an MCP tool does to the world: sent as the MCP tool annotations a host decides by.
+
+    ``read_only``: changes nothing; ``destructive``: may delete or overwrite (meaningful when not
+    read-only); ``idempotent``: calling again with the same arguments changes nothing more;
+    ``open_world``: reaches outside this machine's packs (a network, a model, an external system).
+    """
+
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False
+
+
+READ_ONLY = ToolHints(read_only=True)
+"""The hints of a tool that only reads its packs."""
+
+
 class McpTool(NamedTuple):
     """A tool served over MCP. ``handler(arguments)`` returns a JSON-able dict.
 
@@ -81,4 +99,6 @@ class McpTool(NamedTuple):
     handler: Callable[[dict[str, Any]], dict[str, Any]]
     output_schema: dict[str, Any] | None = None
     title: str | None = None
+    hints: ToolHints | None = None
+    """MCP tool annotations; every built-in tool sets them (a conformance test checks)."""
     plugin: str | None = None

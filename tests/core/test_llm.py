@@ -156,8 +156,6 @@ def test_unreachable_endpoint_is_a_chat_error():
     [
         ("http://localhost:8000/v1", True),
         ("http://LOCALHOST/v1", True),
-        ("http://localhost./v1", True),
-        ("http://api.localhost/v1", True),
         ("http://127.0.0.1:11434/v1", True),
         ("http://127.5.6.7/", True),
         ("http://[::1]:8080/v1", True),
@@ -176,3 +174,35 @@ def test_unreachable_endpoint_is_a_chat_error():
 )
 def test_is_loopback(url, expected):
     assert is_loopback(url) is expected
+
+
+@pytest.mark.parametrize("name", ["evil.localhost", "localhost.", "api.localhost", "LOCALHOST.evil.example"])
+def test_no_name_is_loopback_by_its_spelling(monkeypatch, name):
+    """A name counts only by the addresses it resolves to: a resolver that says 'remote' wins."""
+    import socket
+
+    def resolve(host, *args, **kwargs):
+        assert host == name.lower()
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("203.0.113.7", 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    assert is_loopback(f"http://{name}:8000/v1") is False
+
+
+def test_a_name_that_resolves_only_to_loopback_counts(monkeypatch):
+    import socket
+
+    answers = {
+        "box.internal": [("127.0.0.1", 0), ("::1", 0, 0, 0)],
+        "mixed.internal": [("127.0.0.1", 0), ("198.51.100.1", 0)],
+    }
+
+    def resolve(host, *args, **kwargs):
+        if host not in answers:
+            raise socket.gaierror("unknown")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", address) for address in answers[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    assert is_loopback("http://box.internal/v1") is True
+    assert is_loopback("http://mixed.internal/v1") is False
+    assert is_loopback("http://nowhere.internal/v1") is False

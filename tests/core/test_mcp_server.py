@@ -7,10 +7,13 @@ import anyio
 from agentpack import hookimpl
 from agentpack.errors import AgentpackError
 from agentpack.mcp_server import build_server
-from agentpack.registry import McpContext, McpTool
+from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.testing import ClaimingPlugin
 
 
-class Tools:
+class Tools(ClaimingPlugin):
+    """Owns every pack it is shown (format claims-all) and serves one tool for it."""
+
     @hookimpl
     def agentpack_register_mcp_tools(self, register, context):
         def echo(arguments):
@@ -25,8 +28,19 @@ class Tools:
                 handler=echo,
                 input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
                 output_schema={"type": "object"},
+                hints=READ_ONLY,
             )
         )
+
+
+class Other:
+    """Owns no format: its tools are served only when no pack is named."""
+
+    @hookimpl
+    def agentpack_register_mcp_tools(self, register, context):
+        schema = {"type": "object", "properties": {}}
+        hints = ToolHints(read_only=False, destructive=True, idempotent=False, open_world=True)
+        register(McpTool(name="other.wipe", description="Wipe.", input_schema=schema, handler=dict, hints=hints))
 
 
 def call(server, name, arguments):
@@ -63,3 +77,73 @@ def test_invalid_arguments_and_unknown_tool(agentpack_host, register_plugin):
     assert result.is_error and "invalid arguments" in result.content[0].text
     _, result = call(server, "nope", {})
     assert result.is_error and "unknown tool 'nope'" in result.content[0].text
+
+
+def test_tools_carry_annotations_and_the_server_says_what_it_serves(agentpack_host, register_plugin):
+    register_plugin(Tools(), name="tools")
+    register_plugin(Other(), name="other")
+    server = build_server(agentpack_host, McpContext())
+    tools, _ = call(server, "test.echo", {"text": "hi"})
+    by_name = {t.name: t for t in tools}
+    echo, wipe = by_name["test.echo"].annotations, by_name["other.wipe"].annotations
+    assert (echo.read_only_hint, echo.destructive_hint, echo.open_world_hint) == (True, False, False)
+    assert (wipe.read_only_hint, wipe.destructive_hint, wipe.idempotent_hint, wipe.open_world_hint) == (
+        False,
+        True,
+        False,
+        True,
+    )
+    assert "other.wipe (may change files)" in server.instructions and "test.echo (read-only)" in server.instructions
+
+
+def test_only_the_owners_of_the_served_packs_offer_tools(agentpack_host, register_plugin, tmp_path):
+    register_plugin(Tools(), name="tools")
+    register_plugin(Other(), name="other")
+    assert set(agentpack_host.mcp_tools(McpContext(packs=[tmp_path]))) == {"test.echo"}
+    assert {"test.echo", "other.wipe"} <= set(agentpack_host.mcp_tools(McpContext()))
+
+
+def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp_path):
+    """A real server process: it prints where it listens, 401 without the token, MCP works with it."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret\n")
+    argv = [sys.executable, "-m", "agentpack", "mcp", "serve", "--transport", "streamable-http", "--port", "0"]
+    proc = subprocess.Popen(
+        [*argv, "--token-file", str(token_file)], stderr=subprocess.PIPE, text=True, env={**os.environ}
+    )
+    try:
+        line = proc.stderr.readline()
+        assert line.startswith("agentpack mcp: serving on http://127.0.0.1:"), line
+        url = line.split("serving on ", 1)[1].strip()
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        assert httpx.post(url, json=body, headers=headers, timeout=10).status_code == 401
+        wrong = httpx.post(url, json=body, headers={**headers, "authorization": "Bearer nope"}, timeout=10)
+        assert wrong.status_code == 401
+
+        async def session():
+            from mcp import Client
+            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+            http = create_mcp_http_client(headers={"authorization": "Bearer s3cret"})
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                return [t.name for t in (await client.list_tools()).tools]
+
+        assert isinstance(anyio.run(session), list)
+        busy = subprocess.run([*argv[:-1], str(port)], capture_output=True, text=True, timeout=60, env={**os.environ})
+        assert busy.returncode == 2 and f"port {port} on 127.0.0.1 is already in use" in busy.stderr
+        assert "Traceback" not in busy.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stderr.close()
+    with socket.socket() as probe:  # nothing was left listening
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
