@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 
+from agentpack.errors import AgentpackError
+
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _WHOLE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$")
 
 
-class DurationError(ValueError):
-    """A duration string that does not follow the grammar."""
+class DurationError(AgentpackError, ValueError):
+    """A duration string that does not follow the grammar (a ``ValueError`` too, for callers that parse values)."""
 
 
 def parse_duration(text: object) -> float:

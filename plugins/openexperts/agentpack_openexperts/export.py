@@ -20,8 +20,7 @@ from agentpack.fsutil import replace_directory
 from agentpack.skillmd import validate_skill_dir
 
 from . import effective
-from .model import ExpertPackage
-from .validate import normalise_ref
+from .model import ExpertPackage, normalise_ref
 
 _INVALID = re.compile(r"[^a-z0-9-]+")
 

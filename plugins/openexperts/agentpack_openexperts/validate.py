@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PathEscapeError
 from agentpack.models import Finding
@@ -18,7 +18,11 @@ from agentpack.paths import check_relative
 from . import effective
 from .dotpath import PathSyntaxError, parse_path
 from .durations import DurationError, parse_duration
-from .model import Component, ExpertPackage
+from .model import Component, ExpertPackage, normalise_ref
+from .registry import registered
+
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
 
 SPEC_MAJOR, SPEC_MINOR = 1, 0
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -67,18 +71,10 @@ def schema_findings(instance: Any, name: str, doc, *, code: str, unknown_severit
     return out
 
 
-def known_names(hook: str) -> set[str]:
-    """Names registered through one of this plugin's registration hooks (channels, presets)."""
-    from agentpack.plugins import get_host
-
-    from .registry import collect
-
-    return set(collect(get_host(), hook))
-
-
 class Validator:
-    def __init__(self, package: ExpertPackage, strict: bool = False) -> None:
+    def __init__(self, package: ExpertPackage, host: Host, strict: bool = False) -> None:
         self.pkg = package
+        self.host = host
         self.strict = strict
         self.out: list[Finding] = list(package.findings)
 
@@ -339,7 +335,7 @@ class Validator:
                     self.mw(f"{base}/requires_tool"),
                 )
             if isinstance(trig.get("preset"), str):
-                presets = known_names("agentpack_openexperts_register_presets") if presets is None else presets
+                presets = set(registered(self.host, "preset")) if presets is None else presets
                 if trig["preset"] not in presets:
                     self.add(
                         "warning",
@@ -525,7 +521,7 @@ class Validator:
                         parse_duration(value)
                     except DurationError as exc:
                         self.add("error", "OEX500", str(exc), where(pointer))
-        channels = {"main"} | known_names("agentpack_openexperts_register_channels")
+        channels = {"main"} | set(registered(self.host, "channel"))
         for data, where, _ in layers:
             for pointer in ("/delivery/channel", "/policy/escalation/channel"):
                 found, value = _at(data, pointer)
@@ -597,13 +593,6 @@ def _at(data: Any, pointer: str) -> tuple[bool, Any]:
     return True, data
 
 
-def normalise_ref(ref: str) -> str:
-    """``./knowledge/x.md`` -> ``knowledge/x.md`` (references are package-relative)."""
-    while ref.startswith("./"):
-        ref = ref[2:]
-    return ref
-
-
 def valid_timezone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -614,5 +603,6 @@ def valid_timezone(name: str) -> bool:
         return False
 
 
-def validate_package(package: ExpertPackage, strict: bool = False) -> list[Finding]:
-    return Validator(package, strict).run()
+def validate_package(package: ExpertPackage, host: Host, *, strict: bool = False) -> list[Finding]:
+    """Findings for ``package``; ``host`` supplies the channels and presets plugins registered."""
+    return Validator(package, host, strict).run()

@@ -12,14 +12,19 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.yamlio import load_yaml
+
+from ..registry import lookup
+from ..validate import schema_findings
 
 
-class ToolError(Exception):
+class ToolError(AgentpackError):
     """A tool operation failed; the message goes back to the agent and into the execution log."""
 
 
@@ -125,23 +130,21 @@ def python_binder(config: dict[str, Any], context: Any) -> PythonBinding:
     return PythonBinding(import_object(config["python"], context.base))
 
 
-def load_bindings_file(path: Path, context: Any, host: Any = None) -> ToolBox:
-    """Build a ``ToolBox`` from a bindings YAML file (schema ``bindings.schema.json``)."""
-    from agentpack.yamlio import load_yaml
+def load_bindings_file(path: Path, context: Any) -> ToolBox:
+    """Build a ``ToolBox`` from a bindings YAML file (schema ``bindings.schema.json``).
 
-    from ..registry import lookup
-    from ..validate import schema_findings
-
+    ``context`` is the runtime's ``BindContext``; binders resolve relative paths against the file's folder.
+    """
     doc = load_yaml(path)
     findings = schema_findings(doc.data, "bindings", doc, code="OEX900", unknown_severity="error")
     if findings:
         first = sorted(findings, key=lambda f: "unknown key" not in f.message)[0]
         raise AgentpackError(first.message, file=first.file, line=first.line)
     box = ToolBox()
-    context.base = path.parent
+    context = replace(context, base=path.parent)
     for tool, config in doc.data["tools"].items():
         kind = next(k for k in ("python", "skill", "skills", "mcp") if k in config)
-        spec = lookup("binder", "skill" if kind == "skills" else kind, host)
+        spec = lookup(context.runtime.host, "binder", "skill" if kind == "skills" else kind)
         try:
             box.bind(tool, spec.factory(config, context), source=f"{kind} ({path.name})")
         except AgentpackError as exc:

@@ -27,12 +27,14 @@ from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
+from agentpack.plugins import Host, get_host
 
 from .. import effective
 from ..dotpath import MISSING, resolve
 from ..loader import load_package
 from ..model import ExpertPackage
-from ..registry import lookup
+from ..registry import lookup, registered
+from ..validate import validate_package
 from .approvals import ApprovalDesk, CallbackBroker
 from .bindings import ToolBox
 from .delivery import Outbox, Redactor
@@ -53,10 +55,18 @@ class BindContext:
     """What a binder factory gets: the folder relative paths resolve against, and the runtime."""
 
     base: Path
-    runtime: Any = None
+    runtime: ExpertRuntime
 
 
 class ExpertRuntime:
+    """The runtime of one expert package.
+
+    ``host`` is the ``agentpack.plugins.Host`` whose registrations (drivers, brokers,
+    binders, queues, presets, channels) the runtime uses; callers that have one (the
+    CLI, a plugin hook) pass it. The default, for the Python API, is the process-wide
+    ``get_host()``.
+    """
+
     def __init__(
         self,
         package: ExpertPackage | str | Path,
@@ -75,10 +85,10 @@ class ExpertRuntime:
         knowledge_budget: int = DEFAULT_BUDGET,
         keep_scratch: bool = False,
         listeners: tuple[Callable[[dict[str, Any]], None], ...] = (),
-        host: Any = None,
+        host: Host | None = None,
         validate: bool = True,
     ) -> None:
-        self.host = host
+        self.host = host if host is not None else get_host()
         self.package = package if isinstance(package, ExpertPackage) else load_package(package)
         if validate:
             self._check_package()
@@ -91,7 +101,7 @@ class ExpertRuntime:
         self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)
         self.listeners = list(listeners)
-        channels = {name: spec.factory(self) for name, spec in self._specs("channel").items()}
+        channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
         self.desk = ApprovalDesk()
         self.broker = self._make("broker", broker, broker_options)
@@ -100,7 +110,7 @@ class ExpertRuntime:
         if isinstance(tools, dict):
             for name, binding in tools.items():
                 self.tools.bind(name, binding)
-        self.queue = lookup("queue", queue, host).factory({"workers": workers})
+        self.queue = lookup(self.host, "queue", queue).factory({"workers": workers})
         self.scheduler = Scheduler()
         self.executor = Executor(self)
         self.dedupe_window = dedupe_window
@@ -113,31 +123,23 @@ class ExpertRuntime:
         self._started = False
 
     # -- construction helpers --------------------------------------------------------------------
-    def _specs(self, kind: str) -> dict[str, Any]:
-        from agentpack.plugins import get_host
-
-        from ..registry import HOOKS, collect
-
-        return collect(self.host or get_host(), HOOKS[kind])
-
     def _make(self, kind: str, value: Any, options: dict[str, Any] | None) -> Any:
         if isinstance(value, str):
-            return lookup(kind, value, self.host).factory(dict(options or {}))
+            return lookup(self.host, kind, value).factory(dict(options or {}))
         if kind == "broker" and callable(value) and not hasattr(value, "notify"):
             return CallbackBroker(value)
         return value
 
     def _check_package(self) -> None:
-        from ..validate import validate_package
-
-        errors = [f for f in validate_package(self.package) if f.severity == "error"]
+        findings = validate_package(self.package, self.host)
+        errors = [f for f in findings if f.severity == "error"]
         if errors:
             first = errors[0]
             more = f" (and {len(errors) - 1} more; run 'agentpack validate')" if len(errors) > 1 else ""
             raise AgentpackError(
                 f"the package has errors: {first.code} {first.message}{more}", file=first.file, line=first.line
             )
-        for finding in validate_package(self.package):
+        for finding in findings:
             if finding.severity == "warning":
                 log.warning("%s %s: %s", finding.code, finding.location(), finding.message)
 
@@ -287,7 +289,7 @@ class ExpertRuntime:
         eff = effective.trigger(self.package, index)
         warnings: list[str] = []
         if trig.get("preset"):
-            preset = self._specs("preset").get(trig["preset"])
+            preset = registered(self.host, "preset").get(trig["preset"])
             if preset is not None:
                 payload = preset.enrich(payload)
         dedupe = trig.get("dedupe_key")

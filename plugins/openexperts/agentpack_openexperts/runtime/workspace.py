@@ -19,14 +19,13 @@ from agentpack.errors import AgentpackError, PathEscapeError
 from agentpack.fsutil import atomic_write_text
 from agentpack.paths import check_relative, resolve_under
 
-from ..model import ExpertPackage
-from ..validate import normalise_ref
+from ..model import ExpertPackage, normalise_ref
 
 MAX_READ = 256 * 1024
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class AccessError(Exception):
+class AccessError(AgentpackError):
     """The agent asked for a file it may not read or write."""
 
 
