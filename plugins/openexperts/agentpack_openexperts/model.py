@@ -25,6 +25,8 @@ class Component:
     body: str = ""
     body_line: int = 1
     has_frontmatter: bool = False
+    text: str = ""
+    """The whole file as read (Markdown components), so nothing reads it again (state templates)."""
 
     @property
     def meta(self) -> dict[str, Any]:
