@@ -27,7 +27,7 @@ from .names import RUNTIME_DB, WORKDIR
 if TYPE_CHECKING:
     from .model import ExpertPackage
     from .runtime import RunOutcome
-    from .runtime.store import Store as RunStore
+    from .runtime.runstore import RunStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 PACK = click.argument("pack", type=click.Path(exists=True, path_type=Path))
@@ -302,7 +302,7 @@ def export(pack: Path, kind: str, target: Path, output: str) -> None:
 
 def _store(pack: Path, workdir: Path | None) -> RunStore:
     from .loader import package_root
-    from .runtime.store import Store as RunStore
+    from .runtime.runstore import RunStore
 
     directory = workdir or package_root(pack) / WORKDIR
     if not (directory / RUNTIME_DB).is_file():

@@ -33,6 +33,7 @@ from .. import effective
 from ..dotpath import MISSING, resolve
 from ..loader import load_package
 from ..model import ExpertPackage
+from ..names import RUNTIME_DB, WORKDIR
 from ..registry import lookup, registered
 from ..validate import validate_package
 from .approvals import ApprovalDesk, CallbackBroker
@@ -44,7 +45,7 @@ from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
 from .scheduler import Scheduler
 from .session import shape_schema
-from .store import Store
+from .runstore import RunStore
 from .workspace import Workspace
 
 log = logging.getLogger("agentpack.openexperts")
@@ -95,8 +96,8 @@ class ExpertRuntime:
         self.clock = clock
         self._ids = ids
         self._counter = itertools.count(1)
-        self.workdir = Path(workdir) if workdir else self.package.root / ".openexperts"
-        self.store = Store(self.workdir / "runtime.db")
+        self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
+        self.store = RunStore(self.workdir / RUNTIME_DB)
         self.workspace = Workspace(self.package, self.workdir)
         self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)

@@ -1,6 +1,6 @@
-"""The runtime's durable store (SQLite): runs, execution log, tool-call journal, dedupe window,
-dead letters and the delivery outbox. One connection guarded by a lock; WAL so a killed process
-loses nothing it committed."""
+"""The run store: the runtime's durable record of runs (SQLite ``runtime.db``): runs, execution log,
+tool-call journal, dedupe window, dead letters and the delivery outbox. One connection guarded by a
+lock; WAL so a killed process loses nothing it committed. (State files live in the workspace.)"""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class Store:
+class RunStore:
     """Thread-safe access to ``runtime.db``; every method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
