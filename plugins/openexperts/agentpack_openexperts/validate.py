@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PathEscapeError
 from agentpack.models import Finding
 from agentpack.paths import check_relative
+from agentpack.schemas import SchemaStore
+from agentpack.yamlio import YamlDocument
 
 from . import effective
 from .dotpath import PathSyntaxError, parse_path
@@ -37,10 +39,13 @@ SCHEMAS = {
 }
 
 
-@lru_cache(maxsize=1)
-def schema_store():
-    from agentpack.schemas import SchemaStore
+UNKNOWN_KEY = re.compile(r": unknown key '[^']*'$")
+"""The message ``SchemaStore.validate`` gives a key that ``additionalProperties: false`` rejects."""
 
+
+@cache
+def schema_store() -> SchemaStore:
+    """The plugin's bundled schemas, loaded once."""
     return SchemaStore.from_package("agentpack_openexperts", "schemas")
 
 
@@ -48,26 +53,20 @@ def schema_id(name: str) -> str:
     return f"https://agentpack.dev/schemas/openexperts/{name}.schema.json"
 
 
-def schema_findings(instance: Any, name: str, doc, *, code: str, unknown_severity: str = "warning") -> list[Finding]:
+def schema_findings(instance: Any, name: str, doc: YamlDocument, *, code: str) -> list[Finding]:
     """Schema errors as findings; unknown keys (later spec versions) are ``OEX102``/``OEX203`` warnings."""
-    from agentpack.schemas import error_findings
-
     unknown_code = "OEX102" if name == "expert" else "OEX203"
     out = []
-    validator = schema_store().validator(schema_id(name))
-    for error in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]):
-        unknown = error.validator == "additionalProperties"
-        for finding in error_findings(
-            error,
-            document=doc,
-            code=unknown_code if unknown else code,
-            severity=unknown_severity if unknown else "error",
-        ):
-            if unknown:
-                finding = finding.model_copy(
-                    update={"message": finding.message + " (not part of openexperts spec 1.0; ignored)"}
-                )
-            out.append(finding)
+    for finding in schema_store().validate(schema_id(name), instance, document=doc, code=code):
+        if UNKNOWN_KEY.search(finding.message):
+            finding = finding.model_copy(
+                update={
+                    "code": unknown_code,
+                    "severity": "warning",
+                    "message": finding.message + " (not part of openexperts spec 1.0; ignored)",
+                }
+            )
+        out.append(finding)
     return out
 
 

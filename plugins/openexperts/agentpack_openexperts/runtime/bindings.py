@@ -21,7 +21,7 @@ from agentpack.errors import AgentpackError
 from agentpack.yamlio import load_yaml
 
 from ..registry import lookup
-from ..validate import schema_findings
+from ..validate import UNKNOWN_KEY, schema_id, schema_store
 
 
 class ToolError(AgentpackError):
@@ -136,9 +136,9 @@ def load_bindings_file(path: Path, context: Any) -> ToolBox:
     ``context`` is the runtime's ``BindContext``; binders resolve relative paths against the file's folder.
     """
     doc = load_yaml(path)
-    findings = schema_findings(doc.data, "bindings", doc, code="OEX900", unknown_severity="error")
+    findings = schema_store().validate(schema_id("bindings"), doc.data, document=doc, code="OEX900")
     if findings:
-        first = sorted(findings, key=lambda f: "unknown key" not in f.message)[0]
+        first = sorted(findings, key=lambda f: not UNKNOWN_KEY.search(f.message))[0]
         raise AgentpackError(first.message, file=first.file, line=first.line)
     box = ToolBox()
     context = replace(context, base=path.parent)

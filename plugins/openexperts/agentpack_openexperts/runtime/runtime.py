@@ -28,6 +28,7 @@ from typing import Any
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.plugins import Host, get_host
+from agentpack.schemas import SchemaStore
 
 from .. import effective
 from ..dotpath import MISSING, resolve
@@ -120,7 +121,9 @@ class ExpertRuntime:
         self.sla_breached: set[str] = set()
         self.server: Any = None
         self.inactive: dict[str, str] = {}
-        self._validators: dict[str, Any] = {}
+        self._shapes = SchemaStore()  # the operations' input shapes as schemas, added on first use
+        self._shape_ids: set[str] = set()
+        self._shapes_lock = threading.Lock()
         self._started = False
 
     # -- construction helpers --------------------------------------------------------------------
@@ -160,11 +163,14 @@ class ExpertRuntime:
         """A message when ``arguments`` do not fit the operation's declared input shape."""
         if not isinstance(shape, dict):
             return None
-        if operation not in self._validators:
-            from jsonschema import Draft202012Validator
-
-            self._validators[operation] = Draft202012Validator(shape_schema(shape))
-        error = next(iter(self._validators[operation].iter_errors(arguments)), None)
+        schema_id = f"urn:agentpack:openexperts:operation:{operation}"
+        with self._shapes_lock:
+            if schema_id not in self._shape_ids:
+                self._shapes.add({"$id": schema_id, **shape_schema(shape)})
+                self._shape_ids.add(schema_id)
+        if self._shapes.is_valid(schema_id, arguments):
+            return None
+        error = next(iter(self._shapes.validator(schema_id).iter_errors(arguments)), None)
         if error is None:
             return None
         where = "/" + "/".join(map(str, error.absolute_path))
