@@ -12,8 +12,8 @@ from agentpack.paths import resolve_under
 from agentpack.yamlio import YamlDocument, load_yaml
 
 from .model import COMPONENT_KINDS, Component, ExpertPackage
+from .names import MANIFEST
 
-MANIFEST = "expert.yaml"
 FRONTMATTER_REQUIRED = {"functions", "processes"}
 
 
