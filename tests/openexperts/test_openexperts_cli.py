@@ -55,9 +55,10 @@ def test_explain_unknown_process_is_a_usage_error(acme):
 
 def test_output_option_and_error_envelope(acme):
     """Every command has -o text|json with --json as its alias; with JSON, an error is an envelope too."""
-    assert run_cli(["experts", "explain", str(acme), "-o", "json"]).json() == run_cli(
-        ["experts", "explain", str(acme), "--json"]
-    ).json()
+    assert (
+        run_cli(["experts", "explain", str(acme), "-o", "json"]).json()
+        == run_cli(["experts", "explain", str(acme), "--json"]).json()
+    )
     failed = run_cli(["experts", "explain", str(acme), "--process", "nope", "-o", "json"])
     assert failed.exit_code == 2
     assert failed.json()["command"] == "experts explain" and failed.json()["ok"] is False

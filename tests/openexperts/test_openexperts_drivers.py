@@ -146,7 +146,7 @@ def test_model_errors_fail_the_attempt_and_retry(make_runtime, fast, ledger, fak
     )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.ok and outcome.attempts == 2
-    failure = [e for e in rt.store.events(outcome.run_id) if e["kind"] == "attempt_failed"][0]
+    failure = next(e for e in rt.store.events(outcome.run_id) if e["kind"] == "attempt_failed")
     assert failure["data"]["reason"] == "driver_error" and "503" in failure["data"]["error"]
 
 

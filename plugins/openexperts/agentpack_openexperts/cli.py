@@ -354,7 +354,7 @@ def log(pack: Path, run_id: str, workdir: Path | None, output: str) -> None:
         run_row = store.run(run_id)
         if run_row is None:
             raise AgentpackError(f"no run '{run_id}'")
-        data = {
+        data: dict[str, Any] = {
             "run": run_row,
             "segments": store.segments(run_id),
             "steps": store.steps(run_id),

@@ -42,9 +42,7 @@ def explain_envelope(
     package: ExpertPackage, *, process: str | None = None, operation: str | None = None, trigger: str | None = None
 ) -> dict[str, Any]:
     """``experts explain --json``: effective values and where each came from."""
-    return envelope(
-        "experts explain", True, **explain(package, process=process, operation=operation, trigger=trigger)
-    )
+    return envelope("experts explain", True, **explain(package, process=process, operation=operation, trigger=trigger))
 
 
 def run_envelope(command: str, outcome: RunOutcome) -> dict[str, Any]:
@@ -91,9 +89,7 @@ def make_runtime(
     return rt
 
 
-def dry_run(
-    package: ExpertPackage, host: Host, process: str, inputs: dict[str, Any], **options: Any
-) -> RunOutcome:
+def dry_run(package: ExpertPackage, host: Host, process: str, inputs: dict[str, Any], **options: Any) -> RunOutcome:
     """Plan ``process`` with one attempt: auto operations run when bound, confirm and manual ones are
     described. A throwaway workdir unless ``workdir`` is given; confirm operations are rejected by default."""
     with tempfile.TemporaryDirectory(prefix="openexperts-dry-run-") as tmp:

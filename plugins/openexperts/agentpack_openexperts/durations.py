@@ -23,15 +23,3 @@ def parse_duration(text: object) -> float:
             "e.g. '30s', '5m', '2h' or '1h30m'"
         )
     return sum(float(n) * UNITS[u] for n, u in _PART.findall(text.strip()))
-
-
-def format_duration(seconds: float) -> str:
-    """A compact form of ``seconds`` for reports (``90`` -> ``1m30s``)."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    out, rest = "", int(round(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if rest >= size:
-            out += f"{rest // size}{unit}"
-            rest %= size
-    return out or "0s"

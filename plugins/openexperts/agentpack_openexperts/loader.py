@@ -152,4 +152,4 @@ def _markdown_component(
             Finding.error("OEX201", "frontmatter must be a mapping of fields", file=display, line=1)
         )
         return None
-    return Component(kind, rel, file, display, doc, body=body, body_line=body_line, has_frontmatter=True, text=text)
+    return Component(kind, rel, file, display, doc, body=body, body_line=body_line, text=text)

@@ -24,7 +24,6 @@ class Component:
     doc: YamlDocument
     body: str = ""
     body_line: int = 1
-    has_frontmatter: bool = False
     text: str = ""
     """The whole file as read (Markdown components), so nothing reads it again (state templates)."""
 

@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PathEscapeError
-from agentpack.models import Finding
+from agentpack.models import Finding, Severity
 from agentpack.paths import check_relative
 from agentpack.schemas import SchemaStore
 from agentpack.yamlio import YamlDocument
@@ -78,7 +78,7 @@ class Validator:
         self.out: list[Finding] = list(package.findings)
 
     # -- helpers -----------------------------------------------------------------------------
-    def add(self, severity: str, code: str, message: str, where: dict[str, Any], hint: str | None = None) -> None:
+    def add(self, severity: Severity, code: str, message: str, where: dict[str, Any], hint: str | None = None) -> None:
         if self.strict and severity == "warning" and code in ("OEX102", "OEX203", "OEX130"):
             severity = "error"
         self.out.append(Finding(severity=severity, code=code, message=message, hint=hint, **where))
@@ -250,12 +250,12 @@ class Validator:
                     tool.where("/name"),
                 )
         declared = set(self.pkg.tools())
-        for index, tool in enumerate(self.pkg.required_tools):
-            if tool not in declared:
+        for index, required in enumerate(self.pkg.required_tools):
+            if required not in declared:
                 self.add(
                     "info",
                     "OEX407",
-                    f"requires.tools names '{tool}' but no tools/*.yaml declares it; its "
+                    f"requires.tools names '{required}' but no tools/*.yaml declares it; its "
                     "operations are unknown (every call resolves through the policy default)",
                     self.mw(f"/requires/tools/{index}"),
                 )

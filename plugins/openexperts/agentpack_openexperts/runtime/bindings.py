@@ -12,8 +12,8 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from dataclasses import replace
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,6 @@ class PythonBinding:
 
     def __init__(self, target: Mapping[str, Callable[..., Any]] | Any) -> None:
         self.target = target
-
-    def operations(self) -> list[str] | None:
-        if isinstance(self.target, Mapping):
-            return sorted(self.target)
-        return None
 
     def _callable(self, operation: str) -> Callable[..., Any]:
         fn = self.target.get(operation) if isinstance(self.target, Mapping) else getattr(self.target, operation, None)
@@ -69,13 +64,12 @@ class ToolBox:
 
     def __init__(self) -> None:
         self.bindings: dict[str, Any] = {}
-        self.sources: dict[str, str] = {}
 
-    def bind(self, tool: str, binding: Any, source: str = "python") -> None:
+    def bind(self, tool: str, binding: Any) -> None:
+        """Bind ``tool`` to a ``ToolBinding``, or to callables (wrapped in a ``PythonBinding``)."""
         if not hasattr(binding, "call"):
             binding = PythonBinding(binding)
         self.bindings[tool] = binding
-        self.sources[tool] = source
 
     def has(self, tool: str) -> bool:
         return tool in self.bindings
@@ -110,6 +104,8 @@ def import_object(spec: str, base: Path) -> Any:
         module = sys.modules.get(name)
         if module is None:
             loader_spec = importlib.util.spec_from_file_location(name, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise AgentpackError(f"binding module {path} cannot be imported")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[name] = module
             loader_spec.loader.exec_module(module)
@@ -146,7 +142,7 @@ def load_bindings_file(path: Path, context: Any) -> ToolBox:
         kind = next(k for k in ("python", "skill", "skills", "mcp") if k in config)
         spec = lookup(context.runtime.host, "binder", "skill" if kind == "skills" else kind)
         try:
-            box.bind(tool, spec.factory(config, context), source=f"{kind} ({path.name})")
+            box.bind(tool, spec.factory(config, context))
         except AgentpackError as exc:
             raise AgentpackError(
                 f"tool '{tool}': {exc.message}", file=str(path), line=doc.line_of(f"/tools/{tool}"), hint=exc.hint

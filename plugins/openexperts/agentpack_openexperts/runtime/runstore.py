@@ -39,8 +39,6 @@ CREATE INDEX IF NOT EXISTS calls_op ON calls (run_id, operation, args_hash);
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
 
-ACTIVE = ("queued", "running")
-
 
 def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
@@ -70,11 +68,11 @@ class RunStore:
         with self._lock:
             return self._db.execute(sql, args)
 
-    def _rows(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
         with self._lock:
             cursor = self._db.execute(sql, args)
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     # -- runs ----------------------------------------------------------------------------------
     def create_run(
@@ -233,11 +231,11 @@ class RunStore:
     # -- outbox ---------------------------------------------------------------------------------------
     def add_message(
         self, channel: str, kind: str, run_id: str | None, process: str | None, data: Any, now: float
-    ) -> int:
-        return self._exec(
+    ) -> None:
+        self._exec(
             "INSERT INTO outbox (channel, kind, run_id, process, data, at) VALUES (?,?,?,?,?,?)",
             (channel, kind, run_id, process, _dump(data), now),
-        ).lastrowid
+        )
 
     def messages(self, run_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         where, args = [], []

@@ -44,9 +44,9 @@ from .events import lane_for, map_inputs, normalise_channel
 from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
+from .runstore import RunStore
 from .scheduler import Scheduler
 from .session import shape_schema
-from .runstore import RunStore
 from .workspace import Workspace
 
 log = logging.getLogger("agentpack.openexperts")
@@ -155,9 +155,6 @@ class ExpertRuntime:
         if self._ids is not None:
             return f"{prefix}{self._ids()}"
         return f"{prefix}{int(time.time() * 1000):x}-{os.getpid():x}-{next(self._counter):04d}"
-
-    def bind(self, tool: str, binding: Any, source: str = "python") -> None:
-        self.tools.bind(tool, binding, source)
 
     def check_arguments(self, operation: str, shape: Any, arguments: dict[str, Any]) -> str | None:
         """A message when ``arguments`` do not fit the operation's declared input shape."""

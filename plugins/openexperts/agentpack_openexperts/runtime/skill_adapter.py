@@ -77,7 +77,7 @@ def _subprocess_runner(path: Path, value: Any) -> Any:
         "-",
         "--json",
     ]
-    proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300, check=False)
     try:
         data = json.loads(proc.stdout)
     except ValueError:
