@@ -113,17 +113,19 @@ def generate(root: Path, functions: int = 200, processes: int = 50) -> Path:
 
 
 def bench_validation(root: Path, repeat: int = 5) -> None:
+    from agentpack.plugins import get_host
     from agentpack_openexperts.loader import load_package
     from agentpack_openexperts.validate import validate_package
 
-    validate_package(load_package(root))  # warm the schema validators
+    host = get_host()
+    validate_package(load_package(root), host)  # warm the schema validators
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        findings = validate_package(load_package(root))
+        findings = validate_package(load_package(root), host)
         times.append(time.perf_counter() - start)
     tracemalloc.start()  # a separate pass: tracing slows Python down several times
-    validate_package(load_package(root))
+    validate_package(load_package(root), host)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     errors = [f for f in findings if f.severity == "error"]

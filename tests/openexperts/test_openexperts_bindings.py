@@ -167,12 +167,13 @@ def test_mcp_server_that_cannot_start(make_runtime, acme, tmp_path):
 
 @pytest.mark.parametrize("route", ["in-process", "subprocess"])
 def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
+    from agentpack.plugins import get_host
     from agentpack_openexperts.runtime import skill_adapter
 
-    if route == "in-process" and skill_adapter._in_process_runner() is None:
+    if route == "in-process" and skill_adapter._in_process_runner(get_host()) is None:
         pytest.skip("no installed plugin offers the skillctl format")
     if route == "subprocess":
-        monkeypatch.setattr(skill_adapter, "_in_process_runner", lambda: None)
+        monkeypatch.setattr(skill_adapter, "_in_process_runner", lambda host: None)
         probe = skill_adapter._subprocess_runner
         try:
             probe(make_skill(tmp_path / "probe"), {"customer_id": "x"})

@@ -53,6 +53,18 @@ def test_explain_unknown_process_is_a_usage_error(acme):
     assert result.exit_code == 2 and "no process named 'nope'" in result.stderr
 
 
+def test_output_option_and_error_envelope(acme):
+    """Every command has -o text|json with --json as its alias; with JSON, an error is an envelope too."""
+    assert (
+        run_cli(["experts", "explain", str(acme), "-o", "json"]).json()
+        == run_cli(["experts", "explain", str(acme), "--json"]).json()
+    )
+    failed = run_cli(["experts", "explain", str(acme), "--process", "nope", "-o", "json"])
+    assert failed.exit_code == 2
+    assert failed.json()["command"] == "experts explain" and failed.json()["ok"] is False
+    assert "no process named 'nope'" in failed.json()["error"]["message"]
+
+
 def test_dry_run_report(acme, tmp_path):
     result = run_cli(
         [
@@ -311,10 +323,10 @@ def test_mcp_tools_match_the_cli(acme, agentpack_host):
     from agentpack.registry import McpContext
 
     tools = agentpack_host.mcp_tools(McpContext(packs=[acme]))
-    explained = tools["openexperts_explain"].handler({"process": "answer-chat"})
+    explained = tools["experts.explain"].handler({"process": "answer-chat"})
     cli = run_cli(["experts", "explain", str(acme), "--process", "answer-chat", "--json"]).json()
     assert explained == cli
-    planned = tools["openexperts_dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
+    planned = tools["experts.dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
     assert planned["ok"] and planned["run"]["plan"][0] == {
         "operation": "crm.get_customer",
         "tier": "auto",
@@ -324,7 +336,7 @@ def test_mcp_tools_match_the_cli(acme, agentpack_host):
         "note": "no binding for this tool",
     }
     with pytest.raises(AgentpackError, match="not an expert package served"):
-        tools["openexperts_explain"].handler({"pack": "/elsewhere"})
+        tools["experts.explain"].handler({"pack": "/elsewhere"})
     none = agentpack_host.mcp_tools(McpContext(packs=[]))
     with pytest.raises(AgentpackError, match="name the package"):
-        none["openexperts_explain"].handler({})
+        none["experts.explain"].handler({})

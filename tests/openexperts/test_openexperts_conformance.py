@@ -38,5 +38,11 @@ def test_other_formats_are_not_validated(agentpack_host, tmp_path):
     from agentpack.models import Pack
     from agentpack_openexperts import plugin
 
-    assert plugin.agentpack_validate(Pack(path=tmp_path, root=tmp_path, format="ecp"), False) is None
-    assert plugin.agentpack_load(tmp_path, "ecp") is None
+    assert plugin.agentpack_validate(Pack(path=tmp_path, root=tmp_path, format="ecp"), False, agentpack_host) is None
+
+
+def test_other_formats_never_reach_the_loader(agentpack_host):
+    """Owner dispatch: the host sends only expert packages to this plugin's agentpack_load."""
+    for format in agentpack_host.formats():
+        impls = agentpack_host.owner_hook("agentpack_load", format).get_hookimpls()
+        assert ("openexperts" in {impl.plugin_name for impl in impls}) == (format == "openexperts"), format

@@ -146,7 +146,7 @@ def test_model_errors_fail_the_attempt_and_retry(make_runtime, fast, ledger, fak
     )
     outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
     assert outcome.ok and outcome.attempts == 2
-    failure = [e for e in rt.store.events(outcome.run_id) if e["kind"] == "attempt_failed"][0]
+    failure = next(e for e in rt.store.events(outcome.run_id) if e["kind"] == "attempt_failed")
     assert failure["data"]["reason"] == "driver_error" and "503" in failure["data"]["error"]
 
 
@@ -168,9 +168,20 @@ def test_a_model_that_never_finishes_is_stopped(make_runtime, fast, edit_front, 
 def test_openai_driver_needs_a_model(make_runtime, acme, ledger, monkeypatch):
     from agentpack.errors import AgentpackError
 
+    monkeypatch.delenv("AGENTPACK_OPENEXPERTS_MODEL", raising=False)
     monkeypatch.delenv("OPENEXPERTS_MODEL", raising=False)
     with pytest.raises(AgentpackError, match="needs a model"):
         make_runtime(acme, tools=ledger.tools(), driver="openai")
+
+
+@pytest.mark.parametrize("name", ["AGENTPACK_OPENEXPERTS_MODEL", "OPENEXPERTS_MODEL"])
+def test_openai_driver_model_from_the_environment(make_runtime, acme, ledger, monkeypatch, tmp_path, name):
+    """AGENTPACK_OPENEXPERTS_MODEL names the model; OPENEXPERTS_MODEL is its documented alias."""
+    monkeypatch.delenv("AGENTPACK_OPENEXPERTS_MODEL", raising=False)
+    monkeypatch.delenv("OPENEXPERTS_MODEL", raising=False)
+    monkeypatch.setenv(name, "model-from-env")
+    rt = make_runtime(acme, tools=ledger.tools(), driver="openai", workdir=tmp_path / name)
+    assert rt.driver.client.model == "model-from-env"
 
 
 def test_unknown_driver_names_the_available_ones(make_runtime, acme):

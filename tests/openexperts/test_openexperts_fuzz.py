@@ -62,6 +62,7 @@ PROCESS_TEXT = (EXAMPLE / "processes" / "triage-ticket.md").read_text()
     process_edit=st.tuples(st.sampled_from(PROCESS_KEYS), VALUES),
 )
 def test_validation_never_crashes(tmp_path_factory, edits, process_edit):
+    from agentpack.plugins import get_host
     from agentpack_openexperts.loader import load_package
     from agentpack_openexperts.validate import validate_package
 
@@ -81,5 +82,5 @@ def test_validation_never_crashes(tmp_path_factory, edits, process_edit):
     meta = yaml.safe_load(front)
     meta[process_edit[0]] = process_edit[1]
     path.write_text("---\n" + yaml.safe_dump(meta) + "---" + body)
-    findings = validate_package(load_package(root))
+    findings = validate_package(load_package(root), get_host())
     assert all(f.code.startswith("OEX") and f.file for f in findings)

@@ -61,7 +61,7 @@ def test_rejected_confirm_fails_the_attempts_without_repeating_side_effects(make
     assert ledger.count("helpdesk.add_internal_note") == 1 and ledger.count("helpdesk.set_status") == 0
     assert [s["step"] for s in rt.store.steps(outcome.run_id)] == [1, 2, 3, 4, 5]
     assert [seg["reason"] for seg in rt.store.segments(outcome.run_id)] == ["start", "retry", "retry"]
-    escalation = [m for m in messages(rt, "escalation") if "failed after" in m["reason"]][0]
+    escalation = next(m for m in messages(rt, "escalation") if "failed after" in m["reason"])
     assert escalation["process"] == "triage-ticket" and escalation["context"]["inputs"]["ticket_id"] == "T-9"
     assert "re-run" in escalation["recommended_action"]
     delays = [e["data"]["delay_s"] for e in rt.store.events(outcome.run_id) if e["kind"] == "retry_scheduled"]

@@ -80,11 +80,10 @@ def test_burst_with_duplicates_keeps_order_per_key_and_runs_keys_in_parallel(mak
     rt = make_runtime(acme, tools=ledger.tools(), driver=recorder, workers=4)
     with rt.started(http=True):
         url = rt.webhook_urls()["new_ticket"]
-        sent, accepted = 0, 0
+        accepted = 0
         for seq in range(80):
             customer = f"C-{seq % 5}"
             status, body = post(url, ticket(f"T-{seq % 60}", customer, seq))  # 20 duplicates
-            sent += 1
             accepted += body["accepted"]
             assert status == 202
         assert rt.wait_idle(60)
@@ -126,7 +125,7 @@ def test_serial_per_key_keeps_arrival_order(make_runtime, acme, edit_yaml, ledge
             rt.fire("new_ticket", ticket(f"T-{seq}", f"C-{seq % 3}", seq))
         assert rt.wait_idle(60)
     assert sorted(order) == ["C-0", "C-1", "C-2"]
-    for key, seqs in order.items():
+    for seqs in order.values():
         assert seqs == sorted(seqs) and len(seqs) == 40
 
 

@@ -20,12 +20,16 @@ def _scripted(options: dict[str, Any]):
     return ScriptedDriver(script) if isinstance(script, dict) else ScriptedDriver.from_file(script)
 
 
+MODEL_ENV = ("AGENTPACK_OPENEXPERTS_MODEL", "OPENEXPERTS_MODEL")
+"""Where the openai driver finds its model when none is given; the second name is the older alias."""
+
+
 def _openai(options: dict[str, Any]):
     from .runtime.drivers import OpenAIDriver
 
-    model = options.get("model") or os.environ.get("OPENEXPERTS_MODEL")
+    model = options.get("model") or next((os.environ[n] for n in MODEL_ENV if os.environ.get(n)), None)
     if not model:
-        raise AgentpackError("the openai driver needs a model (--model NAME or OPENEXPERTS_MODEL)")
+        raise AgentpackError(f"the openai driver needs a model (--model NAME or {MODEL_ENV[0]})")
     key = options.get("api_key") or os.environ.get(options.get("api_key_env") or "OPENAI_API_KEY")
     return OpenAIDriver(
         model=model,

@@ -1,42 +1,51 @@
-"""``agentpack experts ...``: explain, run, dry-run, export, runs, log and dead letters."""
+"""``agentpack experts ...``: explain, run, dry-run, export, runs, log and dead letters.
+
+Built on ``agentpack.clikit`` (context settings, ``-o/--output`` with ``--json``, the
+JSON envelope); what a command computes lives in ``commands.py``, shared with the MCP
+tools. Imported only when ``agentpack experts`` runs; the runtime is imported inside
+the commands, so ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from agentpack.cli import CONTEXT_SETTINGS, EXIT_PROBLEMS, print_json
+from agentpack import clikit
+from agentpack.clikit import EXIT_PROBLEMS, emit_json, output_option, pairs_option, print_json
 from agentpack.errors import AgentpackError
 
+from .names import RUNTIME_DB, WORKDIR
+
+if TYPE_CHECKING:
+    from .model import ExpertPackage
+    from .runtime import RunOutcome
+    from .runtime.runstore import RunStore
+
+F = TypeVar("F", bound=Callable[..., Any])
 PACK = click.argument("pack", type=click.Path(exists=True, path_type=Path))
+OUTPUT = output_option(choices=("text", "json"))
+INPUT = pairs_option("--input", "pairs", help_text="A process input (string); repeatable.")
+INPUTS = click.option("--inputs", "inputs_file", metavar="FILE|-", help="Process inputs as a JSON object.")
+WORKDIR_OPTION = click.option(
+    "--workdir", type=click.Path(file_okay=False, path_type=Path), help=f"Runtime directory. Default: PACK/{WORKDIR}"
+)
 
 
-def _envelope(command: str, ok: bool, **data: Any) -> dict[str, Any]:
-    return {"schema_version": 1, "command": f"experts {command}", "ok": ok, **data}
+def _load(pack: Path) -> ExpertPackage:
+    from .commands import load
+
+    return load(clikit.host(), pack)
 
 
-def _load(pack: Path):
-    from .loader import load_package
-
-    package = load_package(pack)
-    if package.manifest.data is None or not isinstance(package.manifest.data, dict):
-        first = package.findings[0] if package.findings else None
-        raise AgentpackError(
-            first.message if first else "not an expert package",
-            file=first.file if first else None,
-            line=first.line if first else None,
-        )
-    return package
-
-
-def _inputs(pairs: tuple[str, ...], inputs_file: str | None) -> dict[str, Any]:
+def _inputs(pairs: dict[str, str], inputs_file: str | None) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if inputs_file:
         text = sys.stdin.read() if inputs_file == "-" else Path(inputs_file).read_text(encoding="utf-8")
@@ -46,15 +55,10 @@ def _inputs(pairs: tuple[str, ...], inputs_file: str | None) -> dict[str, Any]:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--inputs") from None
         if not isinstance(values, dict):
             raise click.BadParameter("must be a JSON object", param_hint="--inputs")
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"'{pair}' is not KEY=VALUE", param_hint="--input")
-        values[key] = value
-    return values
+    return {**values, **pairs}
 
 
-def runtime_options(f):
+def runtime_options(f: F) -> F:
     """Options shared by the commands that run a package."""
     options = [
         click.option(
@@ -64,7 +68,7 @@ def runtime_options(f):
         ),
         click.option("--driver", default=None, help="Agent driver: openai, scripted, plan, noop or a plugin's."),
         click.option("--script", type=click.Path(exists=True, dir_okay=False), help="Script for --driver scripted."),
-        click.option("--model", help="Model for --driver openai."),
+        click.option("--model", help="Model for --driver openai (default: $AGENTPACK_OPENEXPERTS_MODEL)."),
         click.option("--base-url", help="OpenAI-compatible base URL for --driver openai."),
         click.option(
             "--api-key-env",
@@ -81,7 +85,7 @@ def runtime_options(f):
         click.option(
             "--workdir",
             type=click.Path(file_okay=False, path_type=Path),
-            help="Runtime directory (state, scratch, runtime.db). Default: PACK/.openexperts",
+            help=f"Runtime directory (state, scratch, {RUNTIME_DB}). Default: PACK/{WORKDIR}",
         ),
     ]
     for option in reversed(options):
@@ -89,49 +93,7 @@ def runtime_options(f):
     return f
 
 
-def _runtime(
-    package,
-    *,
-    bindings,
-    driver,
-    script,
-    model,
-    base_url,
-    api_key_env,
-    broker,
-    workdir,
-    default_driver="plan",
-    default_broker="prompt",
-    listeners=(),
-    **extra,
-):
-    from .runtime import BindContext, ExpertRuntime
-    from .runtime.bindings import load_bindings_file
-
-    name = driver or ("scripted" if script else default_driver)
-    options = {"script": script, "model": model, "base_url": base_url, "api_key_env": api_key_env}
-    rt = ExpertRuntime(
-        package,
-        driver=name,
-        driver_options=options,
-        broker=broker or default_broker,
-        workdir=workdir,
-        listeners=tuple(listeners),
-        **extra,
-    )
-    if bindings:
-        try:
-            rt.tools = load_bindings_file(bindings, BindContext(bindings.parent, rt))
-        except BaseException:
-            rt.stop()
-            raise
-    return rt
-
-
-def _print_outcome(outcome, as_json: bool, command: str) -> None:
-    if as_json:
-        print_json(_envelope(command, outcome.ok, run=outcome.to_json()))
-        return
+def _print_outcome(outcome: RunOutcome) -> None:
     click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
     if outcome.error:
         click.echo(f"  error: {outcome.error}")
@@ -148,7 +110,19 @@ def _print_outcome(outcome, as_json: bool, command: str) -> None:
         click.echo(json.dumps(result["structured"], indent=2, sort_keys=True))
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+def _report_outcome(outcome: RunOutcome, output: str, command: str) -> None:
+    """Print one run's outcome; exit 1 unless it succeeded."""
+    from .commands import run_envelope
+
+    if output == "json":
+        print_json(run_envelope(command, outcome))
+    else:
+        _print_outcome(outcome)
+    if not outcome.ok:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@clikit.group()
 def group() -> None:
     """Run, explain, dry-run and export openexperts expert packages.
 
@@ -166,8 +140,8 @@ def group() -> None:
 @click.option("--process", help="Only this process.")
 @click.option("--op", "operation", metavar="TOOL.OP", help="Also explain this operation's approval tier.")
 @click.option("--trigger", help="Only this trigger.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def explain(pack: Path, process: str | None, operation: str | None, trigger: str | None, as_json: bool) -> None:
+@OUTPUT
+def explain(pack: Path, process: str | None, operation: str | None, trigger: str | None, output: str) -> None:
     """Print effective values (package defaults merged into processes and triggers) and where each came from.
 
     \b
@@ -175,12 +149,12 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
       agentpack experts explain my-expert
       agentpack experts explain my-expert --process inbound-email-triage --op email.send --json
     """
-    from .explain import explain as build
+    from .commands import explain_envelope
     from .explain import render_text
 
-    data = build(_load(pack), process=process, operation=operation, trigger=trigger)
-    if as_json:
-        print_json(_envelope("explain", True, **data))
+    data = explain_envelope(_load(pack), process=process, operation=operation, trigger=trigger)
+    if output == "json":
+        print_json(data)
     else:
         click.echo(render_text(data), nl=False)
 
@@ -188,24 +162,24 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @group.command()
 @PACK
 @click.option("--process", help="Run this process once and exit (otherwise serve the triggers).")
-@click.option("--input", "pairs", multiple=True, metavar="KEY=VALUE", help="A process input (string).")
-@click.option("--inputs", "inputs_file", metavar="FILE|-", help="Process inputs as a JSON object.")
+@INPUT
+@INPUTS
 @click.option("--resume", is_flag=True, help="Finish runs a previous process left queued or running, then exit.")
 @runtime_options
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 for webhooks/approvals (0: any).")
 @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
 @click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@OUTPUT
 def run(
     pack: Path,
     process: str | None,
-    pairs: tuple[str, ...],
+    pairs: dict[str, str],
     inputs_file: str | None,
     resume: bool,
     port: int,
     duration: float | None,
     workers: int,
-    as_json: bool,
+    output: str,
     **options: Any,
 ) -> None:
     """Run a package: one process (--process), interrupted runs (--resume), or its triggers.
@@ -220,28 +194,33 @@ def run(
       agentpack experts run my-expert --bindings b.yaml --driver openai --model gpt-4.1 --approve http
       agentpack experts run my-expert --resume --bindings b.yaml --script script.yaml
     """
+    from .commands import make_runtime
+
     package = _load(pack)
-    if process or resume:
-        rt = _runtime(package, **options)
+    host = clikit.host()
+    if resume:
+        rt = make_runtime(package, host, **options)
         try:
-            if resume:
-                outcomes = rt.resume_interrupted()
-                ok = all(o.ok for o in outcomes)
-                if as_json:
-                    print_json(_envelope("run", ok, runs=[o.to_json() for o in outcomes]))
-                else:
-                    for outcome in outcomes:
-                        _print_outcome(outcome, False, "run")
-                    if not outcomes:
-                        click.echo("nothing to resume")
-            else:
-                outcome = rt.run_process(process, _inputs(pairs, inputs_file))
-                ok = outcome.ok
-                _print_outcome(outcome, as_json, "run")
+            outcomes = rt.resume_interrupted()
         finally:
             rt.stop()
-        if not ok:
+        if output == "json":
+            emit_json("experts run", all(o.ok for o in outcomes), runs=[o.to_json() for o in outcomes])
+        else:
+            for outcome in outcomes:
+                _print_outcome(outcome)
+            if not outcomes:
+                click.echo("nothing to resume")
+        if not all(o.ok for o in outcomes):
             raise SystemExit(EXIT_PROBLEMS)
+        return
+    if process:
+        rt = make_runtime(package, host, **options)
+        try:
+            outcome = rt.run_process(process, _inputs(pairs, inputs_file))
+        finally:
+            rt.stop()
+        _report_outcome(outcome, output, "run")
         return
     lock = threading.Lock()
 
@@ -249,7 +228,7 @@ def run(
         with lock:
             click.echo(json.dumps(message, sort_keys=True, default=str))
 
-    rt = _runtime(package, listeners=(emit,), workers=workers, default_broker="http", **options)
+    rt = make_runtime(package, host, listeners=(emit,), workers=workers, default_broker="http", **options)
     try:
         rt.start(http=True, port=port)
         click.echo(f"serving {package.name} on {rt.url}", err=True)
@@ -270,12 +249,12 @@ def run(
 @group.command(name="dry-run")
 @PACK
 @click.argument("process")
-@click.option("--input", "pairs", multiple=True, metavar="KEY=VALUE", help="A process input (string).")
-@click.option("--inputs", "inputs_file", metavar="FILE|-", help="Process inputs as a JSON object.")
+@INPUT
+@INPUTS
 @runtime_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@OUTPUT
 def dry_run(
-    pack: Path, process: str, pairs: tuple[str, ...], inputs_file: str | None, as_json: bool, **options: Any
+    pack: Path, process: str, pairs: dict[str, str], inputs_file: str | None, output: str, **options: Any
 ) -> None:
     """Plan a process: checklist steps, each operation with its effective tier; auto operations run,
     confirm and manual ones are only described. Uses a throwaway workdir unless --workdir is given.
@@ -285,25 +264,18 @@ def dry_run(
       agentpack experts dry-run my-expert inbound-email-triage --input message_id=m-1
       agentpack experts dry-run my-expert triage --bindings b.yaml --script script.yaml --json
     """
-    package = _load(pack)
-    with tempfile.TemporaryDirectory(prefix="openexperts-dry-run-") as tmp:
-        options["workdir"] = options.get("workdir") or Path(tmp)
-        rt = _runtime(package, default_broker="reject", **options)
-        try:
-            outcome = rt.run_process(process, _inputs(pairs, inputs_file), dry_run=True)
-        finally:
-            rt.stop()
-    _print_outcome(outcome, as_json, "dry-run")
-    if not outcome.ok:
-        raise SystemExit(EXIT_PROBLEMS)
+    from .commands import dry_run as plan
+
+    outcome = plan(_load(pack), clikit.host(), process, _inputs(pairs, inputs_file), **options)
+    _report_outcome(outcome, output, "dry-run")
 
 
 @group.command()
 @PACK
 @click.option("--to", "kind", type=click.Choice(["skills"]), required=True, help="What to export to.")
 @click.argument("target", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def export(pack: Path, kind: str, target: Path, as_json: bool) -> None:
+@OUTPUT
+def export(pack: Path, kind: str, target: Path, output: str) -> None:
     """Export one Agent Skill per function into TARGET (replaced as a whole; private knowledge is left out).
 
     \b
@@ -314,8 +286,8 @@ def export(pack: Path, kind: str, target: Path, as_json: bool) -> None:
 
     data = export_skills(_load(pack), target)
     ok = not any(f["severity"] == "error" for s in data["skills"] for f in s["findings"])
-    if as_json:
-        print_json(_envelope("export", ok, **data))
+    if output == "json":
+        emit_json("experts export", ok, **data)
     else:
         for skill in data["skills"]:
             click.echo(
@@ -328,27 +300,22 @@ def export(pack: Path, kind: str, target: Path, as_json: bool) -> None:
         raise SystemExit(EXIT_PROBLEMS)
 
 
-def _store(pack: Path, workdir: Path | None):
+def _store(pack: Path, workdir: Path | None) -> RunStore:
     from .loader import package_root
-    from .runtime.store import Store
+    from .runtime.runstore import RunStore
 
-    directory = workdir or package_root(pack) / ".openexperts"
-    if not (directory / "runtime.db").is_file():
+    directory = workdir or package_root(pack) / WORKDIR
+    if not (directory / RUNTIME_DB).is_file():
         raise AgentpackError(f"no runtime state in {directory} (nothing has run there yet)")
-    return Store(directory / "runtime.db")
-
-
-WORKDIR = click.option(
-    "--workdir", type=click.Path(file_okay=False, path_type=Path), help="Runtime directory. Default: PACK/.openexperts"
-)
+    return RunStore(directory / RUNTIME_DB)
 
 
 @group.command()
 @PACK
-@WORKDIR
+@WORKDIR_OPTION
 @click.option("--status", help="Only runs with this status.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) -> None:
+@OUTPUT
+def runs(pack: Path, workdir: Path | None, status: str | None, output: str) -> None:
     """List runs recorded in the runtime directory.
 
     \b
@@ -360,8 +327,8 @@ def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) ->
         rows = [r for r in store.runs() if status is None or r["status"] == status]
     finally:
         store.close()
-    if as_json:
-        print_json(_envelope("runs", True, runs=rows))
+    if output == "json":
+        emit_json("experts runs", True, runs=rows)
         return
     for row in rows:
         click.echo(
@@ -373,9 +340,9 @@ def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) ->
 @group.command()
 @PACK
 @click.argument("run_id")
-@WORKDIR
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
+@WORKDIR_OPTION
+@OUTPUT
+def log(pack: Path, run_id: str, workdir: Path | None, output: str) -> None:
     """Show a run's execution log: segments, completed steps, tool calls and events.
 
     \b
@@ -387,7 +354,7 @@ def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
         run_row = store.run(run_id)
         if run_row is None:
             raise AgentpackError(f"no run '{run_id}'")
-        data = {
+        data: dict[str, Any] = {
             "run": run_row,
             "segments": store.segments(run_id),
             "steps": store.steps(run_id),
@@ -397,8 +364,8 @@ def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
         }
     finally:
         store.close()
-    if as_json:
-        print_json(_envelope("log", True, **data))
+    if output == "json":
+        emit_json("experts log", True, **data)
         return
     click.echo(f"{run_id} {run_row['process']} {run_row['status']} attempts={run_row['attempt']}")
     for seg in data["segments"]:
@@ -411,17 +378,17 @@ def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
         click.echo(f"  event {event['kind']} {json.dumps(event['data'], sort_keys=True)}")
 
 
-@group.group(name="dead-letters")
+@group.group(name="dead-letters", context_settings=clikit.CONTEXT_SETTINGS)
 def dead_letters() -> None:
     """List and replay invocations that failed with on_failure: dead_letter."""
 
 
 @dead_letters.command(name="list")
 @PACK
-@WORKDIR
+@WORKDIR_OPTION
 @click.option("--all", "include_replayed", is_flag=True, help="Include letters already replayed.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: bool) -> None:
+@OUTPUT
+def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, output: str) -> None:
     """List dead letters.
 
     \b
@@ -433,8 +400,8 @@ def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: b
         letters = store.dead_letters(include_replayed)
     finally:
         store.close()
-    if as_json:
-        print_json(_envelope("dead-letters list", True, dead_letters=letters))
+    if output == "json":
+        emit_json("experts dead-letters list", True, dead_letters=letters)
         return
     for letter in letters:
         click.echo(
@@ -449,19 +416,19 @@ def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: b
 @PACK
 @click.argument("letter_id")
 @runtime_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dl_replay(pack: Path, letter_id: str, as_json: bool, **options: Any) -> None:
+@OUTPUT
+def dl_replay(pack: Path, letter_id: str, output: str, **options: Any) -> None:
     """Re-run a dead-lettered invocation with its original inputs (as a new run).
 
     \b
     Example:
       agentpack experts dead-letters replay my-expert dl-18c2-0003 --bindings b.yaml --script s.yaml
     """
-    rt = _runtime(_load(pack), **options)
+    from .commands import make_runtime
+
+    rt = make_runtime(_load(pack), clikit.host(), **options)
     try:
         outcome = rt.replay_dead_letter(letter_id)
     finally:
         rt.stop()
-    _print_outcome(outcome, as_json, "dead-letters replay")
-    if not outcome.ok:
-        raise SystemExit(EXIT_PROBLEMS)
+    _report_outcome(outcome, output, "dead-letters replay")

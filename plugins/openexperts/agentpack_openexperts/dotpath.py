@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentpack.errors import AgentpackError
+
 MISSING: Any = object()
 _SEGMENT = re.compile(r"([^.\[\]]+)?((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
-class PathSyntaxError(ValueError):
-    """A path that does not follow ``name(.name|[index])*``."""
+class PathSyntaxError(AgentpackError, ValueError):
+    """A path that does not follow ``name(.name|[index])*`` (a ``ValueError`` too, for callers that parse values)."""
 
 
 def parse_path(path: object) -> list[str | int]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 
+from agentpack.errors import AgentpackError
+
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _WHOLE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$")
 
 
-class DurationError(ValueError):
-    """A duration string that does not follow the grammar."""
+class DurationError(AgentpackError, ValueError):
+    """A duration string that does not follow the grammar (a ``ValueError`` too, for callers that parse values)."""
 
 
 def parse_duration(text: object) -> float:
@@ -21,15 +23,3 @@ def parse_duration(text: object) -> float:
             "e.g. '30s', '5m', '2h' or '1h30m'"
         )
     return sum(float(n) * UNITS[u] for n, u in _PART.findall(text.strip()))
-
-
-def format_duration(seconds: float) -> str:
-    """A compact form of ``seconds`` for reports (``90`` -> ``1m30s``)."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    out, rest = "", int(round(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if rest >= size:
-            out += f"{rest // size}{unit}"
-            rest %= size
-    return out or "0s"

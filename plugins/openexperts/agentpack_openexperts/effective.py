@@ -99,8 +99,8 @@ def tier(package: ExpertPackage, operation: str) -> Sourced:
     policy = package.data.get("policy")
     if not isinstance(policy, dict):
         return Sourced("confirm", "no policy block: the spec's safe default")
-    approval_block = policy.get("approval") if isinstance(policy.get("approval"), dict) else {}
-    overrides = approval_block.get("overrides") if isinstance(approval_block.get("overrides"), dict) else {}
+    approval_block: dict[str, Any] = policy["approval"] if isinstance(policy.get("approval"), dict) else {}
+    overrides: dict[str, Any] = approval_block["overrides"] if isinstance(approval_block.get("overrides"), dict) else {}
     if operation in overrides:
         pointer = f"/policy/approval/overrides/{operation}"
         return Sourced(overrides[operation], _source(doc.file, doc.line_of(pointer), pointer))

@@ -16,7 +16,9 @@ def explain(
     package: ExpertPackage, *, process: str | None = None, operation: str | None = None, trigger: str | None = None
 ) -> dict[str, Any]:
     processes = package.processes()
-    names = [package.process(process).name] if process else sorted(processes)
+    if process:
+        package.process(process)  # raises with the known names
+    names = [process] if process else sorted(processes)
     triggers = [t for t in package.triggers if trigger is None or t.get("name") == trigger]
     if trigger is not None and not triggers:
         package.trigger(trigger)  # raises with the known names

@@ -20,8 +20,7 @@ from agentpack.fsutil import replace_directory
 from agentpack.skillmd import validate_skill_dir
 
 from . import effective
-from .model import ExpertPackage
-from .validate import normalise_ref
+from .model import ExpertPackage, normalise_ref
 
 _INVALID = re.compile(r"[^a-z0-9-]+")
 
@@ -41,7 +40,7 @@ def _fields(title: str, fields: list[Any]) -> list[str]:
         extra = f" (one of: {', '.join(map(str, field['enum']))})" if isinstance(field.get("enum"), list) else ""
         desc = f": {field['description']}" if field.get("description") else ""
         lines.append(f"- `{field['name']}` ({field.get('type', 'any')}){extra}{desc}")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def export_skills(package: ExpertPackage, target: Path) -> dict[str, Any]:
@@ -49,7 +48,8 @@ def export_skills(package: ExpertPackage, target: Path) -> dict[str, Any]:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    written, omitted = [], []
+    written: list[dict[str, Any]] = []
+    omitted: list[dict[str, str]] = []
     knowledge = package.knowledge_paths()
     try:
         for name, fn in sorted(package.functions().items()):

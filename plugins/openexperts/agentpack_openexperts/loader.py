@@ -12,8 +12,8 @@ from agentpack.paths import resolve_under
 from agentpack.yamlio import YamlDocument, load_yaml
 
 from .model import COMPONENT_KINDS, Component, ExpertPackage
+from .names import MANIFEST
 
-MANIFEST = "expert.yaml"
 FRONTMATTER_REQUIRED = {"functions", "processes"}
 
 
@@ -130,7 +130,7 @@ def _markdown_component(
                 )
             )
             return None
-        return Component(kind, rel, file, display, YamlDocument({}, file=display), body=text.strip())
+        return Component(kind, rel, file, display, YamlDocument({}, file=display), body=text.strip(), text=text)
     try:
         front, body, body_line = split_frontmatter(text, file=display)
         doc = parse_frontmatter_text(front, file=display)
@@ -152,4 +152,4 @@ def _markdown_component(
             Finding.error("OEX201", "frontmatter must be a mapping of fields", file=display, line=1)
         )
         return None
-    return Component(kind, rel, file, display, doc, body=body, body_line=body_line, has_frontmatter=True)
+    return Component(kind, rel, file, display, doc, body=body, body_line=body_line, text=text)

@@ -1,57 +1,64 @@
-"""MCP tools (``agentpack mcp serve --pack PACK``): the same JSON as ``experts explain --json`` and
-``experts dry-run --json`` (plan driver, throwaway workdir, no bindings: auto operations are described)."""
+"""MCP tools (``agentpack mcp serve --pack PACK``): ``experts.explain`` and ``experts.dry_run`` return
+what ``experts explain --json`` and ``experts dry-run --json`` print (the dry run: plan driver,
+throwaway workdir, no bindings, so auto operations are described). A handler is an outer edge: it
+takes the process-wide host, which ``agentpack mcp serve`` built."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
+from agentpack.plugins import get_host
 from agentpack.registry import McpContext, McpTool
+
+from .names import MANIFEST
+
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
+
+    from .model import ExpertPackage
 
 PACK = {"type": "string", "description": "Path of the package (one served with --pack); default: the only one."}
 
 
-def _package(context: McpContext, arguments: dict[str, Any]):
-    from .loader import load_package
+def _package(host: Host, context: McpContext, arguments: dict[str, Any]) -> ExpertPackage:
+    from .commands import load
 
-    served = [Path(p) for p in context.packs if (Path(p) / "expert.yaml").is_file() or Path(p).name == "expert.yaml"]
+    served = [Path(p) for p in context.packs if (Path(p) / MANIFEST).is_file() or Path(p).name == MANIFEST]
     wanted = arguments.get("pack")
     if wanted is None:
         if len(served) != 1:
             raise AgentpackError(
                 f"name the package with 'pack' (packs served: {', '.join(map(str, served)) or 'none'})"
             )
-        return load_package(served[0])
+        return load(host, served[0])
     match = [p for p in served if p.resolve() == Path(wanted).resolve()]
     if not match:
         raise AgentpackError(f"'{wanted}' is not an expert package served with --pack")
-    return load_package(match[0])
+    return load(host, match[0])
+
+
+def explain(context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from .commands import explain_envelope
+
+    package = _package(get_host(), context, arguments)
+    return explain_envelope(package, process=arguments.get("process"), operation=arguments.get("op"))
+
+
+def dry_run(context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from .commands import dry_run, run_envelope
+
+    host = get_host()
+    package = _package(host, context, arguments)
+    outcome = dry_run(package, host, arguments["process"], dict(arguments.get("inputs") or {}))
+    return run_envelope("dry-run", outcome)
 
 
 def tools(context: McpContext) -> list[McpTool]:
-    def explain(arguments: dict[str, Any]) -> dict[str, Any]:
-        from .explain import explain as build
-
-        data = build(_package(context, arguments), process=arguments.get("process"), operation=arguments.get("op"))
-        return {"schema_version": 1, "command": "experts explain", "ok": True, **data}
-
-    def dry_run(arguments: dict[str, Any]) -> dict[str, Any]:
-        from .runtime import ExpertRuntime
-
-        package = _package(context, arguments)
-        with tempfile.TemporaryDirectory(prefix="openexperts-dry-run-") as tmp:
-            rt = ExpertRuntime(package, driver="plan", broker="reject", workdir=tmp)
-            try:
-                outcome = rt.run_process(arguments["process"], dict(arguments.get("inputs") or {}), dry_run=True)
-            finally:
-                rt.stop()
-        return {"schema_version": 1, "command": "experts dry-run", "ok": outcome.ok, "run": outcome.to_json()}
-
     return [
         McpTool(
-            "openexperts_explain",
+            "experts.explain",
             "Effective configuration of an expert package and where each value came from.",
             {
                 "type": "object",
@@ -62,10 +69,10 @@ def tools(context: McpContext) -> list[McpTool]:
                 },
                 "additionalProperties": False,
             },
-            explain,
+            lambda arguments: explain(context, arguments),
         ),
         McpTool(
-            "openexperts_dry_run",
+            "experts.dry_run",
             "Planned execution of a process: steps and each operation's approval tier.",
             {
                 "type": "object",
@@ -77,6 +84,6 @@ def tools(context: McpContext) -> list[McpTool]:
                 },
                 "additionalProperties": False,
             },
-            dry_run,
+            lambda arguments: dry_run(context, arguments),
         ),
     ]

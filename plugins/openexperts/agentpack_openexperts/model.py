@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpack.errors import AgentpackError
 from agentpack.models import Finding
 from agentpack.yamlio import YamlDocument
 
@@ -23,7 +24,8 @@ class Component:
     doc: YamlDocument
     body: str = ""
     body_line: int = 1
-    has_frontmatter: bool = False
+    text: str = ""
+    """The whole file as read (Markdown components), so nothing reads it again (state templates)."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -119,8 +121,6 @@ class ExpertPackage:
         return {c.path: c for c in self.of("knowledge")}
 
     def process(self, name: str) -> Component:
-        from agentpack.errors import AgentpackError
-
         processes = self.processes()
         if name not in processes:
             known = ", ".join(sorted(processes)) or "none"
@@ -128,8 +128,6 @@ class ExpertPackage:
         return processes[name]
 
     def trigger(self, name: str) -> dict[str, Any]:
-        from agentpack.errors import AgentpackError
-
         for trigger in self.triggers:
             if trigger.get("name") == name:
                 return trigger
@@ -150,3 +148,10 @@ class ExpertPackage:
     def knowledge_type(self, component: Component) -> str:
         value = component.meta.get("type")
         return value if value in ("static", "dynamic", "private") else "static"
+
+
+def normalise_ref(ref: str) -> str:
+    """``./knowledge/x.md`` -> ``knowledge/x.md`` (references are package-relative)."""
+    while ref.startswith("./"):
+        ref = ref[2:]
+    return ref

@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool
 
-FORMAT = "openexperts"
-MANIFEST = "expert.yaml"
+from .names import FORMAT, MANIFEST
+
+if TYPE_CHECKING:  # annotations only: this module is imported by every command
+    import pluggy
+
+    from agentpack.models import Detection, Finding, Pack
+    from agentpack.plugins import Host
+
+    from .registry import BinderSpec, BrokerSpec, ChannelSpec, DriverSpec, PresetSpec, QueueSpec
 
 
 @hookimpl
-def agentpack_add_hookspecs(pluginmanager):
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT,
@@ -31,7 +40,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_detect(path: Path):
+def agentpack_detect(path: Path) -> Detection | None:
     if (path.is_dir() and (path / MANIFEST).is_file()) or (path.is_file() and path.name == MANIFEST):
         from agentpack.models import Detection
 
@@ -40,9 +49,7 @@ def agentpack_detect(path: Path):
 
 
 @hookimpl
-def agentpack_load(path: Path, format: str):
-    if format != FORMAT:
-        return None
+def agentpack_load(path: Path) -> Pack:
     from agentpack.models import Pack
 
     from .loader import load_package
@@ -52,16 +59,16 @@ def agentpack_load(path: Path, format: str):
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:
+def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
+    if pack.format != FORMAT:  # findings are gathered from every plugin: check only expert packages
         return None
     from .validate import validate_package
 
-    return validate_package(pack.data, strict)
+    return validate_package(pack.data, host, strict=strict)
 
 
 @hookimpl
-def agentpack_register_commands(register):
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             name="experts",
@@ -71,9 +78,17 @@ def agentpack_register_commands(register):
     )
 
 
+@hookimpl
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
+    from .mcp_tools import tools
+
+    for tool in tools(context):
+        register(tool)
+
+
 # -- this plugin's own registrations (hooks defined in hookspecs.py) -------------------------------
 @hookimpl
-def agentpack_openexperts_register_drivers(register):
+def agentpack_openexperts_register_drivers(register: Callable[[DriverSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.drivers():
@@ -81,7 +96,7 @@ def agentpack_openexperts_register_drivers(register):
 
 
 @hookimpl
-def agentpack_openexperts_register_brokers(register):
+def agentpack_openexperts_register_brokers(register: Callable[[BrokerSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.brokers():
@@ -89,7 +104,7 @@ def agentpack_openexperts_register_brokers(register):
 
 
 @hookimpl
-def agentpack_openexperts_register_binders(register):
+def agentpack_openexperts_register_binders(register: Callable[[BinderSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.binders():
@@ -97,7 +112,7 @@ def agentpack_openexperts_register_binders(register):
 
 
 @hookimpl
-def agentpack_openexperts_register_queues(register):
+def agentpack_openexperts_register_queues(register: Callable[[QueueSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.queues():
@@ -105,7 +120,7 @@ def agentpack_openexperts_register_queues(register):
 
 
 @hookimpl
-def agentpack_openexperts_register_presets(register):
+def agentpack_openexperts_register_presets(register: Callable[[PresetSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.presets():
@@ -113,16 +128,8 @@ def agentpack_openexperts_register_presets(register):
 
 
 @hookimpl
-def agentpack_openexperts_register_channels(register):
+def agentpack_openexperts_register_channels(register: Callable[[ChannelSpec], None]) -> None:
     from . import builtins
 
     for spec in builtins.channels():
         register(spec)
-
-
-@hookimpl
-def agentpack_register_mcp_tools(register, context):
-    from .mcp_tools import tools
-
-    for tool in tools(context):
-        register(tool)

@@ -1,16 +1,24 @@
-"""What plugins register through the openexperts hooks, and how the runtime looks them up."""
+"""What plugins register through the openexperts hooks, and how the runtime looks them up.
+
+Registration values are named tuples, as the core's are; ``plugin`` is filled in
+by ``agentpack.plugins.collect_registrations`` with the registering plugin.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentpack.errors import AgentpackError
+from agentpack.plugins import collect_registrations
+
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
 
 
-@dataclass(frozen=True)
-class DriverSpec:
+class DriverSpec(NamedTuple):
+    """An agent driver: what runs a process's agentic loop."""
+
     name: str
     description: str
     factory: Callable[[dict[str, Any]], Any]
@@ -18,8 +26,9 @@ class DriverSpec:
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class BrokerSpec:
+class BrokerSpec(NamedTuple):
+    """An approval broker: who decides ``confirm``-tier operations."""
+
     name: str
     description: str
     factory: Callable[[dict[str, Any]], Any]
@@ -27,8 +36,9 @@ class BrokerSpec:
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class BinderSpec:
+class BinderSpec(NamedTuple):
+    """A tool binder: how an abstract tool reaches a concrete implementation."""
+
     name: str
     description: str
     factory: Callable[[dict[str, Any], Any], Any]
@@ -36,16 +46,19 @@ class BinderSpec:
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class QueueSpec:
+class QueueSpec(NamedTuple):
+    """An invocation queue (``start(handler)``, ``submit(job, lane)``, ``join(timeout)``, ``stop()``)."""
+
     name: str
     description: str
     factory: Callable[[dict[str, Any]], Any]
+    """``factory(options)`` -> the queue; ``options["workers"]`` is the worker count."""
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class PresetSpec:
+class PresetSpec(NamedTuple):
+    """A trigger preset that normalises and enriches event payloads."""
+
     name: str
     description: str
     enrich: Callable[[Any], Any]
@@ -55,8 +68,9 @@ class PresetSpec:
     plugin: str | None = None
 
 
-@dataclass(frozen=True)
-class ChannelSpec:
+class ChannelSpec(NamedTuple):
+    """A delivery channel besides ``main``."""
+
     name: str
     description: str
     factory: Callable[[Any], Any]
@@ -72,24 +86,20 @@ HOOKS = {
     "preset": "agentpack_openexperts_register_presets",
     "channel": "agentpack_openexperts_register_channels",
 }
+"""The registration hook of each kind (defined in ``hookspecs.py``)."""
 
 
-def collect(host: Any, hook_name: str) -> dict[str, Any]:
-    """Everything registered through ``hook_name`` on ``host``, by name (cheap: not cached, so a plugin
-    registered later, as tests do, is seen at once)."""
-    from agentpack.plugins import collect_registrations
+def registered(host: Host, kind: str) -> dict[str, Any]:
+    """Everything of ``kind`` (driver, broker, binder, queue, preset, channel) registered on ``host``, by name.
 
-    kind = next((k for k, h in HOOKS.items() if h == hook_name), "item")
-    return collect_registrations(host.pm, hook_name, kind)
+    Not cached, so a plugin registered later (as tests do) is seen at once.
+    """
+    return collect_registrations(host.pm, HOOKS[kind], kind)
 
 
-def lookup(kind: str, name: str, host: Any = None) -> Any:
-    """The spec of ``kind`` (driver, broker, binder, queue, preset, channel) named ``name``."""
-    if host is None:
-        from agentpack.plugins import get_host
-
-        host = get_host()
-    found = collect(host, HOOKS[kind])
+def lookup(host: Host, kind: str, name: str) -> Any:
+    """The spec of ``kind`` named ``name``; an ``AgentpackError`` naming the available ones otherwise."""
+    found = registered(host, kind)
     if name not in found:
         raise AgentpackError(f"unknown {kind} '{name}'; available: {', '.join(sorted(found)) or 'none'}")
     return found[name]

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import PathEscapeError
-from agentpack.models import Finding
+from agentpack.models import Finding, Severity
 from agentpack.paths import check_relative
+from agentpack.schemas import SchemaStore
+from agentpack.yamlio import YamlDocument
 
 from . import effective
 from .dotpath import PathSyntaxError, parse_path
 from .durations import DurationError, parse_duration
-from .model import Component, ExpertPackage
+from .model import Component, ExpertPackage, normalise_ref
+from .registry import registered
+
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
 
 SPEC_MAJOR, SPEC_MINOR = 1, 0
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -33,10 +39,13 @@ SCHEMAS = {
 }
 
 
-@lru_cache(maxsize=1)
-def schema_store():
-    from agentpack.schemas import SchemaStore
+UNKNOWN_KEY = re.compile(r": unknown key '[^']*'$")
+"""The message ``SchemaStore.validate`` gives a key that ``additionalProperties: false`` rejects."""
 
+
+@cache
+def schema_store() -> SchemaStore:
+    """The plugin's bundled schemas, loaded once."""
     return SchemaStore.from_package("agentpack_openexperts", "schemas")
 
 
@@ -44,46 +53,32 @@ def schema_id(name: str) -> str:
     return f"https://agentpack.dev/schemas/openexperts/{name}.schema.json"
 
 
-def schema_findings(instance: Any, name: str, doc, *, code: str, unknown_severity: str = "warning") -> list[Finding]:
+def schema_findings(instance: Any, name: str, doc: YamlDocument, *, code: str) -> list[Finding]:
     """Schema errors as findings; unknown keys (later spec versions) are ``OEX102``/``OEX203`` warnings."""
-    from agentpack.schemas import error_findings
-
     unknown_code = "OEX102" if name == "expert" else "OEX203"
     out = []
-    validator = schema_store().validator(schema_id(name))
-    for error in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]):
-        unknown = error.validator == "additionalProperties"
-        for finding in error_findings(
-            error,
-            document=doc,
-            code=unknown_code if unknown else code,
-            severity=unknown_severity if unknown else "error",
-        ):
-            if unknown:
-                finding = finding.model_copy(
-                    update={"message": finding.message + " (not part of openexperts spec 1.0; ignored)"}
-                )
-            out.append(finding)
+    for finding in schema_store().validate(schema_id(name), instance, document=doc, code=code):
+        if UNKNOWN_KEY.search(finding.message):
+            finding = finding.model_copy(
+                update={
+                    "code": unknown_code,
+                    "severity": "warning",
+                    "message": finding.message + " (not part of openexperts spec 1.0; ignored)",
+                }
+            )
+        out.append(finding)
     return out
 
 
-def known_names(hook: str) -> set[str]:
-    """Names registered through one of this plugin's registration hooks (channels, presets)."""
-    from agentpack.plugins import get_host
-
-    from .registry import collect
-
-    return set(collect(get_host(), hook))
-
-
 class Validator:
-    def __init__(self, package: ExpertPackage, strict: bool = False) -> None:
+    def __init__(self, package: ExpertPackage, host: Host, strict: bool = False) -> None:
         self.pkg = package
+        self.host = host
         self.strict = strict
         self.out: list[Finding] = list(package.findings)
 
     # -- helpers -----------------------------------------------------------------------------
-    def add(self, severity: str, code: str, message: str, where: dict[str, Any], hint: str | None = None) -> None:
+    def add(self, severity: Severity, code: str, message: str, where: dict[str, Any], hint: str | None = None) -> None:
         if self.strict and severity == "warning" and code in ("OEX102", "OEX203", "OEX130"):
             severity = "error"
         self.out.append(Finding(severity=severity, code=code, message=message, hint=hint, **where))
@@ -255,12 +250,12 @@ class Validator:
                     tool.where("/name"),
                 )
         declared = set(self.pkg.tools())
-        for index, tool in enumerate(self.pkg.required_tools):
-            if tool not in declared:
+        for index, required in enumerate(self.pkg.required_tools):
+            if required not in declared:
                 self.add(
                     "info",
                     "OEX407",
-                    f"requires.tools names '{tool}' but no tools/*.yaml declares it; its "
+                    f"requires.tools names '{required}' but no tools/*.yaml declares it; its "
                     "operations are unknown (every call resolves through the policy default)",
                     self.mw(f"/requires/tools/{index}"),
                 )
@@ -339,7 +334,7 @@ class Validator:
                     self.mw(f"{base}/requires_tool"),
                 )
             if isinstance(trig.get("preset"), str):
-                presets = known_names("agentpack_openexperts_register_presets") if presets is None else presets
+                presets = set(registered(self.host, "preset")) if presets is None else presets
                 if trig["preset"] not in presets:
                     self.add(
                         "warning",
@@ -525,7 +520,7 @@ class Validator:
                         parse_duration(value)
                     except DurationError as exc:
                         self.add("error", "OEX500", str(exc), where(pointer))
-        channels = {"main"} | known_names("agentpack_openexperts_register_channels")
+        channels = {"main"} | set(registered(self.host, "channel"))
         for data, where, _ in layers:
             for pointer in ("/delivery/channel", "/policy/escalation/channel"):
                 found, value = _at(data, pointer)
@@ -597,13 +592,6 @@ def _at(data: Any, pointer: str) -> tuple[bool, Any]:
     return True, data
 
 
-def normalise_ref(ref: str) -> str:
-    """``./knowledge/x.md`` -> ``knowledge/x.md`` (references are package-relative)."""
-    while ref.startswith("./"):
-        ref = ref[2:]
-    return ref
-
-
 def valid_timezone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -614,5 +602,6 @@ def valid_timezone(name: str) -> bool:
         return False
 
 
-def validate_package(package: ExpertPackage, strict: bool = False) -> list[Finding]:
-    return Validator(package, strict).run()
+def validate_package(package: ExpertPackage, host: Host, *, strict: bool = False) -> list[Finding]:
+    """Findings for ``package``; ``host`` supplies the channels and presets plugins registered."""
+    return Validator(package, host, strict).run()

@@ -13,13 +13,18 @@ import importlib.util
 import inspect
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.yamlio import load_yaml
+
+from ..registry import lookup
+from ..validate import UNKNOWN_KEY, schema_id, schema_store
 
 
-class ToolError(Exception):
+class ToolError(AgentpackError):
     """A tool operation failed; the message goes back to the agent and into the execution log."""
 
 
@@ -31,11 +36,6 @@ class PythonBinding:
 
     def __init__(self, target: Mapping[str, Callable[..., Any]] | Any) -> None:
         self.target = target
-
-    def operations(self) -> list[str] | None:
-        if isinstance(self.target, Mapping):
-            return sorted(self.target)
-        return None
 
     def _callable(self, operation: str) -> Callable[..., Any]:
         fn = self.target.get(operation) if isinstance(self.target, Mapping) else getattr(self.target, operation, None)
@@ -64,13 +64,12 @@ class ToolBox:
 
     def __init__(self) -> None:
         self.bindings: dict[str, Any] = {}
-        self.sources: dict[str, str] = {}
 
-    def bind(self, tool: str, binding: Any, source: str = "python") -> None:
+    def bind(self, tool: str, binding: Any) -> None:
+        """Bind ``tool`` to a ``ToolBinding``, or to callables (wrapped in a ``PythonBinding``)."""
         if not hasattr(binding, "call"):
             binding = PythonBinding(binding)
         self.bindings[tool] = binding
-        self.sources[tool] = source
 
     def has(self, tool: str) -> bool:
         return tool in self.bindings
@@ -105,6 +104,8 @@ def import_object(spec: str, base: Path) -> Any:
         module = sys.modules.get(name)
         if module is None:
             loader_spec = importlib.util.spec_from_file_location(name, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise AgentpackError(f"binding module {path} cannot be imported")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[name] = module
             loader_spec.loader.exec_module(module)
@@ -125,25 +126,23 @@ def python_binder(config: dict[str, Any], context: Any) -> PythonBinding:
     return PythonBinding(import_object(config["python"], context.base))
 
 
-def load_bindings_file(path: Path, context: Any, host: Any = None) -> ToolBox:
-    """Build a ``ToolBox`` from a bindings YAML file (schema ``bindings.schema.json``)."""
-    from agentpack.yamlio import load_yaml
+def load_bindings_file(path: Path, context: Any) -> ToolBox:
+    """Build a ``ToolBox`` from a bindings YAML file (schema ``bindings.schema.json``).
 
-    from ..registry import lookup
-    from ..validate import schema_findings
-
+    ``context`` is the runtime's ``BindContext``; binders resolve relative paths against the file's folder.
+    """
     doc = load_yaml(path)
-    findings = schema_findings(doc.data, "bindings", doc, code="OEX900", unknown_severity="error")
+    findings = schema_store().validate(schema_id("bindings"), doc.data, document=doc, code="OEX900")
     if findings:
-        first = sorted(findings, key=lambda f: "unknown key" not in f.message)[0]
+        first = sorted(findings, key=lambda f: not UNKNOWN_KEY.search(f.message))[0]
         raise AgentpackError(first.message, file=first.file, line=first.line)
     box = ToolBox()
-    context.base = path.parent
+    context = replace(context, base=path.parent)
     for tool, config in doc.data["tools"].items():
         kind = next(k for k in ("python", "skill", "skills", "mcp") if k in config)
-        spec = lookup("binder", "skill" if kind == "skills" else kind, host)
+        spec = lookup(context.runtime.host, "binder", "skill" if kind == "skills" else kind)
         try:
-            box.bind(tool, spec.factory(config, context), source=f"{kind} ({path.name})")
+            box.bind(tool, spec.factory(config, context))
         except AgentpackError as exc:
             raise AgentpackError(
                 f"tool '{tool}': {exc.message}", file=str(path), line=doc.line_of(f"/tools/{tool}"), hint=exc.hint

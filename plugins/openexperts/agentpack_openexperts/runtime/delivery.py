@@ -18,10 +18,8 @@ class Redactor:
 
     def __init__(self, package: ExpertPackage) -> None:
         fragments = set()
-        self.private_paths = set()
         for component in package.of("knowledge"):
             if package.knowledge_type(component) == "private":
-                self.private_paths.add(component.path)
                 for line in component.body.splitlines():
                     line = line.strip().lstrip("#-*> ").strip()
                     if len(line) >= MIN_FRAGMENT:

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.yamlio import load_yaml
 
 from ..dotpath import MISSING, resolve
 from ..effective import tier
 from .errors import DriverError, ProcessFailure
-from .session import AgentResult, AgentSession
+from .session import SEP, AgentResult, AgentSession
 
 _PLACEHOLDER = re.compile(r"\$\{([^{}]+)\}")
 _OPERATION = re.compile(r"`?\b([a-z][a-z0-9_-]*)\.([a-z][a-z0-9_]*)\b`?")
@@ -86,8 +87,6 @@ class ScriptedDriver:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedDriver:
-        from agentpack.yamlio import load_yaml
-
         return cls(load_yaml(path).data)
 
     def run(self, session: AgentSession) -> AgentResult:
@@ -199,8 +198,6 @@ class OpenAIDriver:
 
     def run(self, session: AgentSession) -> AgentResult:
         from agentpack.llm import ChatError
-
-        from .session import SEP
 
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": session.system_prompt},

@@ -1,7 +1,14 @@
-"""Why a process attempt failed. Each is retried, then handled by ``execution.on_failure``."""
+"""Why a process attempt failed. Each is retried, then handled by ``execution.on_failure``.
+
+They are ``AgentpackError``s, like every error this plugin raises: the executor turns
+them into a run's status; one that escapes a custom caller still reads as a message
+(exit 2), never a traceback.
+"""
+
+from agentpack.errors import AgentpackError
 
 
-class ProcessFailure(Exception):
+class ProcessFailure(AgentpackError):
     """An attempt failed; ``reason`` is a short machine-readable cause."""
 
     reason = "failed"

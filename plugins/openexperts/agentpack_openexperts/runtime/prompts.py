@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import ExpertPackage
-from ..validate import normalise_ref
+from ..model import ExpertPackage, normalise_ref
 
 DEFAULT_BUDGET = 20_000
 

@@ -62,10 +62,6 @@ class InProcessQueue:
         with self._cond:
             return self._cond.wait_for(lambda: self._pending == 0, timeout=timeout)
 
-    def pending(self) -> int:
-        with self._cond:
-            return self._pending
-
     def stop(self) -> None:
         with self._cond:
             self._stopped = True

@@ -27,12 +27,16 @@ from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
+from agentpack.plugins import Host, get_host
+from agentpack.schemas import SchemaStore
 
 from .. import effective
 from ..dotpath import MISSING, resolve
 from ..loader import load_package
 from ..model import ExpertPackage
-from ..registry import lookup
+from ..names import RUNTIME_DB, WORKDIR
+from ..registry import lookup, registered
+from ..validate import validate_package
 from .approvals import ApprovalDesk, CallbackBroker
 from .bindings import ToolBox
 from .delivery import Outbox, Redactor
@@ -40,9 +44,9 @@ from .events import lane_for, map_inputs, normalise_channel
 from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
+from .runstore import RunStore
 from .scheduler import Scheduler
 from .session import shape_schema
-from .store import Store
 from .workspace import Workspace
 
 log = logging.getLogger("agentpack.openexperts")
@@ -53,10 +57,18 @@ class BindContext:
     """What a binder factory gets: the folder relative paths resolve against, and the runtime."""
 
     base: Path
-    runtime: Any = None
+    runtime: ExpertRuntime
 
 
 class ExpertRuntime:
+    """The runtime of one expert package.
+
+    ``host`` is the ``agentpack.plugins.Host`` whose registrations (drivers, brokers,
+    binders, queues, presets, channels) the runtime uses; callers that have one (the
+    CLI, a plugin hook) pass it. The default, for the Python API, is the process-wide
+    ``get_host()``.
+    """
+
     def __init__(
         self,
         package: ExpertPackage | str | Path,
@@ -75,23 +87,23 @@ class ExpertRuntime:
         knowledge_budget: int = DEFAULT_BUDGET,
         keep_scratch: bool = False,
         listeners: tuple[Callable[[dict[str, Any]], None], ...] = (),
-        host: Any = None,
+        host: Host | None = None,
         validate: bool = True,
     ) -> None:
-        self.host = host
+        self.host = host if host is not None else get_host()
         self.package = package if isinstance(package, ExpertPackage) else load_package(package)
         if validate:
             self._check_package()
         self.clock = clock
         self._ids = ids
         self._counter = itertools.count(1)
-        self.workdir = Path(workdir) if workdir else self.package.root / ".openexperts"
-        self.store = Store(self.workdir / "runtime.db")
+        self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
+        self.store = RunStore(self.workdir / RUNTIME_DB)
         self.workspace = Workspace(self.package, self.workdir)
         self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)
         self.listeners = list(listeners)
-        channels = {name: spec.factory(self) for name, spec in self._specs("channel").items()}
+        channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
         self.desk = ApprovalDesk()
         self.broker = self._make("broker", broker, broker_options)
@@ -100,7 +112,7 @@ class ExpertRuntime:
         if isinstance(tools, dict):
             for name, binding in tools.items():
                 self.tools.bind(name, binding)
-        self.queue = lookup("queue", queue, host).factory({"workers": workers})
+        self.queue = lookup(self.host, "queue", queue).factory({"workers": workers})
         self.scheduler = Scheduler()
         self.executor = Executor(self)
         self.dedupe_window = dedupe_window
@@ -109,35 +121,29 @@ class ExpertRuntime:
         self.sla_breached: set[str] = set()
         self.server: Any = None
         self.inactive: dict[str, str] = {}
-        self._validators: dict[str, Any] = {}
+        self._shapes = SchemaStore()  # the operations' input shapes as schemas, added on first use
+        self._shape_ids: set[str] = set()
+        self._shapes_lock = threading.Lock()
         self._started = False
 
     # -- construction helpers --------------------------------------------------------------------
-    def _specs(self, kind: str) -> dict[str, Any]:
-        from agentpack.plugins import get_host
-
-        from ..registry import HOOKS, collect
-
-        return collect(self.host or get_host(), HOOKS[kind])
-
     def _make(self, kind: str, value: Any, options: dict[str, Any] | None) -> Any:
         if isinstance(value, str):
-            return lookup(kind, value, self.host).factory(dict(options or {}))
+            return lookup(self.host, kind, value).factory(dict(options or {}))
         if kind == "broker" and callable(value) and not hasattr(value, "notify"):
             return CallbackBroker(value)
         return value
 
     def _check_package(self) -> None:
-        from ..validate import validate_package
-
-        errors = [f for f in validate_package(self.package) if f.severity == "error"]
+        findings = validate_package(self.package, self.host)
+        errors = [f for f in findings if f.severity == "error"]
         if errors:
             first = errors[0]
             more = f" (and {len(errors) - 1} more; run 'agentpack validate')" if len(errors) > 1 else ""
             raise AgentpackError(
                 f"the package has errors: {first.code} {first.message}{more}", file=first.file, line=first.line
             )
-        for finding in validate_package(self.package):
+        for finding in findings:
             if finding.severity == "warning":
                 log.warning("%s %s: %s", finding.code, finding.location(), finding.message)
 
@@ -150,18 +156,18 @@ class ExpertRuntime:
             return f"{prefix}{self._ids()}"
         return f"{prefix}{int(time.time() * 1000):x}-{os.getpid():x}-{next(self._counter):04d}"
 
-    def bind(self, tool: str, binding: Any, source: str = "python") -> None:
-        self.tools.bind(tool, binding, source)
-
     def check_arguments(self, operation: str, shape: Any, arguments: dict[str, Any]) -> str | None:
         """A message when ``arguments`` do not fit the operation's declared input shape."""
         if not isinstance(shape, dict):
             return None
-        if operation not in self._validators:
-            from jsonschema import Draft202012Validator
-
-            self._validators[operation] = Draft202012Validator(shape_schema(shape))
-        error = next(iter(self._validators[operation].iter_errors(arguments)), None)
+        schema_id = f"urn:agentpack:openexperts:operation:{operation}"
+        with self._shapes_lock:
+            if schema_id not in self._shape_ids:
+                self._shapes.add({"$id": schema_id, **shape_schema(shape)})
+                self._shape_ids.add(schema_id)
+        if self._shapes.is_valid(schema_id, arguments):
+            return None
+        error = next(iter(self._shapes.validator(schema_id).iter_errors(arguments)), None)
         if error is None:
             return None
         where = "/" + "/".join(map(str, error.absolute_path))
@@ -287,7 +293,7 @@ class ExpertRuntime:
         eff = effective.trigger(self.package, index)
         warnings: list[str] = []
         if trig.get("preset"):
-            preset = self._specs("preset").get(trig["preset"])
+            preset = registered(self.host, "preset").get(trig["preset"])
             if preset is not None:
                 payload = preset.enrich(payload)
         dedupe = trig.get("dedupe_key")

@@ -368,7 +368,7 @@ class AgentSession:
         request = ApprovalRequest(
             id=rt.new_id("approval-"),
             run_id=self.run_id,
-            process=self.process.name,
+            process=str(self.process.name),
             operation=full,
             arguments=rt.redact(arguments),
             description=f"{full} {json.dumps(rt.redact(arguments), sort_keys=True)} for process {self.process.name}",

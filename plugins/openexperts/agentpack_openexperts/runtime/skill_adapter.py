@@ -13,24 +13,24 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
+from agentpack.registry import McpContext
 
 from .bindings import ToolError
 
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
 
-def _in_process_runner() -> Callable[[Path, Any], Any] | None:
+
+def _in_process_runner(host: Host) -> Callable[[Path, Any], Any] | None:
     """Run skills through the MCP tools the skillctl plugin registers with the core.
 
-    Uses only the core's public API (the host and its registered tools), never the other
+    Uses only the core's public API (``host`` and its registered tools), never the other
     plugin's modules; ``None`` when no installed plugin offers the skillctl format.
     """
-    from agentpack.plugins import get_host
-    from agentpack.registry import McpContext
-
-    host = get_host()
     if "skillctl" not in host.formats():
         return None
     tools: dict[Path, Any] = {}
@@ -77,7 +77,7 @@ def _subprocess_runner(path: Path, value: Any) -> Any:
         "-",
         "--json",
     ]
-    proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300, check=False)
     try:
         data = json.loads(proc.stdout)
     except ValueError:
@@ -92,18 +92,25 @@ def _subprocess_runner(path: Path, value: Any) -> Any:
     return data
 
 
-def runner() -> Callable[[Path, Any], Any]:
-    return _in_process_runner() or _subprocess_runner
+def runner(host: Host) -> Callable[[Path, Any], Any]:
+    """In-process through ``host``'s MCP tools when the skillctl format is installed, else a subprocess."""
+    return _in_process_runner(host) or _subprocess_runner
 
 
 class SkillBinding:
     """``skill``: one folder for the whole tool (input ``{"operation", "arguments"}``);
     ``skills``: one folder per operation (input: the arguments)."""
 
-    def __init__(self, base: Path, whole: str | None = None, per_operation: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base: Path,
+        run: Callable[[Path, Any], Any],
+        whole: str | None = None,
+        per_operation: dict[str, str] | None = None,
+    ) -> None:
         self.whole = self._folder(base, whole) if whole else None
         self.per_operation = {op: self._folder(base, p) for op, p in (per_operation or {}).items()}
-        self._run = runner()
+        self._run = run
 
     @staticmethod
     def _folder(base: Path, rel: str) -> Path:
@@ -124,4 +131,4 @@ class SkillBinding:
 
 
 def skill_binder(config: dict[str, Any], context: Any) -> SkillBinding:
-    return SkillBinding(context.base, config.get("skill"), config.get("skills"))
+    return SkillBinding(context.base, runner(context.runtime.host), config.get("skill"), config.get("skills"))

@@ -17,16 +17,15 @@ from typing import Any
 
 from agentpack.errors import AgentpackError, PathEscapeError
 from agentpack.fsutil import atomic_write_text
-from agentpack.paths import check_relative, resolve_under
+from agentpack.paths import check_relative
 
-from ..model import ExpertPackage
-from ..validate import normalise_ref
+from ..model import ExpertPackage, normalise_ref
 
 MAX_READ = 256 * 1024
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class AccessError(Exception):
+class AccessError(AgentpackError):
     """The agent asked for a file it may not read or write."""
 
 
@@ -36,9 +35,11 @@ class Workspace:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.scopes: dict[str, str] = {}
+        self.templates: dict[str, str] = {}
         for component in package.of("state"):
             scope = component.meta.get("scope")
             self.scopes[component.path] = scope if scope in ("session", "persistent") else "persistent"
+            self.templates[component.path] = component.text
         self.readable = {
             c.path: c
             for kind in ("orchestrator", "persona", "functions", "processes", "tools", "knowledge")
@@ -66,8 +67,7 @@ class Workspace:
         return self.workdir / "sessions" / _UNSAFE.sub("-", session)
 
     def _copy_template(self, rel: str, target: Path) -> None:
-        source = resolve_under(self.package.root, rel)
-        atomic_write_text(target, source.read_text(encoding="utf-8"))
+        atomic_write_text(target, self.templates[rel])
 
     def state_path(self, rel: str, session: str) -> Path:
         if self.scopes[rel] == "session":

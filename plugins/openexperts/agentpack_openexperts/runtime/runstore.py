@@ -1,6 +1,6 @@
-"""The runtime's durable store (SQLite): runs, execution log, tool-call journal, dedupe window,
-dead letters and the delivery outbox. One connection guarded by a lock; WAL so a killed process
-loses nothing it committed."""
+"""The run store: the runtime's durable record of runs (SQLite ``runtime.db``): runs, execution log,
+tool-call journal, dedupe window, dead letters and the delivery outbox. One connection guarded by a
+lock; WAL so a killed process loses nothing it committed. (State files live in the workspace.)"""
 
 from __future__ import annotations
 
@@ -39,8 +39,6 @@ CREATE INDEX IF NOT EXISTS calls_op ON calls (run_id, operation, args_hash);
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
 
-ACTIVE = ("queued", "running")
-
 
 def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
@@ -50,7 +48,7 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class Store:
+class RunStore:
     """Thread-safe access to ``runtime.db``; every method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
@@ -70,11 +68,11 @@ class Store:
         with self._lock:
             return self._db.execute(sql, args)
 
-    def _rows(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
         with self._lock:
             cursor = self._db.execute(sql, args)
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     # -- runs ----------------------------------------------------------------------------------
     def create_run(
@@ -233,11 +231,11 @@ class Store:
     # -- outbox ---------------------------------------------------------------------------------------
     def add_message(
         self, channel: str, kind: str, run_id: str | None, process: str | None, data: Any, now: float
-    ) -> int:
-        return self._exec(
+    ) -> None:
+        self._exec(
             "INSERT INTO outbox (channel, kind, run_id, process, data, at) VALUES (?,?,?,?,?,?)",
             (channel, kind, run_id, process, _dump(data), now),
-        ).lastrowid
+        )
 
     def messages(self, run_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         where, args = [], []

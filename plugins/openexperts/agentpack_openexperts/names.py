@@ -1,0 +1,10 @@
+"""Names every layer of the plugin shares (importing this module costs nothing)."""
+
+FORMAT = "openexperts"
+"""The pack format this plugin registers."""
+MANIFEST = "expert.yaml"
+"""The manifest at the root of every expert package."""
+WORKDIR = ".openexperts"
+"""The default runtime directory, inside the package."""
+RUNTIME_DB = "runtime.db"
+"""The runtime's durable store (SQLite), inside the runtime directory."""
