@@ -110,11 +110,14 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
 
 
 @hookspec
-def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext, host: Host) -> None:
     """Register MCP tools served by ``agentpack mcp serve``.
 
-    ``context`` carries the packs and options the server was started with. Each
-    tool maps one to one to a CLI command and returns the same JSON payload.
+    ``context`` carries the packs and options the server was started with;
+    ``host`` is the server's host, for handlers that need plugin services. Each
+    tool maps one to one to a CLI command and returns the same JSON payload,
+    describes every input property, and says what it does through ``hints``
+    (the MCP tool annotations).
     """
 
 

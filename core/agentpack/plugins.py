@@ -153,7 +153,7 @@ class Host:
         expert-pack server lists no openexperts tools. Without packs, every plugin's tools are listed.
         """
         self._cache.pop("agentpack_register_mcp_tools", None)
-        tools = self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context)
+        tools = self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context, host=self)
         if not context.packs:
             return tools
         owners = set(DEFAULT_PLUGINS)

@@ -1,7 +1,7 @@
 """MCP tools (``agentpack mcp serve --pack PACK``): ``experts.explain`` and ``experts.dry_run`` return
 what ``experts explain --json`` and ``experts dry-run --json`` print (the dry run: plan driver,
-throwaway workdir, no bindings, so auto operations are described). A handler is an outer edge: it
-takes the process-wide host, which ``agentpack mcp serve`` built."""
+throwaway workdir, no bindings, so auto operations are described). Both only read the package:
+their hints say read-only."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
-from agentpack.plugins import get_host
-from agentpack.registry import McpContext, McpTool
+from agentpack.registry import READ_ONLY, McpContext, McpTool
 
 from .names import MANIFEST
 
@@ -39,23 +38,22 @@ def _package(host: Host, context: McpContext, arguments: dict[str, Any]) -> Expe
     return load(host, match[0])
 
 
-def explain(context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+def explain(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
     from .commands import explain_envelope
 
-    package = _package(get_host(), context, arguments)
+    package = _package(host, context, arguments)
     return explain_envelope(package, process=arguments.get("process"), operation=arguments.get("op"))
 
 
-def dry_run(context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+def dry_run(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
     from .commands import dry_run, run_envelope
 
-    host = get_host()
     package = _package(host, context, arguments)
     outcome = dry_run(package, host, arguments["process"], dict(arguments.get("inputs") or {}))
     return run_envelope("dry-run", outcome)
 
 
-def tools(context: McpContext) -> list[McpTool]:
+def tools(host: Host, context: McpContext) -> list[McpTool]:
     return [
         McpTool(
             "experts.explain",
@@ -64,12 +62,13 @@ def tools(context: McpContext) -> list[McpTool]:
                 "type": "object",
                 "properties": {
                     "pack": PACK,
-                    "process": {"type": "string"},
-                    "op": {"type": "string", "description": "tool.operation"},
+                    "process": {"type": "string", "description": "Only the settings that apply to this process."},
+                    "op": {"type": "string", "description": "Only this operation, as tool.operation."},
                 },
                 "additionalProperties": False,
             },
-            lambda arguments: explain(context, arguments),
+            lambda arguments: explain(host, context, arguments),
+            hints=READ_ONLY,
         ),
         McpTool(
             "experts.dry_run",
@@ -79,11 +78,16 @@ def tools(context: McpContext) -> list[McpTool]:
                 "required": ["process"],
                 "properties": {
                     "pack": PACK,
-                    "process": {"type": "string"},
-                    "inputs": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "process": {"type": "string", "description": "The process to plan."},
+                    "inputs": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                        "description": "The process's inputs by name.",
+                    },
                 },
                 "additionalProperties": False,
             },
-            lambda arguments: dry_run(context, arguments),
+            lambda arguments: dry_run(host, context, arguments),
+            hints=READ_ONLY,
         ),
     ]

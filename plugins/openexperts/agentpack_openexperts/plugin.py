@@ -79,10 +79,10 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
 
 
 @hookimpl
-def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext, host: Host) -> None:
     from .mcp_tools import tools
 
-    for tool in tools(context):
+    for tool in tools(host, context):
         register(tool)
 
 
