@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
 
 PROTOCOL_VERSION = "1.0"
@@ -18,13 +19,19 @@ TEXT_FIELDS = ("public_output", "evaluation_context", "private_thought", "logs")
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
 
 
-class CallError(Exception):
-    """A call that did not produce a valid result. ``exit_reason`` is stable and goes in reports."""
+class CallError(AgentpackError):
+    """A call that did not produce a valid result. ``exit_reason`` is stable and goes in reports.
+
+    ``stderr``: what the agent wrote on stderr meanwhile, when the caller collected it.
+    """
 
     exit_reason = "error"
+    stderr = ""
 
 
 class AgentTimeout(CallError):
+    """The agent did not answer before the deadline."""
+
     exit_reason = "timeout"
 
 
@@ -54,10 +61,6 @@ class AgentRpcError(CallError):
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-class Interrupted(CallError):
-    exit_reason = "interrupted"
 
 
 class StepResult(Record):
@@ -90,9 +93,6 @@ class StepResult(Record):
     logs: str | None
     usage: dict[str, int] | None
     raw: dict[str, Any]
-
-    def field_text(self, name: str) -> str | None:
-        return getattr(self, name)
 
 
 def _type_name(value: Any) -> str:

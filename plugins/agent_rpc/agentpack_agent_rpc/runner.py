@@ -433,7 +433,7 @@ class _Worker:
             )
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]
-        run["stderr"] = getattr(exc, "stderr", "")
+        run["stderr"] = exc.stderr if isinstance(exc, CallError) else ""
         if self.session is not None:
             run["stderr"] += self.session.transport.stderr.take()
 

@@ -11,10 +11,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
+from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
 
 
-class GraderConfigError(Exception):
+class GraderConfigError(AgentpackError):
     """A grader entry that is well-formed YAML but cannot work; ``key`` names the offending field."""
 
     def __init__(self, message: str, key: str | None = None) -> None:
