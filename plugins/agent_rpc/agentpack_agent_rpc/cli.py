@@ -160,7 +160,7 @@ def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    help="Per-call timeout in seconds (overrides the manifest and ECP_RPC_TIMEOUT).",
+    help="Per-call timeout in seconds (overrides the manifest and AGENTPACK_AGENT_RPC_TIMEOUT).",
 )
 @click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")

@@ -8,6 +8,7 @@ errors. Regexes are compiled, datasets read and paths resolved here, once.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -19,6 +20,8 @@ from agentpack.errors import PathEscapeError, YamlError, reading
 from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
+
+from .env import TIMEOUT, described, getenv
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
     from agentpack.models import Finding
@@ -389,10 +392,31 @@ class _Builder:
         target.max_message = limits.get("max_message_bytes", target.max_message)
         return target
 
+    def env_timeout(self, path: Path) -> float | None:
+        """The per-call timeout set in the environment (``env.TIMEOUT`` or its alias), if any."""
+        value = getenv(TIMEOUT)
+        if value is None:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            self.findings.append(
+                _finding(
+                    "error",
+                    "ARP107",
+                    f"{described(TIMEOUT)} must be a positive number of seconds, got {value!r}",
+                    file=str(path),
+                )
+            )
+            return None
+        return seconds
+
     def build(self, path: Path, digest: str) -> Manifest | None:
         data = self.doc.data
         target = self.target(data)
-        step_timeout = float(data.get("timeout") or os.environ.get("ECP_RPC_TIMEOUT") or DEFAULT_STEP_TIMEOUT)
+        step_timeout = float(data.get("timeout") or self.env_timeout(path) or DEFAULT_STEP_TIMEOUT)
         scenarios: list[Scenario] = []
         seen: dict[str, int] = {}
         for s_index, sdata in enumerate(data["scenarios"]):
