@@ -21,10 +21,12 @@ from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
+from . import schema_store
 from .env import TIMEOUT, described, getenv
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
     from agentpack.models import Finding
+    from agentpack.schemas import SchemaStore
 
     from .graders.base import GraderType
 
@@ -229,6 +231,7 @@ class _Builder:
         self.root = root
         self.graders = graders
         self.findings: list[Finding] = []
+        self.entry_stores: dict[str, tuple[SchemaStore, str]] = {}
 
     def error(self, code: str, message: str, pointer: str, **extra: Any) -> None:
         self.findings.append(_finding("error", code, message, **self.doc.where(pointer), **extra))
@@ -250,14 +253,16 @@ class _Builder:
             )
             return None
         if gtype.schema is not None:
-            from jsonschema import Draft202012Validator
-
-            for err in Draft202012Validator(gtype.schema).iter_errors(spec):
-                sub = pointer
-                for token in err.absolute_path:
-                    sub = join_pointer(sub, token)
-                self.error("ARP104", f"{kind} grader: {err.message}", sub)
-            if any(f.code == "ARP104" and (f.pointer or "").startswith(pointer) for f in self.findings):
+            entry = self.entry_stores.get(kind)
+            if entry is None:
+                entry = self.entry_stores[kind] = schema_store.entry_store(kind, gtype.schema)
+            store, schema_id = entry
+            found = store.validate(schema_id, spec, code="ARP104")
+            for finding in found:  # relative to the entry: say which grader, point into the manifest
+                relative = finding.pointer or ""
+                message = finding.message.removeprefix(f"{relative or '/'}: ")
+                self.error("ARP104", f"{kind} grader: {message}", pointer + relative)
+            if found:
                 return None
         try:
             instance = gtype.factory(spec)
@@ -489,9 +494,7 @@ def _fast_valid(data: Any) -> bool:
     """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
     from agentpack.quickschema import is_valid
 
-    from .schema_store import MANIFEST, quick_schemas, store
-
-    skeleton, by_type = quick_schemas()
+    skeleton, by_type = schema_store.quick_schemas()
     verdict = is_valid(skeleton, data)
     if verdict:  # the skeleton holds: every grader entry is an object with a string type
         for scenario in data["scenarios"]:
@@ -504,30 +507,12 @@ def _fast_valid(data: Any) -> bool:
                     break
             if not verdict:
                 break
-    return store().is_valid(MANIFEST, data) if verdict is None else verdict
+    return schema_store.store().is_valid(schema_store.MANIFEST, data) if verdict is None else verdict
 
 
 def _schema_findings(doc: YamlDocument) -> list[Finding]:
-    """Schema errors as findings: the manifest skeleton, then every built-in grader entry, in document order."""
-    from agentpack.schemas import error_findings
-
-    from .schema_store import grader_validator, skeleton_validator
-
-    errors = list(skeleton_validator().iter_errors(doc.data))
-    scenarios = doc.data.get("scenarios")
-    for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
-        steps = scenario.get("steps") if isinstance(scenario, dict) else None
-        for i, step in enumerate(steps if isinstance(steps, list) else []):
-            graders = step.get("graders") if isinstance(step, dict) else None
-            for g_index, grader in enumerate(graders if isinstance(graders, list) else []):
-                validator = grader_validator(grader.get("type")) if isinstance(grader, dict) else None
-                if validator is None:
-                    continue
-                for error in validator.iter_errors(grader):
-                    error.path.extendleft(reversed(("scenarios", s_index, "steps", i, "graders", g_index)))
-                    errors.append(error)
-    found = [f for error in errors for f in error_findings(error, document=doc, code="ARP100")]
-    return sorted(found, key=lambda f: (f.line or 0, f.pointer or ""))
+    """Schema errors as findings (file, line, pointer), in document order."""
+    return schema_store.store().validate(schema_store.MANIFEST, doc.data, document=doc, code="ARP100")
 
 
 def _friendlier(finding: Finding) -> Finding:
