@@ -170,8 +170,10 @@ def test_llm_judge_agentpack_env_names_win_over_the_reference_aliases(fake_judge
 def test_llm_judge_without_key_or_with_failing_endpoint_is_an_error(fake_judge):
     judge = LlmJudge({"type": "llm_judge", "prompt": "p"})
     check = judge.grade(result(public_output="x"), GradeContext(env={"PATH": "/bin"}))
-    assert check.error and not check.passed and check.reason == (
-        "cannot judge: AGENTPACK_AGENT_RPC_JUDGE_API_KEY (or OPENAI_API_KEY) is not set"
+    assert (
+        check.error
+        and not check.passed
+        and check.reason == ("cannot judge: AGENTPACK_AGENT_RPC_JUDGE_API_KEY (or OPENAI_API_KEY) is not set")
     )
     fake_judge.status = 500
     check = judge.grade(result(public_output="x"), judge_context(fake_judge))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentpack.errors import AgentpackError
+from agentpack_agent_rpc import api as api_module
 from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import open_manifest, run_manifest, validate_manifest
 from agentpack_agent_rpc.manifest import document_head, early_target, read_document
@@ -178,7 +179,7 @@ def test_no_head_when_the_part_above_scenarios_is_not_a_mapping(text, tmp_path):
 def test_an_agent_started_from_a_head_that_disagrees_is_killed(write_manifest, monkeypatch, helpers, opened):
     path = write_manifest([{"name": "a", "steps": [STEP]}])
     wrong = manifest_module.parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
-    monkeypatch.setattr(manifest_module, "document_head", lambda text, file: wrong)
+    monkeypatch.setattr(api_module, "document_head", lambda text, file: wrong)
     manifest, transport = open_manifest(path)
     assert transport is None and len(opened) == 1
     assert opened[0].proc.poll() is not None and helpers.group_gone(opened[0].pgid)

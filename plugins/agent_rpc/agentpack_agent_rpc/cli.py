@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from agentpack.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, output_option, print_json
+from agentpack.clikit import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, host, output_option, print_json
 
 EXIT_INTERRUPTED = 130
 # shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
@@ -49,10 +49,11 @@ def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
 
     from .api import validate_manifest
 
+    h = host()
     items = []
     summaries = []
     for path in manifests:
-        manifest, findings = validate_manifest(path, strict=strict)
+        manifest, findings = validate_manifest(path, strict=strict, host=h)
         items.append(ValidationItem(path=str(path), format="agent-rpc", findings=findings))
         if manifest is not None:
             steps = sum(len(s.steps) for s in manifest.scenarios)
@@ -199,7 +200,8 @@ def run(
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
-    loaded, transport = open_manifest(path)  # the agent starts here, the rest loads while it does
+    h = host()
+    loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
     from .report import dumps
     from .runner import RunOptions
 
@@ -213,7 +215,7 @@ def run(
             isolation=isolation,
             on_result=lambda record: bar.advance(),
         )
-        with running(path, options, manifest=loaded, transport=transport) as report:
+        with running(path, options, manifest=loaded, transport=transport, host=h) as report:
             text = dumps(report) if as_json or json_out else ""
             _write_reports(report, html, json_out, junit, text)  # while the agent exits
     if as_json:

@@ -529,17 +529,82 @@ def _env_text(value: Any) -> str:
     return str(value)
 
 
+Document = tuple[YamlDocument, bytes]
+"""A manifest read and parsed: the YAML document and the file's bytes (for the digest). ``Pack.data`` is one."""
+
+_kept: dict[tuple[str, int, int, int], tuple[str, bytes, YamlDocument | None]] = {}
+"""At most one file that ``sniff`` read (and parsed, when it had to), for the load that follows it."""
+
+
+def _file_key(path: Path) -> tuple[str, int, int, int]:
+    stat = path.stat()
+    return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _read(path: Path) -> tuple[str, bytes, YamlDocument | None]:
+    """Text, bytes and (when ``sniff`` parsed it) the document: what ``sniff`` kept of the unchanged file, else read."""
+    with reading(str(path), YamlError):
+        kept = _kept.pop(_file_key(path), None)
+        if kept is not None:
+            return kept
+        raw = path.read_bytes()
+        return raw.decode("utf-8-sig"), raw, None
+
+
 def read_text(path: Path) -> tuple[str, bytes]:
     """The manifest's text and bytes; raises ``YamlError`` for an unreadable or non-UTF-8 file."""
-    with reading(str(path), YamlError):
-        raw = path.read_bytes()
-        return raw.decode("utf-8-sig"), raw
+    text, raw, _ = _read(path)
+    return text, raw
 
 
-def read_document(path: Path) -> tuple[YamlDocument, bytes]:
-    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
-    text, raw = read_text(path)
+def parse_document(text: str, raw: bytes, path: Path) -> Document:
+    """The manifest's text parsed; raises ``YamlError`` (file:line:col) for broken YAML."""
     return parse_yaml(text, file=str(path)), raw
+
+
+def read_document(path: Path) -> Document:
+    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
+    text, raw, doc = _read(path)
+    return (doc, raw) if doc is not None else parse_document(text, raw, path)
+
+
+_TOP_KEY = re.compile(r"""^["']?(scenarios|target|manifest_version)["']?[ \t]*:""", re.M)
+_FLOW_START = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:---[ \t]+)?\{")
+
+
+def sniff(path: Path) -> bool:
+    """Whether the YAML file ``path`` looks like a manifest: top-level ``scenarios``, and ``target`` or
+    ``manifest_version``.
+
+    Block-style YAML (what people write) is recognised from its lines, with no
+    parse; only a flow-style document (``{...}``, JSON) is parsed. What was
+    read, and parsed, is kept for the ``read_text`` or ``read_document`` of the
+    load that follows, so ``agentpack eval manifest.yaml`` reads and parses
+    the file once.
+    """
+    try:
+        with reading(str(path), YamlError):
+            key = _file_key(path)
+            raw = path.read_bytes()
+            text = raw.decode("utf-8-sig")
+    except YamlError:
+        return False
+    doc = None
+    keys = set(_TOP_KEY.findall(text))
+    if "scenarios" in keys:
+        found = bool(keys & {"target", "manifest_version"})
+    elif "scenarios" in text and _FLOW_START.match(text):
+        try:
+            doc = parse_yaml(text, file=str(path))
+        except YamlError:
+            return False
+        found = looks_like_manifest(doc.data)
+    else:
+        found = False
+    if found:
+        _kept.clear()
+        _kept[key] = (text, raw, doc)
+    return found
 
 
 _SCENARIOS_LINE = re.compile(r"^scenarios[ \t]*:", re.M)
@@ -596,21 +661,24 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
     return None if builder.findings else target
 
 
+def yaml_error_finding(exc: YamlError, path: Path) -> Finding:
+    """The finding (``ARP001``) for a manifest that cannot be read or parsed."""
+    return _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
+
+
 def load_manifest(
     path: Path,
     graders: dict[str, GraderType],
     *,
     strict: bool = False,
-    document: tuple[YamlDocument, bytes] | None = None,
+    document: Document | None = None,
 ) -> tuple[Manifest | None, list[Finding]]:
     """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``."""
     path = Path(path)
     try:
         doc, raw = document or read_document(path)
     except YamlError as exc:
-        return None, [
-            _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
-        ]
+        return None, [yaml_error_finding(exc, path)]
     if not isinstance(doc.data, dict):
         return None, [
             _finding(
