@@ -206,7 +206,7 @@ def test_cli_json_outputs_are_the_same_report(agentpack_cli, write_manifest, tmp
 
 
 def test_report_files_replace_atomically_and_leave_no_temporary_file(tmp_path: Path):
-    from agentpack_agent_rpc.cli import _write_text
+    from agentpack_agent_rpc.outputs import write_text as _write_text
 
     target = tmp_path / "new" / "dir" / "r.json"
     _write_text(target, "first\n")

@@ -103,37 +103,15 @@ def _text_summary(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write atomically: a temporary file beside ``path``, then ``os.replace`` (parent folders created).
-
-    Readers see the old file or the new one, never a part. Unlike the core's
-    ``atomic_write_text`` there is no fsync and no ``tempfile`` import: a
-    report is derived data, and those cost a few milliseconds of every run.
-    """
-    import os
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None, text: str) -> None:
+    from . import outputs
+
     if json_out:
-        _write_text(json_out, text)
+        outputs.write_text(json_out, text)
     if html:
-        from . import html_report
-
-        _write_text(html, html_report.render(report))
+        outputs.write_text(html, outputs.html(report))
     if junit:
-        from .report import junit_xml
-
-        _write_text(junit, junit_xml(report))
+        outputs.write_text(junit, outputs.junit(report))
 
 
 @rpc.command()
