@@ -8,6 +8,8 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from agentpack.clikit import envelope
+
 from . import __version__
 from .manifest import Manifest
 
@@ -85,26 +87,25 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
     reasons = [s["exit_reason"] for s in scenarios if s["exit_reason"] not in ("ok", "skipped")]
     exit_reason = "interrupted" if run["interrupted"] else (reasons[0] if reasons else "ok")
     ok = count["failed"] == 0 and count["error"] == 0 and not run["interrupted"] and exit_reason == "ok"
-    return {
-        "schema_version": 1,
-        "command": "rpc run",
-        "ok": ok,
-        "exit_reason": exit_reason,
-        "manifest": {
+    return envelope(
+        "rpc run",
+        ok,
+        exit_reason=exit_reason,
+        manifest={
             "path": str(manifest.path),
             "name": manifest.name,
             "digest": manifest.digest,
             "target": manifest.target.describe(),
             "transport": manifest.target.kind,
         },
-        "runtime": {
+        runtime={
             "name": "agentpack-agent-rpc",
             "version": __version__,
             "python": platform.python_version(),
             "platform": sys.platform,
         },
-        "agent": run["agent"] or None,
-        "run": {
+        agent=run["agent"] or None,
+        run={
             "started_at": run["started_at"],
             "finished_at": run["finished_at"],
             "duration_ms": run["duration_ms"],
@@ -115,12 +116,12 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
             "scenarios_selected": run["selected"],
             "scenarios_in_manifest": run["total_scenarios"],
         },
-        "totals": totals,
-        "latency": latency_summary([step["duration_ms"] for step in executed]),
-        "usage": merge_usage([step["usage"] for step in executed]),
-        "warnings": run["warnings"],
-        "scenarios": scenarios,
-    }
+        totals=totals,
+        latency=latency_summary([step["duration_ms"] for step in executed]),
+        usage=merge_usage([step["usage"] for step in executed]),
+        warnings=run["warnings"],
+        scenarios=scenarios,
+    )
 
 
 def _assertion_name(step: dict[str, Any], check: dict[str, Any], prefix: str) -> str:
