@@ -394,7 +394,7 @@ class _Worker:
         run["pid"] = transport.pid
         run["stderr"] = transport.stderr.take()
         failure: tuple[str, str] | None = None
-        for position, step in enumerate(scenario.steps):
+        for step in scenario.steps:
             if failure is None:
                 if runner.cancel.is_set():
                     failure = (runner.stop_reason, "run stopped before this step")

@@ -22,9 +22,7 @@ if TYPE_CHECKING:  # agentpack.schemas loads only when findings are needed
     from agentpack.schemas import SchemaStore
 
 BASE = "https://schemas.agentpack.dev/agent-rpc/"
-MANIFEST, AGENT_RESULT, TOOL_CALL, REPORT = (
-    BASE + n for n in ("manifest.json", "agent-result.json", "tool-call.json", "report.json")
-)
+MANIFEST, AGENT_RESULT, REPORT = (BASE + n for n in ("manifest.json", "agent-result.json", "report.json"))
 BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
 
 

@@ -36,10 +36,8 @@ class TailBuffer:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
-        self.total = 0
 
     def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
         self.data += chunk
         excess = len(self.data) - self.limit
         if excess > 0:
@@ -129,7 +127,7 @@ class StdioTransport:
         writable = False
         if not events and self._pidfd is None and not self._dead:
             self._dead = self.proc.poll() is not None
-        for fd, mask in events:
+        for fd, _mask in events:
             if fd == self._in:
                 writable = True
                 continue
