@@ -277,3 +277,11 @@ def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
     assert verdict == store().is_valid(MANIFEST, manifest)
     with mock.patch.object(schema_store, "store", None):  # the split check (skeleton, graders by type) decides alone
         assert _fast_valid(manifest) == verdict
+
+
+def test_a_carriage_return_at_the_end_of_the_stream_completes_the_event():
+    parser = SseParser()
+    assert parser.feed(b"data: done\n\r") == []  # the \r may be the start of \r\n
+    assert [e.data for e in parser.close()] == ["done"]
+    parser = SseParser()
+    assert parser.feed(b"data: cut off\n") == [] and parser.close() == []  # no blank line: discarded
