@@ -79,7 +79,10 @@ def manifest(folder: Path, name: str, url: str, steps: int, timeout: float | Non
             {
                 "name": "s",
                 "steps": [
-                    {"input": f"m{i}", "graders": [{"type": "text_match", "condition": "equals", "value": f"Echo: m{i}"}]}
+                    {
+                        "input": f"m{i}",
+                        "graders": [{"type": "text_match", "condition": "equals", "value": f"Echo: m{i}"}],
+                    }
                     for i in range(steps)
                 ],
             }

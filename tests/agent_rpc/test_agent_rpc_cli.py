@@ -107,6 +107,7 @@ def test_real_subprocess_with_jobs_and_process_isolation(write_manifest, tmp_pat
             "--json-out",
             str(tmp_path / "r.json"),
         ],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,

@@ -262,7 +262,8 @@ def test_validate_command_text_and_json(agentpack_cli, tmp_path):
         """
         name: ok
         target: python agent.py
-        scenarios: [{name: a, tags: [x], steps: [{input: x, graders: [{type: text_match, condition: contains, value: x}]}]}]
+        scenarios:
+          - {name: a, tags: [x], steps: [{input: x, graders: [{type: text_match, condition: contains, value: x}]}]}
     """,
         "good.yaml",
     )

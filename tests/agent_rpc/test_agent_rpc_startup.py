@@ -141,7 +141,7 @@ def events(monkeypatch, opened) -> list:
 
 def test_the_agent_starts_from_the_lines_above_scenarios_before_the_rest_is_parsed(write_manifest, events):
     path = write_manifest([{"name": f"s{i}", "steps": [STEP]} for i in range(20)], env={"A": "1"})
-    manifest, transport = open_manifest(path)
+    _, transport = open_manifest(path)
     try:
         assert events[1] == "open" and events[0][1] < 10 < events[2][1], events
         assert events.count("open") == 1 and transport.proc.poll() is None
@@ -180,7 +180,7 @@ def test_an_agent_started_from_a_head_that_disagrees_is_killed(write_manifest, m
     path = write_manifest([{"name": "a", "steps": [STEP]}])
     wrong = manifest_module.parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
     monkeypatch.setattr(api_module, "document_head", lambda text, file: wrong)
-    manifest, transport = open_manifest(path)
+    _, transport = open_manifest(path)
     assert transport is None and len(opened) == 1
     assert opened[0].proc.poll() is not None and helpers.group_gone(opened[0].pgid)
 

@@ -12,8 +12,9 @@ import math
 import os
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError, reading
@@ -25,7 +26,7 @@ from . import schema_store
 from .env import TIMEOUT, described, getenv
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
-    from agentpack.models import Finding
+    from agentpack.models import Finding, Severity
     from agentpack.schemas import SchemaStore
 
     from .graders.base import GraderType
@@ -48,7 +49,7 @@ class Step(Record):
     """One input sent to the agent, and the graders of its result."""
 
     __slots__ = ("index", "input", "graders", "timeout", "expect_status", "name", "line")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "timeout": constant(None),
         "expect_status": constant(None),
         "name": constant(None),
@@ -81,7 +82,7 @@ class Scenario(Record):
         "pass_threshold",
         "line",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "tags": list,
         "description": constant(""),
         "skip": constant(None),
@@ -111,7 +112,7 @@ class Target(Record):
     """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
 
     __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "command": constant(None),
         "url": constant(None),
         "shell": constant(False),
@@ -174,7 +175,7 @@ class Manifest(Record):
         "digest",
         "raw",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "config": dict,
         "description": constant(""),
         "isolation": constant("reset"),
@@ -218,7 +219,7 @@ def looks_like_manifest(data: Any) -> bool:
     return isinstance(data, dict) and "scenarios" in data and ("target" in data or "manifest_version" in data)
 
 
-def _finding(severity: str, code: str, message: str, **where: Any) -> Finding:
+def _finding(severity: Severity, code: str, message: str, **where: Any) -> Finding:
     """A ``Finding`` (pydantic is imported only when there is something to report)."""
     from agentpack.models import Finding
 
@@ -727,8 +728,9 @@ def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Findi
                             **doc.where(f"{pointer}/graders/{g_index}/field"),
                         )
                     )
-    if manifest is not None and manifest.target.kind == "stdio" and not manifest.target.shell:
-        program = manifest.target.command[0]
+    command = manifest.target.command if manifest is not None else None
+    if manifest is not None and isinstance(command, list) and not manifest.target.shell:
+        program = command[0]
         cwd = manifest.target.cwd or "."
         if shutil.which(program) is None and not (Path(cwd) / program).exists():
             found.append(

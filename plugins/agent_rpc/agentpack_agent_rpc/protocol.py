@@ -7,7 +7,8 @@ step; ``tests/agent_rpc`` proves they agree with the bundled
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
@@ -76,7 +77,7 @@ class StepResult(Record):
         "usage",
         "raw",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "public_output": constant(None),
         "evaluation_context": constant(None),
         "private_thought": constant(None),

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
@@ -35,7 +35,7 @@ class RunOptions(Record):
     """How to run: workers, filters, executor, timeouts and a result callback."""
 
     __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "jobs": constant(1),
         "filters": list,
         "executor": constant("local"),
@@ -527,18 +527,18 @@ class _Worker:
                     else f"expected status {step.expect_status!r}, got {result.status!r}",
                 ).to_json()
             )
-        limit = self.limit
+        chars = self.limit
         record = {
             "index": step.index,
             "name": step.name,
-            "input": _clip(step.input, limit),
+            "input": _clip(step.input, chars),
             "status": OK,
             "exit_reason": OK,
             "agent_status": result.status,
-            "public_output": _clip(result.public_output, limit),
-            "evaluation_context": _clip(result.evaluation_context, limit),
+            "public_output": _clip(result.public_output, chars),
+            "evaluation_context": _clip(result.evaluation_context, chars),
             "tool_calls": result.tool_calls,
-            "logs": _clip(result.logs, limit),
+            "logs": _clip(result.logs, chars),
             "usage": result.usage,
             "duration_ms": duration,
             "checks": checks,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
@@ -27,7 +27,11 @@ class Check(Record):
     """One grader's verdict on one step: what was expected, what was seen, and why."""
 
     __slots__ = ("grader", "field", "passed", "expected", "actual", "reason", "error", "score", "name")
-    DEFAULTS = {"error": constant(False), "score": constant(None), "name": constant(None)}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "error": constant(False),
+        "score": constant(None),
+        "name": constant(None),
+    }
     grader: str
     field: str
     passed: bool
@@ -56,7 +60,13 @@ class GradeContext(Record):
     """What graders may use besides the step result: the step input and shared, thread-safe services."""
 
     __slots__ = ("judge", "env", "clients", "lock", "input")
-    DEFAULTS = {"judge": dict, "env": dict, "clients": dict, "lock": threading.Lock, "input": constant("")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "judge": dict,
+        "env": dict,
+        "clients": dict,
+        "lock": threading.Lock,
+        "input": constant(""),
+    }
     judge: dict[str, Any]
     env: dict[str, str]
     clients: dict[tuple, Any]
