@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
 
+from .api import open_manifest, running
+from .outputs import html, write_text
+from .report import dumps, to_eval_report
+
 if TYPE_CHECKING:
     from agentpack.models import EvalOptions, EvalReport, Pack
     from agentpack.plugins import Host
-
-    from .runner import RunOptions
 
 OPTIONS = {
     "timeout": "per-call timeout in seconds (rpc run --timeout)",
@@ -32,15 +34,13 @@ OPTIONS = {
 
 
 def evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport:
-    """Run the manifest ``agentpack_load`` read and parsed; its agent starts before validation."""
-    from .api import open_manifest, running
-    from .outputs import html, write_text
-    from .report import dumps, to_eval_report
-
-    settings, files = run_options(options)
+    """Run the manifest ``agentpack_load`` read and parsed; its agent starts before validation and the runner load."""
+    settings, files = run_settings(options)  # a bad option is an error before the agent starts
     manifest, transport = open_manifest(pack.path, document=pack.data, host=host)
+    from .runner import RunOptions  # loads while the agent starts
+
     with running(
-        pack.path, settings, suite=options.suite, manifest=manifest, transport=transport, host=host
+        pack.path, RunOptions(**settings), suite=options.suite, manifest=manifest, transport=transport, host=host
     ) as report:  # report files and the evaluation report are made while the agent exits (decision 27)
         if "html" in files:
             write_text(files["html"], html(report))
@@ -49,10 +49,8 @@ def evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport:
         return to_eval_report(report)
 
 
-def run_options(options: EvalOptions) -> tuple[RunOptions, dict[str, Path]]:
-    """``RunOptions`` from ``--filter``, ``--jobs`` and ``--option``, and the report files asked for, by key."""
-    from .runner import RunOptions
-
+def run_settings(options: EvalOptions) -> tuple[dict[str, Any], dict[str, Path]]:
+    """``RunOptions`` arguments from ``--filter``, ``--jobs`` and ``--option``, and the report files asked for."""
     extra = {key.replace("-", "_"): value for key, value in (options.options or {}).items()}
     unknown = sorted(set(extra) - set(OPTIONS))
     if unknown:
@@ -66,15 +64,15 @@ def run_options(options: EvalOptions) -> tuple[RunOptions, dict[str, Path]]:
     isolation = extra.get("isolation")
     if isolation not in (None, "reset", "process"):
         raise AgentpackError(f"option isolation must be 'reset' or 'process', got {isolation!r}")
-    run = RunOptions(
-        jobs=options.jobs,
-        filters=filters,
-        executor=str(extra.get("executor", "local")),
-        step_timeout=_seconds(extra, "timeout"),
-        max_duration=_seconds(extra, "max_duration"),
-        isolation=isolation,
-    )
-    return run, {key: Path(str(extra[key])) for key in ("html", "json_out") if extra.get(key)}
+    settings = {
+        "jobs": options.jobs,
+        "filters": filters,
+        "executor": str(extra.get("executor", "local")),
+        "step_timeout": _seconds(extra, "timeout"),
+        "max_duration": _seconds(extra, "max_duration"),
+        "isolation": isolation,
+    }
+    return settings, {key: Path(str(extra[key])) for key in ("html", "json_out") if extra.get(key)}
 
 
 def _seconds(extra: dict[str, Any], key: str) -> float | None:

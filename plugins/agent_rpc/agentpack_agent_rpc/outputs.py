@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .report import dumps, junit_xml, to_eval_report
+
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see the module docstring)."""
@@ -29,15 +31,13 @@ def write_text(path: Path, text: str) -> None:
 
 def html(report: dict[str, Any]) -> str:
     """This plugin's self-contained HTML page of the run."""
-    from . import html_report
+    from . import html_report  # loads only when a page is asked for
 
     return html_report.render(report)
 
 
 def junit(report: dict[str, Any]) -> str:
     """JUnit XML through the core's reporter."""
-    from .report import junit_xml
-
     return junit_xml(report)
 
 
@@ -53,15 +53,11 @@ def write_report(report: dict[str, Any], path: Path, *, text: str | None = None)
     if suffix in (".html", ".htm"):
         write_text(path, html(report))
     elif suffix == ".json":
-        from .report import dumps
-
         write_text(path, text if text is not None else dumps(report))
     elif suffix == ".xml":
         write_text(path, junit(report))
     else:
         from agentpack import clikit
         from agentpack.models import Report
-
-        from .report import to_eval_report
 
         clikit.write_report(Report(command="rpc run", evaluations=[to_eval_report(report)]), path)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
 
+from .executors import LocalExecutor
 from .graders.base import Check, GradeContext
 from .manifest import Manifest, Scenario
 from .protocol import AgentTimeout, AgentUnreachable, CallError, ProtocolError
@@ -126,8 +127,6 @@ class Runner:
 
     # -- the run --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from .executors import LocalExecutor
-
         clock = self.options.clock
         started_at = clock.iso()
         start = clock.monotonic()
