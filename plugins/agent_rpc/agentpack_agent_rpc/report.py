@@ -6,12 +6,15 @@ import json
 import platform
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.clikit import envelope
 
 from . import __version__
 from .manifest import Manifest
+
+if TYPE_CHECKING:  # pydantic loads only when an evaluation report is made
+    from agentpack.models import EvalReport
 
 
 def latency_summary(durations: list[float]) -> dict[str, Any]:
@@ -129,7 +132,7 @@ def _assertion_name(step: dict[str, Any], check: dict[str, Any], prefix: str) ->
     return f"{prefix}step {step['index']}: {check['type']}{label} on {check['field']}"
 
 
-def to_eval_report(report: dict[str, Any]):
+def to_eval_report(report: dict[str, Any]) -> EvalReport:
     """The core's ``EvalReport``: one suite (the manifest), one case per scenario, one assertion per check."""
     from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
+
+if TYPE_CHECKING:
+    import pluggy
 
 
 class GraderConfigError(AgentpackError):
@@ -105,7 +108,7 @@ class GraderType(NamedTuple):
     plugin: str | None = None
 
 
-def collect_graders(pm) -> dict[str, GraderType]:
+def collect_graders(pm: pluggy.PluginManager) -> dict[str, GraderType]:
     """Every registered grader type, by name; two plugins registering one name is an error naming both."""
     from agentpack.plugins import collect_registrations
 
