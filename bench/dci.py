@@ -110,6 +110,7 @@ def generate(root: Path, count: int, seed: int = 7) -> None:
 
 def run(size: int, repeat: int) -> dict:
     from agentpack.plugins import get_host
+    from agentpack_dci.report import build_report
     from agentpack_dci.resolve import Resolver, ResolveRequest, clear_memos
 
     host = get_host()
@@ -135,7 +136,7 @@ def run(size: int, repeat: int) -> dict:
             resolution = resolver.resolve(request)
             warm.append(time.perf_counter() - start)
             start = time.perf_counter()
-            resolution.report()
+            build_report(resolution)
             report.append(time.perf_counter() - start)
         for _ in range(max(1, repeat // 2)):
             start = time.perf_counter()
@@ -143,7 +144,7 @@ def run(size: int, repeat: int) -> dict:
             resolver.resolve(request)
             rescan.append(time.perf_counter() - start)
         tracemalloc.start()
-        Resolver(root, host=host, ephemeral_history=True).resolve(request).report()
+        build_report(Resolver(root, host=host, ephemeral_history=True).resolve(request))
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     return {
@@ -154,7 +155,7 @@ def run(size: int, repeat: int) -> dict:
         "report": statistics.median(report),
         "rescan": statistics.median(rescan),
         "peak_mb": peak / 2**20,
-        "selected": resolution.report()["selected_candidates"],
+        "selected": build_report(resolution)["selected_candidates"],
     }
 
 

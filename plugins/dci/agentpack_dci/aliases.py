@@ -120,8 +120,9 @@ class AliasResolver:
         return next((t.source for t in self.tables if token in t.canonical_of), None)
 
     @property
-    def primary(self) -> AliasTable | None:
-        return self.tables[0] if self.tables else None
+    def primary(self) -> AliasTable:
+        """The table of highest precedence (a resolver always holds the built-in one)."""
+        return self.tables[0]
 
     def describe(self) -> list[dict[str, Any]]:
         return [

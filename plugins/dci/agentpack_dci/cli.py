@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from agentpack.cli import EXIT_PROBLEMS, emit_report, output_option, print_json
+from agentpack.clikit import host
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -226,6 +227,7 @@ def _resolve(ctx_args: dict, as_json: bool):
     run_ids = (lambda: a["run_id"]) if a["run_id"] else None
     resolver = Resolver(
         a["workspace"],
+        host=host(),
         skills_roots=a["skills_roots"],
         aliases_file=a["aliases_file"],
         clock=clock,
@@ -280,11 +282,11 @@ def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> 
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
-    from .report import render_text
+    from .report import build_report, render_text
 
     as_json = as_json or output == "json"
     resolution = _resolve(options, as_json)
-    report = resolution.report()
+    report = build_report(resolution)
     _write_report(report_file, report)
     if as_json:
         print_json({"schema_version": 1, "command": "dci resolve", "ok": resolution.ok, "report": report})
@@ -314,7 +316,7 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, **optio
     """
     from agentpack.errors import AgentpackError
 
-    from .report import render_explain
+    from .report import build_report, render_explain
 
     if from_report is not None:
         try:
@@ -328,7 +330,7 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, **optio
         if problems:
             raise AgentpackError(f"not a capability_resolution_report: {problems[0].message}", file=str(from_report))
     else:
-        report = _resolve(options, False).report()
+        report = build_report(_resolve(options, False))
     click.echo(render_explain(report, candidate, limit), nl=False)
 
 
@@ -360,7 +362,7 @@ def record(
         clock = FixedClock(at) if at else SYSTEM_CLOCK
     except ValueError:
         raise click.BadParameter(f"'{at}' is not an RFC 3339 time", param_hint="--at") from None
-    resolver = Resolver(workspace, skills_roots=skills_roots, clock=clock)
+    resolver = Resolver(workspace, host=host(), skills_roots=skills_roots, clock=clock)
     candidate = resolver.find(skill)
     entry = resolver.history.record(candidate, success)
     path = resolver.history.path

@@ -18,6 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from agentpack.hashing import sha256_json, sha256_text
+from agentpack.skillmd import validate_skill_dir
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -183,8 +184,6 @@ def _read(skill_md: str) -> str | None:
 
 def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) -> _Parsed:
     """Validate one skill with the core and compute the token statistics every query reuses."""
-    from agentpack.skillmd import validate_skill_dir
-
     skill, findings = validate_skill_dir(directory, display=f"{path}/SKILL.md", text=text)
     errors = [f for f in findings if f.severity == "error"]
     if skill is None or errors:

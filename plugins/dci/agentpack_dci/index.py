@@ -59,6 +59,11 @@ def similarity(a: str, b: str) -> float:
     return found
 
 
+def forget_similarities() -> None:
+    """Empty the Jaro-Winkler memo (a cold start, for benchmarks)."""
+    _JW.clear()
+
+
 def may_reach_threshold(a: str, b: str) -> bool:
     """A cheap necessary condition for Jaro-Winkler >= 0.90 (see docs/dci.md): the length ratio, then the
     Jaro-Winkler the pair would have if every common character matched without transpositions."""

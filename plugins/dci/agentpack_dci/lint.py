@@ -14,8 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentpack.errors import PackError, YamlError
 from agentpack.models import Finding
+from agentpack.skillmd import find_skill_md, read_skill, validate_skill_dir
 
+from . import schemas_store
+from .discovery import skill_files
 from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
 from .policy import PolicyError, parse_value
 
@@ -86,9 +90,6 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
 
 def lint_skill(directory: Path, *, display: str | None = None, report_unreadable: bool = True) -> list[Finding]:
     """Findings for the ``metadata.contract`` of one skill directory (none when it has no contract)."""
-    from agentpack.errors import PackError
-    from agentpack.skillmd import find_skill_md, read_skill
-
     md = find_skill_md(directory)
     shown = display or (str(md) if md else str(directory))
     try:
@@ -114,12 +115,6 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
 
 def lint_workspace(root: Path) -> list[Finding]:
     """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace."""
-    from agentpack.errors import YamlError
-    from agentpack.skillmd import find_skill_md, validate_skill_dir
-
-    from . import schemas_store
-    from .discovery import skill_files
-
     findings: list[Finding] = []
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)

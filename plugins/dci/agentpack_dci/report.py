@@ -7,18 +7,16 @@ that compares shapes with the origin strips exactly these).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .grammar import PARSER_VERSION
 from .index import Match
+from .model import Resolution
 from .reliability import STATE_FILE
 from .scoring import DIGITS, r6
 from .selection import TIE_BREAKERS, id_hash
-
-if TYPE_CHECKING:
-    from .resolve import Resolution
 
 EXTENSION_KEYS = (
     "status",
@@ -77,7 +75,7 @@ def _relevant(res: Resolution) -> list[int]:
 def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     t, sel, q = res.table, res.selection, res.query
     record = res.corpus.records[i]
-    history = res.resolver.history.history(record.id)
+    history = res.history.history(record.id)
     final = sel.final
     reasons = res.selector.reasons(i, final)
     if i in sel.probe_rejected:
@@ -178,8 +176,8 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
 def build_report(res: Resolution) -> dict[str, Any]:
     """The run artifact; valid against ``capability-resolution-report.v1.schema.json``."""
     q, sel, out, d = res.query, res.selection, res.outcome, res.discovery
-    store = res.resolver.history
-    aliases = res.resolver.aliases
+    store = res.history
+    aliases = res.aliases
     primary = aliases.primary
     listed = _relevant(res)
     reliability: dict[str, Any] = {"mode": store.mode, "schema_version": "1", "updated_at": store.updated_at}
