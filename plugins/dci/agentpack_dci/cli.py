@@ -88,15 +88,13 @@ def lint(paths: tuple[Path, ...], strict: bool, output: str) -> None:
     from agentpack.models import Finding, Report, ValidationItem
     from agentpack.skillmd import find_skill_md
 
-    from .lint import lint_skill, lint_workspace
+    from .lint import lint_skill, lint_workspace, strictly
 
     items = []
     for path in paths:
         findings = lint_skill(path) if find_skill_md(path) else lint_workspace(path)
         if strict:
-            findings = [
-                Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f for f in findings
-            ]
+            findings = strictly(findings)
         items.append(ValidationItem(path=str(path), format="dci", findings=sorted(findings, key=Finding.sort_key)))
     report = Report(command="dci lint", generated_at=SYSTEM_CLOCK.now(), items=items)
     emit_report(report, output)

@@ -32,6 +32,11 @@ _NOTE_CODES = {
 }
 
 
+def strictly(findings: list[Finding]) -> list[Finding]:
+    """``--strict``: warnings become errors."""
+    return [f.model_copy(update={"severity": "error"}) if f.severity == "warning" else f for f in findings]
+
+
 def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     """Findings for one contract value; ``where`` gives file/line/pointer of ``metadata.contract``."""
     if not isinstance(text, str):
