@@ -151,6 +151,19 @@ def test_record_then_explain_shows_history(agentpack_cli, ws):
     assert "success 0.0 over 1 runs" in explained.stdout and "* 0.7" in explained.stdout
 
 
+def test_explain_json_and_lint_report_file(agentpack_cli, ws, tmp_path):
+    result = agentpack_cli(
+        "dci", "explain", "-w", str(ws), "-r", "web-search", "--no-history", "--json", "--limit", "1"
+    )
+    data = result.json()
+    assert result.exit_code == 0 and data["command"] == "dci explain" and data["ok"]
+    assert [c["id"] for c in data["candidates"]] == ["web-search::skills/web-search"]
+    assert "inflation" in data["statistics"]
+    sarif = tmp_path / "dci.sarif"
+    lint = agentpack_cli("dci", "lint", str(ws), "--report", str(sarif))
+    assert lint.exit_code == 0 and json.loads(sarif.read_text())["runs"]
+
+
 def test_real_subprocesses(ws):
     help_text = subprocess.run([str(AGENTPACK), "dci", "resolve", "-h"], capture_output=True, text=True, check=True)
     assert "--require" in help_text.stdout and "Examples:" in help_text.stdout

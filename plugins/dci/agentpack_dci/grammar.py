@@ -32,6 +32,8 @@ ESCAPABLE = frozenset(",()=\\ ")
 class ContractParseError(AgentpackError):
     """A contract that breaks the grammar; ``column`` is 1-based in the contract text."""
 
+    column: int
+
     def __init__(self, message: str, column: int, *, hint: str | None = None) -> None:
         super().__init__(message, column=column, hint=hint)
 

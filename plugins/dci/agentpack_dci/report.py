@@ -293,6 +293,12 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def explained(report: dict[str, Any], candidate: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+    """The report's entries ``explain`` shows: the one ``candidate`` (id or name), else the first ``limit``."""
+    chosen = [c for c in report["candidates"] if candidate in (None, c["id"], c["name"])]
+    return chosen[: None if candidate else limit]
+
+
 def render_explain(report: dict[str, Any], candidate: str | None = None, limit: int = 5) -> str:
     """Every score of the chosen candidates, the gates they failed, and which tie-break decided."""
     lines = [render_text(report).split("\n\n")[0], ""]
@@ -302,10 +308,10 @@ def render_explain(report: dict[str, Any], candidate: str | None = None, limit: 
         f"over-claim limit: P count > {stats['overclaim_limit']} (median {stats['p_median']}); "
         f"inflation rule: {inflation['rule']}"
     )
-    chosen = [c for c in report["candidates"] if candidate in (None, c["id"], c["name"])]
+    chosen = explained(report, candidate, limit)
     if candidate is not None and not chosen:
         return "\n".join(lines) + f"\nno listed candidate matches '{candidate}'\n"
-    for c in chosen[: None if candidate else limit]:
+    for c in chosen:
         s, p = c["scores"], c["penalties"]
         lines.append("")
         lines.append(
