@@ -11,6 +11,7 @@ from agentpack import hookimpl
 from agentpack.clock import FixedClock, sequential_ids
 from agentpack.errors import AgentpackError
 from agentpack_dci import schemas_store
+from agentpack_dci.artifacts import require_valid
 from agentpack_dci.grammar import parse_contract
 from agentpack_dci.probes import Probe
 from agentpack_dci.report import build_report
@@ -315,7 +316,7 @@ def test_record_keeps_the_last_twenty(ws):
     for n in range(25):
         entry = r.history.record("web-search::skills/web-search", n % 5 != 0)
     assert entry["sample_size"] == 20 and entry["success_rate_last_20"] == 0.8
-    schemas_store.require_valid(r.history.path, schemas_store.RELIABILITY, code="X", what="state")
+    require_valid(r.history.path, schemas_store.RELIABILITY, code="X", what="state")
 
 
 def test_cache_never_changes_a_result_and_is_invalidated(ws):

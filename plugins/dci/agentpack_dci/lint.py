@@ -19,6 +19,7 @@ from agentpack.models import Finding
 from agentpack.skillmd import find_skill_md, read_skill, validate_skill_dir
 
 from . import schemas_store
+from .artifacts import load_json_artifact
 from .discovery import skill_files
 from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
 from .policy import PolicyError, parse_value
@@ -151,7 +152,7 @@ def lint_workspace(root: Path) -> list[Finding]:
         if not path.is_file():
             continue
         try:
-            _, found = schemas_store.load_json_artifact(path, schema_id, code=code, display=rel)
+            _, found = load_json_artifact(path, schema_id, code=code, display=rel)
         except YamlError as exc:
             found = [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column)]
         findings += found
