@@ -165,8 +165,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(
-        f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}  {'peak MB':>8}"
-        f"  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"
+        f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}"
+        f"  {'peak MB':>8}  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         r = run(size, args.repeat)
@@ -175,8 +175,8 @@ def main() -> None:
         t = f"{target[0]:.1f} s / {target[1] * 1000:.0f} ms" if target else "-"
         o = f"{other[0]:.1f} s / {other[1] * 1000:.1f} ms" if other else "-"
         print(
-            f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}  {r['report'] * 1000:>9.2f}  "
-            f"{r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}"
+            f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}"
+            f"  {r['report'] * 1000:>9.2f}  {r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}"
         )
 
 

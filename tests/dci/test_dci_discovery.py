@@ -234,7 +234,7 @@ def test_one_read_decodes_as_the_core_reads(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("read") / "SKILL.md"
     path.write_bytes(data)
     try:
-        expected = open(path, encoding="utf-8").read()
+        expected = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         expected = None
     from agentpack_dci.discovery import _read

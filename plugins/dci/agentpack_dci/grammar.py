@@ -139,7 +139,9 @@ class _Scanner:
         return len(self.word(_SPACE))
 
     def word(self, pattern: re.Pattern) -> str:
-        found = pattern.match(self.text, self.i).group()
+        """The run of ``pattern`` at the cursor (the patterns match the empty string too), consumed."""
+        match = pattern.match(self.text, self.i)
+        found = match.group() if match else ""
         self.i += len(found)
         return found
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import PackError, YamlError
-from agentpack.models import Finding
+from agentpack.models import Finding, Severity
 from agentpack.skillmd import find_skill_md, read_skill, validate_skill_dir
 
 from . import schemas_store
@@ -25,7 +25,7 @@ from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contrac
 from .policy import PolicyError, parse_value
 
 OVERCLAIM_FLOOR = 20
-_NOTE_CODES = {
+_NOTE_CODES: dict[str, tuple[str, Severity]] = {
     "long-form": ("DCI021", "info"),
     "unknown-clause": ("DCI020", "warning"),
     "merged-clause": ("DCI022", "warning"),
@@ -50,16 +50,16 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     strict = contract.mode == "strict"
     for clause, cap in contract.invalid_tokens():
         message = f"{clause}({cap.value!r}) is not a valid capability token: it {cap.problem} (column {cap.column})"
-        hint = (
+        effect = (
             "a strict contract treats it as unresolved"
             if strict
             else "best-effort keeps it, with an invalid_token_penalty of 0.02 each"
         )
         make = Finding.error if strict else Finding.warning
-        findings.append(make("DCI010", message, hint=hint, **where))
+        findings.append(make("DCI010", message, hint=effect, **where))
     for code_name, message, column in contract.notes:
         code, severity = _NOTE_CODES[code_name]
-        hint = None
+        hint: str | None = None
         if code_name == "unknown-clause":
             written = message.split("'")[1]
             known = {c.lower(): c for c in (*CLAUSE_ORDER, *LONG_FORMS)}

@@ -26,7 +26,7 @@ def stopwords() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _stemmer():
     # the module directly: ``snowballstemmer.stemmer("porter")`` imports every language first
-    from snowballstemmer.porter_stemmer import PorterStemmer
+    from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]  # ships no types
 
     return PorterStemmer()
 
