@@ -16,7 +16,7 @@ from typing import Any
 
 from agentpack.errors import PackError, YamlError
 from agentpack.models import Finding, Severity
-from agentpack.skillmd import find_skill_md, read_skill, validate_skill_dir
+from agentpack.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
 from . import schemas_store
 from .artifacts import load_json_artifact
@@ -113,6 +113,10 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
                 hint=exc.hint,
             )
         ]
+    return _contract_findings(skill)
+
+
+def _contract_findings(skill: Skill) -> list[Finding]:
     metadata = skill.meta.get("metadata")
     if not isinstance(metadata, dict) or "contract" not in metadata:
         return []
@@ -120,14 +124,17 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
 
 
 def lint_workspace(root: Path) -> list[Finding]:
-    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace."""
+    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace.
+
+    Each SKILL.md is read once: the core's validation and the contract lint share the parsed skill.
+    """
     findings: list[Finding] = []
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)
     skills = root / "skills"
     for skill_md in skill_files(skills) if skills.is_dir() else []:
         rel = skill_md.relative_to(root).as_posix()
-        _, core = validate_skill_dir(skill_md.parent, display=rel)
+        skill, core = validate_skill_dir(skill_md.parent, display=rel)
         findings += [
             Finding.error(
                 "DCI100",
@@ -141,7 +148,8 @@ def lint_workspace(root: Path) -> list[Finding]:
             for f in core
             if f.severity == "error"
         ]
-        findings += lint_skill(skill_md.parent, display=rel, report_unreadable=False)
+        if skill is not None:
+            findings += _contract_findings(skill)
     artifacts = (
         (".dci/aliases.v1.json", schemas_store.ALIASES, "DCI101"),
         (".dci/config.v1.json", schemas_store.CONFIG, "DCI102"),
