@@ -117,9 +117,6 @@ class AliasResolver:
             self._memo[token] = found
         return found
 
-    def source_of(self, token: str) -> str | None:
-        return next((t.source for t in self.tables if token in t.canonical_of), None)
-
     @property
     def primary(self) -> AliasTable:
         """The table of highest precedence (a resolver always holds the built-in one)."""

@@ -59,10 +59,6 @@ class SkillRecord:
     _metadata_hash: str | None = field(default=None, repr=False, compare=False)
 
     @property
-    def has_contract(self) -> bool:
-        return self.contract is not None
-
-    @property
     def metadata_hash(self) -> str:
         """SHA-256 of the canonical JSON of the frontmatter (a match-cache key), computed when first needed."""
         if self._metadata_hash is None:
@@ -150,12 +146,8 @@ def _skill_dirs(root: Path) -> list[tuple[str, str, bool]]:
     return found
 
 
-def candidate_path(directory: Path, workspace: Path) -> str:
-    """The ``skill-path`` of a candidate id: workspace-relative when inside it, else absolute (POSIX)."""
-    return _id_path(os.path.realpath(directory), os.path.realpath(workspace))
-
-
 def _id_path(real: str, ws_real: str) -> str:
+    """The ``skill-path`` of a candidate id (both real paths): workspace-relative when inside it, else absolute."""
     if real == ws_real:
         return "."
     prefix = ws_real.rstrip(os.sep) + os.sep
