@@ -39,6 +39,6 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def report_validator():
-    from agentpack_skillctl.store import REPORT_SCHEMA, schemas
+    from agentpack_skillctl.schemas_store import REPORT_SCHEMA, store
 
-    return schemas().validator(REPORT_SCHEMA)
+    return store().validator(REPORT_SCHEMA)

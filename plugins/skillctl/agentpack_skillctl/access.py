@@ -70,7 +70,7 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
     from agentpack.errors import YamlError
     from agentpack.yamlio import load_yaml
 
-    from .store import ACCESS_SCHEMA, bundled, bundled_validator, schemas
+    from .schemas_store import ACCESS_SCHEMA, bundled, store
 
     try:
         doc = load_yaml(path, display=display or str(path))
@@ -80,9 +80,10 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
         return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
     from agentpack.quickschema import is_valid
 
-    if is_valid(bundled(ACCESS_SCHEMA), doc.data) or bundled_validator(ACCESS_SCHEMA).is_valid(doc.data):
+    if is_valid(bundled(ACCESS_SCHEMA), doc.data):  # the common case, without the schema machinery
         return AccessManifest(doc), []
-    return None, schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
+    findings = store().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
+    return (None, findings) if findings else (AccessManifest(doc), [])
 
 
 class Grants(Record):

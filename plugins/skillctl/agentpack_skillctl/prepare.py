@@ -92,11 +92,11 @@ def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool
     from agentpack.paths import resolve_under
     from agentpack.quickschema import is_valid
 
-    from .store import SKILL_SCHEMA, bundled, bundled_validator
+    from .schemas_store import SKILL_SCHEMA, bundled, store
 
     verdict = is_valid(bundled(SKILL_SCHEMA), skill.data)
     if verdict is None:
-        verdict = bundled_validator(SKILL_SCHEMA).is_valid(skill.data)
+        verdict = store().is_valid(SKILL_SCHEMA, skill.data)
     if not verdict:
         return False
     relative = [a for a in skill.command if "/" in a and not a.startswith("-")]

@@ -99,7 +99,7 @@ class RunOptions(Record):
 def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
     if is_valid(schema, value):
         return []
-    from .store import user_validator
+    from .io_schemas import user_validator
 
     try:
         errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])

@@ -11,7 +11,7 @@ from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs, tree_skill_dirs
-from .store import SKILL_SCHEMA, schemas
+from .schemas_store import SKILL_SCHEMA, store
 
 SPEC_ID_RE = re.compile(
     r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -64,7 +64,7 @@ EXPECTED = [
 
 def schema_findings(skill: SkillManifest) -> list[Finding]:
     """Schema findings for ``skill.yaml``, with plain-words messages instead of raw regular expressions."""
-    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    findings = store().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
     network_allowed = skill.get("determinism", "network") == "allowed"
     out = []
     for f in findings:
@@ -291,7 +291,7 @@ def fixture_status(folder: Path, case: str) -> str:
 
 
 def _fixtures(skill: SkillManifest) -> list[Finding]:
-    from .store import user_validator
+    from .io_schemas import user_validator
 
     out: list[Finding] = []
     folder = skill.directory / "fixtures"
