@@ -138,6 +138,19 @@ def test_the_cache_can_be_switched_off(settled_skill, private_cache_dir, monkeyp
     assert entries(private_cache_dir, "prepared") == []
 
 
+def test_the_reference_runner_names_are_aliases(settled_skill, private_cache_dir, tmp_path, monkeypatch):
+    other = tmp_path / "other-cache"
+    monkeypatch.delenv("AGENTPACK_SKILLCTL_CACHE_DIR")
+    monkeypatch.setenv("SKILLCTL_CACHE_DIR", str(other))
+    assert diskcache.default_dir() == other
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_CACHE_DIR", str(private_cache_dir))
+    assert diskcache.default_dir() == private_cache_dir  # the AGENTPACK_ name wins
+    monkeypatch.setenv("SKILLCTL_PREPARED_CACHE", "off")
+    assert not diskcache.enabled()
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_PREPARED_CACHE", "on")
+    assert diskcache.enabled()
+
+
 def test_content_hash_is_kept_on_disk_and_follows_changes(settled_skill, private_cache_dir):
     digest = cache.content_hash_cached(settled_skill)
     assert digest == cache.content_hash(settled_skill) and len(entries(private_cache_dir, "content")) == 1

@@ -31,7 +31,7 @@ def run_skill(
     """Run one skill on ``input_obj`` (a JSON value) and return ``RunResult(status, output, report)``.
 
     ``path_or_id`` is a skill folder or a ``skill.id`` looked up in ``root`` (a
-    ``skills/`` tree; default $SKILLCTL_ROOT or ./skills). ``workspace`` is the
+    ``skills/`` tree; default $AGENTPACK_SKILLCTL_ROOT or ./skills). ``workspace`` is the
     folder the skill's filesystem globs are relative to (default: the current
     directory). Failures of the skill are statuses, not exceptions; an unknown
     skill or an invalid contract raises ``agentpack.errors.AgentpackError``.

@@ -19,15 +19,18 @@ from agentpack.clikit import (
     report_option,
 )
 
+from . import env
+
 TEXT_OR_JSON = ("text", "json")
 
 
 @clikit.group()
 @click.option(
     "--root",
-    envvar="SKILLCTL_ROOT",
+    envvar=list(env.ROOT),
     type=click.Path(file_okay=False, path_type=Path),
-    help="The skills/ tree (or a folder holding one). Default: $SKILLCTL_ROOT, else ./skills.",
+    help="The skills/ tree (or a folder holding one). Default: $AGENTPACK_SKILLCTL_ROOT (alias $SKILLCTL_ROOT), "
+    "else ./skills.",
 )
 @click.pass_context
 def skill(ctx: click.Context, root: Path | None) -> None:
@@ -174,7 +177,8 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Cache folder. Default: $SKILLCTL_CACHE_DIR or ~/.cache/agentpack/skillctl.",
+    help="Cache folder. Default: $AGENTPACK_SKILLCTL_CACHE_DIR (alias $SKILLCTL_CACHE_DIR) "
+    "or ~/.cache/agentpack/skillctl.",
 )
 @click.option("--check-determinism", is_flag=True, help="Run twice and fail unless the output bytes are equal.")
 @click.option("--quiet-logs", is_flag=True, help="Do not pass the skill's stderr logs through.")

@@ -29,11 +29,10 @@ PATHS = ("output_file", "workspace", "report_file", "cache_dir")
 
 def parse_fast_run(argv: list[str]) -> dict[str, Any] | None:
     """Keyword arguments for ``run_command``, or None when click should handle ``argv``."""
-    args = list(argv)
-    kwargs: dict[str, Any] = {"root": None}
-    import os
+    from .env import ROOT, lookup
 
-    kwargs["root"] = os.environ.get("SKILLCTL_ROOT") or None
+    args = list(argv)
+    kwargs: dict[str, Any] = {"root": lookup(ROOT)}
     if len(args) >= 2 and args[0] == "--root":
         kwargs["root"] = args[1]
         args = args[2:]
