@@ -291,7 +291,7 @@ json_values = st.recursive(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.sampled_from(list(manifest()) + ["x-a", "zz"]), json_values, max_size=6))
+@given(st.dictionaries(st.sampled_from([*manifest(), "x-a", "zz"]), json_values, max_size=6))
 def test_property_any_mapping_gives_findings_not_crashes(tmp_path, overrides):
     data = {**manifest(), **overrides}
     skill = write_skill(tmp_path / "fuzz", "fuzz-skill", data=data)

@@ -21,7 +21,7 @@ from .access import (
     load_access,
 )
 from .diskcache import stamp
-from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
+from .manifest import MANIFEST, JsonSchema, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
@@ -51,7 +51,8 @@ class Prepared(Record):
     grants: Grants
     access: AccessManifest | None
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    """An object schema: a skill whose input schema is not one does not run (SKC132)."""
+    output_schema: JsonSchema
     argv: list[str]
     cwd: Path
     signature: tuple

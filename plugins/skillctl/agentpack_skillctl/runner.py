@@ -23,6 +23,7 @@ from agentpack.records import Record, constant
 
 from . import cache as cache_mod
 from .iopump import pump
+from .manifest import JsonSchema
 from .prepare import Prepared
 from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
 
@@ -96,7 +97,7 @@ class RunOptions(Record):
     watch_filesystem: bool
 
 
-def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
+def _schema_errors(schema: JsonSchema, value: Any, side: str) -> list[dict[str, Any]]:
     if is_valid(schema, value):
         return []
     from .io_schemas import user_validator

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FLAGS = {
+FLAGS: dict[str, str | None] = {
     "--quiet-logs": "quiet_logs",
     "--json": "as_json",
     "--check-determinism": "check_determinism",
@@ -42,8 +42,9 @@ def parse_fast_run(argv: list[str]) -> dict[str, Any] | None:
     rest = iter(args[1:])
     for arg in rest:
         if arg in FLAGS:
-            if FLAGS[arg]:
-                kwargs[FLAGS[arg]] = True
+            flag = FLAGS[arg]
+            if flag:
+                kwargs[flag] = True
         elif arg in VALUES:
             value = next(rest, None)
             if value is None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack.clock import SYSTEM_CLOCK
-from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
+from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
 from .access import ACCESS_FILE, load_access
 from .manifest import SkillManifest, is_skill_dir, load_skill, tree_skill_dirs
@@ -230,6 +230,7 @@ def _script(directory: Path, script: Path) -> CaseResult:
             return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))
         out = pump(proc, b"", timeout_s=TEST_TIMEOUT_S, max_stdout=1 << 20, keep_stderr=1 << 16)
     text = (out.stdout.decode("utf-8", "replace") + out.stderr_kept.decode("utf-8", "replace")).strip()
+    status: CaseStatus
     if out.timed_out:
         status, message = "failed", f"timed out after {TEST_TIMEOUT_S:.0f} s"
     elif out.returncode == 0:

@@ -164,8 +164,7 @@ def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> l
 
 
 def _io_schemas(skill: SkillManifest) -> list[Finding]:
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
+    from .io_schemas import schema_problem
 
     out: list[Finding] = []
     for which in ("input", "output"):
@@ -185,15 +184,13 @@ def _io_schemas(skill: SkillManifest) -> list[Finding]:
             out.append(Finding.error("SKC130", exc.message, file=exc.file, line=exc.line, column=exc.column))
             continue
         display = str(Path(skill.file).parent / relative)
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-        except SchemaError as exc:
-            where = "/" + "/".join(str(p) for p in exc.absolute_path)
+        problem = schema_problem(schema)
+        if problem is not None:
+            where, message = problem
             out.append(
                 Finding.error(
                     "SKC131",
-                    f"{which} schema is not a valid JSON Schema at {where}: {exc.message}",
+                    f"{which} schema is not a valid JSON Schema at {where}: {message}",
                     file=display,
                     pointer=where,
                 )
@@ -301,9 +298,9 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
     if not cases:
         out.append(Finding.warning("SKC142", "fixtures/ holds no '<case>.input.json' file", file=str(folder)))
     inputs = {c for c, _, _ in cases}
-    for path in sorted(folder.glob("*.expected.json")):
-        if path.name[: -len(".expected.json")] not in inputs:
-            out.append(Finding.warning("SKC141", f"{path.name} has no matching .input.json", file=str(path)))
+    for orphan in sorted(folder.glob("*.expected.json")):
+        if orphan.name[: -len(".expected.json")] not in inputs:
+            out.append(Finding.warning("SKC141", f"{orphan.name} has no matching .input.json", file=str(orphan)))
     for case, input_path, expected in cases:
         status = fixture_status(input_path.parent, case)
         if status not in STATUSES:
