@@ -7,8 +7,9 @@ manifest, the skill's own declaration is the only limit (an info finding says so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.records import Record
 
@@ -90,7 +91,7 @@ class Grants(Record):
     """What a run grants: the intersection of the skill's declaration and the manifest."""
 
     __slots__ = ("env", "withheld_env", "read_globs", "write_globs", "network", "subprocess", "notes")
-    DEFAULTS = {"notes": list}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"notes": list}
     env: list[str]
     withheld_env: list[str]
     read_globs: list[str]
