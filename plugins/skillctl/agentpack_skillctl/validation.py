@@ -10,7 +10,7 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
-from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs, tree_skill_dirs
+from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
 from .schemas_store import SKILL_SCHEMA, store
 
 SPEC_ID_RE = re.compile(
@@ -349,10 +349,6 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
 
 
 # -- trees -------------------------------------------------------------------------------------
-def is_tree(path: Path) -> bool:
-    return path.is_dir() and not (path / MANIFEST).is_file() and bool(tree_skill_dirs(path))
-
-
 def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     access: AccessManifest | None = None
