@@ -64,9 +64,10 @@ def run_command(
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        from agentpack.clikit import emit_json  # click: only when an envelope is asked for
+        from agentpack.envelope import dumps, envelope  # clikit's envelope, without importing click
 
-        emit_json("skill run", result.ok, status=result.status, output=result.output, report=result.report)
+        fields = {"status": result.status, "output": result.output, "report": result.report}
+        sys.stdout.write(dumps(envelope("skill run", result.ok, **fields)) + "\n")
     elif result.ok and not output_file:
         sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
