@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentpack.errors import AgentpackError
 
+from .diskcache import read, stamp, write
 from .env import ROOT, lookup
 from .manifest import ID_RE, is_skill_dir, load_skill, tree_skill_dirs
 
@@ -30,8 +31,6 @@ _INDEX: dict[str, tuple[list, dict[str, Path]]] = {}
 
 def skill_index(root: Path) -> dict[str, Path]:
     """``skill.id -> folder`` for the tree, memoised (in-process and on disk) on the ``skill.yaml`` stamps."""
-    from .diskcache import read, stamp, write
-
     dirs = tree_skill_dirs(root)
     key = os.path.realpath(root)
     stamps = [stamp(os.path.join(key, d.name, "skill.yaml")) for d in dirs]

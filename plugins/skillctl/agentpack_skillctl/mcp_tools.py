@@ -15,8 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentpack.errors import AgentpackError
+from agentpack.registry import McpTool
+
+from .manifest import is_skill_dir, tree_skill_dirs
+from .prepare import prepare
+from .runner import RunOptions, run_prepared
+
 if TYPE_CHECKING:
-    from agentpack.registry import McpContext, McpTool
+    from agentpack.registry import McpContext
 
 log = logging.getLogger("agentpack_skillctl")
 
@@ -27,8 +34,6 @@ def mangle(skill_id: str) -> str:
 
 
 def _skill_dirs(context: McpContext) -> list[Path]:
-    from .manifest import is_skill_dir, tree_skill_dirs
-
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
     for pack in packs:
@@ -41,11 +46,6 @@ def _skill_dirs(context: McpContext) -> list[Path]:
 
 
 def register_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
-    from agentpack.errors import AgentpackError
-    from agentpack.registry import McpTool
-
-    from .prepare import prepare
-
     names = str(context.options.get("skillctl.tool_names", "dotted"))
     if names not in ("dotted", "mangled", "both"):
         raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
@@ -86,11 +86,6 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
 
 def _handler(directory: Path, workspace: Path, object_output: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        from agentpack.errors import AgentpackError
-
-        from .prepare import prepare
-        from .runner import RunOptions, run_prepared
-
         result = run_prepared(prepare(directory), RunOptions(workspace=workspace), value=arguments or {})
         if not result.ok:
             first = result.report["errors"][0]["message"] if result.report["errors"] else result.status

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .env import ROOT, lookup
+
 FLAGS: dict[str, str | None] = {
     "--quiet-logs": "quiet_logs",
     "--json": "as_json",
@@ -29,8 +31,6 @@ PATHS = ("output_file", "workspace", "report_file", "cache_dir")
 
 def parse_fast_run(argv: list[str]) -> dict[str, Any] | None:
     """Keyword arguments for ``run_command``, or None when click should handle ``argv``."""
-    from .env import ROOT, lookup
-
     args = list(argv)
     kwargs: dict[str, Any] = {"root": lookup(ROOT)}
     if len(args) >= 2 and args[0] == "--root":

@@ -21,7 +21,11 @@ from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
 from .access import ACCESS_FILE, load_access
+from .iopump import pump
 from .manifest import SkillManifest, is_skill_dir, load_skill, tree_skill_dirs
+from .prepare import prepare
+from .runner import RunOptions, run_prepared
+from .sandbox import build_env, spawn_isolated
 from .validation import fixture_cases, fixture_status
 
 if TYPE_CHECKING:
@@ -122,9 +126,6 @@ def _fixture(
 ) -> CaseResult:
     from agentpack.errors import AgentpackError
 
-    from .prepare import prepare
-    from .runner import RunOptions, run_prepared
-
     t0 = time.monotonic()
     cid = f"fixture:{case}"
     want_status = fixture_status(input_path.parent, case)
@@ -205,9 +206,6 @@ def _interpreter(script: Path) -> list[str]:
 
 
 def _script(directory: Path, script: Path) -> CaseResult:
-    from .iopump import pump
-    from .sandbox import build_env, spawn_isolated
-
     t0 = time.monotonic()
     cid = f"test:{script.name}"
     with fresh_workspace(directory) as workspace:

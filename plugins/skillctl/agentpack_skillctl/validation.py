@@ -10,6 +10,7 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
+from .io_schemas import schema_problem, user_validator
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
 from .schemas_store import SKILL_SCHEMA, store
 
@@ -164,8 +165,6 @@ def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> l
 
 
 def _io_schemas(skill: SkillManifest) -> list[Finding]:
-    from .io_schemas import schema_problem
-
     out: list[Finding] = []
     for which in ("input", "output"):
         relative = skill.get("io", f"{which}Schema")
@@ -288,8 +287,6 @@ def fixture_status(folder: Path, case: str) -> str:
 
 
 def _fixtures(skill: SkillManifest) -> list[Finding]:
-    from .io_schemas import user_validator
-
     out: list[Finding] = []
     folder = skill.directory / "fixtures"
     if not folder.is_dir():
