@@ -124,7 +124,7 @@ def main() -> None:
         rows["Python API, no network namespace"] = lambda: api("off")
         rows["CLI skillctl run"] = cli
         rows["CLI, no network namespace"] = lambda: cli(**{sandbox.NETNS_ENV: "off"})
-        rows["CLI, prepared-skill cache off"] = lambda: cli(SKILLCTL_PREPARED_CACHE="off")
+        rows["CLI, prepared-skill cache off"] = lambda: cli(AGENTPACK_SKILLCTL_PREPARED_CACHE="off")
         figures = medians(rows, args.runs)
         base_wall, base_cpu, base_own, base_best = figures["bare start (python3 impl/run.py)"]
         print(

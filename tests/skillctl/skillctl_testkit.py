@@ -106,3 +106,28 @@ def write_skill(
 
 
 PYTHON = sys.executable
+
+
+class YamlParses:
+    """The YAML files (``skill.yaml``, ``_access.yaml``) parsed while it is installed, by real path."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        import os
+        from collections import Counter
+
+        import agentpack.yamlio
+
+        self.parsed: Counter[str] = Counter()
+        real = agentpack.yamlio.load_yaml
+
+        def load_yaml(path: Any, *args: Any, **kwargs: Any) -> Any:
+            self.parsed[os.path.realpath(path)] += 1
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(agentpack.yamlio, "load_yaml", load_yaml)
+
+    def each_once(self, files: list[Path]) -> bool:
+        """Every one of ``files`` was parsed once, and no other YAML file was."""
+        import os
+
+        return dict(self.parsed) == {os.path.realpath(f): 1 for f in files}

@@ -138,6 +138,19 @@ def test_the_cache_can_be_switched_off(settled_skill, private_cache_dir, monkeyp
     assert entries(private_cache_dir, "prepared") == []
 
 
+def test_the_reference_runner_names_are_aliases(settled_skill, private_cache_dir, tmp_path, monkeypatch):
+    other = tmp_path / "other-cache"
+    monkeypatch.delenv("AGENTPACK_SKILLCTL_CACHE_DIR")
+    monkeypatch.setenv("SKILLCTL_CACHE_DIR", str(other))
+    assert diskcache.default_dir() == other
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_CACHE_DIR", str(private_cache_dir))
+    assert diskcache.default_dir() == private_cache_dir  # the AGENTPACK_ name wins
+    monkeypatch.setenv("SKILLCTL_PREPARED_CACHE", "off")
+    assert not diskcache.enabled()
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_PREPARED_CACHE", "on")
+    assert diskcache.enabled()
+
+
 def test_content_hash_is_kept_on_disk_and_follows_changes(settled_skill, private_cache_dir):
     digest = cache.content_hash_cached(settled_skill)
     assert digest == cache.content_hash(settled_skill) and len(entries(private_cache_dir, "content")) == 1
@@ -164,7 +177,7 @@ def test_the_id_index_is_kept_on_disk_and_follows_changes(settled_skill, private
 FRESH_RUN = """
 import json, sys
 from agentpack_skillctl.script import main
-code = main(["run", sys.argv[1], "-i", sys.argv[2], "--workspace", sys.argv[3], "--quiet-logs"])
+code = main(["run", sys.argv[1], "-i", sys.argv[2], "--workspace", sys.argv[3], "--quiet-logs", *sys.argv[4:]])
 heavy = [m for m in ("yaml", "jsonschema", "click", "pydantic") if m in sys.modules]
 sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 """
@@ -187,6 +200,16 @@ def test_a_fresh_process_runs_a_cached_skill_without_yaml_or_jsonschema(settled_
     assert [s["code"] for s in stats] == [0, 0] and json.loads(runs[1].stdout) == {"echo": 3}
     assert "yaml" in stats[0]["heavy"]  # the first run validated the contract
     assert stats[1]["heavy"] == []
+
+
+def test_the_json_envelope_of_a_fast_run_needs_no_click(settled_skill, workspace):
+    (workspace / "in.json").write_text('{"value": 3}')
+    argv = [sys.executable, "-c", FRESH_RUN, str(settled_skill), str(workspace / "in.json"), str(workspace), "--json"]
+    runs = [subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False) for _ in range(2)]
+    stats = json.loads(runs[1].stderr.strip().splitlines()[-1])
+    envelope = json.loads(runs[1].stdout)
+    assert stats == {"code": 0, "heavy": []} and envelope["command"] == "skill run" and envelope["ok"]
+    assert envelope["schema_version"] == 1 and envelope["output"] == {"echo": 3}
 
 
 # -- the network namespace -----------------------------------------------------------------------------------

@@ -11,8 +11,19 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from agentpack.errors import AgentpackError
+from agentpack.registry import McpTool
+
+from .manifest import is_skill_dir, tree_skill_dirs
+from .prepare import prepare
+from .runner import RunOptions, run_prepared
+
+if TYPE_CHECKING:
+    from agentpack.registry import McpContext
 
 log = logging.getLogger("agentpack_skillctl")
 
@@ -22,9 +33,7 @@ def mangle(skill_id: str) -> str:
     return skill_id.replace(".", "-")
 
 
-def _skill_dirs(context) -> list[Path]:
-    from .manifest import is_skill_dir, tree_skill_dirs
-
+def _skill_dirs(context: McpContext) -> list[Path]:
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
     for pack in packs:
@@ -36,12 +45,7 @@ def _skill_dirs(context) -> list[Path]:
     return dirs
 
 
-def register_tools(register, context) -> None:
-    from agentpack.errors import AgentpackError
-    from agentpack.registry import McpTool
-
-    from .prepare import prepare
-
+def register_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
     names = str(context.options.get("skillctl.tool_names", "dotted"))
     if names not in ("dotted", "mangled", "both"):
         raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
@@ -58,8 +62,10 @@ def register_tools(register, context) -> None:
             log.warning("skill id %s is served once; %s is skipped", skill.id, directory)
             continue
         seen.add(skill.id)
-        object_output = isinstance(prepared.output_schema, dict) and prepared.output_schema.get("type") == "object"
-        handler = _handler(directory, workspace, object_output)
+        schema = prepared.output_schema
+        # an MCP output schema describes an object: any other output is wrapped as {"result": ...}
+        output_schema = schema if isinstance(schema, dict) and schema.get("type") == "object" else None
+        handler = _handler(directory, workspace, output_schema is not None)
         tool_names = {
             "dotted": [skill.id],
             "mangled": [mangle(skill.id)],
@@ -72,19 +78,14 @@ def register_tools(register, context) -> None:
                     title=skill.name,
                     description=skill.description,
                     input_schema=prepared.input_schema,
-                    output_schema=prepared.output_schema if object_output else None,
+                    output_schema=output_schema,
                     handler=handler,
                 )
             )
 
 
-def _handler(directory: Path, workspace: Path, object_output: bool):
+def _handler(directory: Path, workspace: Path, object_output: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        from agentpack.errors import AgentpackError
-
-        from .prepare import prepare
-        from .runner import RunOptions, run_prepared
-
         result = run_prepared(prepare(directory), RunOptions(workspace=workspace), value=arguments or {})
         if not result.ok:
             first = result.report["errors"][0]["message"] if result.report["errors"] else result.status

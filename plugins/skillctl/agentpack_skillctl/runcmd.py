@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
+"""``agentpack.clikit``'s codes, without importing click on the ``skillctl run`` fast path."""
 
 
 def _passthrough(chunk: bytes) -> None:
@@ -63,15 +64,10 @@ def run_command(
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        envelope = {
-            "schema_version": 1,
-            "command": "skill run",
-            "ok": result.ok,
-            "status": result.status,
-            "output": result.output,
-            "report": result.report,
-        }
-        sys.stdout.write(json.dumps(envelope, indent=2, ensure_ascii=False, default=str) + "\n")
+        from agentpack.envelope import dumps, envelope  # clikit's envelope, without importing click
+
+        fields = {"status": result.status, "output": result.output, "report": result.report}
+        sys.stdout.write(dumps(envelope("skill run", result.ok, **fields)) + "\n")
     elif result.ok and not output_file:
         sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()

@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 from agentpack.paths import is_within
@@ -23,6 +23,7 @@ from agentpack.records import Record, constant
 
 from . import cache as cache_mod
 from .iopump import pump
+from .manifest import JsonSchema
 from .prepare import Prepared
 from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
 
@@ -39,7 +40,7 @@ class RunResult(Record):
     """What a run gives back: ``status``, the validated ``output`` (None unless ok) and the run ``report``."""
 
     __slots__ = ("status", "output", "report", "output_bytes")
-    DEFAULTS = {"output_bytes": constant(b"")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"output_bytes": constant(b"")}
     status: str
     output: Any
     report: dict[str, Any]
@@ -77,7 +78,7 @@ class RunOptions(Record):
         "clock",
         "watch_filesystem",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "timeout_ms": constant(None),
         "cache": constant(False),
         "cache_dir": constant(None),
@@ -96,10 +97,10 @@ class RunOptions(Record):
     watch_filesystem: bool
 
 
-def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
+def _schema_errors(schema: JsonSchema, value: Any, side: str) -> list[dict[str, Any]]:
     if is_valid(schema, value):
         return []
-    from .store import user_validator
+    from .io_schemas import user_validator
 
     try:
         errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
@@ -216,7 +217,11 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
 
 class _Outcome(Record):
     __slots__ = ("status", "errors", "output", "output_bytes")
-    DEFAULTS = {"output": constant(None), "output_bytes": constant(b"")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"output": constant(None), "output_bytes": constant(b"")}
+    status: str
+    errors: list[dict[str, Any]]
+    output: Any
+    output_bytes: bytes
 
 
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
@@ -292,7 +297,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     enforcement["subprocess"]["leftoverKilled"] = pumped.leftover_killed
     report["logs"] = _logs(skill, pumped)
     report["output"] = {"sha256": sha256_bytes(pumped.stdout), "bytes": len(pumped.stdout)}
-    writes, undeclared = _writes(watched, before, g.write_globs, enforcement)
+    _, undeclared = _writes(watched, before, g.write_globs, enforcement)
     errors: list[dict[str, Any]] = []
     if undeclared:
         errors.append(
@@ -310,9 +315,9 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                     "code": "timeout",
                     "side": "runner",
                     "message": f"no result within {timeout_ms} ms: the process group was killed",
-                }
-            ]
-            + errors,
+                },
+                *errors,
+            ],
         )
     if undeclared:
         return _Outcome("violation", errors)
@@ -413,7 +418,7 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any]) -> t
     declared: list[str] = []
     undeclared: list[str] = []
     truncated = False
-    for (label, root), (snap, cut) in zip(watched, before):
+    for (label, root), (snap, cut) in zip(watched, before, strict=True):
         after, cut_after = snapshot(root)
         truncated = truncated or cut or cut_after
         paths = changed(snap, after)
@@ -445,7 +450,8 @@ def _logs(skill, pumped) -> dict[str, Any]:
         "truncated": pumped.stderr_truncated,
     }
     if logs["format"] == "jsonl":
-        records, invalid = [], []
+        records: list[Any] = []
+        invalid: list[str] = []
         for line in lines:
             try:
                 record = json.loads(line)
