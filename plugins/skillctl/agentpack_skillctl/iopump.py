@@ -78,7 +78,7 @@ def pump(
     offset = 0
     exited_at: float | None = None
     try:
-        while sel.get_map():
+        while sel.get_map() and not result.stdout_overflow:
             now = time.monotonic()
             if now >= deadline:
                 result.timed_out = True
@@ -113,9 +113,8 @@ def pump(
                 if stream is proc.stdout:
                     stdout_size += len(chunk)
                     if stdout_size > max_stdout:
-                        result.stdout_overflow = True
-                        sel.unregister(stream)
-                        continue
+                        result.stdout_overflow = True  # ends the run now: a blocked writer would only time out
+                        break
                     result.chunks.append(chunk)
                 else:
                     result.stderr_bytes += len(chunk)
