@@ -3,14 +3,19 @@
 ``context.packs`` may name skill folders or ``skills/`` trees (default:
 ./skills when present). Options (``--option k=v``): ``skillctl.tool_names`` =
 ``dotted`` (default), ``mangled`` (``.`` -> ``-``, for hosts that forbid dots)
-or ``both``; ``skillctl.workspace`` = the folder skills work in (default: the
-server's current folder). A failed run is an ``isError`` result carrying the run report.
+or ``both``; ``skillctl.workspace`` = the folder skills work in (default: a fresh
+empty folder per call, never the server's current folder; a skill that declares
+filesystem writes is refused without this option); ``skillctl.require_sandbox`` =
+``true`` refuses runs whose sandbox lacks a protection. A failed run is an
+``isError`` result carrying the run report.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +50,9 @@ def register_tools(register, context) -> None:
     names = str(context.options.get("skillctl.tool_names", "dotted"))
     if names not in ("dotted", "mangled", "both"):
         raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
-    workspace = Path(context.options.get("skillctl.workspace") or Path.cwd())
+    option = context.options.get("skillctl.workspace")
+    workspace = Path(option) if option else None
+    require = str(context.options.get("skillctl.require_sandbox", "false")).lower() in ("true", "1", "yes")
     seen: set[str] = set()
     for directory in _skill_dirs(context):
         try:
@@ -59,7 +66,7 @@ def register_tools(register, context) -> None:
             continue
         seen.add(skill.id)
         object_output = isinstance(prepared.output_schema, dict) and prepared.output_schema.get("type") == "object"
-        handler = _handler(directory, workspace, object_output)
+        handler = _handler(directory, workspace, object_output, require)
         tool_names = {
             "dotted": [skill.id],
             "mangled": [mangle(skill.id)],
@@ -78,17 +85,41 @@ def register_tools(register, context) -> None:
             )
 
 
-def _handler(directory: Path, workspace: Path, object_output: bool):
+def _handler(directory: Path, workspace: Path | None, object_output: bool, require: bool):
     def handle(arguments: dict[str, Any]) -> dict[str, Any]:
         from agentpack.errors import AgentpackError
 
         from .prepare import prepare
         from .runner import RunOptions, run_prepared
 
-        result = run_prepared(prepare(directory), RunOptions(workspace=workspace), value=arguments or {})
+        prepared = prepare(directory)
+        if workspace is None and prepared.grants.write_globs:
+            raise AgentpackError(
+                f"skill {prepared.skill.id} writes to its workspace and the server has none: "
+                "start it with --option skillctl.workspace=DIR"
+            )
+        with _workspace(workspace) as folder:
+            options = RunOptions(workspace=folder, require_sandbox=require)
+            result = run_prepared(prepared, options, value=arguments or {})
         if not result.ok:
             first = result.report["errors"][0]["message"] if result.report["errors"] else result.status
             raise AgentpackError(f"{result.status}: {first}\nrun report: {json.dumps(result.report, sort_keys=True)}")
         return result.output if object_output else {"result": result.output}
 
     return handle
+
+
+@contextmanager
+def _workspace(folder: Path | None) -> Iterator[Path]:
+    """``folder``, or a fresh empty folder for one call (removed after it)."""
+    if folder is not None:
+        yield folder
+        return
+    import shutil
+    import tempfile
+
+    fresh = tempfile.mkdtemp(prefix="skillctl-mcp-")
+    try:
+        yield Path(fresh)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)

@@ -14,6 +14,7 @@ FLAGS = {
     "--check-determinism": "check_determinism",
     "--cache": "cache",
     "--no-cache": None,
+    "--require-sandbox": "require_sandbox",
 }
 VALUES = {
     "-i": "input_file",
