@@ -486,7 +486,7 @@ def test_missing_bubblewrap_is_reported_and_warned(make_skill, workspace, monkey
     assert result.ok
     section = result.report["sandbox"]
     assert section["level"] == "partial" and section["tool"] is None
-    assert [m["reason"] for m in section["missing"]][0] == "bubblewrap (bwrap) is not installed"
+    assert next(m["reason"] for m in section["missing"]) == "bubblewrap (bwrap) is not installed"
     assert "incomplete sandbox" in caplog.text and "pid-namespace" in caplog.text
 
 
@@ -555,6 +555,6 @@ def test_mcp_tools_never_work_in_the_servers_folder(agentpack_host, tmp_path, mo
     )
     tools = agentpack_host.mcp_tools(McpContext(packs=[lister, writer], options={}))
     assert tools["demo.lister"].handler({}) == {"echo": []}
-    with pytest.raises(AgentpackError, match="skillctl.workspace"):
+    with pytest.raises(AgentpackError, match=r"skillctl\.workspace"):
         tools["demo.writer"].handler({})
     assert sorted(p.name for p in server_folder.iterdir()) == ["private.txt"]

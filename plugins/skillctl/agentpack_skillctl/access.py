@@ -8,7 +8,7 @@ manifest, the skill's own declaration is the only limit (an info finding says so
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.records import Record
 
@@ -95,7 +95,7 @@ class Grants(Record):
     """What a run grants: the intersection of the skill's declaration and the manifest."""
 
     __slots__ = ("env", "withheld_env", "read_globs", "write_globs", "network", "subprocess", "notes")
-    DEFAULTS = {"notes": list}
+    DEFAULTS: ClassVar = {"notes": list}
     env: list[str]
     withheld_env: list[str]
     read_globs: list[str]

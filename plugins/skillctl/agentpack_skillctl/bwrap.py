@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from functools import lru_cache
+from typing import ClassVar
 
 from agentpack.records import Record, constant
 
@@ -63,7 +64,12 @@ class Probe(Record):
     """bubblewrap here: its ``path`` and ``version``, whether a ``userns`` is made, or the ``error``."""
 
     __slots__ = ("path", "version", "userns", "error")
-    DEFAULTS = {"path": constant(None), "version": constant(""), "userns": constant(False), "error": constant(None)}
+    DEFAULTS: ClassVar = {
+        "path": constant(None),
+        "version": constant(""),
+        "userns": constant(False),
+        "error": constant(None),
+    }
     path: str | None
     version: str
     userns: bool
@@ -98,7 +104,7 @@ def _probe_run(path: str, userns: bool) -> str | None:
     argv = [path, *namespace_args(network=False, userns=userns), *system_args(), "--tmpfs", "/tmp"]
     argv += ["--remount-ro", "/", "true"]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(argv, check=False, capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode == 0:
@@ -140,7 +146,7 @@ def probe() -> Probe:
 
 def _version(path: str) -> str:
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, timeout=5).stdout
+        out = subprocess.run([path, "--version"], check=False, capture_output=True, timeout=5).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.decode("utf-8", "replace").strip()
@@ -191,7 +197,7 @@ class View(Record):
     and ``notes``."""
 
     __slots__ = ("args", "readable", "writable", "created", "notes")
-    DEFAULTS = {"args": list, "readable": list, "writable": list, "created": list, "notes": list}
+    DEFAULTS: ClassVar = {"args": list, "readable": list, "writable": list, "created": list, "notes": list}
     args: list[str]
     readable: list[str]
     writable: list[str]

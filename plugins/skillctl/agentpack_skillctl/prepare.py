@@ -144,7 +144,8 @@ def prepare(directory: Path) -> Prepared:
 def _prepare(directory: Path, real: str) -> Prepared:
     """The full path: parse, validate, resolve; then store the result for the next process."""
     skill = load_skill(directory)
-    access, access_findings = None, []
+    access: AccessManifest | None = None
+    access_findings: list[Finding] = []
     access_path = find_access_file(directory)
     if access_path is not None:
         access, access_findings = load_access(access_path)
@@ -195,7 +196,9 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
             access = AccessManifest(
                 YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE), entry["access"]["lines"])
             )
-        skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
+        skill._schemas.update(  # type: ignore[attr-defined]  # a slot of SkillManifest, not annotated there
+            input=entry["inputSchema"], output=entry["outputSchema"]
+        )
         prepared = Prepared(
             skill,
             Grants(**entry["grants"]),

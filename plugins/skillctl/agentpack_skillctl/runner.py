@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 from agentpack.paths import is_within
@@ -41,7 +41,7 @@ class RunResult(Record):
     """What a run gives back: ``status``, the validated ``output`` (None unless ok) and the run ``report``."""
 
     __slots__ = ("status", "output", "report", "output_bytes")
-    DEFAULTS = {"output_bytes": constant(b"")}
+    DEFAULTS: ClassVar = {"output_bytes": constant(b"")}
     status: str
     output: Any
     report: dict[str, Any]
@@ -81,7 +81,7 @@ class RunOptions(Record):
         "watch_filesystem",
         "require_sandbox",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar = {
         "timeout_ms": constant(None),
         "cache": constant(False),
         "cache_dir": constant(None),
@@ -222,7 +222,11 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
 
 class _Outcome(Record):
     __slots__ = ("status", "errors", "output", "output_bytes")
-    DEFAULTS = {"output": constant(None), "output_bytes": constant(b"")}
+    DEFAULTS: ClassVar = {"output": constant(None), "output_bytes": constant(b"")}
+    status: str
+    errors: list[dict[str, Any]]
+    output: Any
+    output_bytes: bytes
 
 
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
@@ -317,7 +321,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     if pumped.stdout_overflow:
         return _Outcome(
             "failed",
-            [{"code": "output_too_large", "side": "output", "message": f"stdout exceeded {MAX_STDOUT} bytes"}] + errors,
+            [{"code": "output_too_large", "side": "output", "message": f"stdout exceeded {MAX_STDOUT} bytes"}, *errors],
         )
     if pumped.timed_out:
         return _Outcome(
@@ -327,9 +331,9 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                     "code": "timeout",
                     "side": "runner",
                     "message": f"no result within {timeout_ms} ms: the process group was killed",
-                }
-            ]
-            + errors,
+                },
+                *errors,
+            ],
         )
     if undeclared:
         return _Outcome("violation", errors)
@@ -429,7 +433,7 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any], plan
     declared: list[str] = []
     undeclared: list[str] = []
     truncated = False
-    for (label, root, parts), (snap, cut) in zip(watched, before):
+    for (label, root, parts), (snap, cut) in zip(watched, before, strict=True):
         after, cut_after = snapshot(Path(root), parts)
         truncated = truncated or cut or cut_after
         paths = changed(snap, after)
@@ -460,7 +464,8 @@ def _logs(skill, pumped) -> dict[str, Any]:
         "truncated": pumped.stderr_truncated,
     }
     if logs["format"] == "jsonl":
-        records, invalid = [], []
+        records: list[dict[str, Any]] = []
+        invalid: list[str] = []
         for line in lines:
             try:
                 record = json.loads(line)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentpack.proc import spawn
 from agentpack.records import Record, constant
@@ -67,7 +67,7 @@ class NetworkIsolation(Record):
     report, and ``in_thread`` when ``netns.in_fresh_namespace`` makes the namespace around the spawn."""
 
     __slots__ = ("level", "prefix", "detail", "in_thread")
-    DEFAULTS = {"in_thread": constant(False)}
+    DEFAULTS: ClassVar = {"in_thread": constant(False)}
     level: str
     prefix: tuple[str, ...]
     detail: str
@@ -88,7 +88,7 @@ def network_isolation() -> NetworkIsolation:
     linux = sys.platform.startswith("linux")
     if linux and os.geteuid() == 0 and not _IN_THREAD_FAILED:
         return NetworkIsolation("namespace", (), IN_THREAD_DETAIL, in_thread=True)
-    unshare = find_program("unshare", os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
+    unshare = find_program("unshare", os.pathsep.join((*BASE_PATH, "/usr/sbin", "/sbin")))
     if not linux or unshare is None:
         return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
     candidates = [
@@ -101,7 +101,7 @@ def network_isolation() -> NetworkIsolation:
     errors = list(_IN_THREAD_FAILED)
     for level, prefix in candidates:
         try:
-            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=5)
+            probe = subprocess.run([*prefix, "true"], check=False, capture_output=True, timeout=5)
         except (OSError, subprocess.TimeoutExpired) as exc:
             errors.append(str(exc))
             continue

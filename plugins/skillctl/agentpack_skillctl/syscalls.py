@@ -44,10 +44,10 @@ def _binding() -> Any:
     if not sys.platform.startswith("linux"):
         raise SeccompUnavailable("seccomp is Linux only")
     try:
-        import pyseccomp as binding
+        import pyseccomp as binding  # type: ignore[import-untyped]  # a ctypes binding without type hints
     except ImportError:
         try:
-            import seccomp as binding  # libseccomp's own binding, where the system Python's package is visible
+            import seccomp as binding  # type: ignore[import-not-found]  # libseccomp's own, where visible
         except ImportError:
             raise SeccompUnavailable("no libseccomp binding (pip install pyseccomp)") from None
     except (OSError, RuntimeError) as exc:  # pyseccomp raises when libseccomp2 itself is missing
