@@ -16,7 +16,7 @@ import pytest
 from skillctl_testkit import manifest, write_skill
 
 from agentpack.errors import AgentpackError
-from agentpack_skillctl import cache, diskcache, library, netns, prepare, sandbox
+from agentpack_skillctl import cache, confine, diskcache, library, netns, prepare, sandbox
 from agentpack_skillctl.api import run_skill
 
 pytestmark = pytest.mark.timeout(60)
@@ -229,6 +229,12 @@ def _connects(port: int) -> bool:
 
 
 @pytest.fixture
+def without_bwrap(monkeypatch):
+    """These tests are about the network namespace used where bubblewrap is not (netns.py)."""
+    monkeypatch.setenv(confine.SANDBOX_ENV, "off")
+
+
+@pytest.fixture
 def listener():
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -241,7 +247,7 @@ def _own_namespace() -> str:
 
 
 @pytest.mark.parametrize("where", ["main thread", "worker thread"])
-def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, where):
+def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, where, without_bwrap):
     if not sandbox.network_isolation().in_thread:
         pytest.skip(f"no in-thread namespace here: {sandbox.network_isolation().detail}")
     skill = make_skill(code=NET_PROBE)
@@ -264,7 +270,9 @@ def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, w
     assert seen["same"] and seen["connects"]
 
 
-def test_without_permission_for_unshare_the_next_level_is_used(make_skill, workspace, listener, monkeypatch):
+def test_without_permission_for_unshare_the_next_level_is_used(
+    make_skill, workspace, listener, monkeypatch, without_bwrap
+):
     if not sys.platform.startswith("linux"):
         pytest.skip("network namespaces are Linux only")
 
@@ -307,7 +315,7 @@ print(json.dumps({"echo": "up" if flags & 1 else "down"}))
 """
 
 
-def test_every_run_gets_a_fresh_namespace(make_skill, workspace, listener):
+def test_every_run_gets_a_fresh_namespace(make_skill, workspace, listener, without_bwrap):
     """Each run brings the namespace's loopback up; the next run must still find it down (nothing carries over)."""
     if not sandbox.network_isolation().in_thread or os.geteuid() != 0:
         pytest.skip(f"no in-thread namespace here: {sandbox.network_isolation().detail}")

@@ -51,6 +51,12 @@ class AccessManifest(Record):
         sub = self.doc.data.get("subprocess") if isinstance(self.doc.data, dict) else None
         return bool(isinstance(sub, dict) and sub.get("allowed") is True)
 
+    @property
+    def sandbox_required(self) -> bool:
+        """``sandbox.required: true``: a run whose sandbox lacks a protection here is refused."""
+        box = self.doc.data.get("sandbox") if isinstance(self.doc.data, dict) else None
+        return bool(isinstance(box, dict) and box.get("required") is True)
+
     def approval(self, approval_id: str | None, skill_id: str) -> bool:
         network = self.doc.data.get("network") if isinstance(self.doc.data, dict) else None
         for entry in (network or {}).get("approvals") or []:

@@ -32,13 +32,16 @@ def run_skill(
     cache_dir: str | Path | None = None,
     check_determinism: bool = False,
     on_stderr: Callable[[bytes], None] | None = None,
+    require_sandbox: bool = False,
 ) -> RunResult:
     """Run one skill on ``input_obj`` (a JSON value) and return ``RunResult(status, output, report)``.
 
     ``path_or_id`` is a skill folder or a ``skill.id`` looked up in ``root`` (a
     ``skills/`` tree; default $AGENTPACK_SKILLCTL_ROOT or ./skills). ``workspace`` is the
     folder the skill's filesystem globs are relative to (default: the current
-    directory). Failures of the skill are statuses, not exceptions; an unknown
+    directory). ``require_sandbox`` refuses the run (status ``error``) when this
+    machine cannot give the sandbox every protection (the report's ``sandbox``
+    section lists them). Failures of the skill are statuses, not exceptions; an unknown
     skill or an invalid contract raises ``agentpack.errors.AgentpackError``.
     """
     prepared = prepare(_find(path_or_id, root))
@@ -49,6 +52,7 @@ def run_skill(
         cache_dir=Path(cache_dir) if cache_dir else None,
         check_determinism=check_determinism,
         on_stderr=on_stderr,
+        require_sandbox=require_sandbox,
     )
     return run_prepared(prepared, options, value=input_obj)
 

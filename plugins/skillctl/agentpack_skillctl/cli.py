@@ -184,6 +184,11 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
 @click.option("--quiet-logs", is_flag=True, help="Do not pass the skill's stderr logs through.")
 # --output names the output file here (spec 9, as the origin's runner): JSON is --json only
 @click.option("--json", "as_json", is_flag=True, help="Print an envelope with the output and the run report.")
+@click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Refuse to run when this machine cannot give the sandbox every protection (see the report's sandbox).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -198,6 +203,7 @@ def run(
     check_determinism: bool,
     quiet_logs: bool,
     as_json: bool,
+    require_sandbox: bool,
 ) -> None:
     """Run skill REF (a skill.id or folder) on an input JSON; exit 1 unless the run is ok.
 
@@ -222,6 +228,7 @@ def run(
         check_determinism=check_determinism,
         quiet_logs=quiet_logs,
         as_json=as_json,
+        require_sandbox=require_sandbox,
     )
     if code:
         raise SystemExit(code)

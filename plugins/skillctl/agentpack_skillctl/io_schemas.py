@@ -18,7 +18,7 @@ _VALIDATORS: dict[str, Any] = {}
 
 
 def _jsonschema() -> ModuleType:
-    import jsonschema  # type: ignore[import-untyped]  # ships no types (types-jsonschema is not a dev dependency)
+    import jsonschema
 
     return jsonschema
 

@@ -88,7 +88,7 @@ def pump(
     offset = 0
     exited_at: float | None = None
     try:
-        while sel.get_map():
+        while sel.get_map() and not result.stdout_overflow:
             now = time.monotonic()
             if now >= deadline:
                 result.timed_out = True
@@ -102,12 +102,12 @@ def pump(
             else:
                 wait = deadline - now if exit_fd is not None else min(deadline - now, 0.25)
             for key, _ in sel.select(wait):
-                stream: Any = key.fileobj  # a pipe of proc, or the pidfd (tested on key: no narrowing)
-                if key.fileobj is exit_fd:
-                    sel.unregister(stream)
+                stream: Any = key.fileobj  # a pipe of proc, or the pidfd
+                if stream is exit_fd:
+                    sel.unregister(exit_fd)
                     exited_at = time.monotonic()
                     continue
-                if key.fileobj is proc.stdin:
+                if proc.stdin is not None and stream is proc.stdin:
                     try:
                         offset += os.write(stream.fileno(), view[offset : offset + CHUNK])
                     except (BrokenPipeError, ConnectionResetError):
@@ -123,9 +123,8 @@ def pump(
                 if key.fileobj is proc.stdout:
                     stdout_size += len(chunk)
                     if stdout_size > max_stdout:
-                        result.stdout_overflow = True
-                        sel.unregister(stream)
-                        continue
+                        result.stdout_overflow = True  # ends the run now: a blocked writer would only time out
+                        break
                     result.chunks.append(chunk)
                 else:
                     result.stderr_bytes += len(chunk)

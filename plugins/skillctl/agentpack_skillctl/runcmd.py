@@ -33,6 +33,7 @@ def run_command(
     check_determinism: bool = False,
     quiet_logs: bool = False,
     as_json: bool = False,
+    require_sandbox: bool = False,
 ) -> int:
     """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
     from agentpack.errors import AgentpackError
@@ -53,6 +54,7 @@ def run_command(
         cache_dir=cache_dir,
         check_determinism=check_determinism,
         on_stderr=None if (quiet_logs or as_json) else _passthrough,
+        require_sandbox=require_sandbox,
     )
     result = run_prepared(prepared, options, raw=raw)
     if report_file:

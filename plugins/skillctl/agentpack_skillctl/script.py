@@ -16,6 +16,7 @@ FLAGS: dict[str, str | None] = {
     "--check-determinism": "check_determinism",
     "--cache": "cache",
     "--no-cache": None,
+    "--require-sandbox": "require_sandbox",
 }
 VALUES = {
     "-i": "input_file",
