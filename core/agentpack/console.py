@@ -63,4 +63,4 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
 def note(message: str) -> None:
     """A message for the person at the terminal (stderr), suppressed by ``--quiet``."""
     if not QUIET:
-        print(message, file=sys.stderr)
+        print(message, file=sys.stderr, flush=True)
