@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from . import __version__
-
 from .clikit import (
     CONTEXT_SETTINGS,
     EXIT_INTERNAL,
@@ -23,6 +22,7 @@ from .clikit import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
+    Recording,
     emit_json,
     emit_report,
     host,
@@ -30,8 +30,10 @@ from .clikit import (
     output_option,
     pairs_option,
     print_json,
+    record_options,
     report_option,
 )
+from .runs.cli import runs
 
 
 # -- the group --------------------------------------------------------------------------------
@@ -297,6 +299,7 @@ def query(
 @jobs_option("Cases or scenarios in parallel, for formats that can run them so.")
 @pairs_option(help_text="Format-specific evaluation options (KEY=VALUE, repeatable).")
 @report_option()
+@record_options()
 @output_option(command="eval")
 def eval_(
     path: Path,
@@ -305,15 +308,16 @@ def eval_(
     jobs: int,
     options: dict[str, str],
     report_file: Path | None,
+    recording: Recording,
     output: str,
 ) -> None:
-    """Run a pack's evaluations; exit 1 when any case fails.
+    """Run a pack's evaluations; exit 1 when any case fails. The run is recorded (agentpack runs).
 
     \b
     Examples:
       agentpack eval expert-skill
       agentpack eval expert-skill --suite smoke -o junit > junit.xml
-      agentpack eval manifest.yaml --report out.html
+      agentpack eval manifest.yaml --report out.html --tag nightly
     """
     from .clock import SYSTEM_CLOCK
     from .models import EvalOptions, Report
@@ -324,6 +328,10 @@ def eval_(
     result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
     report = Report(command="eval", generated_at=started, evaluations=[result])
     emit_report(report, output, report_file)
+    from .runs import record_run
+
+    settings = {"suite": suite, "filter": filter_, "jobs": jobs, "options": dict(options)}
+    record_run(report, command="eval", input=path, settings=settings, recording=recording)
     if result.aborted:
         click.echo(f"error: {result.aborted}", err=True)
         raise SystemExit(EXIT_USAGE)
@@ -392,6 +400,9 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         return
     for tool in tools.values():
         click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+
+
+cli.add_command(runs)
 
 
 # -- entry point --------------------------------------------------------------------------------

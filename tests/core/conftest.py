@@ -27,3 +27,138 @@ def todo_pack(tmp_path):
         return root
 
     return make
+
+
+def _report(name: str, fmt: str, cases: dict, *, aborted: str | None = None, usage: dict | None = None) -> dict:
+    """A core ``Report`` envelope (as JSON) with one evaluation; ``cases`` maps ``suite/id`` to a status
+    or to ``(status, duration_s, details)``."""
+    suites: dict = {}
+    for key, value in cases.items():
+        suite, case_id = key.split("/")
+        status, duration, details = value if isinstance(value, tuple) else (value, 0.01, {})
+        suites.setdefault(suite, []).append(
+            {
+                "id": case_id,
+                "name": f"case {case_id}",
+                "status": status,
+                "duration_s": duration,
+                "message": "" if status == "passed" else f"{case_id} went wrong",
+                "assertions": [
+                    {"name": "answer", "passed": status == "passed", "expected": "yes", "actual": "no", "message": ""}
+                ],
+                "details": details,
+            }
+        )
+    return {
+        "schema_version": 1,
+        "command": "eval",
+        "generated_at": "2026-03-01T10:00:00Z",
+        "evaluations": [
+            {
+                "name": name,
+                "format": fmt,
+                "duration_s": 0.5,
+                "suites": [{"id": s, "cases": c} for s, c in suites.items()],
+                "metadata": {"usage": usage} if usage else {},
+                "aborted": aborted,
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def synthetic_report():
+    return _report
+
+
+STEP_DETAILS = {
+    "runs": [
+        {
+            "status": "failed",
+            "exit_reason": "checks_failed",
+            "stderr": "",
+            "steps": [
+                {
+                    "index": 0,
+                    "input": "Where is my order 42?",
+                    "public_output": "It shipped yesterday.",
+                    "evaluation_context": {"order": 42},
+                    "tool_calls": [{"name": "lookup_order", "arguments": {"id": 42}}],
+                    "stderr": "warning: slow lookup",
+                    "duration_ms": 12.5,
+                }
+            ],
+        }
+    ]
+}
+
+
+@pytest.fixture
+def seeded_store(tmp_path, monkeypatch):
+    """A store with six runs: three of ``packs/alpha`` (a regression in the last), two of an rpc manifest
+    (the second could not reach its agent), one tagged ``nightly``. Returns its path."""
+    from agentpack.runs import record_run
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".agentpack").mkdir()
+    store = tmp_path / ".agentpack" / "runs.sqlite"
+    alpha = {"smoke/a": "passed", "smoke/b": "passed", "deep/c": "passed"}
+    record_run(
+        _report("alpha", "ecp", alpha, usage={"input_tokens": 100, "output_tokens": 20}),
+        command="eval",
+        input="packs/alpha",
+        store=store,
+        started_at="2026-03-01T10:00:00Z",
+    )
+    record_run(
+        _report("alpha", "ecp", alpha, usage={"input_tokens": 110, "output_tokens": 25}),
+        command="eval",
+        input="packs/alpha",
+        store=store,
+        started_at="2026-03-02T10:00:00Z",
+        tags=["nightly"],
+    )
+    changed = {
+        "smoke/a": ("passed", 0.2, {"question": "What is alpha?"}),
+        "smoke/b": ("failed", 0.05, STEP_DETAILS),
+        "smoke/d": "passed",
+    }
+    record_run(
+        _report("alpha", "ecp", changed, usage={"input_tokens": 150, "output_tokens": 30}),
+        command="eval",
+        input="packs/alpha",
+        store=store,
+        started_at="2026-03-03T10:00:00Z",
+    )
+    rpc = {"support/refund": ("passed", 0.02, STEP_DETAILS), "support/greeting": "passed"}
+    record_run(
+        _report("support", "agent-rpc", rpc),
+        command="rpc run",
+        input="manifests/support.yaml",
+        store=store,
+        started_at="2026-03-04T10:00:00Z",
+        agent={"name": "SupportAgent", "capabilities": ["tool_calls"]},
+    )
+    down = {
+        "support/refund": (
+            "error",
+            0.0,
+            {"runs": [{"status": "error", "stderr": "Traceback: ImportError: no module x", "steps": []}]},
+        )
+    }
+    record_run(
+        _report("support", "agent-rpc", down, aborted="agent unreachable in scenario 'refund'"),
+        command="rpc run",
+        input="manifests/support.yaml",
+        store=store,
+        started_at="2026-03-05T10:00:00Z",
+    )
+    record_run(
+        _report("beta", "skill", {"t/one": "passed"}),
+        command="skill test",
+        input="skills/beta",
+        store=store,
+        started_at="2026-03-06T10:00:00Z",
+        tags=["nightly"],
+    )
+    return store
