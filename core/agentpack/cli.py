@@ -445,7 +445,10 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.Abort:
+    except click.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            click.echo("interrupted", err=True)
+            return EXIT_INTERRUPTED
         click.echo("aborted", err=True)
         return EXIT_USAGE
     except click.ClickException as exc:
@@ -457,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:

@@ -170,3 +170,16 @@ def test_recorded_eval_report_matches_the_store(with_sample, todo_pack, store):
     assert report["summary"]["cases"]["passed"] == run.passed == 1
     assert report["summary"]["cases"]["pass_rate"] == run.pass_rate
     assert run.report["evaluations"] == report["evaluations"]
+
+
+def test_ctrl_c_during_a_command_exits_130(agentpack_host, register_plugin, todo_pack, store):
+    from agentpack.testing import ClaimingPlugin
+
+    class Interrupted(ClaimingPlugin):
+        @hookimpl
+        def agentpack_evaluate(self, pack, options):
+            raise KeyboardInterrupt
+
+    register_plugin(Interrupted(), name="interrupted")
+    result = run_cli(["eval", todo_pack("- [x] a\n")])
+    assert result.exit_code == 130 and result.stderr.strip().endswith("interrupted")
