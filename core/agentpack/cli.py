@@ -34,6 +34,7 @@ from .clikit import (
     report_option,
 )
 from .runs.cli import runs
+from .viewer.cli import view
 
 
 # -- the group --------------------------------------------------------------------------------
@@ -403,6 +404,7 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
 
 
 cli.add_command(runs)
+cli.add_command(view)
 
 
 # -- entry point --------------------------------------------------------------------------------

@@ -87,7 +87,9 @@ def test_status_rules(store):
     run = record_run(aborted, command="eval", input="x", store=store)
     assert (run.status, run.message) == ("error", "agent unreachable")
     assert record_run({"ok": False}, command="dci resolve", input="x", cases=[], store=store).status == "failed"
-    assert record_run({}, command="eval", input="x", cases=[], status="interrupted", store=store).status == "interrupted"
+    assert (
+        record_run({}, command="eval", input="x", cases=[], status="interrupted", store=store).status == "interrupted"
+    )
     with pytest.raises(ValueError, match="run status"):
         record_run({}, command="eval", input="x", cases=[], status="great", store=store)
     with pytest.raises(ValueError, match="case status"):
@@ -144,7 +146,10 @@ def test_git_commit_and_dirty_state(tmp_path):
 
     def git(*args):
         return subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=repo, check=True, capture_output=True,
+            ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
             text=True,
         ).stdout.strip()
 

@@ -13,8 +13,15 @@ from agentpack.runs.model import Case, Run
 
 
 def _run(**fields):
-    values = {"id": 0, "uid": fields.pop("uid", "u" * 32), "command": "eval", "input": "p", "status": "passed",
-              "started_at": "2026-03-01T00:00:00.000Z", "report": {}}
+    values = {
+        "id": 0,
+        "uid": fields.pop("uid", "u" * 32),
+        "command": "eval",
+        "input": "p",
+        "status": "passed",
+        "started_at": "2026-03-01T00:00:00.000Z",
+        "report": {},
+    }
     values.update(fields)
     return Run(**values)
 

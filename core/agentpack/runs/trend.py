@@ -118,7 +118,7 @@ def _verdict(result: dict[str, Any]) -> str:
     if not result["enough_history"]:
         return f"not enough history ({result['runs']} of {result['min_runs']} runs)"
     if result["regression"]:
-        return f"REGRESSION: pass rate falling {result['slope'] * 100:+.2f} pts per run"
+        return f"REGRESSION: pass rate falling {-result['slope'] * 100:.2f} pts per run"
     return f"no regression (slope {result['slope'] * 100:+.2f} pts per run)"
 
 
