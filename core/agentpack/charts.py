@@ -1,5 +1,7 @@
 """Charts as inline SVG: no script, no stylesheet, no network, so a report file stays self-contained.
 
+The ``<svg>`` elements are for embedding in HTML (which needs no ``xmlns``), not standalone files.
+
 Each function returns one ``<svg>`` element with a ``<title>`` and an
 ``aria-label`` that state the numbers in words, and ``data-*`` attributes with
 the same numbers for tests and scripts. Colours are the report's: pass green,
@@ -20,7 +22,7 @@ FONT = 'font-family="system-ui,sans-serif" font-size="11"'
 def _svg(width: int, height: int, label: str, body: str, kind: str, data: str = "") -> str:
     text = escape(label)
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-{kind}" width="{width}" height="{height}" '
+        f'<svg class="chart chart-{kind}" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{text}"{data}><title>{text}</title>{body}</svg>'
     )
 

@@ -6,13 +6,11 @@ import pytest
 
 from agentpack import charts
 
-SVG = "{http://www.w3.org/2000/svg}"
-
 
 def parse(svg):
     root = ET.fromstring(svg)
-    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
-    assert root.find(f"{SVG}title").text == root.get("aria-label")
+    assert root.tag == "svg" and root.get("role") == "img"
+    assert root.find("title").text == root.get("aria-label")
     assert "href" not in svg and "<script" not in svg and "style=" not in svg
     return root
 
@@ -21,7 +19,7 @@ def test_pass_rate_bar():
     root = parse(charts.pass_rate_bar(6, 2, 1, 1))
     assert root.get("aria-label") == "pass rate 67%: 6 passed, 2 failed, 1 errors, 1 skipped"
     assert (root.get("data-passed"), root.get("data-skipped")) == ("6", "1")
-    fills = [r.get("fill") for r in root.iter(f"{SVG}rect")]
+    fills = [r.get("fill") for r in root.iter("rect")]
     assert fills == [charts.PASS, charts.FAIL, charts.ERROR, charts.SKIP]
     assert "0%" in charts.pass_rate_bar(0, 0)
 
@@ -29,7 +27,7 @@ def test_pass_rate_bar():
 def test_stacked_bars_per_suite():
     root = parse(charts.stacked_bars([("smoke", 3, 1, 0, 0), ("a <very> long suite name that goes on", 1, 0, 0, 1)]))
     assert root.get("data-rows") == "2"
-    texts = [t.text for t in root.iter(f"{SVG}text") if t.text]
+    texts = [t.text for t in root.iter("text") if t.text]
     assert "3/4 75%" in texts and "1/2 100%" in texts
     assert any(t.endswith("…") for t in texts)
 
@@ -37,9 +35,9 @@ def test_stacked_bars_per_suite():
 @pytest.mark.parametrize("values", [[5.0], [1, 1, 1], [1, 2, 3, 50, 51, 100]])
 def test_histogram(values):
     root = parse(charts.histogram(values, unit="ms"))
-    bars = [r for r in root.iter(f"{SVG}rect")]
+    bars = [r for r in root.iter("rect")]
     assert root.get("data-count") == str(len(values))
-    assert sum(int(r.find(f"{SVG}title").text.split()[0]) for r in bars) == len(values)
+    assert sum(int(r.find("title").text.split()[0]) for r in bars) == len(values)
 
 
 def test_empty_charts_say_so():
@@ -50,7 +48,7 @@ def test_empty_charts_say_so():
 def test_line_and_bar_charts_over_runs():
     root = parse(charts.line_chart([("#1", 1.0), ("#2", 0.5), ("#3", 0.75)]))
     assert root.get("aria-label") == "pass rate over 3 runs: from 100% to 75%"
-    assert len(list(root.iter(f"{SVG}circle"))) == 3
+    assert len(list(root.iter("circle"))) == 3
     assert parse(charts.line_chart([("#1", 0.4)])).get("data-points") == "1"
     bars = parse(charts.bar_chart([("#1", 1200), ("#2", 900)]))
     assert bars.get("aria-label") == "tokens over 2 runs: from 1,200 to 900"

@@ -166,7 +166,7 @@ def _render_show(run: Run, *, markdown: bool) -> str:
     for name, value in facts:
         if value:
             lines.append(f"- **{name}**: {value}" if markdown else f"  {name:<9} {value}")
-    ordered = sorted(run.cases, key=lambda c: (not c.failing, c.status == "skipped", c.key))
+    ordered = sorted(run.cases, key=lambda c: (not c.failing, c.status == "passed", c.key))
     if ordered:
         lines.append("" if markdown else "cases (failures first):")
         for case in ordered:

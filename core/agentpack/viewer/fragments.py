@@ -40,8 +40,8 @@ FAILING = ("failed", "error")
 
 
 def failures_first(cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Failed and errored cases first, then passed, then skipped; by suite and id within each."""
-    rank = {"error": 0, "failed": 0, "passed": 1, "skipped": 2}
+    """Failed and errored cases first, then skipped, then passed; by suite and id within each."""
+    rank = {"error": 0, "failed": 0, "skipped": 1, "passed": 2}
     return sorted(cases, key=lambda c: (rank.get(str(c.get("status")), 1), str(c.get("suite", "")), str(c.get("id"))))
 
 
@@ -142,7 +142,7 @@ def case_block(case: Mapping[str, Any]) -> Html:
         [
             badge(status),
             " ",
-            tag("b", key),
+            tag("b", f"{case['suite']} / {case['id']}" if case.get("suite") else key),
             tag("span", f" {name}", class_="muted") if name and name != case.get("id") else "",
             tag("small", f"  {duration:.1f} ms" + (f" · {tokens:,} tokens" if isinstance(tokens, int) else "")),
             tag("div", case.get("message"), class_="fail") if case.get("message") else "",
