@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from agentpack.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, output_option, print_json
+from agentpack.clikit import record_options
 
 EXIT_INTERRUPTED = 130
 # shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
@@ -165,6 +166,7 @@ def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit
 @click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
+@record_options()
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -178,6 +180,7 @@ def run(
     max_duration: float | None,
     isolation: str | None,
     executor: str,
+    recording,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -220,6 +223,10 @@ def run(
         click.echo(text, nl=False)
     else:
         click.echo(_text_summary(report), nl=False)
+    from .runlog import record
+
+    settings = {"judge": loaded.judge, "jobs": jobs, "filters": list(filters), "executor": executor, "timeout": timeout}
+    record(report, path, recording, settings)
     if report["run"]["interrupted"]:
         raise SystemExit(EXIT_INTERRUPTED)
     if any(s["exit_reason"] == "agent_unreachable" for s in report["scenarios"]):
