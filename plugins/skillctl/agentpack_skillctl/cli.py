@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from agentpack.clikit import record_options
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -237,6 +239,7 @@ def run(
     help="Also write a report file (.html, .xml, .json, .sarif by suffix).",
 )
 @_output_option
+@record_options()
 @click.pass_context
 def test(
     ctx: click.Context,
@@ -245,6 +248,7 @@ def test(
     check_determinism: bool,
     report_file: str | None,
     output: str,
+    recording,
 ) -> None:
     """Run the fixtures and tests/ of every skill (or of the named ones); exit 1 on a failure.
 
@@ -266,6 +270,16 @@ def test(
         command="skill test", generated_at=SYSTEM_CLOCK.now(), evaluations=[evaluate(t, options) for t in targets]
     )
     emit_report(report, output, report_file)
+    from agentpack.runs import record_run
+
+    settings = {"refs": list(refs), "filter": filter_, "check_determinism": check_determinism}
+    record_run(
+        report,
+        command="skill test",
+        input=targets[0] if len(targets) == 1 else library_root(ctx.obj["root"]),
+        settings=settings,
+        recording=recording,
+    )
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
