@@ -145,7 +145,7 @@ def case_block(case: Mapping[str, Any]) -> Html:
             tag("b", f"{case['suite']} / {case['id']}" if case.get("suite") else key),
             tag("span", f" {name}", class_="muted") if name and name != case.get("id") else "",
             tag("small", f"  {duration:.1f} ms" + (f" · {tokens:,} tokens" if isinstance(tokens, int) else "")),
-            tag("div", case.get("message"), class_="fail") if case.get("message") else "",
+            tag("div", case.get("message"), class_="fail" if failing else "muted") if case.get("message") else "",
         ]
     )
     where = ":".join(str(case[k]) for k in ("file", "line") if case.get(k) is not None)

@@ -216,7 +216,12 @@ def run_page(run: Run, views: Sequence[RunView], previous: Run | None) -> Html:
             ("input digest", run.input_digest),
             ("agent", " ".join(filter(None, [agent.get("name"), agent.get("version")]))),
             ("capabilities", json_block(agent.get("capabilities")) if agent.get("capabilities") else ""),
-            ("settings", json_block(run.settings) if run.settings else ""),
+            (
+                "settings",
+                tag("details", join([tag("summary", ", ".join(run.settings)), json_block(run.settings)]))
+                if run.settings
+                else "",
+            ),
             ("tags", ", ".join(run.tags)),
             ("agentpack", run.tool_version),
         ]
