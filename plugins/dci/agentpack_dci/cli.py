@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from agentpack.cli import EXIT_PROBLEMS, emit_report, output_option, print_json
+from agentpack.clikit import record_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -271,7 +272,8 @@ def _write_report(path: Path | None, report: dict) -> None:
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")
-def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> None:
+@record_options()
+def resolve(report_file: Path | None, output: str, as_json: bool, recording, **options) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
 
     \b
@@ -290,6 +292,9 @@ def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> 
         print_json({"schema_version": 1, "command": "dci resolve", "ok": resolution.ok, "report": report})
     else:
         click.echo(render_text(report), nl=False)
+    from .runlog import record
+
+    record(report, resolution.ok, Path(options["workspace"]), recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

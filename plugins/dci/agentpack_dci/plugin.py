@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, RunView
 
 FORMAT = "dci"
 _CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
@@ -112,3 +112,13 @@ def agentpack_register_commands(register):
             help="Dependent Capability Contracts: parse, lint, resolve, explain, record.",
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_views(register):
+    def render(run):
+        from .runlog import view
+
+        return view(run)
+
+    register(RunView(name="dci-candidates", title="Candidates and scores", formats=("dci",), render=render))
