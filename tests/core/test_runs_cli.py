@@ -183,3 +183,16 @@ def test_ctrl_c_during_a_command_exits_130(agentpack_host, register_plugin, todo
     register_plugin(Interrupted(), name="interrupted")
     result = run_cli(["eval", todo_pack("- [x] a\n")])
     assert result.exit_code == 130 and result.stderr.strip().endswith("interrupted")
+
+
+def test_list_colours_statuses_on_a_terminal_unless_no_color(seeded_store, monkeypatch):
+    from click.testing import CliRunner
+
+    from agentpack.cli import cli
+
+    def listing():
+        return CliRunner().invoke(cli, ["runs", "list", "--store", str(seeded_store)], color=True).output
+
+    assert "\x1b[31mFAILED" in listing() and "\x1b[32mPASSED" in listing()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in listing() and "FAILED" in listing()

@@ -5,6 +5,7 @@ Light at import (click and clikit only): the store loads when a command runs.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -117,14 +118,16 @@ def list_(store: Path | None, limit: int, output: str, **kwargs: Any) -> None:
         dirty = "+" if r.git_dirty else ""
         commit = f"  {r.git_commit[:8]}{dirty}" if r.git_commit else ""
         click.echo(
-            f"#{r.id:<5} {r.started_at[:19]}  {_status(r.status):<11} {r.passed:>4}/{r.total:<4} "
+            f"#{r.id:<5} {r.started_at[:19]}  {_status(r.status, 11)} {r.passed:>4}/{r.total:<4} "
             f"{r.command:<11} {r.input}{commit}{tags}"
         )
 
 
-def _status(status: str) -> str:
+def _status(status: str, width: int = 0) -> str:
+    """``status`` upper-cased and padded; coloured unless ``NO_COLOR`` (click drops colour off a terminal)."""
+    text = status.upper().ljust(width)
     colour = {"passed": "green", "failed": "red", "error": "red", "interrupted": "yellow"}.get(status)
-    return click.style(status.upper(), fg=colour) if colour else status
+    return click.style(text, fg=colour) if colour and "NO_COLOR" not in os.environ else text
 
 
 @runs.command()
