@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import click
 
@@ -136,6 +136,39 @@ def parse_pairs(values: Iterable[str], what: str) -> dict[str, str]:
     return result
 
 
+class Recording(NamedTuple):
+    """Where and whether a command records its run (``record_options``); pass it to ``agentpack.runs.record_run``."""
+
+    store: Path | None = None
+    """``--store``; ``None``: ``$AGENTPACK_RUNS`` or ``.agentpack/runs.sqlite`` in the project."""
+    enabled: bool = True
+    tags: tuple[str, ...] = ()
+
+
+def record_options() -> Callable[[F], F]:
+    """``--store FILE``, ``--no-record`` and ``--tag TAG``: the function receives one ``recording``."""
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(
+            *args: Any, store: Path | None = None, no_record: bool = False, tags: tuple[str, ...] = (), **kwargs: Any
+        ) -> Any:
+            kwargs["recording"] = Recording(store=store, enabled=not no_record, tags=tuple(tags))
+            return f(*args, **kwargs)
+
+        wrapper = click.option(
+            "--tag", "tags", multiple=True, metavar="TAG", help="Tag the recorded run (repeatable)."
+        )(wrapper)
+        wrapper = click.option("--no-record", is_flag=True, help="Do not record this run in the run store.")(wrapper)
+        return click.option(  # type: ignore[return-value]
+            "--store",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Record the run in this store (default: $AGENTPACK_RUNS or .agentpack/runs.sqlite).",
+        )(wrapper)
+
+    return decorate
+
+
 # -- output ----------------------------------------------------------------------------------
 def print_json(value: Any) -> None:
     """Print a JSON value on stdout (indented, UTF-8, unknown types as strings)."""
@@ -205,6 +238,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
     "SCHEMA_VERSION",
+    "Recording",
     "emit_json",
     "emit_report",
     "envelope",
@@ -215,6 +249,7 @@ __all__ = [
     "pairs_option",
     "parse_pairs",
     "print_json",
+    "record_options",
     "report_option",
     "reporter_for_suffix",
     "write_report",

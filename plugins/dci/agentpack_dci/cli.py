@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentpack import clikit
-from agentpack.clikit import EXIT_PROBLEMS, emit_json, emit_report, output_option, report_option
+from agentpack.clikit import (
+    EXIT_PROBLEMS,
+    Recording,
+    emit_json,
+    emit_report,
+    output_option,
+    record_options,
+    report_option,
+)
 
 if TYPE_CHECKING:
     from agentpack.clock import Clock
@@ -264,7 +272,8 @@ def _prompt(request: EmulationRequest) -> str:
 @resolution_options
 @report_option("Also write the capability_resolution_report (JSON) to this file.")
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
-def resolve(report_file: Path | None, output: str, **options: Any) -> None:
+@record_options()
+def resolve(report_file: Path | None, output: str, recording: Recording, **options: Any) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
 
     \b
@@ -285,6 +294,9 @@ def resolve(report_file: Path | None, output: str, **options: Any) -> None:
         emit_json("dci resolve", resolution.ok, report=report)
     else:
         click.echo(render_text(report), nl=False)
+    from .runlog import record
+
+    record(report, resolution.ok, Path(options["workspace"]), recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpTool, Reporter
+from agentpack.registry import CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
 
 FORMAT = "sample-todo"
 LINE = re.compile(r"^- \[( |x)\] (.+)$")
@@ -172,3 +172,23 @@ def agentpack_register_mcp_tools(register, context):
             handler=count,
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_exporters(register):
+    def export(runs, out, options):
+        for run in runs:
+            out.write(f"{run.id} {run.status} {run.passed}/{run.total}\n")
+
+    register(RunExporter(name="todo-lines", description="one line per run", export=export, suffix=".todo"))
+
+
+@hookimpl
+def agentpack_register_run_views(register):
+    def render(run):
+        from agentpack.viewer.html import tag
+
+        open_items = [c.name or c.id for c in run.cases if c.status != "passed"]
+        return tag("p", f"{len(open_items)} open: {', '.join(open_items) or 'none'}", class_="todo-open")
+
+    register(RunView(name="todo-open", title="Open items", formats=(FORMAT,), render=render))
