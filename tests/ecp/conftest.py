@@ -28,8 +28,8 @@ def example_pack(tmp_path: Path) -> Path:
 @pytest.fixture
 def new_pack(tmp_path: Path) -> Path:
     """A freshly scaffolded and built pack."""
-    from agentpack_ecp.build import build_pack
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.index.build import build_pack
+    from agentpack_ecp.pack.scaffold import scaffold
 
     root = tmp_path / "my-expert"
     scaffold(root)

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
-from agentpack_ecp.query import query_pack
-from agentpack_ecp.tokenize import term_counts, tokenize
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.index.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
+from agentpack_ecp.index.tokenize import term_counts, tokenize
+from agentpack_ecp.query.retrieve import query_pack
 
 INDEXES = Path("expert/context/indexes")
 
@@ -188,10 +188,10 @@ def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path
     target = example_pack / INDEXES / "corpus-keyword" / "index_data.json"
     before = target.read_bytes()
     code = (
-        "import sys, agentpack_ecp.kwindex as k\n"
+        "import sys, agentpack_ecp.index.keyword as k\n"
         "def boom(*a, **kw): raise SystemExit(9)\n"
         "k.write = boom\n"
-        "from agentpack_ecp.build import build_pack\n"
+        "from agentpack_ecp.index.build import build_pack\n"
         f"build_pack({str(example_pack)!r}, rebuild=True)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -235,7 +235,7 @@ def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
 def test_term_matrix_matches_the_counters() -> None:
     from collections import Counter
 
-    from agentpack_ecp.termmatrix import TermMatrix
+    from agentpack_ecp.index.termmatrix import TermMatrix
 
     counts = [Counter({"b": 2, "a": 1}), Counter(), Counter({"a": 3, "c": 1})]
     m = TermMatrix.from_counts(counts)
@@ -248,8 +248,8 @@ def test_term_matrix_matches_the_counters() -> None:
 def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     from collections import Counter
 
-    from agentpack_ecp.embed import HashEmbedder
-    from agentpack_ecp.termmatrix import TermMatrix
+    from agentpack_ecp.index.embed import HashEmbedder
+    from agentpack_ecp.index.termmatrix import TermMatrix
 
     counts = [
         term_counts("parse the HTTP response headers twice twice"),
@@ -293,7 +293,7 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
     (the committed example still has an older database with a text column, read as before)."""
     import sqlite3
 
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True, index_ids=["corpus-fts"])
     con = sqlite3.connect(example_pack / INDEXES / "corpus-fts" / "fts.sqlite")

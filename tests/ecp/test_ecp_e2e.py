@@ -37,7 +37,7 @@ def test_init_validate_build_query_eval(agentpack_host, tmp_path: Path) -> None:
 
 
 def test_real_subprocess_query_and_eval(tmp_path: Path) -> None:
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.pack.scaffold import scaffold
 
     pack = tmp_path / "sub-expert"
     scaffold(pack)

@@ -9,8 +9,8 @@ import pytest
 
 from agentpack.testing import run_cli
 from agentpack_ecp.evals import check_assertions, run_suites
-from agentpack_ecp.manifest import load_pack
-from agentpack_ecp.query import query_pack
+from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.query.retrieve import query_pack
 
 
 @pytest.fixture

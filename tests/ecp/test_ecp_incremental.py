@@ -45,7 +45,7 @@ def _fts_rows(index: Path) -> list[tuple]:
 
 
 def _vectors(index: Path, name: str) -> np.ndarray:
-    from agentpack_ecp.vecindex import VectorIndex
+    from agentpack_ecp.index.vector import VectorIndex
 
     return VectorIndex.load(index, index / "index_data.json").matrix
 
@@ -56,7 +56,7 @@ def _index_dirs(root: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize("vectors_path", VECTOR_PAYLOADS)
 def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Path, vectors_path: str) -> None:
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     clock = FixedClock("2026-02-01T00:00:00Z")
     _set_payload(example_pack, vectors_path)
@@ -95,9 +95,9 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
 
 
 def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path: Path) -> None:
-    from agentpack_ecp.build import build_pack
-    from agentpack_ecp.query import query_pack
-    from agentpack_ecp.stagedview import staged_indexes
+    from agentpack_ecp.index.build import build_pack
+    from agentpack_ecp.lifecycle.staging import staged_indexes
+    from agentpack_ecp.query.retrieve import query_pack
 
     clock = FixedClock("2026-02-01T00:00:00Z")
     build_pack(example_pack, rebuild=True, clock=clock)
@@ -121,7 +121,7 @@ def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path:
 
 def test_stale_state_falls_back_to_a_full_build(example_pack: Path, tmp_path: Path) -> None:
     """A sidecar that no longer matches its files (e.g. an index rewritten by another tool) is not used."""
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True)
     index = example_pack / "expert" / "context" / "indexes" / "corpus-keyword"
@@ -135,7 +135,7 @@ def test_stale_state_falls_back_to_a_full_build(example_pack: Path, tmp_path: Pa
 
 
 def test_unchanged_index_is_staged_as_hard_links(example_pack: Path, tmp_path: Path) -> None:
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True)
     result = build_pack(example_pack, out_dir=tmp_path / "staged", lock=False)

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentpack.errors import AgentpackError
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.query import query_pack
-from agentpack_ecp.scaffold import scaffold
-from agentpack_ecp.sources import Scope, file_record, manifest_hash, resolve_location
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.pack.scaffold import scaffold
+from agentpack_ecp.query.retrieve import query_pack
+from agentpack_ecp.sources.snapshot import Scope, file_record, manifest_hash, resolve_location
 
 
 def test_file_record_recipe_normalises_newlines() -> None:
@@ -203,7 +203,7 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
     citation = response["citations"][0]
     assert citation["artifact_path"] == "products/1" and "kettle" in response["chunks"][0]["snippet"]
     from agentpack_ecp.evals import CitationChecker
-    from agentpack_ecp.manifest import load_pack
+    from agentpack_ecp.pack.manifest import load_pack
 
     checker = CitationChecker(load_pack(pack))
     assert checker.check(citation, response["chunks"][0]["snippet"], resolve=True, snippets=True, hashes=True) == []

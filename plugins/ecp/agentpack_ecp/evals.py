@@ -26,8 +26,8 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.hashing import normalize_newlines, sha256_text
 
-from .chunking import split_lines
-from .manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
+from .index.chunking import split_lines
+from .pack.manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
 
 if TYPE_CHECKING:
     from agentpack.models import EvalReport
@@ -169,7 +169,7 @@ class CitationChecker:
         self._scopes: dict[str, Any] = {}
 
     def _scope(self, source):
-        from .sources import Scope
+        from .sources.snapshot import Scope
 
         if source.source_id not in self._scopes:
             self._scopes[source.source_id] = Scope(source.include, source.exclude)
@@ -179,7 +179,7 @@ class CitationChecker:
         """The cited file's lines; raises ``AgentpackError`` saying why it does not resolve."""
         from agentpack.paths import check_relative, resolve_under
 
-        from .sources import decode_text, open_source_text
+        from .sources.snapshot import decode_text, open_source_text
 
         sid = str(citation.get("source_id") or "")
         path = citation.get("artifact_path")
@@ -392,7 +392,7 @@ def evaluate(
     suite_ids: list[str] | None = None,
 ) -> Outcome:
     """``run_suites`` without building the report models."""
-    from .query import query_pack
+    from .query.retrieve import query_pack
 
     pack = load_pack(pack_root)
     started_at, t0 = clock.now(), clock.monotonic()

@@ -35,7 +35,7 @@ def agentpack_register_commands(register):
 
 @hookimpl
 def agentpack_register_mcp_tools(register, context):
-    from .mcp_tools import register_tools
+    from .mcp import register_tools
 
     register_tools(register, context)
 
@@ -68,7 +68,7 @@ def agentpack_load(path, format):
         return None
     from agentpack.models import Pack
 
-    from .manifest import load_pack
+    from .pack.manifest import load_pack
 
     expert = load_pack(path)
     version = expert.manifest.get("ecp_version")
@@ -86,7 +86,7 @@ def agentpack_load(path, format):
 def agentpack_validate(pack, strict):
     if pack.format != FORMAT:
         return None
-    from .validate import validate_pack
+    from .validate.checks import validate_pack
 
     return validate_pack(pack.data, strict)
 
@@ -95,7 +95,7 @@ def agentpack_validate(pack, strict):
 def agentpack_query(pack, request):
     if pack.format != FORMAT:
         return None
-    from .hooks import query
+    from .query.adapter import query
 
     return query(pack, request)
 

@@ -17,9 +17,9 @@ import yaml
 
 from agentpack.proc import kill_group, spawn
 from agentpack.testing import run_cli
-from agentpack_ecp import layout
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.refresh import refresh
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.lifecycle.refresh import refresh
+from agentpack_ecp.pack import layout
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 OLD, NEW = "one hour", "two hours"

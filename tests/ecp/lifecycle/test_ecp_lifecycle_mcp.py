@@ -20,8 +20,8 @@ from agentpack.plugins import Host, create_plugin_manager, set_host
 from agentpack.proc import kill_group, spawn
 from agentpack.registry import McpContext
 from agentpack.testing import run_cli
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.mcp_tools import register_tools
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.mcp import register_tools
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 NAMES = ["expert.query", "expert.refresh", "expert.run_evals", "expert.status"]

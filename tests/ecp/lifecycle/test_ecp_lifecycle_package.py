@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentpack.testing import run_cli
-from agentpack_ecp import packaging
-from agentpack_ecp import verify as verify_mod
+from agentpack_ecp.packaging import package as packaging
+from agentpack_ecp.packaging import verify as verify_mod
 
 
 def package(pack: Path, out: Path, *extra: str):

@@ -10,8 +10,8 @@ import yaml
 
 from agentpack.fsutil import file_lock
 from agentpack.testing import run_cli
-from agentpack_ecp import layout
-from agentpack_ecp.build import build_pack
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.pack import layout
 
 DOCS = Path("expert/sources/docs")
 

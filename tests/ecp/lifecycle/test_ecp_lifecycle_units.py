@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
-from agentpack_ecp import backups, layout, logs, publish, revisions, state
-from agentpack_ecp.policy import Budget, BudgetExceeded, Policy, plan_refresh
+from agentpack_ecp.lifecycle import backups, publish, revisions, state
+from agentpack_ecp.lifecycle.policy import Budget, BudgetExceeded, Policy, plan_refresh
+from agentpack_ecp.pack import layout, logs
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

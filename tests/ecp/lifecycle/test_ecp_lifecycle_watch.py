@@ -14,8 +14,8 @@ import pytest
 
 from agentpack.errors import AgentpackError
 from agentpack.proc import kill_group, spawn
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.watch import next_due, parse_triggers
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.lifecycle.watch import next_due, parse_triggers
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 

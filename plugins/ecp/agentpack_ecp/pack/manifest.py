@@ -1,0 +1,366 @@
+"""Loading an Expert Context Pack: SKILL.md linkage, EXPERT.yaml, policy.json and eval suites.
+
+Public, stable API (reused by the lifecycle half of the plugin):
+
+* ``load_pack(root) -> ExpertPack``: reads everything a pack declares without
+  judging it. Raises ``PackError`` (file and line) only when ``expert/EXPERT.yaml``
+  is missing or is not YAML; every other problem (bad policy JSON, missing
+  suite) is kept in ``ExpertPack.problems`` for ``validate.validate_pack``.
+* ``ExpertPack``: ``root``, ``manifest_doc`` (``YamlDocument``: data plus lines),
+  ``manifest`` (the data), typed views ``sources``, ``indexes``, ``summaries``,
+  ``snapshots``, ``suites`` (``SuiteRef`` with their loaded documents),
+  ``policy``/``policy_doc``, ``skill`` (the parsed SKILL.md or ``None``).
+* ``find_pack_root(path)``: the skill root for a pack path, SKILL.md or EXPERT.yaml.
+
+Typed views are tolerant: a malformed entry becomes a view with empty fields,
+so a half-written pack can still be validated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import AgentpackError, PackError, YamlError, reading
+
+MANIFEST_PATH = "expert/EXPERT.yaml"
+MANIFEST_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-manifest.schema.json"
+ARTIFACT_SOURCE_ID = "ecp_artifacts"
+"""The conventional source id for derived artifacts (summaries) cited per spec 6.3.2."""
+
+
+def find_pack_root(path: str | Path) -> Path | None:
+    """The skill root for ``path`` (the root itself, its SKILL.md, or its expert/EXPERT.yaml)."""
+    p = Path(path)
+    if p.is_file():
+        if p.name in ("SKILL.md", "skill.md"):
+            p = p.parent
+        elif p.name == "EXPERT.yaml" and p.parent.name == "expert":
+            p = p.parent.parent
+        else:
+            return None
+    if (p / MANIFEST_PATH).is_file() and ((p / "SKILL.md").is_file() or (p / "skill.md").is_file()):
+        return p
+    return None
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+@dataclass
+class Source:
+    index: int
+    raw: dict
+
+    @property
+    def pointer(self) -> str:
+        return f"/sources/{self.index}"
+
+    @property
+    def source_id(self) -> str:
+        return _str(self.raw.get("source_id"))
+
+    @property
+    def type(self) -> str:
+        return _str(self.raw.get("type"))
+
+    @property
+    def uri(self) -> str:
+        return _str(self.raw.get("uri"))
+
+    @property
+    def include(self) -> list[str]:
+        return [p for p in _list(_dict(self.raw.get("scope")).get("include")) if isinstance(p, str)]
+
+    @property
+    def exclude(self) -> list[str]:
+        return [p for p in _list(_dict(self.raw.get("scope")).get("exclude")) if isinstance(p, str)]
+
+    @property
+    def revision(self) -> dict:
+        return _dict(self.raw.get("revision"))
+
+    @property
+    def refresh(self) -> dict:
+        return _dict(self.raw.get("refresh"))
+
+    @property
+    def classification(self) -> str | None:
+        return self.raw.get("classification") if isinstance(self.raw.get("classification"), str) else None
+
+    @property
+    def license(self) -> str | None:
+        return self.raw.get("license") if isinstance(self.raw.get("license"), str) else None
+
+    @property
+    def query(self) -> str | None:
+        """The extraction query of a database source (``query`` or ``refresh.rebuild.query``)."""
+        for holder in (self.raw, _dict(self.refresh.get("rebuild")), _dict(self.refresh.get("incremental"))):
+            if isinstance(holder.get("query"), str) and holder["query"].strip():
+                return holder["query"]
+        return None
+
+
+@dataclass
+class IndexEntry:
+    index: int
+    raw: dict
+
+    @property
+    def pointer(self) -> str:
+        return f"/context/artifacts/indexes/{self.index}"
+
+    @property
+    def id(self) -> str:
+        return _str(self.raw.get("id"))
+
+    @property
+    def type(self) -> str:
+        return _str(self.raw.get("type"))
+
+    @property
+    def path(self) -> str:
+        return _str(self.raw.get("path"))
+
+    @property
+    def descriptor(self) -> str:
+        return _str(self.raw.get("descriptor"))
+
+    @property
+    def format(self) -> str | None:
+        """The payload format this entry asks for (``None`` for unsupported types)."""
+        explicit = self.raw.get("format")
+        if isinstance(explicit, str):
+            return explicit
+        backend = _str(self.raw.get("backend") or self.raw.get("implementation")).lower()
+        if self.type == "vector" or backend == "vector":
+            return "vector-index-v1"
+        if self.type == "keyword":
+            return "sqlite-fts-index-v1" if backend in ("sqlite-fts", "sqlite", "fts5") else "keyword-index-v2"
+        return None
+
+    @property
+    def chunking(self) -> dict:
+        return _dict(self.raw.get("chunking"))
+
+    @property
+    def embedding(self) -> dict:
+        return _dict(self.raw.get("embedding"))
+
+    @property
+    def vector(self) -> dict:
+        return _dict(self.raw.get("vector"))
+
+
+@dataclass
+class Summary:
+    index: int
+    raw: dict
+
+    @property
+    def id(self) -> str:
+        return _str(self.raw.get("id"))
+
+    @property
+    def type(self) -> str:
+        return _str(self.raw.get("type"))
+
+    @property
+    def path(self) -> str:
+        return _str(self.raw.get("path"))
+
+
+@dataclass
+class Snapshot:
+    index: int
+    raw: dict
+
+    @property
+    def path(self) -> str:
+        return _str(self.raw.get("path"))
+
+    @property
+    def format(self) -> str:
+        return _str(self.raw.get("format"), "directory")
+
+    @property
+    def source_id(self) -> str:
+        return _str(_dict(self.raw.get("as_of")).get("source_id"))
+
+
+@dataclass
+class SuiteRef:
+    """An ``evals.suites[]`` entry and its loaded YAML (``doc`` is ``None`` when unreadable)."""
+
+    index: int
+    suite_id: str
+    path: str
+    doc: Any = None
+    error: AgentpackError | None = None
+
+    @property
+    def data(self) -> dict:
+        return _dict(self.doc.data) if self.doc is not None else {}
+
+    @property
+    def cases(self) -> list[dict]:
+        return [c for c in _list(self.data.get("cases")) if isinstance(c, dict)]
+
+
+@dataclass
+class ExpertPack:
+    root: Path
+    manifest_doc: Any
+    skill: Any = None
+    skill_error: AgentpackError | None = None
+    policy_doc: Any = None
+    policy_error: AgentpackError | None = None
+    suites: list[SuiteRef] = field(default_factory=list)
+
+    @property
+    def manifest(self) -> dict:
+        return _dict(self.manifest_doc.data)
+
+    @property
+    def manifest_file(self) -> str:
+        return MANIFEST_PATH
+
+    @property
+    def name(self) -> str:
+        return _str(_dict(self.manifest.get("skill")).get("name")) or self.root.name
+
+    @property
+    def expert_id(self) -> str:
+        return _str(self.manifest.get("id"))
+
+    @property
+    def profile(self) -> str | None:
+        value = self.manifest.get("profile")
+        return value if isinstance(value, str) else None
+
+    @property
+    def security(self) -> dict:
+        return _dict(self.manifest.get("security"))
+
+    @property
+    def artifacts(self) -> dict:
+        return _dict(_dict(self.manifest.get("context")).get("artifacts"))
+
+    @property
+    def sources(self) -> list[Source]:
+        return [Source(i, s) for i, s in enumerate(_list(self.manifest.get("sources"))) if isinstance(s, dict)]
+
+    def source(self, source_id: str) -> Source | None:
+        return next((s for s in self.sources if s.source_id == source_id), None)
+
+    @property
+    def indexes(self) -> list[IndexEntry]:
+        return [IndexEntry(i, e) for i, e in enumerate(_list(self.artifacts.get("indexes"))) if isinstance(e, dict)]
+
+    @property
+    def summaries(self) -> list[Summary]:
+        return [Summary(i, e) for i, e in enumerate(_list(self.artifacts.get("summaries"))) if isinstance(e, dict)]
+
+    @property
+    def snapshots(self) -> list[Snapshot]:
+        return [Snapshot(i, e) for i, e in enumerate(_list(self.artifacts.get("snapshots"))) if isinstance(e, dict)]
+
+    @property
+    def policy(self) -> dict:
+        return _dict(self.policy_doc.data) if self.policy_doc is not None else {}
+
+    @property
+    def policy_path(self) -> str:
+        return _str(_dict(self.manifest.get("maintenance")).get("policy_path"))
+
+    def suite(self, suite_id: str) -> SuiteRef | None:
+        return next((s for s in self.suites if s.suite_id == suite_id), None)
+
+
+def read_json_doc(path: Path, display: str):
+    """A JSON file as a ``YamlDocument`` (data plus pointer-to-line map); ``YamlError`` when invalid."""
+    from agentpack.yamlio import YamlDocument, parse_yaml
+
+    with reading(display, YamlError):
+        text = path.read_text(encoding="utf-8-sig")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise YamlError(f"invalid JSON: {exc.msg}", file=display, line=exc.lineno, column=exc.colno) from None
+    lines: dict[str, int] = {}
+    if len(text) < 2_000_000:
+        try:  # JSON is YAML: reuse the YAML walker for line numbers
+            lines = parse_yaml(text, file=display).lines
+        except AgentpackError:
+            lines = {}
+    return YamlDocument(data=data, file=display, lines=lines)
+
+
+def _safe_path(root: Path, rel: str) -> Path | None:
+    from agentpack.paths import resolve_under
+
+    try:
+        return resolve_under(root, rel)
+    except AgentpackError:
+        return None
+
+
+def load_pack(root: str | Path) -> ExpertPack:
+    """Load the pack at ``root`` (a skill directory, its SKILL.md or its expert/EXPERT.yaml)."""
+    from agentpack.skillmd import read_skill
+    from agentpack.yamlio import load_yaml
+
+    given = Path(root)
+    found = find_pack_root(given)
+    if found is None:
+        base = given.parent if given.is_file() else given
+        if not (base / MANIFEST_PATH).is_file():
+            raise PackError(
+                f"{MANIFEST_PATH} not found",
+                file=str(base / MANIFEST_PATH),
+                hint="an Expert Context Pack is a skill directory with SKILL.md and expert/EXPERT.yaml",
+            )
+        found = base
+    root_path = found.resolve()
+    doc = load_yaml(root_path / MANIFEST_PATH, display=MANIFEST_PATH)
+    if not isinstance(doc.data, dict):
+        raise PackError("EXPERT.yaml must be a YAML mapping", file=MANIFEST_PATH, line=1)
+    from ..lifecycle.staging import redirect  # lifecycle hook: evals of a staged build read its indexes
+
+    doc.data = redirect(root_path, doc.data)
+    pack = ExpertPack(root=root_path, manifest_doc=doc)
+    try:
+        pack.skill = read_skill(root_path)
+    except AgentpackError as exc:
+        pack.skill_error = exc
+    if pack.policy_path:
+        target = _safe_path(root_path, pack.policy_path)
+        if target is not None and target.is_file():
+            try:
+                pack.policy_doc = read_json_doc(target, pack.policy_path)
+            except AgentpackError as exc:
+                pack.policy_error = exc
+    suites = _list(_dict(pack.manifest.get("evals")).get("suites"))
+    for i, entry in enumerate(suites):
+        if not isinstance(entry, dict):
+            continue
+        ref = SuiteRef(i, _str(entry.get("suite_id")), _str(entry.get("path")))
+        target = _safe_path(root_path, ref.path) if ref.path else None
+        if target is not None and target.is_file():
+            try:
+                ref.doc = load_yaml(target, display=ref.path)
+            except AgentpackError as exc:
+                ref.error = exc
+        pack.suites.append(ref)
+    return pack
