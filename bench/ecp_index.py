@@ -146,17 +146,19 @@ def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
         }
     script = textwrap.dedent(f"""
         import json, time, statistics
-        from agentpack_ecp.query.retrieve import query_pack
+        from agentpack_ecp.pack.manifest import load_pack
+        from agentpack_ecp.query.response import query_pack
         out = {{}}
         queries = {json.dumps([q for q, _ in QUERIES])}
         for mode in ("keyword", "fts", "vector"):
             t0 = time.perf_counter()
-            query_pack({str(pack)!r}, {{"question": queries[0], "mode": mode}})
+            pack = load_pack({str(pack)!r})
+            query_pack(pack, {{"question": queries[0], "mode": mode}})
             load = time.perf_counter() - t0
             paths, times = [], []
             for q in queries:
                 t = time.perf_counter()
-                r = query_pack({str(pack)!r}, {{"question": q, "mode": mode, "top_k": 5}})
+                r = query_pack(pack, {{"question": q, "mode": mode, "top_k": 5}})
                 times.append(time.perf_counter() - t)
                 paths.append([c["artifact_path"] for c in r["citations"]])
             out[mode] = {{"load_s": load, "warm_ms": statistics.median(times) * 1000, "paths": paths}}

@@ -96,8 +96,10 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
 
 def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path: Path) -> None:
     from agentpack_ecp.index.build import build_pack
-    from agentpack_ecp.lifecycle.staging import staged_indexes
-    from agentpack_ecp.query.retrieve import query_pack
+    from agentpack_ecp.lifecycle.staging import staged_pack
+    from agentpack_ecp.pack.manifest import load_pack
+    from agentpack_ecp.query.response import query_pack
+    from agentpack_ecp.query.retrieve import IndexCache
 
     clock = FixedClock("2026-02-01T00:00:00Z")
     build_pack(example_pack, rebuild=True, clock=clock)
@@ -106,15 +108,15 @@ def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path:
     build_pack(example_pack, out_dir=example_pack / "full", rebuild=True, lock=False, clock=clock)
     answers = {}
     for name in ("inc", "full"):
-        with staged_indexes(example_pack, name):
-            answers[name] = [
-                [
-                    c["chunk_id"]
-                    for c in query_pack(example_pack, {"question": q, "mode": mode}, clock=clock)["citations"]
-                ]
-                for q in ("zebrafish tides", "how are releases versioned")
-                for mode in ("keyword", "fts", "vector")
+        staged, cache = staged_pack(load_pack(example_pack), name), IndexCache()
+        answers[name] = [
+            [
+                c["chunk_id"]
+                for c in query_pack(staged, {"question": q, "mode": mode}, clock=clock, cache=cache)["citations"]
             ]
+            for q in ("zebrafish tides", "how are releases versioned")
+            for mode in ("keyword", "fts", "vector")
+        ]
     assert answers["inc"] == answers["full"]
     assert any(ids and "added-note.md" in ids[0] for ids in answers["inc"])
 

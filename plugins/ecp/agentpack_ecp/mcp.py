@@ -55,7 +55,7 @@ EVAL_OUTPUT = {
 
 
 def _pack_roots(packs: list[Path]) -> list[Path]:
-    from .pack.manifest import find_pack_root
+    from .pack.layout import find_pack_root
 
     roots = []
     for path in packs:
@@ -134,11 +134,12 @@ class Tools:
         from agentpack.plugins import get_host
 
         from .evals import run_suites
+        from .pack.manifest import load_pack
 
         suites = arguments.get("suite_id")
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
         started = SYSTEM_CLOCK.now()
-        report = run_suites(self.root(arguments), suite_ids=suite_ids or None)
+        report = run_suites(load_pack(self.root(arguments)), suite_ids=suite_ids or None)
         rendered = (
             get_host().reporter("json").render(Report(command="eval", generated_at=started, evaluations=[report]))
         )
@@ -155,8 +156,8 @@ def _check_as_of(pack, as_of: dict[str, Any]) -> None:
     """Only the published state is served: a requested ``as_of`` must name it."""
     from agentpack.errors import AgentpackError
 
-    from .index.build import REVISION_IDENTITY
     from .lifecycle.revisions import current_revisions
+    from .pack.spec import REVISION_IDENTITY
 
     wanted = as_of.get("sources") if isinstance(as_of.get("sources"), list) else [as_of]
     current = current_revisions(pack.manifest)

@@ -106,4 +106,4 @@ def agentpack_evaluate(pack, options):
         return None
     from .evals import run_suites
 
-    return run_suites(pack.root, options.suite, case_filter=options.filter)
+    return run_suites(pack.data, options.suite, case_filter=options.filter)

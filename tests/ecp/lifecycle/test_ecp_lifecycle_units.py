@@ -17,6 +17,7 @@ from agentpack.errors import AgentpackError
 from agentpack_ecp.lifecycle import backups, publish, revisions, state
 from agentpack_ecp.lifecycle.policy import Budget, BudgetExceeded, Policy, plan_refresh
 from agentpack_ecp.pack import layout, logs
+from agentpack_ecp.pack.schemas import schema_store
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -176,7 +177,7 @@ def test_prune_logs(tmp_path: Path) -> None:
 
 
 def test_log_records_match_schemas(tmp_path: Path) -> None:
-    store = layout.schema_store()
+    store = schema_store()
     logger = logs.logger_for(tmp_path, _manifest())
     q = json.loads(logger.query("q", {"answer": "a"}).read_text())
     u = json.loads(logger.update("refresh", run_id="r1", decision="published", inputs={}, outputs={}).read_text())

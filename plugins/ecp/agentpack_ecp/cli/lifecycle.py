@@ -82,7 +82,7 @@ def package(
       SOURCE_DATE_EPOCH=1767225600 agentpack ecp package my-expert -o dist/my-expert.zip --sign-key release.key
     """
     from ..packaging.package import package_pack
-    from ..packaging.signing import sign_package
+    from ..packaging.sign import sign_package
 
     summary = package_pack(
         pack,
@@ -176,7 +176,7 @@ def sign(target: Path, key: Path, replace: bool, as_json: bool) -> None:
       agentpack ecp sign my-expert.zip --key release.key
       agentpack ecp verify my-expert.zip --key release.key.pub
     """
-    from ..packaging.signing import sign_package
+    from ..packaging.sign import sign_package
 
     summary = sign_package(target, key, replace=replace)
     emit(envelope("sign", True, **summary), as_json, f"{target}: signed by key {summary['key_id']}")
@@ -358,7 +358,7 @@ def prune(pack: Path, dry_run: bool, as_json: bool) -> None:
     Example:
       agentpack ecp prune my-expert --dry-run
     """
-    from ..lifecycle.refresh import prune_pack
+    from ..lifecycle.retention import prune_pack
 
     result = prune_pack(pack, dry_run=dry_run)
     removed = result["deleted_logs"] + result["deleted_backups"]

@@ -36,21 +36,41 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.console import progress
 from agentpack.errors import AgentpackError
+from agentpack.fsutil import atomic_write_text, file_lock, replace_directory
 from agentpack.hashing import sha256_file, sha256_text
+from agentpack.paths import resolve_under
+from agentpack.yamlio import parse_yaml
 
 from .. import __version__
-from ..pack.manifest import MANIFEST_PATH, MANIFEST_SCHEMA, ExpertPack, IndexEntry, load_pack
-from ..sources.snapshot import DEFAULT_MAX_FILE_BYTES, SourceSnapshot, snapshot_source
+from ..pack.layout import MANIFEST_PATH, lock_path
+from ..pack.manifest import ExpertPack, IndexEntry, load_pack
+from ..pack.schemas import MANIFEST_SCHEMA, schema_store
+from ..pack.spec import REVISION_IDENTITY
+from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
+from ..sources.snapshot import SourceSnapshot, snapshot_source
+from ..sources.statcache import StatCache
+from . import fts, keyword, vector
 from .chunking import chunk_id, line_windows, split_lines
 from .chunkstore import CHUNKS_NAME, TEXTS_NAME, Chunk, doc_arrays, read_jsonl, save_cache, write_common, write_json
+from .embed import get_embedder
+from .fileops import copy_file, link_tree
+from .incremental import (
+    Previous,
+    dirty_files,
+    merge_postings,
+    merged_order,
+    previous_vectors,
+    reusable_runs,
+    save_state,
+    state_arrays,
+)
 from .termmatrix import TermMatrix
 from .tokenize import TOKENIZER_ID, term_counts, tokenize
 
-LOCK_PATH = "expert/context/.lifecycle/lock"
 DEFAULT_MAX_CHARS = 4000
 DEFAULT_OVERLAP = 200
-REVISION_IDENTITY = ("hash", "commit", "query_hash", "row_count", "retrieved_at")
 
 
 @dataclass
@@ -90,13 +110,8 @@ def chunking_params(entry: IndexEntry) -> dict[str, Any]:
 
 
 def _check_manifest(pack: ExpertPack) -> None:
-    from ..pack.layout import schema_findings
-
-    errors = [
-        f
-        for f in schema_findings(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
-        if f.severity == "error"
-    ]
+    findings = schema_store().validate(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
+    errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more; run agentpack validate)" if len(errors) > 1 else ""
@@ -126,9 +141,6 @@ def _select(pack: ExpertPack, index_ids: Iterable[str] | None) -> list[IndexEntr
 
 
 def _entry_config(entry: IndexEntry, chunking: dict[str, Any], max_file_bytes: int) -> dict[str, Any]:
-    from .embed import get_embedder
-    from .vector import vector_config
-
     config: dict[str, Any] = {
         "tokenizer": TOKENIZER_ID,
         "chunking": chunking,
@@ -136,12 +148,10 @@ def _entry_config(entry: IndexEntry, chunking: dict[str, Any], max_file_bytes: i
         "path_terms": True,
     }
     if entry.format == "keyword-index-v2":
-        from .keyword import BM25
-
-        config["bm25"] = dict(BM25)
+        config["bm25"] = dict(keyword.BM25)
     if entry.format == "vector-index-v1":
         config["embedding"] = get_embedder(entry.embedding).config()
-        config["vector"] = vector_config(entry.vector)
+        config["vector"] = vector.vector_config(entry.vector)
     return config
 
 
@@ -275,8 +285,6 @@ def _write_index(
     ``matrix`` is the merged term matrix for keyword indexes, unused otherwise)."""
     import numpy as np
 
-    from .incremental import save_state, state_arrays
-
     sources = [s.meta() for s in snaps]
     fmt = entry.format
     head: dict[str, Any] = {
@@ -294,12 +302,8 @@ def _write_index(
     extra_prov: dict[str, str] = {}
     state: dict[str, Any] = {}
     if fmt == "keyword-index-v2":
-        from . import keyword as kwindex
-
         previous = None
         if inc is not None:
-            from .incremental import reusable_runs
-
             matrix, new_to_old, changed = matrix
             previous = (
                 inc.prev.dir / "index_data.json",
@@ -307,32 +311,23 @@ def _write_index(
                 new_to_old,
                 reusable_runs(new_to_old, changed),
             )
-        arrays = kwindex.write(out, head, chunks, matrix, previous)
+        arrays = keyword.write(out, head, chunks, matrix, previous)
         state["term_starts"] = arrays.pop("term_starts")
     elif fmt == "sqlite-fts-index-v1":
-        from . import fts as ftsindex
-
         if inc is None:
-            rowids = ftsindex.write(out, chunks, matrix)
+            rowids = fts.write(out, chunks, matrix)
         else:
-            from .incremental import copy_file
-
-            copy_file(inc.prev.dir / ftsindex.DB_NAME, out / ftsindex.DB_NAME)
+            copy_file(inc.prev.dir / fts.DB_NAME, out / fts.DB_NAME)
             old_rowids = inc.prev.state["rowids"]
-            given = ftsindex.patch(
-                out / ftsindex.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix
-            )
+            given = fts.patch(out / fts.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix)
             new_rowid = {id(c): r for c, r in zip(inc.added, given)}
             rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
         state["rowids"] = np.array(rowids, dtype=np.int64)
-        head["sqlite"] = {"path": ftsindex.DB_NAME, "table": ftsindex.TABLE, "fts5": True}
+        head["sqlite"] = {"path": fts.DB_NAME, "table": fts.TABLE, "fts5": True}
         head["stats"] = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps)}
         write_json(out / "index_data.json", head)
-        extra_prov["sqlite_path"] = ftsindex.DB_NAME
+        extra_prov["sqlite_path"] = fts.DB_NAME
     else:
-        from . import vector as vecindex
-        from .embed import get_embedder
-
         embedder = get_embedder(config["embedding"])
         source_matrix = inc.added_matrix if inc else matrix
         source_chunks = inc.added if inc else chunks
@@ -342,8 +337,6 @@ def _write_index(
         else:
             vectors = embedder.embed_texts([c.text for c in source_chunks])
         if inc is not None:
-            from .incremental import previous_vectors
-
             old = previous_vectors(inc.prev, config["vector"], int(config["embedding"]["dimensions"]))
             full = np.zeros((len(chunks), vectors.shape[1] if len(vectors) else old.shape[1]), dtype=np.float32)
             new_row = {id(c): j for j, c in enumerate(inc.added)}
@@ -354,7 +347,7 @@ def _write_index(
             if len(fresh):
                 full[fresh] = vectors[[new_row[id(chunks[i])] for i in fresh.tolist()]]
             vectors = full
-        vecindex.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
+        vector.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
         if config["vector"]["vectors_path"].endswith(".jsonl"):
             state["vectors"] = np.asarray(vectors, dtype=np.float32)
         head["documents"] = {
@@ -448,8 +441,6 @@ def _increment(
     memo: dict[str, Any],
 ):
     """(chunks, matrix, Increment) patching the previous build at ``target``, or ``None`` (full build)."""
-    from .incremental import Previous, dirty_files, merge_postings, merged_order
-
     prev = Previous.load(target, entry.format, config)
     if prev is None:
         return None
@@ -479,9 +470,6 @@ def build_pack(
     snapshots: dict[str, SourceSnapshot] | None = None,
 ) -> BuildResult:
     """Build the pack's indexes (see the module docstring)."""
-    from agentpack.console import progress
-    from agentpack.fsutil import file_lock
-
     pack = load_pack(root)
     _check_manifest(pack)
     entries = _select(pack, index_ids)
@@ -493,14 +481,12 @@ def build_pack(
         )
     started = clock.monotonic()
     result = BuildResult(pack.root, out_dir=Path(out_dir).resolve() if out_dir else None)
-    guard = file_lock(pack.root / LOCK_PATH, what=f"pack {pack.root.name}") if lock else nullcontext()
+    guard = file_lock(lock_path(pack.root), what=f"pack {pack.root.name}") if lock else nullcontext()
     with guard:
         max_bytes = max([int(e.raw.get("max_file_bytes") or 0) for e in entries] + [0]) or DEFAULT_MAX_FILE_BYTES
         given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
             given = {}
-        from ..sources.statcache import StatCache
-
         stat_cache = StatCache.for_pack(pack.root)
         snaps = [
             given.get(s.source_id)
@@ -532,8 +518,6 @@ def build_pack(
         chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         inc_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         for entry in entries:
-            from agentpack.paths import resolve_under
-
             t0 = clock.monotonic()
             chunking = chunking_params(entry)
             config = _entry_config(entry, chunking, max_bytes)
@@ -575,15 +559,11 @@ def build_pack(
             staged.mkdir(parents=True)
             try:
                 if staged_link:
-                    from .incremental import link_tree
-
                     link_tree(target, staged)
                     stats = {"linked": True}
                 else:
                     stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
                 if result.out_dir is None:
-                    from agentpack.fsutil import replace_directory
-
                     replace_directory(staged, target)
             except BaseException:
                 if result.out_dir is None:
@@ -601,9 +581,6 @@ def build_pack(
             )
         if result.out_dir is None and any(i["status"] == "built" for i in result.indexes):
             write_revisions(pack.root, result.revisions)
-            from ..query.retrieve import forget
-
-            forget(pack.root)
     result.duration_s = clock.monotonic() - started
     return result
 
@@ -627,9 +604,6 @@ def _render_revision(revision: dict[str, Any], indent: str) -> list[str]:
 
 def write_revisions(root: str | Path, revisions: dict[str, dict[str, Any]]) -> None:
     """Set ``sources[].revision`` in EXPERT.yaml by editing only those lines (comments and layout kept)."""
-    from agentpack.fsutil import atomic_write_text
-    from agentpack.yamlio import parse_yaml
-
     path = Path(root) / MANIFEST_PATH
     text = path.read_text(encoding="utf-8")
     doc = parse_yaml(text, file=MANIFEST_PATH)

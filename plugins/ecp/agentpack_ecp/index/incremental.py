@@ -31,7 +31,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, save_cache
+from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, revision_bytes, save_cache
+from .fts import DB_NAME, has_text_column
+from .termmatrix import TermMatrix
+from .vector import read_payload
 
 STATE_NAME = "agentpack-state.npz"
 
@@ -104,8 +107,6 @@ class Previous:
             if prev.cache is None or "term_starts" not in state:
                 return None
         if fmt == "sqlite-fts-index-v1":
-            from .fts import DB_NAME, has_text_column
-
             if "rowids" not in state or has_text_column(target / DB_NAME):
                 return None  # a database with the text column of older builds is rebuilt without it
         return prev
@@ -134,8 +135,6 @@ class Previous:
         """The previous ``chunks.jsonl`` lines with each source's revision brought up to date, as a full
         build would write them; ``None`` when that cannot be done by substitution (another field of a
         source changed: then the lines are encoded again)."""
-        from .chunkstore import revision_bytes
-
         old_by_id = {s.get("source_id"): s for s in self.sources or [] if isinstance(s, dict)}
         try:
             with open(self.dir / CHUNKS_NAME, "rb") as handle:
@@ -218,8 +217,6 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     plus, per new term, its id in the previous vocabulary (-1: new) and whether its postings changed."""
     import numpy as np
 
-    from .termmatrix import TermMatrix
-
     cache = prev.cache
     old_terms = _split(cache["vocab"])
     indptr, post_doc, post_tf = cache["indptr"], cache["post_doc"], cache["post_tf"]
@@ -287,72 +284,6 @@ def previous_vectors(prev: Previous, vcfg: dict[str, Any], dims: int):
     """The previous build's vectors, rows in chunk order."""
     import numpy as np
 
-    from .vector import _read_payload
-
     if "vectors" in prev.state:
         return prev.state["vectors"]
-    return np.asarray(_read_payload(prev.dir, vcfg, dims, prev.chunk_ids), dtype=np.float32)
-
-
-def copy_range(fin, fout, start: int, end: int) -> None:
-    """Append bytes ``start:end`` of the open file ``fin`` to ``fout`` (in the kernel where it can)."""
-    import os
-
-    fout.flush()
-    done = start
-    try:
-        while done < end:
-            n = os.copy_file_range(fin.fileno(), fout.fileno(), end - done, done)
-            if n == 0:
-                break
-            done += n
-    except (AttributeError, OSError):
-        pass
-    if done < end:
-        fin.seek(done)
-        fout.write(fin.read(end - done))
-
-
-def copy_file(src: Path, dst: Path) -> None:
-    """A real copy (never a hard link: the copy is modified), with ``copy_file_range`` so filesystems
-    that can share extents (btrfs, XFS) make it a reflink."""
-    import os
-    import shutil
-
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        size = os.fstat(fin.fileno()).st_size
-        try:
-            done = 0
-            while done < size:
-                n = os.copy_file_range(fin.fileno(), fout.fileno(), size - done)
-                if n == 0:
-                    break
-                done += n
-            if done == size:
-                return
-        except (AttributeError, OSError):
-            pass
-        fin.seek(0)
-        fout.seek(0)
-        fout.truncate()
-        shutil.copyfileobj(fin, fout, 1 << 20)
-
-
-def link_tree(src: Path, dst: Path) -> None:
-    """``dst`` as a tree of hard links to the files of ``src`` (copies where linking fails).
-
-    Used for an index whose sources did not change: nothing of an index is modified in place, so the
-    staged and the published index may share their files.
-    """
-    import os
-    import shutil
-
-    for dirpath, dirnames, filenames in os.walk(src):
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            try:
-                os.link(Path(dirpath) / name, dst / rel / name)
-            except OSError:
-                shutil.copy2(Path(dirpath) / name, dst / rel / name)
+    return np.asarray(read_payload(prev.dir, vcfg, dims, prev.chunk_ids), dtype=np.float32)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
+from contextlib import ExitStack
+from operator import add
 from pathlib import Path
 from typing import Any
 
 from .chunkstore import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
+from .fileops import copy_range
 
 FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
@@ -47,8 +51,6 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
     from the previous file (runs of consecutive terms at once, ``copy_file_range``) instead of being
     serialised again; the file is identical to a full write.
     """
-    from operator import add
-
     import numpy as np
 
     dumps = json.dumps
@@ -66,10 +68,6 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
             docs, tfs = docs.tolist(), tfs.tolist()
         body = "],".join(map(add, map(prefix.__getitem__, docs), map(str, tfs)))
         return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode()
-
-    from contextlib import ExitStack
-
-    from .incremental import copy_range
 
     with ExitStack() as stack:
         handle = stack.enter_context(open(out / "index_data.json", "wb"))
@@ -122,8 +120,6 @@ class SortedVocab:
         self.terms = terms
 
     def get(self, term: str) -> int | None:
-        from bisect import bisect_left
-
         i = bisect_left(self.terms, term)
         return i if i < len(self.terms) and self.terms[i] == term else None
 

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.paths import resolve_under
 
 from .chunkstore import CHUNKS_NAME, DocTable, load_cache, read_jsonl, read_texts
+from .keyword import top_k
 
 FORMAT = "vector-index-v1"
 FORMATS = {".jsonl": ("sparse-jsonl-v1", "dense-jsonl-v1"), ".npy": ("dense-npy-v1",), ".bin": ("dense-bin-v1",)}
@@ -80,11 +82,9 @@ def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
                 handle.write(json.dumps({"chunk_id": cid, "vector": vector}, separators=(",", ":")) + "\n")
 
 
-def _read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[str]):
+def read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[str]):
     """The matrix, rows aligned with ``row_ids``."""
     import numpy as np
-
-    from agentpack.paths import resolve_under
 
     path = resolve_under(index_dir, str(cfg.get("vectors_path") or "vectors.jsonl"))
     if not path.is_file():
@@ -200,7 +200,7 @@ class VectorIndex:
         binary = Path(str(vcfg.get("vectors_path") or "")).suffix.lower() in (".npy", ".bin")
         lex = binary and vcfg.get("chunk_id_order", "chunk_id_lex") == "chunk_id_lex"
         row_ids = sorted(doc_ids) if lex else doc_ids
-        matrix = np.asarray(_read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
+        matrix = np.asarray(read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
         if row_ids != doc_ids:
             order = {cid: i for i, cid in enumerate(row_ids)}
             matrix = matrix[np.array([order[cid] for cid in doc_ids], dtype=np.int64)]
@@ -210,8 +210,6 @@ class VectorIndex:
         return cls(index_dir, head, matrix, docs)
 
     def search(self, query, k: int, mask) -> list[tuple[int, float]]:
-        from .keyword import top_k
-
         if not len(self.matrix):
             return []
         scores = self.matrix @ query

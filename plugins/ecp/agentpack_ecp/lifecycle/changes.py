@@ -18,6 +18,12 @@ from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
+from ..sources.git import resolve_commit, run_git
+from ..sources.recipes import SourceError, resolve_location
+from ..sources.scope import Scope
+from ..sources.snapshot import snapshot_source
+from ..sources.statcache import StatCache
+
 
 @dataclass
 class SourceChanges:
@@ -96,8 +102,6 @@ def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], _LineCounts, l
 
 
 def _git_changes(pack, source, clock: Clock) -> SourceChanges:
-    from ..sources.snapshot import Scope, SourceError, resolve_commit, resolve_location, run_git
-
     old = dict(source.revision)
     changes = SourceChanges(source.source_id, "git-diff", old=old)
     repo = resolve_location(source.uri, pack.root)
@@ -137,8 +141,6 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
 def _manifest_changes(
     pack, source, recorded: dict[str, Any] | None, line_counts: _LineCounts, clock: Clock, stat_cache
 ) -> SourceChanges:
-    from ..sources.snapshot import snapshot_source
-
     changes = SourceChanges(source.source_id, "file-manifest", old=dict(source.revision))
     snap = snapshot_source(pack, source, clock=clock, stat_cache=stat_cache)
     changes.new = snap.revision
@@ -172,8 +174,6 @@ def _manifest_changes(
 def detect(pack, *, clock: Clock = SYSTEM_CLOCK, record_hashes: bool = True) -> tuple[list[SourceChanges], list[str]]:
     """Changes per source, and the reasons a full rebuild is unavoidable; with ``record_hashes`` the
     file hashes computed are kept in the pack's stat cache (``statcache.py``) for the next refresh."""
-    from ..sources.statcache import StatCache
-
     stat_cache = StatCache.for_pack(pack.root)
     manifests, line_counts, unbuilt = _recorded_manifests(pack)
     needs = [f"index '{i}' has not been built yet" for i in unbuilt]

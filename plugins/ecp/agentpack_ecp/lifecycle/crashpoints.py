@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 _seen = 0
 
@@ -33,8 +34,6 @@ def crashpoint(name: str) -> None:
     elif name != target:
         return
     if os.environ.get("AGENTPACK_ECP_CRASH_MODE") == "sleep":
-        import time
-
         if trace:
             with open(trace, "a", encoding="utf-8") as handle:
                 handle.write(f"sleeping at {name}\n")

@@ -15,7 +15,8 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 
-POLICY_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-policy.schema.json"
+from ..pack.manifest import ExpertPack
+from ..pack.schemas import POLICY_SCHEMA, schema_store
 
 
 class BudgetExceeded(AgentpackError):
@@ -42,12 +43,10 @@ class Policy:
     file: str = "expert/maintenance/policy.json"
 
     @classmethod
-    def load(cls, pack) -> Policy:
+    def load(cls, pack: ExpertPack) -> Policy:
         """The policy of a loaded ``ExpertPack``; a missing or invalid policy is a located error."""
-        from ..pack.layout import schema_findings
-
         file = pack.policy_path or "expert/maintenance/policy.json"
-        if getattr(pack, "policy_error", None) is not None:
+        if pack.policy_error is not None:
             raise pack.policy_error
         if pack.policy_doc is None:
             raise AgentpackError(
@@ -55,7 +54,7 @@ class Policy:
                 file=file,
                 hint="declare maintenance.policy_path in EXPERT.yaml (spec 7)",
             )
-        problems = schema_findings(
+        problems = schema_store().validate(
             POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc, file=file, code="ECP700"
         )
         if problems:

@@ -28,6 +28,7 @@ from agentpack.fsutil import atomic_write_json, fsync_dir
 from ..pack import layout
 from . import state
 from .crashpoints import crashpoint
+from .revisions import update_manifest
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -111,8 +112,6 @@ def plan_step(root: Path, target_rel: str, incoming_rel: str, outgoing_rel: str 
 
 def run_journal(root: Path, journal: dict[str, Any]) -> None:
     """Perform (or finish) every step of ``journal``, then update EXPERT.yaml and the state."""
-    from .revisions import update_manifest
-
     for step in journal["steps"]:
         _complete_step(root, step)
         crashpoint("publish.after_step")

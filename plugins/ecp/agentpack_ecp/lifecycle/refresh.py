@@ -20,6 +20,7 @@ at any point leaves the last published index intact and queryable.
 
 from __future__ import annotations
 
+import json
 import secrets
 import shutil
 from datetime import datetime
@@ -30,56 +31,43 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json, file_lock
 
+from ..evals import Outcome, evaluate
+from ..index.build import build_pack
 from ..pack import layout
+from ..pack.logs import logger_for
+from ..pack.manifest import ExpertPack, load_pack
+from ..query.retrieve import IndexCache, forget
+from ..query.synthesis import query_synthesizer, usage_cost
 from . import publish, state
+from .changes import SourceChanges, changed_paths, detect, git_targets, snapshots
 from .crashpoints import crashpoint
-from .policy import Budget, BudgetExceeded, Policy, plan_refresh
+from .policy import Budget, BudgetExceeded, Plan, Policy, plan_refresh
+from .revisions import current_revisions
+from .staging import clean_staging, staged_pack
 
 
 def new_run_id(clock: Clock) -> str:
     return f"{clock.now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def _last_full_rebuild(root: Path, pack, current: dict[str, Any]) -> datetime | None:
+def _last_full_rebuild(root: Path, pack: ExpertPack, current: dict[str, Any]) -> datetime | None:
     """From the state, else the oldest index ``created_at`` (a first build is a full one)."""
-    import json
-
-    recorded = _parse_time(current.get("last_full_rebuild_at"))
+    recorded = state.parse_time(current.get("last_full_rebuild_at"))
     if recorded is not None:
         return recorded
     stamps = []
     for entry in pack.indexes:
         try:
-            stamps.append(_parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at")))
+            stamps.append(
+                state.parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at"))
+            )
         except (OSError, ValueError, AttributeError):
             continue
     stamps = [s for s in stamps if s is not None]
     return min(stamps) if stamps else None
 
 
-def clean_staging(root: Path, keep: str | None = None) -> list[str]:
-    """Delete staging runs left by interrupted refreshes (all but ``keep``)."""
-    folder = layout.staging_root(root)
-    removed = []
-    if folder.is_dir():
-        for entry in sorted(folder.iterdir()):
-            rel = entry.relative_to(root).as_posix()
-            if rel != keep:
-                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
-                removed.append(rel)
-    return removed
-
-
-def eval_summary(report) -> dict[str, Any]:
+def eval_summary(report: Outcome) -> dict[str, Any]:
     totals = report.totals
     return {
         "passed": report.ok,
@@ -97,23 +85,20 @@ def eval_summary(report) -> dict[str, Any]:
     }
 
 
-def _run_evals(root: Path, pack, policy: Policy, staging_rel: str, budget: Budget, clock: Clock):
-    from ..evals import evaluate
-    from ..query.synthesis import query_synthesizer, usage_cost
-    from .staging import staged_indexes
+def _run_evals(pack: ExpertPack, policy: Policy, staging_rel: str, budget: Budget, clock: Clock) -> Outcome:
+    """The policy's suites against the staged build, with an index cache of its own (dropped after)."""
 
     def charge(usage: dict[str, Any]) -> None:
         budget.charge(*usage_cost(usage))
 
     synth = query_synthesizer(pack.security, on_usage=charge) if budget.allows_llm() else None
-    with staged_indexes(root, staging_rel):
-        return evaluate(root, suite_ids=policy.eval_suites or None, clock=clock, synthesize=synth)
-
-
-def _forget(root: Path) -> None:
-    from ..query.retrieve import forget
-
-    forget(root)
+    return evaluate(
+        staged_pack(pack, staging_rel),
+        suite_ids=policy.eval_suites or None,
+        clock=clock,
+        synthesize=synth,
+        cache=IndexCache(),
+    )
 
 
 def refresh(
@@ -127,10 +112,6 @@ def refresh(
     lock_timeout: float = 0.0,
 ) -> dict[str, Any]:
     """Refresh the pack at ``root``; returns the CLI's JSON payload (``exit_status`` says how it went)."""
-    from ..pack.logs import logger_for
-    from ..pack.manifest import load_pack
-    from .changes import detect
-
     pack = load_pack(root)
     root = pack.root
     policy = Policy.load(pack)
@@ -203,7 +184,7 @@ def refresh(
             },
             duration_ms=round((clock.monotonic() - started) * 1000, 3),
         )
-    _forget(root)
+    forget(root)
     return result
 
 
@@ -218,7 +199,16 @@ def _last_refresh(result: dict[str, Any], now: str) -> dict[str, Any]:
     }
 
 
-def _plan(policy: Policy, changes, needs, rebuild: bool, root: Path, pack, clock: Clock, result: dict[str, Any]):
+def _plan(
+    policy: Policy,
+    changes: list[SourceChanges],
+    needs: list[str],
+    rebuild: bool,
+    root: Path,
+    pack: ExpertPack,
+    clock: Clock,
+    result: dict[str, Any],
+) -> Plan:
     files = sum(len(c.paths) for c in changes)
     lines = sum(c.lines for c in changes)
     last_full = _last_full_rebuild(root, pack, state.load(root))
@@ -239,7 +229,7 @@ def _plan(policy: Policy, changes, needs, rebuild: bool, root: Path, pack, clock
 
 def _refresh_locked(
     root: Path,
-    pack,
+    pack: ExpertPack,
     policy: Policy,
     result: dict[str, Any],
     budget: Budget,
@@ -248,10 +238,6 @@ def _refresh_locked(
     no_evals: bool,
     clock: Clock,
 ) -> None:
-    from ..index.build import build_pack
-    from .changes import changed_paths, detect, git_targets, snapshots
-    from .revisions import current_revisions
-
     changes, needs = detect(pack, clock=clock)
     result["changes"] = [c.as_dict() for c in changes]
     plan = _plan(policy, changes, needs, rebuild, root, pack, clock, result)
@@ -281,7 +267,7 @@ def _refresh_locked(
     if no_evals:
         result["messages"].append("evals skipped (--no-evals): publishing without the eval gate")
     else:
-        report = _run_evals(root, pack, policy, staging_rel, budget, clock)
+        report = _run_evals(pack, policy, staging_rel, budget, clock)
         budget.raise_if_exceeded()
         result["evals"] = eval_summary(report)
         crashpoint("refresh.after_evals")
@@ -348,10 +334,6 @@ def publish_pending(
     root: str | Path, *, force: bool = False, clock: Clock = SYSTEM_CLOCK, who: str = "user", lock_timeout: float = 0.0
 ) -> dict[str, Any]:
     """Publish the build a refresh left waiting for approval (or blocked, with ``force``)."""
-    from ..pack.logs import logger_for
-    from ..pack.manifest import load_pack
-    from .revisions import current_revisions
-
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
@@ -401,7 +383,7 @@ def publish_pending(
             outputs={"revisions": pending["revisions"]},
             evals=pending.get("evals"),
         )
-    _forget(root)
+    forget(root)
     return {
         "path": str(root),
         "run_id": pending["run_id"],
@@ -415,9 +397,7 @@ def publish_pending(
 def rollback_pack(
     root: str | Path, *, clock: Clock = SYSTEM_CLOCK, who: str = "user", lock_timeout: float = 0.0
 ) -> dict[str, Any]:
-    from ..pack.logs import logger_for
-    from ..pack.manifest import load_pack
-
+    """Restore the published state before the last publish (indexes from backups, EXPERT.yaml revisions)."""
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
@@ -430,42 +410,5 @@ def rollback_pack(
             decision="rolled_back",
             outputs={"revisions": done["revisions"], "indexes": done["indexes"]},
         )
-    _forget(root)
+    forget(root)
     return {"path": str(root), **done}
-
-
-def prune_pack(
-    root: str | Path, *, dry_run: bool = False, clock: Clock = SYSTEM_CLOCK, who: str = "user"
-) -> dict[str, Any]:
-    """Retention (spec 7.6 and 9): old dated logs and index backups; only inside logs/ and .backup/."""
-    from ..pack.logs import logger_for, prune_logs, retention_days
-    from ..pack.manifest import load_pack
-    from .backups import prune_backups
-
-    pack = load_pack(root)
-    root = pack.root
-    policy = Policy.load(pack)
-    days = retention_days(pack.manifest, policy.raw)
-    with file_lock(layout.lock_path(root), what=f"pack {root.name}"):
-        logs_removed = prune_logs(root, days, now=clock.now(), dry_run=dry_run)
-        backups_removed = prune_backups(
-            root,
-            [e.path for e in pack.indexes],
-            max_per_index=policy.max_backups_per_index,
-            max_age_days=policy.max_backup_age_days,
-            now=clock.now(),
-            dry_run=dry_run,
-        )
-    if not dry_run and (logs_removed or backups_removed):
-        logger_for(root, pack.manifest, policy.raw, clock=clock).update(
-            "prune", who=who, outputs={"deleted_logs": len(logs_removed), "deleted_backups": len(backups_removed)}
-        )
-    return {
-        "path": str(root),
-        "dry_run": dry_run,
-        "log_retention_days": days,
-        "max_backups_per_index": policy.max_backups_per_index,
-        "max_backup_age_days": policy.max_backup_age_days,
-        "deleted_logs": logs_removed,
-        "deleted_backups": backups_removed,
-    }

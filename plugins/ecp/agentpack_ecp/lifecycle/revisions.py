@@ -21,7 +21,7 @@ import yaml
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_text
 
-from ..pack.layout import MANIFEST
+from ..pack.layout import MANIFEST_PATH
 
 
 def _scalar(value: Any) -> str:
@@ -123,7 +123,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
         edits.replace(at, at, "".join(f"\n{indent}{key}: {_scalar(revision[key])}" for key in missing))
 
 
-def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = MANIFEST) -> str:
+def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = MANIFEST_PATH) -> str:
     """``text`` with ``sources[source_id].revision`` updated from ``revisions`` (keys set, none removed)."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)  # pure-Python marks: character offsets
@@ -166,7 +166,7 @@ def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = 
 
 def update_manifest(root: Path, revisions: dict[str, dict[str, Any]]) -> bool:
     """Update ``expert/EXPERT.yaml`` atomically; returns whether it changed."""
-    path = Path(root) / MANIFEST
+    path = Path(root) / MANIFEST_PATH
     text = path.read_text(encoding="utf-8")
     new = update_text(text, revisions, file=str(path))
     if new != text:

@@ -8,6 +8,7 @@ and ``expert.status`` read it.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,13 @@ def update(root: Path, **fields: Any) -> dict[str, Any]:
     state.update(fields)
     save(root, state)
     return state
+
+
+def parse_time(value: object) -> datetime | None:
+    """An ISO 8601 time as the state and build records write it (``...Z``), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -4,17 +4,21 @@ the last refresh, the last eval results, and anything pending or interrupted."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
 from ..pack import layout
+from ..pack.logs import LogConfig
+from ..pack.manifest import IndexEntry, load_pack
 from . import backups, state
-from .refresh import _parse_time
+from .changes import detect
+from .state import parse_time
 
 
-def _index_info(root: Path, entry, now, changed_sources: set[str]) -> dict[str, Any]:
+def _index_info(root: Path, entry: IndexEntry, now: datetime, changed_sources: set[str]) -> dict[str, Any]:
     folder = root / entry.path
     info: dict[str, Any] = {
         "index_id": entry.id,
@@ -28,7 +32,7 @@ def _index_info(root: Path, entry, now, changed_sources: set[str]) -> dict[str, 
     except (OSError, ValueError):
         info.update(stale=True, stale_reason="not built yet")
         return info
-    built_at = _parse_time(build.get("built_at"))
+    built_at = parse_time(build.get("built_at"))
     sources = [s.get("source_id") for s in build.get("sources") or [] if isinstance(s, dict)]
     stale = sorted(set(sources) & changed_sources)
     info.update(
@@ -49,10 +53,6 @@ def _index_info(root: Path, entry, now, changed_sources: set[str]) -> dict[str, 
 
 def pack_status(root: str | Path, *, check_sources: bool = True, clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
     """The status payload; ``check_sources`` diffs the sources against the indexes (reads them)."""
-    from ..pack.logs import LogConfig
-    from ..pack.manifest import load_pack
-    from .changes import detect
-
     pack = load_pack(root)
     root = pack.root
     now = clock.now()

@@ -26,6 +26,14 @@ from typing import Any
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 
+from ..pack.layout import PACK_INTERNAL_DIRS
+from ..pack.manifest import ExpertPack, load_pack
+from ..sources.git import resolve_commit
+from ..sources.recipes import SourceError, resolve_location
+from ..sources.scope import Scope
+from .policy import Policy
+from .refresh import refresh
+
 
 @dataclass
 class Triggers:
@@ -60,10 +68,8 @@ def next_due(spec: str, after: datetime) -> datetime:
     return croniter(spec, after).get_next(datetime)
 
 
-def source_signature(pack) -> tuple:
+def source_signature(pack: ExpertPack) -> tuple:
     """A cheap fingerprint of every source: branch commits for git, (path, size, mtime) otherwise."""
-    from ..sources.snapshot import PACK_INTERNAL_DIRS, Scope, SourceError, resolve_commit, resolve_location
-
     parts: list[Any] = []
     skip = {os.path.realpath(pack.root / d) for d in PACK_INTERNAL_DIRS}
     skip |= {os.path.realpath(pack.root / e.path) for e in pack.indexes}
@@ -109,9 +115,6 @@ class Watcher:
         clock: Clock = SYSTEM_CLOCK,
         on_event: Callable[[dict[str, Any]], None] = lambda e: None,
     ) -> None:
-        from ..pack.manifest import load_pack
-        from .policy import Policy
-
         self.pack = load_pack(root)
         self.root = self.pack.root
         policy = Policy.load(self.pack)
@@ -126,8 +129,6 @@ class Watcher:
         self.failures = 0
 
     def _refresh(self, reason: str) -> None:
-        from .refresh import refresh
-
         self.runs += 1
         event: dict[str, Any] = {"event": "refresh", "reason": reason, "at": self.clock.iso()}
         try:

@@ -19,7 +19,8 @@ from typing import Any
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.hashing import sha256_text
 
-from . import layout
+from .layout import LOGS
+from .manifest import contains_secrets, security
 
 KINDS = ("updates", "queries")
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.jsonl$")
@@ -35,7 +36,7 @@ class LogConfig:
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any], policy: dict[str, Any] | None = None) -> LogConfig:
         logs = manifest.get("logs") if isinstance(manifest.get("logs"), dict) else {}
-        secrets = layout.contains_secrets(manifest)
+        secrets = contains_secrets(manifest)
         return cls(
             enabled=logs.get("enabled") is True,
             store_question=logs.get("store_question") is True and not secrets,
@@ -52,7 +53,7 @@ def retention_days(manifest: dict[str, Any], policy: dict[str, Any] | None = Non
     values = [
         logs.get("retention_days"),
         retention.get("prune_logs_after_days"),
-        layout.security(manifest).get("retention_days"),
+        security(manifest).get("retention_days"),
     ]
     days = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
     return min(days) if days else None
@@ -81,7 +82,7 @@ class PackLogger:
             return None
         now = self.clock.now()
         record = {"timestamp": self.clock.iso(), **record}
-        path = self.root / layout.LOGS / kind / f"{now.strftime('%Y-%m-%d')}.jsonl"
+        path = self.root / LOGS / kind / f"{now.strftime('%Y-%m-%d')}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n").encode("utf-8")
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
@@ -136,7 +137,7 @@ def prune_logs(root: Path, days: int | None, *, now: datetime, dry_run: bool = F
     cutoff = (now - timedelta(days=days)).date()
     removed = []
     for kind in KINDS:
-        folder = Path(root) / layout.LOGS / kind
+        folder = Path(root) / LOGS / kind
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):

@@ -1,16 +1,15 @@
-"""Loading an Expert Context Pack: SKILL.md linkage, EXPERT.yaml, policy.json and eval suites.
-
-Public, stable API (reused by the lifecycle half of the plugin):
+"""Loading an Expert Context Pack: EXPERT.yaml, policy.json and eval suites, each parsed once.
 
 * ``load_pack(root) -> ExpertPack``: reads everything a pack declares without
   judging it. Raises ``PackError`` (file and line) only when ``expert/EXPERT.yaml``
   is missing or is not YAML; every other problem (bad policy JSON, missing
-  suite) is kept in ``ExpertPack.problems`` for ``validate.validate_pack``.
+  suite) is kept on the ``ExpertPack`` for validation.
 * ``ExpertPack``: ``root``, ``manifest_doc`` (``YamlDocument``: data plus lines),
   ``manifest`` (the data), typed views ``sources``, ``indexes``, ``summaries``,
   ``snapshots``, ``suites`` (``SuiteRef`` with their loaded documents),
-  ``policy``/``policy_doc``, ``skill`` (the parsed SKILL.md or ``None``).
-* ``find_pack_root(path)``: the skill root for a pack path, SKILL.md or EXPERT.yaml.
+  ``policy``/``policy_doc``, ``skill`` (SKILL.md, parsed when first asked for).
+  The object the ``agentpack_load`` hook returns; query, evals and validation
+  receive it rather than a path.
 
 Typed views are tolerant: a malformed entry becomes a view with empty fields,
 so a half-written pack can still be validated.
@@ -20,30 +19,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError, PackError, YamlError, reading
+from agentpack.paths import resolve_under
+from agentpack.skillmd import Skill, read_skill
+from agentpack.yamlio import YamlDocument, load_yaml, parse_yaml
 
-MANIFEST_PATH = "expert/EXPERT.yaml"
-MANIFEST_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-manifest.schema.json"
-ARTIFACT_SOURCE_ID = "ecp_artifacts"
-"""The conventional source id for derived artifacts (summaries) cited per spec 6.3.2."""
-
-
-def find_pack_root(path: str | Path) -> Path | None:
-    """The skill root for ``path`` (the root itself, its SKILL.md, or its expert/EXPERT.yaml)."""
-    p = Path(path)
-    if p.is_file():
-        if p.name in ("SKILL.md", "skill.md"):
-            p = p.parent
-        elif p.name == "EXPERT.yaml" and p.parent.name == "expert":
-            p = p.parent.parent
-        else:
-            return None
-    if (p / MANIFEST_PATH).is_file() and ((p / "SKILL.md").is_file() or (p / "skill.md").is_file()):
-        return p
-    return None
+from .layout import MANIFEST_PATH, find_pack_root
 
 
 def _str(value: Any, default: str = "") -> str:
@@ -206,7 +191,7 @@ class SuiteRef:
     index: int
     suite_id: str
     path: str
-    doc: Any = None
+    doc: YamlDocument | None = None
     error: AgentpackError | None = None
 
     @property
@@ -221,10 +206,8 @@ class SuiteRef:
 @dataclass
 class ExpertPack:
     root: Path
-    manifest_doc: Any
-    skill: Any = None
-    skill_error: AgentpackError | None = None
-    policy_doc: Any = None
+    manifest_doc: YamlDocument
+    policy_doc: YamlDocument | None = None
     policy_error: AgentpackError | None = None
     suites: list[SuiteRef] = field(default_factory=list)
 
@@ -235,6 +218,18 @@ class ExpertPack:
     @property
     def manifest_file(self) -> str:
         return MANIFEST_PATH
+
+    def where(self, pointer: str) -> dict[str, Any]:
+        """``file``, ``line``, ``column`` and ``pointer`` of a field of EXPERT.yaml, for findings."""
+        return self.manifest_doc.where(pointer)
+
+    @cached_property
+    def skill(self) -> Skill | None:
+        """The parsed SKILL.md (``None`` when it cannot be read: the core's SKL checks report why)."""
+        try:
+            return read_skill(self.root)
+        except AgentpackError:
+            return None
 
     @property
     def name(self) -> str:
@@ -251,7 +246,7 @@ class ExpertPack:
 
     @property
     def security(self) -> dict:
-        return _dict(self.manifest.get("security"))
+        return security(self.manifest)
 
     @property
     def artifacts(self) -> dict:
@@ -288,10 +283,8 @@ class ExpertPack:
         return next((s for s in self.suites if s.suite_id == suite_id), None)
 
 
-def read_json_doc(path: Path, display: str):
+def read_json_doc(path: Path, display: str) -> YamlDocument:
     """A JSON file as a ``YamlDocument`` (data plus pointer-to-line map); ``YamlError`` when invalid."""
-    from agentpack.yamlio import YamlDocument, parse_yaml
-
     with reading(display, YamlError):
         text = path.read_text(encoding="utf-8-sig")
     try:
@@ -308,8 +301,6 @@ def read_json_doc(path: Path, display: str):
 
 
 def _safe_path(root: Path, rel: str) -> Path | None:
-    from agentpack.paths import resolve_under
-
     try:
         return resolve_under(root, rel)
     except AgentpackError:
@@ -318,9 +309,6 @@ def _safe_path(root: Path, rel: str) -> Path | None:
 
 def load_pack(root: str | Path) -> ExpertPack:
     """Load the pack at ``root`` (a skill directory, its SKILL.md or its expert/EXPERT.yaml)."""
-    from agentpack.skillmd import read_skill
-    from agentpack.yamlio import load_yaml
-
     given = Path(root)
     found = find_pack_root(given)
     if found is None:
@@ -336,14 +324,7 @@ def load_pack(root: str | Path) -> ExpertPack:
     doc = load_yaml(root_path / MANIFEST_PATH, display=MANIFEST_PATH)
     if not isinstance(doc.data, dict):
         raise PackError("EXPERT.yaml must be a YAML mapping", file=MANIFEST_PATH, line=1)
-    from ..lifecycle.staging import redirect  # lifecycle hook: evals of a staged build read its indexes
-
-    doc.data = redirect(root_path, doc.data)
     pack = ExpertPack(root=root_path, manifest_doc=doc)
-    try:
-        pack.skill = read_skill(root_path)
-    except AgentpackError as exc:
-        pack.skill_error = exc
     if pack.policy_path:
         target = _safe_path(root_path, pack.policy_path)
         if target is not None and target.is_file():
@@ -364,3 +345,23 @@ def load_pack(root: str | Path) -> ExpertPack:
                 ref.error = exc
         pack.suites.append(ref)
     return pack
+
+
+def read_manifest(root: Path) -> YamlDocument:
+    """Only ``expert/EXPERT.yaml``, as a ``YamlDocument`` (located errors for unreadable YAML)."""
+    path = Path(root) / MANIFEST_PATH
+    if not path.is_file():
+        raise PackError(f"{MANIFEST_PATH} not found: {root} is not an Expert Context Pack", file=str(path))
+    doc = load_yaml(path, display=str(path))
+    if not isinstance(doc.data, dict):
+        raise PackError("EXPERT.yaml must be a mapping", file=str(path), line=1)
+    return doc
+
+
+def security(manifest: dict[str, Any]) -> dict[str, Any]:
+    value = manifest.get("security")
+    return value if isinstance(value, dict) else {}
+
+
+def contains_secrets(manifest: dict[str, Any]) -> bool:
+    return security(manifest).get("contains_secrets") is True

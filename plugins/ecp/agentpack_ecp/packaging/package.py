@@ -22,8 +22,12 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_bytes, sha256_file
+from agentpack.paths import is_within
+from agentpack.skillmd import read_skill
 
+from .. import __version__
 from ..pack import layout
+from ..pack.manifest import contains_secrets, read_manifest
 
 PACKAGE_VERSION = "1.0"
 DEFAULT_EXCLUDES = [
@@ -79,8 +83,6 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
     A symlink to a file inside the pack is packaged as a regular file; a
     symlink that leaves the pack, or one to a directory, is an error.
     """
-    from agentpack.paths import is_within
-
     spec = exclude_spec(excludes)
     root = Path(root)
     files: list[PackFile] = []
@@ -173,8 +175,6 @@ def build_manifest(
     files: list[PackFile],
     created_at: str,
 ) -> dict[str, Any]:
-    from .. import __version__
-
     manifest: dict[str, Any] = {
         "ecp_package_version": PACKAGE_VERSION,
         "created_at": created_at,
@@ -199,12 +199,10 @@ def package_pack(
     allow_secrets: bool = False,
 ) -> dict[str, Any]:
     """Package the pack at ``root`` into the ZIP ``out``; returns a summary (the CLI's JSON)."""
-    from agentpack.skillmd import read_skill
-
     root = Path(root).resolve()
-    doc = layout.read_manifest(root)
+    doc = read_manifest(root)
     manifest = doc.data
-    if layout.contains_secrets(manifest) and not allow_secrets:
+    if contains_secrets(manifest) and not allow_secrets:
         raise AgentpackError(
             "refusing to package a pack with security.contains_secrets: true (spec 5.5: it must not be "
             "distributed as an unencrypted archive)",

@@ -16,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentpack.clock import SYSTEM_CLOCK
 from agentpack.errors import AgentpackError, require
+from agentpack.fsutil import atomic_write_bytes
 from agentpack.hashing import sha256_bytes
+
+from .package import iso
 
 ALGORITHM = "ed25519"
 
@@ -41,8 +45,6 @@ def _raw_public(public_key) -> bytes:
 
 def generate_keypair(out: Path, *, force: bool = False) -> dict[str, str]:
     """Write a new private key to ``out`` (PKCS#8 PEM, mode 0600) and its public key to ``out.pub``."""
-    from agentpack.fsutil import atomic_write_bytes
-
     serialization, ed25519 = _crypto()
     out = Path(out)
     pub = out.with_name(out.name + ".pub")
@@ -181,73 +183,5 @@ def check_signature(index: int, entry: Any, package_hash: str, trusted: list[byt
 
 def signed_at_now() -> str:
     """``SOURCE_DATE_EPOCH`` when set (reproducible signing), else the current time."""
-    from agentpack.clock import SYSTEM_CLOCK
-
-    from .package import iso
-
     raw = os.environ.get("SOURCE_DATE_EPOCH")
     return iso(int(raw)) if raw and raw.isdigit() else SYSTEM_CLOCK.iso()
-
-
-def sign_package(path: Path, key_file: Path, *, replace: bool = False) -> dict[str, Any]:
-    """Add an ed25519 signature to the package ZIP or unpacked pack at ``path``.
-
-    The package must verify first (a tampered package is never signed). A
-    signature by the same key replaces the old one with ``replace``, else it is
-    an error.
-    """
-    import json
-    import zipfile
-
-    from agentpack.fsutil import atomic_write_bytes
-
-    from ..pack import layout
-    from .package import render_manifest, write_zip
-    from .verify import verify
-
-    private = load_private_key(key_file)
-    result = verify(path)
-    if not result.ok:
-        first = next(f for f in result.findings if f.severity == "error")
-        raise AgentpackError(
-            f"refusing to sign a package that does not verify: {first.message}",
-            file=str(path),
-            hint="run 'agentpack ecp verify' for every problem",
-        )
-    entry = sign(str(result.package_sha256), private, signed_at_now())
-    path = Path(path)
-    if path.is_dir():
-        target = Path(result.path) / layout.PACKAGE_JSON
-        manifest = json.loads(target.read_bytes())
-        manifest["signatures"] = _merge(manifest.get("signatures") or [], entry, replace)
-        atomic_write_bytes(target, render_manifest(manifest))
-    else:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            name = next(
-                i.filename
-                for i in infos
-                if i.filename.endswith("/" + layout.PACKAGE_JSON) and i.filename.count("/") == 2
-            )
-            manifest = json.loads(archive.read(name))
-            manifest["signatures"] = _merge(manifest.get("signatures") or [], entry, replace)
-            entries = [
-                (info, render_manifest(manifest) if info.filename == name else archive.read(info)) for info in infos
-            ]
-        write_zip(path, entries)
-    return {
-        "package": str(path),
-        "package_sha256": result.package_sha256,
-        "key_id": entry["key_id"],
-        "signed_at": entry["signed_at"],
-        "signatures": len(manifest["signatures"]),
-    }
-
-
-def _merge(existing: list[Any], entry: dict[str, Any], replace: bool) -> list[Any]:
-    same = [e for e in existing if isinstance(e, dict) and e.get("key_id") == entry["key_id"]]
-    if same and not replace:
-        raise AgentpackError(
-            f"the package is already signed by key {entry['key_id']}", hint="pass --replace to sign it again"
-        )
-    return [e for e in existing if e not in same] + [entry]

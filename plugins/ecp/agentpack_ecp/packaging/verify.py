@@ -26,11 +26,9 @@ from agentpack.models import Finding
 from agentpack.paths import check_relative
 
 from ..pack import layout
+from ..pack.schemas import PACKAGE_SCHEMA, SIGNATURE_SCHEMA, schema_store
 from .package import exclude_spec, package_sha256
 from .signing import check_signature
-
-PACKAGE_SCHEMA = "https://ecp.amcrypto.org/ecp/schemas/ecp-package.schema.json"
-SIGNATURE_SCHEMA = "https://agentpack.dev/schemas/ecp/package-signature.schema.json"
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ def _check_manifest(result: VerifyResult, raw: bytes, where: str) -> dict[str, A
     if not isinstance(manifest, dict):
         result.error("ECPK011", "package.json must be a JSON object", where)
         raise _Stop
-    for finding in layout.schema_store().validate(PACKAGE_SCHEMA, manifest, file=where, code="ECPK012"):
+    for finding in schema_store().validate(PACKAGE_SCHEMA, manifest, file=where, code="ECPK012"):
         result.findings.append(finding)
     if not isinstance(manifest.get("files"), list):
         raise _Stop
@@ -166,7 +164,7 @@ def _check_signatures(
             result.error("ECPK030", "signatures not checked: package_sha256 does not match the package", where)
         return
     for i, entry in enumerate(entries):
-        result.findings += layout.schema_store().validate(SIGNATURE_SCHEMA, entry, file=where, code="ECPK012")
+        result.findings += schema_store().validate(SIGNATURE_SCHEMA, entry, file=where, code="ECPK012")
     checks = [check_signature(i, e, result.package_sha256, trusted) for i, e in enumerate(entries)]
     result.signatures = [c.as_dict() for c in checks]
     for check in checks:

@@ -1,4 +1,4 @@
-"""The query hook: core ``QueryRequest`` in, ECP response (as the payload) out."""
+"""The query hook's adapter: the core's ``QueryRequest`` in, the ECP response (as the payload) out."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 from agentpack.models import Citation, Finding, Pack, QueryRequest, QueryResponse
+
+from .answer import answer
 
 
 def read_query_vector(path: str) -> dict[str, Any]:
@@ -42,8 +44,6 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
 
 
 def query(pack: Pack, request: QueryRequest) -> QueryResponse:
-    from .answer import answer  # lifecycle hook: synthesis provider and query logs
-
     response = answer(pack.data, request_dict(request), request.options)
     citations = [
         Citation(

@@ -1,37 +1,37 @@
-"""One query as the lifecycle sees it: optional model synthesis (``synthesis.py``) and a query log
-record (``logs.py``) around ``query.query_pack``. The CLI, ``agentpack query`` and ``expert.query``
-all answer through here, so every path obeys the same security and logging rules."""
+"""One query as a user or service asks it: optional model synthesis (``synthesis.py``) and a query
+log record (``pack/logs.py``) around ``response.query_pack``. ``agentpack query`` and ``expert.query``
+both answer through here, so every path obeys the same security and logging rules."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.console import note
+from agentpack.errors import AgentpackError
+
+from ..pack.logs import logger_for
+from ..pack.manifest import ExpertPack
+from .response import query_pack
+from .synthesis import query_synthesizer
 
 SYNTHESIS_MODES = ("auto", "local", "llm")
 
 
 def answer(
-    pack, request: dict[str, Any], options: dict[str, Any] | None = None, *, clock: Clock = SYSTEM_CLOCK
+    pack: ExpertPack, request: dict[str, Any], options: dict[str, Any] | None = None, *, clock: Clock = SYSTEM_CLOCK
 ) -> dict[str, Any]:
     """Answer ``request`` from the loaded ``ExpertPack``.
 
     ``options``: ``synthesis`` (``auto``: a configured provider when the pack
     allows it, ``local``, ``llm``) and ``actor`` (who asks, for the log).
     """
-    from agentpack.console import note
-    from agentpack.errors import AgentpackError
-
-    from ..pack.logs import logger_for
-    from .retrieve import query_pack
-    from .synthesis import query_synthesizer
-
     options = options or {}
     mode = str(options.get("synthesis") or "auto")
     if mode not in SYNTHESIS_MODES:
         raise AgentpackError(f"unknown synthesis mode '{mode}'; use one of: {', '.join(SYNTHESIS_MODES)}")
     started = clock.monotonic()
-    response = query_pack(pack.root, request, clock=clock, synthesize=query_synthesizer(pack.security, mode=mode))
+    response = query_pack(pack, request, clock=clock, synthesize=query_synthesizer(pack.security, mode=mode))
     logger = logger_for(pack.root, pack.manifest, pack.policy, clock=clock)
     try:
         logger.query(

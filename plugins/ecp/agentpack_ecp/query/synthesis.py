@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from agentpack.llm import DEFAULT_BASE_URL, is_loopback
+from agentpack.llm import DEFAULT_BASE_URL, ChatClient, ChatError, is_loopback
+
+from .extractive import extractive_answer
 
 KNOWN_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic", "openrouter.ai": "openrouter"}
 MAX_EVIDENCE = 8
@@ -95,8 +97,6 @@ def synthesize(
     on_usage: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Return ``response`` with a model-written ``answer`` when allowed (``mode``: auto, local, llm)."""
-    from agentpack.llm import ChatClient, ChatError
-
     local_meta = dict(response.get("synthesis") or {"provider": "local", "method": "extractive"})
     if mode == "local":
         return response
@@ -152,7 +152,7 @@ def query_synthesizer(
     on_usage: Callable[[dict[str, Any]], None] | None = None,
     client_factory: Callable[..., Any] | None = None,
 ):
-    """A ``synthesize(question, chunks, as_of) -> (answer, synthesis)`` callable for ``query.query_pack``,
+    """A ``synthesize(question, chunks, as_of) -> (answer, synthesis)`` callable for ``response.query_pack``,
     or ``None`` when the local extractive answer is all there is to do."""
     if mode == "local":
         return None
@@ -161,8 +161,6 @@ def query_synthesizer(
         return None
 
     def run(question: str, chunks: list[dict[str, Any]], as_of: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        from .retrieve import MAX_EVIDENCE, extractive_answer
-
         answer, meta = extractive_answer(question, chunks, MAX_EVIDENCE)
         out = synthesize(
             question,

@@ -1,149 +1,42 @@
-"""Reading sources and the revision recipes every part of the plugin shares.
+"""Reading one declared source into a ``SourceSnapshot`` (files, texts, manifest, new revision).
 
-Recipes (the reference implementation's, so packs interoperate):
-
-* text detection: no NUL byte in the first 8 KiB, and the first 8 KiB decode as UTF-8;
-* file hash: SHA-256 of the file's text (UTF-8, undecodable bytes replaced) with
-  CRLF and lone CR normalised to LF, encoded as UTF-8 (``text_sha256``);
-* file manifest: ``{path: {"sha256", "size", "skipped"}}`` where ``skipped`` is
-  ``None``, ``"too_large"``, ``"binary_or_non_utf8"`` or ``"read_error"``;
-* filesystem ``revision.hash``: SHA-256 (hex) of ``json.dumps(manifest,
-  sort_keys=True)`` with the default separators (``manifest_hash``).
-
-``snapshot_source(pack, source, ...)`` reads one declared source into a
-``SourceSnapshot`` (files, texts, manifest, new revision) for every source type:
-``filesystem``/``artifact`` (a directory), ``git`` (files at a concrete commit,
-read with the git CLI, never the work tree), ``web`` (a local snapshot
-directory declared in ``context.artifacts.snapshots``) and ``database`` (an
-SQLite file and a declared query). ``open_source_text`` reads one cited file the
-same way, for citation checks.
+``snapshot_source(pack, source, ...)`` handles every source type:
+``filesystem``/``artifact`` (a directory), ``git`` (files at a concrete commit),
+``web`` (a local snapshot directory declared in ``context.artifacts.snapshots``)
+and ``database`` (an SQLite file and a declared query). ``open_source_text``
+reads one cited file the same way, for citation checks.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import sqlite3
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
+from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.clock import Clock
 from agentpack.paths import is_within, resolve_under
 
+from ..pack.layout import PACK_INTERNAL_DIRS
+from ..pack.manifest import ExpertPack, Source
+from .database import database_path, query_hash, render_rows, run_query
+from .git import git_blobs, git_show_text, read_blobs, resolve_commit, run_git
+from .recipes import (
+    DEFAULT_MAX_FILE_BYTES,
+    SourceError,
+    decode_text,
+    file_record,
+    iso_utc,
+    manifest_hash,
+    resolve_location,
+    text_sha256,
+)
+from .scope import Scope
 from .statcache import LazyTexts, StatCache, loader, stat_key
 
-if TYPE_CHECKING:
-    from agentpack.clock import Clock
 
-    from ..pack.manifest import ExpertPack, Source
-
-PROBE_BYTES = 8192
-DEFAULT_MAX_FILE_BYTES = 512_000
-GIT_TIMEOUT = 120
-PACK_INTERNAL_DIRS = ("expert/context/.staging", "expert/context/.lifecycle", "expert/logs")
-"""Folders of a pack that are never indexed, even when a source's root contains the pack."""
-
-
-class SourceError(AgentpackError):
-    """A source that cannot be read (unsupported kind, missing path, failing git or query)."""
-
-
-# -- recipes ---------------------------------------------------------------------------------
-def looks_like_text(head: bytes) -> bool:
-    if b"\x00" in head[:PROBE_BYTES]:
-        return False
-    try:
-        head[:PROBE_BYTES].decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def decode_text(data: bytes) -> str:
-    """UTF-8 text (errors replaced) with newlines normalised to LF."""
-    return normalize_newlines(data.decode("utf-8", errors="replace"))
-
-
-def text_sha256(text: str) -> str:
-    return sha256_text(text)
-
-
-def file_record(data: bytes | None, size: int, max_bytes: int) -> tuple[dict[str, Any], str | None]:
-    """The manifest record and the text of one file (``data`` None means unreadable)."""
-    if size > max_bytes:
-        return {"sha256": None, "size": size, "skipped": "too_large"}, None
-    if data is None:
-        return {"sha256": None, "size": size, "skipped": "read_error"}, None
-    if not looks_like_text(data):
-        return {"sha256": None, "size": size, "skipped": "binary_or_non_utf8"}, None
-    text = decode_text(data)
-    return {"sha256": text_sha256(text), "size": size, "skipped": None}, text
-
-
-def manifest_hash(manifest: dict[str, dict[str, Any]]) -> str:
-    """``revision.hash`` of a file manifest (the reference recipe, byte for byte)."""
-    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def iso_utc(value: datetime) -> str:
-    return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-# -- scope -----------------------------------------------------------------------------------
-class Scope:
-    """``scope.include``/``scope.exclude`` with gitignore semantics (``pathspec``).
-
-    No ``include`` means everything; ``exclude`` wins over ``include``.
-    """
-
-    def __init__(self, include: list[str] | None, exclude: list[str] | None) -> None:
-        import pathspec
-
-        self.include = list(include or [])
-        self.exclude = list(exclude or [])
-        self._inc = pathspec.GitIgnoreSpec.from_lines(self.include) if self.include else None
-        self._exc = pathspec.GitIgnoreSpec.from_lines(self.exclude) if self.exclude else None
-
-    def excludes_dir(self, path: str) -> bool:
-        """True when every file under directory ``path`` is excluded (gitignore: no re-include below it)."""
-        return self._exc is not None and self._exc.match_file(path.rstrip("/") + "/")
-
-    def matches(self, path: str) -> bool:
-        if self._inc is not None and not self._inc.match_file(path):
-            return False
-        return not (self._exc is not None and self._exc.match_file(path))
-
-
-# -- locations -------------------------------------------------------------------------------
-REMOTE_SCHEMES = ("http", "https", "ssh", "git", "s3", "gs", "ftp")
-
-
-def resolve_location(uri: str, pack_root: Path) -> Path:
-    """A local path for ``uri``: ``file://`` URIs, absolute paths, or paths relative to the skill root."""
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        host = parsed.netloc if parsed.netloc not in ("", "localhost") else ""
-        path = unquote(host + parsed.path)
-        return (pack_root / path).resolve() if not path.startswith("/") else Path(path).resolve()
-    if uri.startswith("git@") or parsed.scheme in REMOTE_SCHEMES:
-        raise SourceError(
-            f"'{uri}' is a remote location; agentpack reads local copies only",
-            hint="clone or download it, then point the source's uri at the local path",
-        )
-    if len(parsed.scheme) > 1:
-        raise SourceError(f"unsupported URI scheme '{parsed.scheme}' in '{uri}'")
-    path = Path(uri)
-    return path.resolve() if path.is_absolute() else (pack_root / path).resolve()
-
-
-# -- snapshots -------------------------------------------------------------------------------
 @dataclass
 class SourceSnapshot:
     """What a source held when it was read: its files, their texts and the resulting revision."""
@@ -318,68 +211,6 @@ def web_snapshot_dir(pack: ExpertPack, source: Source) -> Path:
     )
 
 
-# -- git -------------------------------------------------------------------------------------
-def run_git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo), *args], input=input, capture_output=True, env=env, timeout=GIT_TIMEOUT, check=False
-        )
-    except FileNotFoundError:
-        raise SourceError("the git executable is not installed", hint="install git") from None
-    except subprocess.TimeoutExpired:
-        raise SourceError(f"git {' '.join(args)} timed out after {GIT_TIMEOUT} s") from None
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SourceError(f"git {' '.join(args[:3])} failed in {repo}: {message[-1] if message else proc.returncode}")
-    return proc.stdout
-
-
-def resolve_commit(repo: Path, ref: str) -> str:
-    return run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
-
-
-def git_blobs(repo: Path, commit: str) -> list[tuple[str, str, int]]:
-    """``(path, blob id, size)`` of every regular file at ``commit`` (symlinks and submodules left out)."""
-    out = run_git(repo, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
-    entries = []
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition(b"\t")
-        mode, kind, blob, size = meta.split()
-        if kind != b"blob" or mode in (b"120000", b"160000"):
-            continue
-        entries.append((path.decode("utf-8", "surrogateescape"), blob.decode(), int(size)))
-    return entries
-
-
-def read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes]:
-    """Contents of ``blobs`` in one ``git cat-file --batch`` process."""
-    if not blobs:
-        return {}
-    out = run_git(repo, "cat-file", "--batch", input=("\n".join(blobs) + "\n").encode())
-    contents: dict[str, bytes] = {}
-    pos = 0
-    for blob in blobs:
-        header_end = out.index(b"\n", pos)
-        header = out[pos:header_end].split()
-        if len(header) < 3 or header[1] == b"missing":
-            raise SourceError(f"git object {blob} is missing from {repo}")
-        size = int(header[2])
-        contents[blob] = out[header_end + 1 : header_end + 1 + size]
-        pos = header_end + 1 + size + 1
-    return contents
-
-
-def git_show_text(repo: Path, commit: str, path: str) -> str | None:
-    """The text of ``path`` at ``commit`` (``None`` when it does not exist there)."""
-    try:
-        return decode_text(run_git(repo, "show", f"{commit}:{path}"))
-    except SourceError:
-        return None
-
-
 def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: dict | None) -> SourceSnapshot:
     where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(f"{source.pointer}/uri")}
     repo = resolve_location(source.uri, pack.root)
@@ -416,73 +247,6 @@ def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: di
         rev["branch"] = branch
     rev["timestamp"] = timestamp
     return SourceSnapshot(source.source_id, "git", source.uri, repo, rev, manifest, texts)
-
-
-# -- database --------------------------------------------------------------------------------
-def database_path(uri: str, pack_root: Path) -> Path:
-    """The SQLite file of a database source: ``sqlite:///rel.db``, ``sqlite:////abs.db``, ``file:`` or a path."""
-    if uri.startswith("sqlite:"):
-        rest = uri[len("sqlite:") :]
-        if rest.startswith("///"):
-            rest = rest[3:]
-        elif rest.startswith("//"):
-            raise SourceError(f"'{uri}': use sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        return Path(rest).resolve() if rest.startswith("/") else (pack_root / rest).resolve()
-    scheme = urlparse(uri).scheme
-    if len(scheme) > 1 and scheme != "file":
-        raise SourceError(
-            f"database '{uri}': only SQLite database files are supported (got scheme '{scheme}')",
-            hint="export the data to an SQLite file and use uri: sqlite:///path/to/file.db",
-        )
-    return resolve_location(uri, pack_root)
-
-
-def _render_value(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    return normalize_newlines(str(value))
-
-
-def run_query(db: Path, query: str) -> tuple[str, list[str], list[tuple]]:
-    """Run ``query`` read-only; return (the name of the table it reads or "query", columns, rows)."""
-    if not db.is_file():
-        raise SourceError(f"database file not found: {db}")
-    read: set[str] = set()
-
-    def authorize(action, arg1, arg2, dbname, source):
-        if action == sqlite3.SQLITE_READ:
-            read.add(arg1)
-            return sqlite3.SQLITE_OK
-        if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION):
-            return sqlite3.SQLITE_OK
-        return sqlite3.SQLITE_DENY
-
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        con.set_authorizer(authorize)
-        cur = con.execute(query)
-        columns = [d[0] for d in cur.description or []]
-        rows = cur.fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise SourceError(f"database query failed on {db.name}: {exc} (only a read-only SELECT is allowed)") from None
-    finally:
-        con.close()
-    tables = sorted(t for t in read if t and not t.startswith("sqlite_"))
-    return (tables[0] if len(tables) == 1 else "query"), columns, rows
-
-
-def render_rows(name: str, columns: list[str], rows: list[tuple]) -> dict[str, str]:
-    """One text per row, ``<name>/<n>`` (1-based), a ``column: value`` line per column."""
-    return {
-        f"{name}/{n}": "".join(f"{c}: {_render_value(v)}\n" for c, v in zip(columns, row))
-        for n, row in enumerate(rows, 1)
-    }
-
-
-def query_hash(query: str) -> str:
-    return "sha256:" + sha256_text(query.strip())
 
 
 def _database_snapshot(pack: ExpertPack, source: Source, clock: Clock) -> SourceSnapshot:

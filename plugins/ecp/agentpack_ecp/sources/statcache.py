@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.fsutil import atomic_write_text
+
+from ..pack.layout import lifecycle_dir
+from .recipes import decode_text, text_sha256
 
 CACHE_NAME = "file-hashes.json"
 VERSION = 1
@@ -47,8 +51,6 @@ class StatCache:
 
     @classmethod
     def for_pack(cls, root: Path) -> StatCache:
-        from ..pack.layout import lifecycle_dir
-
         return cls(lifecycle_dir(root) / CACHE_NAME)
 
     def scanner(self, source_root: str) -> Scan:
@@ -57,8 +59,6 @@ class StatCache:
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
-        from agentpack.fsutil import atomic_write_text
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.path, json.dumps({"version": VERSION, "roots": self.roots}, separators=(",", ":")))
         self.dirty = False
@@ -128,7 +128,6 @@ class ChangedWhileReading(AgentpackError):
 
 def loader(root: str, manifest: dict[str, dict[str, Any]]) -> Callable[[str], str]:
     """Read one cached file's text, checking it still has its recorded hash."""
-    from .snapshot import decode_text, text_sha256
 
     def load(rel: str) -> str:
         with open(os.path.join(root, rel), "rb") as handle:

@@ -1,37 +1,29 @@
 """Validating an Expert Context Pack (spec sections 2-8 and 11): findings with stable codes.
 
-Public, stable API: ``validate_pack(pack, strict) -> list[Finding]`` (``pack`` is
-an ``ExpertPack``) and ``manifest_schema_findings(pack)``. Every code is listed
-in ``docs/ecp.md``; SKILL.md itself is checked by the core (SKL codes).
+``validate_pack(pack, strict) -> list[Finding]`` (``pack`` is the loaded
+``ExpertPack``). Every code is listed in ``docs/ecp.md``; SKILL.md itself is
+checked by the core (SKL codes); built indexes by ``artifacts.py``.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpack.clock import SYSTEM_CLOCK
 from agentpack.errors import AgentpackError
 from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
-from ..evals import KNOWN_ASSERTIONS
-from ..index.chunking import parse_chunk_id
-from ..pack.manifest import MANIFEST_PATH, MANIFEST_SCHEMA, ExpertPack, IndexEntry, read_json_doc
+from ..pack.manifest import ExpertPack, read_json_doc
+from ..pack.schemas import MANIFEST_SCHEMA, PACKAGE_SCHEMA, POLICY_SCHEMA, SUITE_SCHEMA, schema_store
+from ..pack.spec import COMMIT_RE, KNOWN_ASSERTIONS, REVISION_IDENTITY
+from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
+from ..sources.snapshot import snapshot_source
+from .artifacts import IndexArtifacts, load_index_artifacts
+from .profiles import profile_findings
 
-SCHEMA_BASE = "https://ecp.amcrypto.org/ecp/schemas/"
-POLICY_SCHEMA = SCHEMA_BASE + "ecp-policy.schema.json"
-SUITE_SCHEMA = SCHEMA_BASE + "ecp-eval-suite.schema.json"
-DESCRIPTOR_SCHEMA = SCHEMA_BASE + "ecp-index-descriptor.schema.json"
-CHUNK_SCHEMA = SCHEMA_BASE + "ecp-chunk-provenance.schema.json"
-PACKAGE_SCHEMA = SCHEMA_BASE + "ecp-package.schema.json"
-PAYLOAD_SCHEMAS = {
-    "keyword-index-v2": SCHEMA_BASE + "ecp-keyword-index.schema.json",
-    "sqlite-fts-index-v1": SCHEMA_BASE + "ecp-sqlite-fts-index.schema.json",
-    "vector-index-v1": SCHEMA_BASE + "ecp-vector-index.schema.json",
-}
 REVISION_KEYS = {
     "git": ("commit", "timestamp"),
     "filesystem": ("hash", "timestamp"),
@@ -39,36 +31,10 @@ REVISION_KEYS = {
     "web": ("retrieved_at",),
     "database": ("timestamp",),
 }
-COMMIT_RE = re.compile(r"^[0-9a-f]{7,64}$")
-CHUNK_SAMPLE = 500
-PAYLOAD_SAMPLE = 200
-
-
-def schemas():
-    """The bundled ECP schemas (loaded once)."""
-    from ..pack.layout import schema_store
-
-    return schema_store()
-
-
-@dataclass
-class IndexArtifacts:
-    """What validation read of one built index (``None`` fields were missing or unreadable)."""
-
-    entry: IndexEntry
-    dir: Path | None = None
-    descriptor: dict[str, Any] | None = None
-    data: dict[str, Any] | None = None
-    chunk_records: list[dict[str, Any]] = field(default_factory=list)
-    has_chunks: bool = False
 
 
 def manifest_schema_findings(pack: ExpertPack) -> list[Finding]:
-    return schemas().validate(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
-
-
-def _where(pack: ExpertPack, pointer: str) -> dict[str, Any]:
-    return pack.manifest_doc.where(pointer)
+    return schema_store().validate(MANIFEST_SCHEMA, pack.manifest, document=pack.manifest_doc, code="ECP100")
 
 
 def _declared_path(
@@ -83,14 +49,14 @@ def _declared_path(
             Finding.error(
                 "ECP110",
                 f"{what}: {exc.message}",
-                **_where(pack, pointer),
+                **pack.where(pointer),
                 hint="paths in EXPERT.yaml are relative to the skill root, with '/' separators",
             )
         )
         return None
     if not target.exists():
         make = Finding.error if required else Finding.warning
-        out.append(make("ECP111", f"{what} '{rel}' does not exist", **_where(pack, pointer)))
+        out.append(make("ECP111", f"{what} '{rel}' does not exist", **pack.where(pointer)))
         return None
     return target
 
@@ -106,7 +72,7 @@ def _check_linkage(pack: ExpertPack, out: list[Finding]) -> None:
     name = (pack.manifest.get("skill") or {}).get("name") if isinstance(pack.manifest.get("skill"), dict) else None
     if not isinstance(name, str):
         return
-    where = _where(pack, "/skill/name")
+    where = pack.where("/skill/name")
     if pack.skill is not None and pack.skill.name and pack.skill.name != name:
         out.append(
             Finding.error("ECP101", f"skill.name '{name}' differs from the SKILL.md name '{pack.skill.name}'", **where)
@@ -128,7 +94,7 @@ def _check_sources(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
                 Finding.error(
                     "ECP120",
                     f"source_id '{sid}' is declared twice (also sources[{seen[sid]}])",
-                    **_where(pack, f"{source.pointer}/source_id"),
+                    **pack.where(f"{source.pointer}/source_id"),
                 )
             )
         seen.setdefault(sid, source.index)
@@ -139,7 +105,7 @@ def _check_sources(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
                     "ECP121",
                     f"source '{sid}' ({source.type}): revision lacks "
                     f"{', '.join(missing)} (run agentpack ecp build to record them)",
-                    **_where(pack, f"{source.pointer}/revision"),
+                    **pack.where(f"{source.pointer}/revision"),
                 )
             )
         commit = source.revision.get("commit")
@@ -148,7 +114,7 @@ def _check_sources(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
                 Finding.warning(
                     "ECP122",
                     f"source '{sid}': revision.commit '{commit}' is not a concrete commit hash",
-                    **_where(pack, f"{source.pointer}/revision/commit"),
+                    **pack.where(f"{source.pointer}/revision/commit"),
                 )
             )
         if "\\" in source.uri:
@@ -156,7 +122,7 @@ def _check_sources(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
                 Finding.error(
                     "ECP110",
                     f"source '{sid}': uri '{source.uri}' must use '/' separators",
-                    **_where(pack, f"{source.pointer}/uri"),
+                    **pack.where(f"{source.pointer}/uri"),
                 )
             )
 
@@ -169,7 +135,7 @@ def _check_policy(pack: ExpertPack, out: list[Finding]) -> None:
         err = pack.policy_error
         out.append(Finding.error("ECP140", err.message, file=err.file or rel, line=err.line, column=err.column))
         return
-    out.extend(schemas().validate(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc, code="ECP140"))
+    out.extend(schema_store().validate(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc, code="ECP140"))
     suite_ids = {s.suite_id for s in pack.suites}
     wanted = (
         (pack.policy.get("validation") or {}).get("eval_suites")
@@ -194,7 +160,7 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
         if ref.suite_id in seen:
             out.append(
                 Finding.error(
-                    "ECP156", f"suite_id '{ref.suite_id}' is declared twice", **_where(pack, f"{pointer}/suite_id")
+                    "ECP156", f"suite_id '{ref.suite_id}' is declared twice", **pack.where(f"{pointer}/suite_id")
                 )
             )
         seen.add(ref.suite_id)
@@ -211,7 +177,7 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                 )
             )
             continue
-        out.extend(schemas().validate(SUITE_SCHEMA, ref.doc.data, document=ref.doc, code="ECP150"))
+        out.extend(schema_store().validate(SUITE_SCHEMA, ref.doc.data, document=ref.doc, code="ECP150"))
         data = ref.data
         if data.get("suite_id") not in (None, ref.suite_id):
             out.append(
@@ -271,7 +237,7 @@ def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None
             if _placeholder(target.read_text(encoding="utf-8", errors="replace")):
                 out.append(
                     Finding.error(
-                        "ECP112", f"summary '{s.id}' ({s.path}) is an empty placeholder", **_where(pack, pointer)
+                        "ECP112", f"summary '{s.id}' ({s.path}) is an empty placeholder", **pack.where(pointer)
                     )
                 )
     for snap in pack.snapshots:
@@ -291,7 +257,7 @@ def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None
                 Finding.warning(
                     "ECP112",
                     f"the playbook ({playbook}) is an empty placeholder",
-                    **_where(pack, "/maintenance/playbook_path"),
+                    **pack.where("/maintenance/playbook_path"),
                 )
             )
     prov = pack.artifacts.get("provenance")
@@ -308,277 +274,8 @@ def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None
                 )
 
 
-def _sample_payload(data: dict[str, Any]) -> dict[str, Any]:
-    sample = dict(data)
-    for key in ("documents", "terms"):
-        if isinstance(data.get(key), dict) and len(data[key]) > PAYLOAD_SAMPLE:
-            sample[key] = dict(list(data[key].items())[:PAYLOAD_SAMPLE])
-    return sample
-
-
-def load_index_artifacts(pack: ExpertPack, entry: IndexEntry, out: list[Finding]) -> IndexArtifacts:
-    """Read and check one index's descriptor, payload and provenance."""
-    art = IndexArtifacts(entry)
-    pointer = entry.pointer
-    if not entry.path or not entry.descriptor:
-        return art
-    try:
-        check_relative(entry.path)
-        check_relative(entry.descriptor)
-        art.dir = resolve_under(pack.root, entry.path)
-        descriptor_path = resolve_under(pack.root, entry.descriptor)
-    except AgentpackError as exc:
-        out.append(Finding.error("ECP110", f"index '{entry.id}': {exc.message}", **_where(pack, pointer)))
-        return art
-    if not descriptor_path.is_file():
-        if not art.dir.exists():
-            out.append(
-                Finding.warning(
-                    "ECP136",
-                    f"index '{entry.id}' is not built yet",
-                    **_where(pack, f"{pointer}/path"),
-                    hint="run agentpack ecp build",
-                )
-            )
-        else:
-            out.append(
-                Finding.error(
-                    "ECP134",
-                    f"index '{entry.id}': descriptor {entry.descriptor} is missing",
-                    **_where(pack, f"{pointer}/descriptor"),
-                )
-            )
-        return art
-    try:
-        doc = read_json_doc(descriptor_path, entry.descriptor)
-    except AgentpackError as exc:
-        out.append(Finding.error("ECP131", exc.message, file=entry.descriptor, line=exc.line, column=exc.column))
-        return art
-    out.extend(schemas().validate(DESCRIPTOR_SCHEMA, doc.data, document=doc, code="ECP131"))
-    if not isinstance(doc.data, dict):
-        return art
-    art.descriptor = doc.data
-    for key, expected in (("index_id", entry.id), ("type", entry.type)):
-        if doc.data.get(key) != expected:
-            out.append(
-                Finding.error(
-                    "ECP132",
-                    f"descriptor {key} '{doc.data.get(key)}' differs from the index entry '{expected}'",
-                    **doc.where(f"/{key}"),
-                )
-            )
-    chunking = doc.data.get("chunking") if isinstance(doc.data.get("chunking"), dict) else {}
-    for key, value in entry.chunking.items():
-        if key in ("max_chars", "overlap_chars") and chunking.get(key) != value:
-            out.append(
-                Finding.warning(
-                    "ECP132",
-                    f"index '{entry.id}' asks for chunking.{key} {value} but was built "
-                    f"with {chunking.get(key)} (rebuild it)",
-                    **doc.where(f"/chunking/{key}"),
-                )
-            )
-    prov = doc.data.get("provenance") if isinstance(doc.data.get("provenance"), dict) else {}
-    _load_payload(pack, art, prov, out)
-    _load_chunks(pack, art, prov, out)
-    return art
-
-
-def _under_index(art: IndexArtifacts, rel: Any, what: str, out: list[Finding]) -> Path | None:
-    try:
-        check_relative(str(rel))
-        return resolve_under(art.dir, str(rel))
-    except AgentpackError as exc:
-        out.append(Finding.error("ECP110", f"index '{art.entry.id}': {what}: {exc.message}", file=art.entry.descriptor))
-        return None
-
-
-def _load_payload(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[Finding]) -> None:
-    entry = art.entry
-    rel = prov.get("index_data_path") or "index_data.json"
-    path = _under_index(art, rel, "provenance.index_data_path", out)
-    display = f"{entry.path}/{rel}"
-    if path is None:
-        return
-    if not path.is_file():
-        out.append(
-            Finding.error(
-                "ECP134",
-                f"index '{entry.id}': payload {display} is missing",
-                file=entry.descriptor,
-                hint="run agentpack ecp build",
-            )
-        )
-        return
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as exc:
-        out.append(Finding.error("ECP133", f"index payload is not valid JSON: {exc}", file=display))
-        return
-    if not isinstance(data, dict):
-        out.append(Finding.error("ECP133", "index payload must be a JSON object", file=display))
-        return
-    fmt = data.get("format")
-    if fmt not in PAYLOAD_SCHEMAS:
-        out.append(
-            Finding.error(
-                "ECP133",
-                f"unknown index payload format '{fmt}' (expected one of {', '.join(PAYLOAD_SCHEMAS)})",
-                file=display,
-                pointer="/format",
-            )
-        )
-        return
-    for f in schemas().validate(PAYLOAD_SCHEMAS[fmt], _sample_payload(data), file=display, code="ECP133"):
-        out.append(f)
-    art.data = data
-    if data.get("index_id") != entry.id:
-        out.append(
-            Finding.error(
-                "ECP132",
-                f"payload index_id '{data.get('index_id')}' differs from the index entry '{entry.id}'",
-                file=display,
-                pointer="/index_id",
-            )
-        )
-    expects_vector = entry.type == "vector"
-    if expects_vector != (fmt == "vector-index-v1") and entry.type in ("vector", "keyword"):
-        out.append(
-            Finding.error(
-                "ECP132",
-                f"index '{entry.id}' has type '{entry.type}' but a {fmt} payload",
-                file=display,
-                pointer="/format",
-            )
-        )
-    if fmt == "sqlite-fts-index-v1":
-        db = (data.get("sqlite") or {}).get("path") if isinstance(data.get("sqlite"), dict) else None
-        target = _under_index(art, db or "fts.sqlite", "sqlite.path", out)
-        if target is not None and not target.is_file():
-            out.append(
-                Finding.error(
-                    "ECP134",
-                    f"index '{entry.id}': SQLite database {db} is missing",
-                    file=display,
-                    pointer="/sqlite/path",
-                )
-            )
-    if fmt == "vector-index-v1":
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
-        vcfg = config.get("vector") if isinstance(config.get("vector"), dict) else {}
-        target = _under_index(art, vcfg.get("vectors_path") or "vectors.jsonl", "config.vector.vectors_path", out)
-        if target is not None and not target.is_file():
-            out.append(
-                Finding.error(
-                    "ECP134",
-                    f"index '{entry.id}': vector payload {vcfg.get('vectors_path')} is missing",
-                    file=display,
-                    pointer="/config/vector/vectors_path",
-                )
-            )
-        emb = config.get("embedding") if isinstance(config.get("embedding"), dict) else {}
-        desc_emb = (art.descriptor or {}).get("embedding") or {}
-        if (
-            desc_emb
-            and emb
-            and (desc_emb.get("model"), desc_emb.get("dimensions")) != (emb.get("model"), emb.get("dimensions"))
-        ):
-            out.append(
-                Finding.error(
-                    "ECP132",
-                    f"index '{entry.id}': descriptor embedding differs from the payload's",
-                    file=entry.descriptor,
-                    pointer="/embedding",
-                )
-            )
-    for i, doc in enumerate(list((data.get("documents") or {}).values())[:2000]):
-        path_value = doc.get("path") if isinstance(doc, dict) else None
-        if isinstance(path_value, str):
-            try:
-                check_relative(path_value)
-            except AgentpackError as exc:
-                out.append(Finding.error("ECP138", f"document path: {exc.message}", file=display, pointer="/documents"))
-                break
-
-
-def _load_chunks(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[Finding]) -> None:
-    entry = art.entry
-    rel = prov.get("chunks_path") or "chunks.jsonl"
-    path = _under_index(art, rel, "provenance.chunks_path", out)
-    display = f"{entry.path}/{rel}"
-    if path is None or not path.is_file():
-        if path is not None:
-            out.append(
-                Finding.error(
-                    "ECP134", f"index '{entry.id}': provenance map {display} is missing", file=entry.descriptor
-                )
-            )
-        return
-    art.has_chunks = True
-    known = {s.source_id for s in pack.sources} | {"ecp_artifacts"}
-    store = schemas()
-    with open(path, encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if n > CHUNK_SAMPLE:
-                break
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                out.append(Finding.error("ECP137", f"not JSON: {exc}", file=display, line=n))
-                continue
-            problems = store.validate(CHUNK_SCHEMA, record, file=display, code="ECP137")
-            out.extend(f.model_copy(update={"line": n}) for f in problems)
-            if problems or not isinstance(record, dict):
-                continue
-            art.chunk_records.append(record)
-            parts = parse_chunk_id(record["chunk_id"])
-            loc = record["loc"]
-            if parts is None or parts != (
-                record["source_id"],
-                record["artifact_path"],
-                loc.get("start_line"),
-                loc.get("end_line"),
-            ):
-                out.append(
-                    Finding.warning(
-                        "ECP138",
-                        f"chunk_id '{record['chunk_id']}' is not the canonical "
-                        "<source_id>::<path>#L<a>-L<b> of its record",
-                        file=display,
-                        line=n,
-                        pointer="/chunk_id",
-                    )
-                )
-            try:
-                check_relative(record["artifact_path"])
-            except AgentpackError as exc:
-                out.append(
-                    Finding.error(
-                        "ECP138", f"artifact_path: {exc.message}", file=display, line=n, pointer="/artifact_path"
-                    )
-                )
-            if record["source_id"] not in known:
-                out.append(
-                    Finding.error(
-                        "ECP139",
-                        f"chunk cites source_id '{record['source_id']}', which EXPERT.yaml does not declare",
-                        file=display,
-                        line=n,
-                        pointer="/source_id",
-                    )
-                )
-
-
 def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Finding]) -> None:
     """An index whose recorded source revision no longer matches the source is stale (warning)."""
-    from agentpack.clock import SYSTEM_CLOCK
-
-    from ..index.build import REVISION_IDENTITY
-    from ..sources.snapshot import DEFAULT_MAX_FILE_BYTES, snapshot_source
-
     current: dict[str, dict[str, Any] | None] = {}
     for art in arts:
         if not art.data:
@@ -595,7 +292,7 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
                         "ECP135",
                         f"index '{art.entry.id}' holds source '"
                         f"{recorded.get('source_id')}', no longer declared (stale)",
-                        **_where(pack, art.entry.pointer),
+                        **pack.where(art.entry.pointer),
                     )
                 )
                 continue
@@ -611,7 +308,7 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
                         Finding.warning(
                             "ECP123",
                             f"source '{source.source_id}' cannot be read: {exc.message}",
-                            **_where(pack, source.pointer),
+                            **pack.where(source.pointer),
                         )
                     )
                     current[key] = None
@@ -627,7 +324,7 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
                         "ECP135",
                         f"index '{art.entry.id}' is stale: source '{source.source_id}' changed since it was "
                         f"built ({', '.join(f'{k} {str(before[k])[:12]} -> {str(now[k])[:12]}' for k in changed)})",
-                        **_where(pack, art.entry.pointer),
+                        **pack.where(art.entry.pointer),
                         hint="run agentpack ecp build",
                     )
                 )
@@ -640,7 +337,7 @@ def _check_security(pack: ExpertPack, out: list[Finding]) -> None:
             Finding.error(
                 "ECP201",
                 "security.allow_remote_llm is true without a non-empty allowed_remote_llm_providers allowlist",
-                **_where(pack, "/security/allow_remote_llm"),
+                **pack.where("/security/allow_remote_llm"),
             )
         )
     if sec.get("contains_secrets") is True and sec.get("allow_remote_llm") is True:
@@ -648,7 +345,7 @@ def _check_security(pack: ExpertPack, out: list[Finding]) -> None:
             Finding.error(
                 "ECP202",
                 "a pack that contains secrets must not allow remote LLM synthesis",
-                **_where(pack, "/security/allow_remote_llm"),
+                **pack.where("/security/allow_remote_llm"),
             )
         )
 
@@ -662,7 +359,7 @@ def _check_package(pack: ExpertPack, out: list[Finding]) -> None:
     except AgentpackError as exc:
         out.append(Finding.error("ECP170", exc.message, file="expert/package.json", line=exc.line))
         return
-    out.extend(schemas().validate(PACKAGE_SCHEMA, doc.data, document=doc, code="ECP170"))
+    out.extend(schema_store().validate(PACKAGE_SCHEMA, doc.data, document=doc, code="ECP170"))
 
 
 def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
@@ -680,9 +377,7 @@ def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     for entry in pack.indexes:
         if entry.id in seen:
             out.append(
-                Finding.error(
-                    "ECP130", f"index id '{entry.id}' is declared twice", **_where(pack, f"{entry.pointer}/id")
-                )
+                Finding.error("ECP130", f"index id '{entry.id}' is declared twice", **pack.where(f"{entry.pointer}/id"))
             )
         seen.add(entry.id)
         if entry.format is None and entry.type:
@@ -690,16 +385,11 @@ def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
                 Finding.warning(
                     "ECP130",
                     f"index '{entry.id}': type '{entry.type}' has no portable format agentpack can build or query",
-                    **_where(pack, f"{entry.pointer}/type"),
+                    **pack.where(f"{entry.pointer}/type"),
                 )
             )
         arts.append(load_index_artifacts(pack, entry, out))
     _check_staleness(pack, arts, out)
     if strict:
-        from .profiles import profile_findings
-
         out.extend(profile_findings(pack, arts))
     return out
-
-
-__all__ = ["MANIFEST_PATH", "IndexArtifacts", "load_index_artifacts", "manifest_schema_findings", "validate_pack"]

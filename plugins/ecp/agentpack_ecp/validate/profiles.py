@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 from agentpack.models import Finding
 
 from ..pack.manifest import ExpertPack
-from .checks import COMMIT_RE, IndexArtifacts
+from ..pack.spec import COMMIT_RE
+from .artifacts import IndexArtifacts
 
 PROFILES = ("conformance", "codebase", "docs", "web", "mixed")
 RULES: dict[str, dict[str, Any]] = {
@@ -59,10 +60,6 @@ RULES: dict[str, dict[str, Any]] = {
 }
 
 
-def _where(pack: ExpertPack, pointer: str) -> dict[str, Any]:
-    return pack.manifest_doc.where(pointer)
-
-
 def _chunk_revisions(art: IndexArtifacts):
     """Every chunks.jsonl record of an index (all of them, not a sample)."""
     if art.dir is None or not art.has_chunks:
@@ -88,7 +85,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
             Finding.warning(
                 "ECP220",
                 f"unknown profile '{profile}' (known: {', '.join(PROFILES)}); no profile rules applied",
-                **_where(pack, "/profile"),
+                **pack.where("/profile"),
             )
         ]
     rules = RULES[profile]
@@ -98,14 +95,12 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
     if types and not any(s.type in types for s in pack.sources):
         out.append(
             Finding.error(
-                "ECP210", f"{label} needs at least one source of type {' or '.join(types)}", **_where(pack, "/sources")
+                "ECP210", f"{label} needs at least one source of type {' or '.join(types)}", **pack.where("/sources")
             )
         )
     if len(pack.sources) < rules.get("min_sources", 0):
         out.append(
-            Finding.error(
-                "ECP219", f"{label} needs at least {rules['min_sources']} sources", **_where(pack, "/sources")
-            )
+            Finding.error("ECP219", f"{label} needs at least {rules['min_sources']} sources", **pack.where("/sources"))
         )
     for source in pack.sources:
         needed = rules["revision"].get(source.type, ())
@@ -115,7 +110,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
                 Finding.error(
                     "ECP212",
                     f"{label}: {source.type} source '{source.source_id}' revision needs {', '.join(missing)}",
-                    **_where(pack, f"{source.pointer}/revision"),
+                    **pack.where(f"{source.pointer}/revision"),
                     hint="run agentpack ecp build to record the revision",
                 )
             )
@@ -126,7 +121,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
                     "ECP213",
                     f"{label}: git source '{source.source_id}' revision.commit must be a "
                     f"concrete commit hash, not '{commit}'",
-                    **_where(pack, f"{source.pointer}/revision/commit"),
+                    **pack.where(f"{source.pointer}/revision/commit"),
                 )
             )
         if rules.get("relative_fs_uri") and source.type == "filesystem":
@@ -138,7 +133,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
                         "ECP211",
                         f"{label}: filesystem source '{source.source_id}' uri must be a "
                         "relative path under the skill root without '..'",
-                        **_where(pack, f"{source.pointer}/uri"),
+                        **pack.where(f"{source.pointer}/uri"),
                     )
                 )
     if rules.get("index") and not pack.indexes:
@@ -146,7 +141,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
             Finding.error(
                 "ECP214",
                 f"{label} needs at least one index in context.artifacts.indexes",
-                **_where(pack, "/context/artifacts"),
+                **pack.where("/context/artifacts"),
             )
         )
     if rules.get("summary") and not pack.summaries:
@@ -154,7 +149,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
             Finding.error(
                 "ECP217",
                 f"{label} needs at least one summary in context.artifacts.summaries",
-                **_where(pack, "/context/artifacts"),
+                **pack.where("/context/artifacts"),
             )
         )
     if rules.get("snapshot") and not pack.snapshots:
@@ -162,12 +157,12 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
             Finding.error(
                 "ECP218",
                 f"{label} needs at least one snapshot in context.artifacts.snapshots",
-                **_where(pack, "/context/artifacts"),
+                **pack.where("/context/artifacts"),
             )
         )
     if rules.get("no_remote") and pack.security.get("allow_remote_llm") is not False:
         out.append(
-            Finding.error("ECP215", f"{label}: security.allow_remote_llm must be false", **_where(pack, "/security"))
+            Finding.error("ECP215", f"{label}: security.allow_remote_llm must be false", **pack.where("/security"))
         )
     if rules.get("payloads"):
         for art in arts:
@@ -177,7 +172,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
                         "ECP214",
                         f"{label}: index '{art.entry.id}' needs an index_data.json payload "
                         "and a chunks.jsonl provenance map",
-                        **_where(pack, art.entry.pointer),
+                        **pack.where(art.entry.pointer),
                         hint="run agentpack ecp build",
                     )
                 )
