@@ -127,11 +127,8 @@ class Tools:
         return envelope("refresh", result["exit_status"] == 0, **result)
 
     def run_evals(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        import json
-
         from agentpack.clock import SYSTEM_CLOCK
         from agentpack.models import Report
-        from agentpack.plugins import get_host
 
         from .evals import run_suites
         from .pack.manifest import load_pack
@@ -140,10 +137,7 @@ class Tools:
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
         started = SYSTEM_CLOCK.now()
         report = run_suites(load_pack(self.root(arguments)), suite_ids=suite_ids or None)
-        rendered = (
-            get_host().reporter("json").render(Report(command="eval", generated_at=started, evaluations=[report]))
-        )
-        return json.loads(rendered)
+        return Report(command="eval", generated_at=started, evaluations=[report]).model_dump(mode="json")
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
         from .cli.lifecycle import envelope

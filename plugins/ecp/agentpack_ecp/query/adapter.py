@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
-from agentpack.models import Citation, Finding, Pack, QueryRequest, QueryResponse
+from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
 
+from ..pack.manifest import ExpertPack
 from .answer import answer
 
 
@@ -43,8 +44,9 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
     return out
 
 
-def query(pack: Pack, request: QueryRequest) -> QueryResponse:
-    response = answer(pack.data, request_dict(request), request.options)
+def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
+    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form."""
+    response = answer(pack, request_dict(request), request.options)
     citations = [
         Citation(
             label=f"{c['artifact_path']}:{c['loc']['start_line']}-{c['loc']['end_line']} ({c['source_id']})",

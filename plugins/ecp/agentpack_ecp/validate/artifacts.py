@@ -29,8 +29,11 @@ class IndexArtifacts:
     dir: Path | None = None
     descriptor: dict[str, Any] | None = None
     data: dict[str, Any] | None = None
-    chunk_records: list[dict[str, Any]] = field(default_factory=list)
+    chunk_records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """``(line number, record)`` of the chunks.jsonl objects read (the first ``CHUNK_SAMPLE`` lines)."""
     has_chunks: bool = False
+    chunks_complete: bool = False
+    """Whether ``chunk_records`` holds every record of chunks.jsonl (the file is within the sample)."""
 
 
 def _sample_payload(data: dict[str, Any]) -> dict[str, Any]:
@@ -243,9 +246,11 @@ def _load_chunks(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[Fi
     art.has_chunks = True
     known = {s.source_id for s in pack.sources} | {ARTIFACT_SOURCE_ID}
     store = schema_store()
+    art.chunks_complete = True
     with open(path, encoding="utf-8") as handle:
         for n, line in enumerate(handle, 1):
             if n > CHUNK_SAMPLE:
+                art.chunks_complete = False
                 break
             if not line.strip():
                 continue
@@ -254,11 +259,12 @@ def _load_chunks(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[Fi
             except ValueError as exc:
                 out.append(Finding.error("ECP137", f"not JSON: {exc}", file=display, line=n))
                 continue
+            if isinstance(record, dict):
+                art.chunk_records.append((n, record))
             problems = store.validate(CHUNK_SCHEMA, record, file=display, code="ECP137")
             out.extend(f.model_copy(update={"line": n}) for f in problems)
             if problems or not isinstance(record, dict):
                 continue
-            art.chunk_records.append(record)
             parts = parse_chunk_id(record["chunk_id"])
             loc = record["loc"]
             if parts is None or parts != (

@@ -8,6 +8,7 @@ profile, adds no rule; an unknown profile name is a warning.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
@@ -60,9 +61,13 @@ RULES: dict[str, dict[str, Any]] = {
 }
 
 
-def _chunk_revisions(art: IndexArtifacts):
-    """Every chunks.jsonl record of an index (all of them, not a sample)."""
+def _chunk_revisions(art: IndexArtifacts) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every chunks.jsonl record of an index (all of them, not a sample), with its line number; read
+    again only when validation's sample did not cover the whole file."""
     if art.dir is None or not art.has_chunks:
+        return
+    if art.chunks_complete:
+        yield from art.chunk_records
         return
     prov = (art.descriptor or {}).get("provenance") or {}
     path = art.dir / str(prov.get("chunks_path") or "chunks.jsonl")
