@@ -3,10 +3,11 @@
 Registered when ``agentpack mcp serve --pack P`` names at least one Expert
 Context Pack; only those packs are served. With several packs, each tool takes
 a ``pack`` argument (the skill name or the path as given). Each tool returns
-the JSON of its CLI twin: ``expert.query`` the spec 6.3 response (the
-``response`` of ``agentpack query --json``), ``expert.refresh`` and
-``expert.status`` the envelopes of ``agentpack ecp refresh/status --json``,
-``expert.run_evals`` the report of ``agentpack eval --json``.
+the JSON of its CLI twin, built by the same function: ``expert.query`` the
+spec 6.3 response (the ``response`` of ``agentpack query --json``, from
+``query.answer``), ``expert.refresh`` and ``expert.status`` the envelopes of
+``agentpack ecp refresh/status --json``, ``expert.run_evals`` the report of
+``agentpack eval --json`` (``payloads.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from agentpack.errors import AgentpackError
+from agentpack.registry import McpContext, McpTool
+
+from .lifecycle.revisions import current_revisions
+from .pack.layout import find_pack_root
+from .pack.manifest import ExpertPack, load_pack
+from .pack.spec import REVISION_IDENTITY
+from .payloads import eval_payload, refresh_payload, status_payload
+from .query.answer import answer
 
 STRINGS = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 ENVELOPE = {
@@ -54,10 +65,9 @@ EVAL_OUTPUT = {
 }
 
 
-def _pack_roots(packs: list[Path]) -> list[Path]:
-    from .pack.layout import find_pack_root
-
-    roots = []
+def pack_roots(packs: list[Path]) -> list[Path]:
+    """The distinct Expert Context Packs among ``packs`` (paths given to ``mcp serve --pack``)."""
+    roots: list[Path] = []
     for path in packs:
         root = find_pack_root(path)
         if root is not None and root.resolve() not in roots:
@@ -79,8 +89,6 @@ class Tools:
         self.roots = roots
 
     def root(self, arguments: dict[str, Any]) -> Path:
-        from agentpack.errors import AgentpackError
-
         wanted = arguments.get("pack")
         if wanted is None:
             if len(self.roots) == 1:
@@ -96,9 +104,6 @@ class Tools:
         raise AgentpackError(f"pack '{wanted}' is not served here; served: " + ", ".join(r.name for r in self.roots))
 
     def query(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        from .pack.manifest import load_pack
-        from .query.answer import answer
-
         pack = load_pack(self.root(arguments))
         if arguments.get("as_of"):
             _check_as_of(pack, arguments["as_of"])
@@ -114,45 +119,25 @@ class Tools:
         return answer(pack, request, {"actor": "service:mcp", "synthesis": arguments.get("synthesis")})
 
     def refresh(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        from .cli.lifecycle import envelope
-        from .lifecycle.refresh import refresh
-
-        result = refresh(
+        return refresh_payload(
             self.root(arguments),
             dry_run=bool(arguments.get("dry_run")),
             rebuild=bool(arguments.get("rebuild")),
             no_evals=bool(arguments.get("no_evals")),
             who="service:mcp",
         )
-        return envelope("refresh", result["exit_status"] == 0, **result)
 
     def run_evals(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        from agentpack.clock import SYSTEM_CLOCK
-        from agentpack.models import Report
-
-        from .evals import run_suites
-        from .pack.manifest import load_pack
-
         suites = arguments.get("suite_id")
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
-        started = SYSTEM_CLOCK.now()
-        report = run_suites(load_pack(self.root(arguments)), suite_ids=suite_ids or None)
-        return Report(command="eval", generated_at=started, evaluations=[report]).model_dump(mode="json")
+        return eval_payload(self.root(arguments), suite_ids or None)
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        from .cli.lifecycle import envelope
-        from .lifecycle.status import pack_status
-
-        return envelope("status", True, **pack_status(self.root(arguments)))
+        return status_payload(self.root(arguments))
 
 
-def _check_as_of(pack, as_of: dict[str, Any]) -> None:
+def _check_as_of(pack: ExpertPack, as_of: dict[str, Any]) -> None:
     """Only the published state is served: a requested ``as_of`` must name it."""
-    from agentpack.errors import AgentpackError
-
-    from .lifecycle.revisions import current_revisions
-    from .pack.spec import REVISION_IDENTITY
-
     wanted = as_of.get("sources") if isinstance(as_of.get("sources"), list) else [as_of]
     current = current_revisions(pack.manifest)
     for item in wanted:
@@ -171,11 +156,9 @@ def _check_as_of(pack, as_of: dict[str, Any]) -> None:
             )
 
 
-def register_tools(register: Callable, context) -> None:
+def register_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
     """Register the ECP tools for the ECP packs in ``context.packs`` (none when there is none)."""
-    from agentpack.registry import McpTool
-
-    roots = _pack_roots(list(context.packs))
+    roots = pack_roots(list(context.packs))
     if not roots:
         return
     tools = Tools(roots)

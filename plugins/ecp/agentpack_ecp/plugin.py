@@ -11,7 +11,7 @@ from pathlib import Path
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo
 
-from .pack.layout import MANIFEST_PATH, has_skill_md, skill_root
+from .pack.layout import MANIFEST_PATH, find_pack_root, has_skill_md, skill_root
 
 FORMAT = "ecp"
 
@@ -41,6 +41,9 @@ def agentpack_register_commands(register):
 
 @hookimpl
 def agentpack_register_mcp_tools(register, context):
+    """The expert.* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
+    if not any(find_pack_root(path) for path in context.packs):
+        return
     from .mcp import register_tools
 
     register_tools(register, context)

@@ -1,89 +1,16 @@
-"""``agentpack ecp ...`` commands. Build-side commands live here; lifecycle ones in ``lifecycle_cli``."""
+"""``agentpack ecp ...``: the click group; the commands live in one module per area."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from agentpack.clikit import group
 
-import click
+from . import build, lifecycle, packaging
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@group()
 def ecp() -> None:
     """Build, query, evaluate, refresh and ship Expert Context Packs."""
 
 
-@ecp.command()
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--name", help="Skill name (default: the directory name; they must be equal).")
-@click.option("--title", help="Display name of the expert.")
-@click.option("--force", is_flag=True, help="Overwrite an existing pack's scaffold files.")
-@click.option("--no-build", is_flag=True, help="Do not build the index after writing the files.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def init(directory: Path, name: str | None, title: str | None, force: bool, no_build: bool, as_json: bool) -> None:
-    """Create a new Expert Context Pack in DIRECTORY (profile conformance, a bundled corpus, one suite).
-
-    \b
-    Example:
-      agentpack ecp init my-expert && agentpack eval my-expert
-    """
-    from agentpack.cli import print_json
-
-    from ..index.build import build_pack
-    from ..pack.scaffold import scaffold
-
-    scaffold(directory, name=name, title=title, force=force)
-    result = None if no_build else build_pack(directory)
-    if as_json:
-        print_json(
-            {
-                "schema_version": 1,
-                "command": "ecp init",
-                "ok": True,
-                "path": str(directory),
-                "build": result.to_json() if result else None,
-            }
-        )
-        return
-    click.echo(f"created {directory}")
-    if result:
-        click.echo(f"built {', '.join(i['index_id'] for i in result.indexes)}")
-    click.echo(f"next: agentpack validate {directory} --strict && agentpack eval {directory}")
-
-
-@ecp.command()
-@click.argument("pack", type=click.Path(exists=True, path_type=Path))
-@click.option("--rebuild", is_flag=True, help="Rebuild every selected index even when it is up to date.")
-@click.option("--index", "index_ids", multiple=True, metavar="ID", help="Build only this index (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def build(pack: Path, rebuild: bool, index_ids: tuple[str, ...], as_json: bool) -> None:
-    """Build PACK's indexes from its sources (atomic: an interrupted build keeps the previous index).
-
-    \b
-    Examples:
-      agentpack ecp build examples/ecp/conformance-pack
-      agentpack ecp build my-expert --rebuild --index docs-keyword --json
-    """
-    from agentpack.cli import print_json
-
-    from ..index.build import build_pack
-
-    result = build_pack(pack, rebuild=rebuild, index_ids=index_ids or None)
-    if as_json:
-        print_json({"schema_version": 1, "command": "ecp build", "ok": True, **result.to_json()})
-        return
-    for item in result.indexes:
-        if item["status"] == "up-to-date":
-            click.echo(f"{item['index_id']}: up to date ({item['format']})")
-        else:
-            click.echo(
-                f"{item['index_id']}: built {item['format']}: {item['chunks']} chunks from {item['files']} "
-                f"files in {item['duration_s']:.2f} s"
-            )
-    for sid, revision in result.revisions.items():
-        ident = revision.get("commit") or revision.get("hash") or revision.get("query_hash") or ""
-        click.echo(f"source {sid}: {str(ident)[:12]}")
-
-
-from . import lifecycle as lifecycle_cli  # noqa: E402  (lifecycle commands attach themselves to the group)
-
-lifecycle_cli.attach(ecp)
+for _command in (*build.COMMANDS, *lifecycle.COMMANDS, *packaging.COMMANDS):
+    ecp.add_command(_command)
