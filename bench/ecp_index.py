@@ -116,7 +116,7 @@ def make_pack(root: Path, stdlib: Path, formats, quick: bool, reference: bool = 
 
 def hit_rates(paths_per_query: list[list[str]]) -> tuple[int, int]:
     hit1 = hit5 = 0
-    for (_, expected), paths in zip(QUERIES, paths_per_query):
+    for (_, expected), paths in zip(QUERIES, paths_per_query, strict=False):
         good = [i for i, p in enumerate(paths) if p == expected or p.startswith(expected)]
         hit1 += bool(good and good[0] == 0)
         hit5 += bool(good and good[0] < 5)

@@ -44,7 +44,9 @@ class Ecpctl:
         self.path = path
 
     def __call__(self, *args: str) -> tuple[int, dict]:
-        proc = subprocess.run([str(self.path), "--json", *args], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [str(self.path), "--json", *args], check=False, capture_output=True, text=True, timeout=300
+        )
         try:
             return proc.returncode, json.loads(proc.stdout)
         except ValueError:

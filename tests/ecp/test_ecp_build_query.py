@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -39,7 +40,7 @@ def test_line_windows_cover_every_line_and_advance(parts: list[str], max_chars: 
     assert [w.text for w in windows] == ["".join(lines[w.start_line - 1 : w.end_line]) for w in windows]
     covered = {n for w in windows for n in range(w.start_line, w.end_line + 1)}
     assert covered == set(range(1, len(lines) + 1))
-    assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in zip(windows, windows[1:]))
+    assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in itertools.pairwise(windows))
 
 
 @given(
@@ -195,7 +196,7 @@ def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path
         "from agentpack_ecp.index.build import build_pack\n"
         f"build_pack({str(example_pack)!r}, rebuild=True)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 9
     assert target.read_bytes() == before
     assert not [p for p in (example_pack / INDEXES).iterdir() if p.name.startswith(".staging")]
@@ -227,7 +228,7 @@ def test_build_errors_are_located(example_pack: Path) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(list("aZ_9 xY\n-é") + ["The ", "getUser", "HTTP2", "a_b"]), max_size=30))
+@given(st.lists(st.sampled_from([*list("aZ_9 xY\n-é"), "The ", "getUser", "HTTP2", "a_b"]), max_size=30))
 def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
     text = "".join(parts)
     assert set(tokenize(text)) == set(term_counts(text))
@@ -259,7 +260,7 @@ def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     ]
     embedder = HashEmbedder(64)
     matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
-    for row, counter in zip(matrix, counts):
+    for row, counter in zip(matrix, counts, strict=False):
         assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)
 
 

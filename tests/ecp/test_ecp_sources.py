@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from agentpack.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
-from agentpack_ecp.pack.scaffold import scaffold
 from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.pack.scaffold import scaffold
 from agentpack_ecp.query.response import query_pack
 from agentpack_ecp.sources.snapshot import Scope, file_record, manifest_hash, resolve_location
 
@@ -196,7 +196,7 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
     scope: {include: ["products"]}
     revision: {timestamp: "2026-01-01T00:00:00Z"}
     refresh: {strategy: rebuild, rebuild: {method: sql-export, query: "SELECT id, name, note FROM products ORDER BY id"}}
-""",
+""",  # noqa: E501  (one flow mapping of the EXPERT.yaml under test)
     )
     revision = build_pack(pack).revisions["shop"]
     assert revision["row_count"] == 2 and revision["query_hash"].startswith("sha256:")

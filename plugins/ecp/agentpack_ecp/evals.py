@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -27,7 +27,7 @@ from agentpack.hashing import normalize_newlines, sha256_text
 from agentpack.paths import check_relative, resolve_under
 
 from .index.chunking import split_lines
-from .pack.manifest import ExpertPack, Source
+from .pack.manifest import ExpertPack, Source, as_dict
 from .pack.spec import ARTIFACT_SOURCE_ID, COMMIT_RE, KNOWN_ASSERTIONS
 from .query.response import query_pack
 from .query.retrieve import SHARED, IndexCache
@@ -53,7 +53,7 @@ class Check:
 @dataclass
 class CaseOutcome:
     id: str
-    status: str
+    status: Literal["passed", "failed", "error", "skipped"]
     name: str | None = None
     message: str = ""
     file: str | None = None
@@ -168,7 +168,7 @@ class CitationChecker:
         if not isinstance(path, str) or not path:
             raise AgentpackError("citation has no artifact_path")
         check_relative(path)
-        revision = citation.get("revision") if isinstance(citation.get("revision"), dict) else {}
+        revision = as_dict(citation.get("revision"))
         key = (sid, path, str(revision.get("commit") or ""), str(revision.get("query_hash") or ""))
         if key in self._texts:
             cached = self._texts[key]
@@ -220,15 +220,15 @@ class CitationChecker:
         try:
             lines = self.lines(item)
         except AgentpackError as exc:
-            return problems + [f"{label}: {exc.message}"]
-        loc = item.get("loc") if isinstance(item.get("loc"), dict) else {}
+            return [*problems, f"{label}: {exc.message}"]
+        loc = as_dict(item.get("loc"))
         start, end = loc.get("start_line"), loc.get("end_line")
         if not loc:
             if snippets:
                 problems.append(f"{label}: citation has no loc")
             return problems
         if not (isinstance(start, int) and isinstance(end, int) and 1 <= start <= end <= max(len(lines), 1)):
-            return problems + [f"{label}: loc {start}-{end} is not a valid range of a {len(lines)}-line file"]
+            return [*problems, f"{label}: loc {start}-{end} is not a valid range of a {len(lines)}-line file"]
         if snippets:
             if snippet is None:
                 problems.append(f"{label}: no chunk snippet to compare")
@@ -259,7 +259,7 @@ def check_assertions(
 ) -> list[Check]:
     """Every known assertion of ``case`` against ``response``."""
     checker = checker or CitationChecker(pack)
-    asserts = case.get("assertions") if isinstance(case.get("assertions"), dict) else {}
+    asserts = as_dict(case.get("assertions"))
     citations = [c for c in response.get("citations") or [] if isinstance(c, dict)]
     cited = [str(c.get("artifact_path") or "") for c in citations]
     uris = [str(c.get("uri") or "") for c in citations]

@@ -138,7 +138,8 @@ class Tools:
 
 def _check_as_of(pack: ExpertPack, as_of: dict[str, Any]) -> None:
     """Only the published state is served: a requested ``as_of`` must name it."""
-    wanted = as_of.get("sources") if isinstance(as_of.get("sources"), list) else [as_of]
+    sources = as_of.get("sources")
+    wanted = sources if isinstance(sources, list) else [as_of]
     current = current_revisions(pack.manifest)
     for item in wanted:
         if not isinstance(item, dict) or "source_id" not in item:

@@ -78,7 +78,7 @@ def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
     assert all(c["artifact_path"].startswith("guide/") for c in filtered["citations"])
     logs = list((built / "expert/logs/queries").glob("*.jsonl"))
     records = [json.loads(line) for line in logs[0].read_text().splitlines()]
-    assert [r["actor"] for r in records][0] == "service:mcp"
+    assert next(r["actor"] for r in records) == "service:mcp"
     assert "signing keys" not in logs[0].read_text()
 
 

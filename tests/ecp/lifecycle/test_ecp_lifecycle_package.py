@@ -201,7 +201,7 @@ def test_verify_lying_header_stops_hashing(packaged: Path, tmp_path: Path) -> No
     import io
 
     handle = io.BytesIO(b"a" * 100)
-    digest, size, over = verify_mod._hash_stream(handle, 10)
+    _digest, size, over = verify_mod._hash_stream(handle, 10)
     assert over and size == 11
 
 

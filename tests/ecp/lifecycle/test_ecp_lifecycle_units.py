@@ -30,7 +30,7 @@ def test_revision_update_keeps_comments_and_layout(pack: Path) -> None:
     after = path.read_text()
     assert changed
     assert yaml.safe_load(after)["sources"][0]["revision"] == {"hash": "abc123", "timestamp": "2026-02-02T00:00:00Z"}
-    diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=False) if a != b]
     assert diff == [
         ('      hash: "0000"', '      hash: "abc123"'),
         ('      timestamp: "2026-01-01T00:00:00Z"', '      timestamp: "2026-02-02T00:00:00Z"'),

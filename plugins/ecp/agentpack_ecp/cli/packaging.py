@@ -5,7 +5,6 @@ Implementations are imported when a command runs (``agentpack ecp --help`` impor
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -123,10 +122,12 @@ def verify(
     from ..packaging.verify import Limits
     from ..packaging.verify import verify as verify_package
 
-    limits = Limits()
-    for name, value in (("max_total_bytes", max_bytes), ("max_entries", max_entries), ("max_ratio", max_ratio)):
-        if value is not None:
-            limits = dataclasses.replace(limits, **{name: value})
+    defaults = Limits()
+    limits = Limits(
+        max_entries=defaults.max_entries if max_entries is None else max_entries,
+        max_total_bytes=defaults.max_total_bytes if max_bytes is None else max_bytes,
+        max_ratio=defaults.max_ratio if max_ratio is None else max_ratio,
+    )
     result = verify_package(
         target, trusted=[load_public_key(k) for k in keys], require_signature=require_signature, limits=limits
     )

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,7 +183,7 @@ def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, 
     except (OSError, ValueError):
         return {}
     found: dict[tuple[str, str, str], list[Chunk]] = {}
-    for record, text in zip(records, texts):
+    for record, text in zip(records, texts, strict=False):
         if record.get("chunk_id") != text.get("chunk_id") or not text.get("file_sha256"):
             return {}
         loc = record["loc"]
@@ -320,7 +320,7 @@ def _write_index(
             copy_file(inc.prev.dir / fts.DB_NAME, out / fts.DB_NAME)
             old_rowids = inc.prev.state["rowids"]
             given = fts.patch(out / fts.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix)
-            new_rowid = {id(c): r for c, r in zip(inc.added, given)}
+            new_rowid = {id(c): r for c, r in zip(inc.added, given, strict=False)}
             rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
         state["rowids"] = np.array(rowids, dtype=np.int64)
         head["sqlite"] = {"path": fts.DB_NAME, "table": fts.TABLE, "fts5": True}
@@ -400,7 +400,7 @@ def _write_index(
         depends + (["fts.sqlite"] if fmt == "sqlite-fts-index-v1" else []),
     )
     artifacts = {name: sha256_file(out / name) for name in sorted(os.listdir(out)) if (out / name).is_file()}
-    stats = {
+    stats: dict[str, Any] = {
         "chunks": len(chunks),
         "files": sum(len(s.texts) for s in snaps),
         "skipped_files": sum(1 for s in snaps for r in s.manifest.values() if r["skipped"]),
@@ -441,7 +441,7 @@ def _increment(
     memo: dict[str, Any],
 ):
     """(chunks, matrix, Increment) patching the previous build at ``target``, or ``None`` (full build)."""
-    prev = Previous.load(target, entry.format, config)
+    prev = Previous.load(target, str(entry.format), config)
     if prev is None:
         return None
     removed, parts = dirty_files(prev, entry_snaps, changed)
@@ -463,7 +463,7 @@ def build_pack(
     rebuild: bool = False,
     index_ids: Iterable[str] | None = None,
     out_dir: str | Path | None = None,
-    changed: dict[str, Iterable[str]] | None = None,
+    changed: Mapping[str, Iterable[str]] | None = None,
     clock: Clock = SYSTEM_CLOCK,
     lock: bool = True,
     revisions: dict[str, dict[str, Any]] | None = None,
@@ -501,7 +501,7 @@ def build_pack(
             for s in pack.sources
         ]
         stat_cache.save()
-        for snap, source in zip(snaps, pack.sources):
+        for snap, source in zip(snaps, pack.sources, strict=False):
             result.revisions[snap.source_id] = snap.revision
             if not snap.texts:
                 skipped = len(snap.manifest)
@@ -585,7 +585,7 @@ def build_pack(
     return result
 
 
-def changed_here(changed: dict[str, Iterable[str]] | None, snaps: list[SourceSnapshot]) -> bool:
+def changed_here(changed: Mapping[str, Iterable[str]] | None, snaps: list[SourceSnapshot]) -> bool:
     """Whether ``changed`` names a file of one of ``snaps``' sources."""
     return any((changed or {}).get(s.source_id) for s in snaps)
 

@@ -36,7 +36,8 @@ class Chunk:
     path: str
     start_line: int
     end_line: int
-    text: str
+    text: str | None
+    """``None`` for a chunk an incremental build reuses (see ``old``)."""
     chunk_sha256: str
     file_sha256: str
     old: int = -1
@@ -111,8 +112,9 @@ def write_common(
     """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
 
     ``previous_texts`` (old ``texts.jsonl`` path, its line offsets): the lines of reused chunks
-    (``Chunk.old``) are copied from there, byte for byte (runs of them with ``copy_file_range``); ``previous_lines``: the old ``chunks.jsonl``
-    lines, already brought up to date (``incremental.Previous.provenance_lines``), likewise.
+    (``Chunk.old``) are copied from there, byte for byte (runs of them with ``copy_file_range``);
+    ``previous_lines``: the old ``chunks.jsonl`` lines, already brought up to date
+    (``incremental.Previous.provenance_lines``), likewise.
     """
     by_id = {s["source_id"]: s for s in sources}
     if previous_lines is None:
@@ -131,7 +133,7 @@ def write_common(
             handle.write(b"".join(lines))
     text_offsets = [0]
     old_path, old_offsets = previous_texts or (None, None)
-    old_starts = old_offsets.tolist() if old_offsets is not None else None
+    old_starts: list[int] = old_offsets.tolist() if old_offsets is not None else []
     with open(out / TEXTS_NAME, "wb") as handle, open(old_path or os.devnull, "rb") as old:
         run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one go
         for c in chunks:
@@ -231,7 +233,7 @@ class DocTable:
             index_dir,
             json.loads(arrays["source_ids"].tobytes()),
             arrays["doc_source"],
-            None if "doc_paths" not in arrays else arrays["doc_paths"],
+            arrays.get("doc_paths"),
             arrays["chunk_offsets"],
             arrays["text_offsets"],
         )

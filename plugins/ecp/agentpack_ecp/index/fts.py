@@ -183,7 +183,7 @@ class FtsIndex:
         if prefixes:
             where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
             params += [_escape_like(p) for p in prefixes]
-        text = "text" if self.has_text else "NULL"
+        text_column = "text" if self.has_text else "NULL"
         ranked = (
             f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
             "ORDER BY score, rowid LIMIT ?"
@@ -195,7 +195,7 @@ class FtsIndex:
             rows = {
                 r[0]: r[1:]
                 for r in self._con.execute(
-                    f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text} "
+                    f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text_column} "
                     f"FROM {self.table} WHERE rowid IN ({','.join('?' * len(top))})",
                     [r[0] for r in top],
                 )

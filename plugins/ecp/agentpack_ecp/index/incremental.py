@@ -106,9 +106,8 @@ class Previous:
             prev.cache = load_cache(target, CACHE_NAME)
             if prev.cache is None or "term_starts" not in state:
                 return None
-        if fmt == "sqlite-fts-index-v1":
-            if "rowids" not in state or has_text_column(target / DB_NAME):
-                return None  # a database with the text column of older builds is rebuilt without it
+        if fmt == "sqlite-fts-index-v1" and ("rowids" not in state or has_text_column(target / DB_NAME)):
+            return None  # a database with the text column of older builds is rebuilt without it
         return prev
 
     def kept_chunks(self, removed) -> list[Chunk]:
@@ -174,7 +173,7 @@ def dirty_files(prev: Previous, snaps, forced: dict[str, Any] | None):
     import numpy as np
 
     before: dict[tuple[str, str], str] = {}
-    for sid, path, sha in zip(prev.source_of, prev.paths, prev.file_sha):
+    for sid, path, sha in zip(prev.source_of, prev.paths, prev.file_sha, strict=False):
         before[(sid, path)] = sha
     dirty: set[tuple[str, str]] = set()
     parts = []
@@ -188,7 +187,10 @@ def dirty_files(prev: Previous, snaps, forced: dict[str, Any] | None):
         parts.append(SimpleNamespace(source_id=snap.source_id, texts=texts, manifest=snap.manifest))
     present = {(s.source_id, p) for s in snaps for p in s.texts}
     removed = np.fromiter(
-        ((sid, path) in dirty or (sid, path) not in present for sid, path in zip(prev.source_of, prev.paths)),
+        (
+            (sid, path) in dirty or (sid, path) not in present
+            for sid, path in zip(prev.source_of, prev.paths, strict=False)
+        ),
         dtype=bool,
         count=len(prev.paths),
     )
@@ -218,6 +220,7 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     import numpy as np
 
     cache = prev.cache
+    assert cache is not None, "Previous.load keeps a keyword index only with its query cache"
     old_terms = _split(cache["vocab"])
     indptr, post_doc, post_tf = cache["indptr"], cache["post_doc"], cache["post_tf"]
     old_term_of = np.repeat(np.arange(len(old_terms), dtype=np.int64), np.diff(indptr))
@@ -239,9 +242,9 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     )
     extra_new = insert_at + np.arange(len(extra), dtype=np.int64)
     vocab: list[str] = [""] * (len(old_alive) + len(extra))
-    for i, t in zip(alive_new.tolist(), old_alive):
+    for i, t in zip(alive_new.tolist(), old_alive, strict=False):
         vocab[i] = t
-    for i, t in zip(extra_new.tolist(), extra):
+    for i, t in zip(extra_new.tolist(), extra, strict=False):
         vocab[i] = t
     old_to_new = np.full(len(old_terms), -1, dtype=np.int64)
     old_to_new[alive_ids] = alive_new
@@ -277,7 +280,7 @@ def reusable_runs(new_to_old, changed) -> list[tuple[int, int]]:
     cont[1:] = ok[1:] & ok[:-1] & (new_to_old[1:] == new_to_old[:-1] + 1)
     starts = np.flatnonzero(ok & ~cont)
     ends = np.flatnonzero(ok & ~np.append(cont[1:], False)) + 1
-    return list(zip(starts.tolist(), ends.tolist()))
+    return list(zip(starts.tolist(), ends.tolist(), strict=False))
 
 
 def previous_vectors(prev: Previous, vcfg: dict[str, Any], dims: int):

@@ -38,7 +38,7 @@ def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
                 "chunk_sha256": c.chunk_sha256,
                 "length": n,
             }
-            for c, n in zip(chunks, lengths)
+            for c, n in zip(chunks, lengths, strict=False)
         }
     )[1:-1]
 
@@ -83,7 +83,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
         pos = handle.tell()
         runs = [] if previous is None else previous[3]
         t = 0
-        for run_lo, run_hi in runs + [(nterms, nterms)]:
+        for run_lo, run_hi in [*runs, (nterms, nterms)]:
             while t < run_lo:  # serialise the terms up to the next reusable run
                 data = (b"," if t else b"") + entry(t)
                 handle.write(data)
@@ -133,7 +133,7 @@ class KeywordIndex:
         self,
         index_dir: Path,
         data_head: dict[str, Any],
-        vocab: dict[str, int],
+        vocab: dict[str, int] | SortedVocab,
         indptr,
         post_doc,
         post_tf,

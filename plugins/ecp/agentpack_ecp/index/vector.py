@@ -73,7 +73,8 @@ def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
         matrix.astype(_dtype(cfg)).tofile(target)
     else:
         with open(target, "w", encoding="utf-8") as handle:
-            for cid, row in zip(chunk_ids, matrix):
+            for cid, row in zip(chunk_ids, matrix, strict=False):
+                vector: list[Any]
                 if fmt == "sparse-jsonl-v1":
                     nz = np.flatnonzero(row)
                     vector = [[int(i), round(float(row[i]), 7)] for i in nz]
@@ -200,7 +201,7 @@ class VectorIndex:
         binary = Path(str(vcfg.get("vectors_path") or "")).suffix.lower() in (".npy", ".bin")
         lex = binary and vcfg.get("chunk_id_order", "chunk_id_lex") == "chunk_id_lex"
         row_ids = sorted(doc_ids) if lex else doc_ids
-        matrix = np.asarray(read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
+        matrix: Any = np.asarray(read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
         if row_ids != doc_ids:
             order = {cid: i for i, cid in enumerate(row_ids)}
             matrix = matrix[np.array([order[cid] for cid in doc_ids], dtype=np.int64)]

@@ -105,7 +105,8 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     old = dict(source.revision)
     changes = SourceChanges(source.source_id, "git-diff", old=old)
     repo = resolve_location(source.uri, pack.root)
-    branch = old.get("branch") if isinstance(old.get("branch"), str) and old.get("branch") else "HEAD"
+    recorded_branch = old.get("branch")
+    branch = recorded_branch if isinstance(recorded_branch, str) and recorded_branch else "HEAD"
     new_commit = resolve_commit(repo, branch)
     changes.new = {"commit": new_commit, **({"branch": branch} if branch != "HEAD" else {})}
     recorded = str(old.get("commit") or "")
@@ -123,8 +124,8 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
         return changes
     scope = Scope(source.include, source.exclude)
     status = run_git(repo, "diff", "--no-renames", "--name-status", "-z", base, new_commit).split(b"\0")
-    kinds = {}
-    for code, path in zip(status[::2], status[1::2]):
+    kinds: dict[str, str] = {}
+    for code, path in zip(status[::2], status[1::2], strict=False):
         name = path.decode("utf-8", "surrogateescape")
         if scope.matches(name):
             kinds[name] = code.decode()[:1]
@@ -133,8 +134,8 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
         parts = record.decode("utf-8", "surrogateescape").split("\t")
         if len(parts) == 3 and parts[2] in kinds and parts[0] != "-":
             changes.lines += int(parts[0]) + int(parts[1])
-    for name, code in sorted(kinds.items()):
-        {"A": changes.added, "D": changes.deleted}.get(code, changes.modified).append(name)
+    for name, kind in sorted(kinds.items()):
+        {"A": changes.added, "D": changes.deleted}.get(kind, changes.modified).append(name)
     return changes
 
 

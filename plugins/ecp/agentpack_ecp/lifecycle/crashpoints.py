@@ -11,15 +11,16 @@ can list the points a run passes. Unset, a crash point costs one dict lookup.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import time
 
-_seen = 0
+_reached = itertools.count(1)
+"""How many crash points this process has passed (``AGENTPACK_ECP_CRASH_AT=*``)."""
 
 
 def crashpoint(name: str) -> None:
-    global _seen
     target = os.environ.get("AGENTPACK_ECP_CRASH_AT")
     trace = os.environ.get("AGENTPACK_ECP_CRASH_TRACE")
     if trace:
@@ -28,8 +29,7 @@ def crashpoint(name: str) -> None:
     if not target:
         return
     if target == "*":
-        _seen += 1
-        if _seen != int(os.environ.get("AGENTPACK_ECP_CRASH_SKIP", "1")):
+        if next(_reached) != int(os.environ.get("AGENTPACK_ECP_CRASH_SKIP", "1")):
             return
     elif name != target:
         return

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentpack.errors import AgentpackError
 
-from ..pack.manifest import ExpertPack
+from ..pack.manifest import ExpertPack, as_dict
 from ..pack.schemas import POLICY_SCHEMA, schema_store
 
 
@@ -31,10 +31,6 @@ def _int(value: Any) -> int | None:
 
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -69,7 +65,7 @@ class Policy:
 
     @property
     def budgets(self) -> dict[str, Any]:
-        return _dict(self.raw.get("budgets"))
+        return as_dict(self.raw.get("budgets"))
 
     @property
     def max_duration_s(self) -> int | None:
@@ -94,7 +90,7 @@ class Policy:
 
     @property
     def strategy(self) -> dict[str, Any]:
-        return _dict(self.raw.get("update_strategy"))
+        return as_dict(self.raw.get("update_strategy"))
 
     @property
     def default_strategy(self) -> str:
@@ -102,30 +98,30 @@ class Policy:
 
     @property
     def thresholds(self) -> dict[str, Any]:
-        return _dict(self.strategy.get("rebuild_thresholds"))
+        return as_dict(self.strategy.get("rebuild_thresholds"))
 
     @property
     def eval_suites(self) -> list[str]:
-        suites = _dict(self.raw.get("validation")).get("eval_suites")
+        suites = as_dict(self.raw.get("validation")).get("eval_suites")
         return [s for s in suites if isinstance(s, str)] if isinstance(suites, list) else []
 
     @property
     def fail_action(self) -> str:
-        action = _dict(self.raw.get("validation")).get("fail_action")
+        action = as_dict(self.raw.get("validation")).get("fail_action")
         return action if action in ("block", "warn", "rollback") else "block"
 
     @property
     def on_pass(self) -> str:
-        value = _dict(self.raw.get("publishing")).get("on_pass")
+        value = as_dict(self.raw.get("publishing")).get("on_pass")
         return value if value in ("auto_publish", "require_approval") else "auto_publish"
 
     @property
     def rollback_on_fail(self) -> bool:
-        return _dict(self.raw.get("publishing")).get("rollback_on_fail") is True
+        return as_dict(self.raw.get("publishing")).get("rollback_on_fail") is True
 
     @property
     def retention(self) -> dict[str, Any]:
-        return _dict(self.raw.get("retention"))
+        return as_dict(self.raw.get("retention"))
 
     @property
     def max_backups_per_index(self) -> int | None:

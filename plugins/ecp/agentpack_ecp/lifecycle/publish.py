@@ -18,6 +18,7 @@ import errno
 import os
 import re
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +33,20 @@ from .revisions import update_manifest
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-_libc = None
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def exchange(a: Path, b: Path) -> bool:
     """Atomically swap two directories (Linux ``renameat2``); False when the system cannot."""
-    global _libc
-    if _libc is None:
-        try:
-            _libc = ctypes.CDLL(None, use_errno=True)
-        except OSError:
-            _libc = False
-    fn = getattr(_libc, "renameat2", None) if _libc else None
+    libc = _libc()
+    fn = getattr(libc, "renameat2", None) if libc is not None else None
     if fn is None:
         return False
     if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
@@ -229,7 +232,7 @@ def rollback(root: Path, *, clock: Clock = SYSTEM_CLOCK) -> dict[str, Any]:
                 hint="rebuild with 'agentpack ecp refresh --rebuild'",
             )
         steps = []
-        for index_id, info in sorted(restorable.items()):
+        for _, info in sorted(restorable.items()):
             target = root / info["path"]
             out_rel = layout.backup_root(target) / backup_name(clock, generation["run_id"], "-rolled-back")
             steps.append(plan_step(root, info["path"], info["backup"], out_rel.relative_to(root).as_posix()))

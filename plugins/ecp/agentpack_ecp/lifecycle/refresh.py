@@ -58,12 +58,11 @@ def _last_full_rebuild(root: Path, pack: ExpertPack, current: dict[str, Any]) ->
     stamps = []
     for entry in pack.indexes:
         try:
-            stamps.append(
-                state.parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at"))
-            )
+            stamp = state.parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at"))
         except (OSError, ValueError, AttributeError):
             continue
-    stamps = [s for s in stamps if s is not None]
+        if stamp is not None:
+            stamps.append(stamp)
     return min(stamps) if stamps else None
 
 
@@ -275,14 +274,16 @@ def _refresh_locked(
     passed = report is None or report.ok
     now = clock.iso()
     evals_state = {"run_id": run_id, "at": now, "staged": True, **result["evals"]} if report is not None else None
+    indexes = {e.id: e.path for e in pack.indexes}
+    previous_revisions = current_revisions(pack.manifest)
     record = {
         "run_id": run_id,
         "staging": staging_rel,
         "created_at": now,
         "strategy": plan.strategy,
-        "indexes": {e.id: e.path for e in pack.indexes},
+        "indexes": indexes,
         "revisions": build.revisions,
-        "previous_revisions": current_revisions(pack.manifest),
+        "previous_revisions": previous_revisions,
         "evals": result.get("evals"),
     }
     if not passed and policy.fail_action != "warn":
@@ -319,10 +320,10 @@ def _refresh_locked(
     publish.publish_staged(
         root,
         run_id=run_id,
-        indexes=record["indexes"],
+        indexes=indexes,
         staged_dir=staging_rel,
         revisions=build.revisions,
-        previous_revisions=record["previous_revisions"],
+        previous_revisions=previous_revisions,
         strategy=plan.strategy,
         extra_state=extra,
         clock=clock,

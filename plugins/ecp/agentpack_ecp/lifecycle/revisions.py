@@ -101,7 +101,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
         return
     _, node = found
     if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value:
-        current = {}
+        current: Any = {}
         if isinstance(node, yaml.MappingNode):
             current = yaml.safe_load(text[node.start_mark.index : node.end_mark.index]) or {}
         merged = {**current, **revision} if isinstance(current, dict) else dict(revision)

@@ -34,7 +34,7 @@ def _index_info(root: Path, entry: IndexEntry, now: datetime, changed_sources: s
         return info
     built_at = parse_time(build.get("built_at"))
     sources = [s.get("source_id") for s in build.get("sources") or [] if isinstance(s, dict)]
-    stale = sorted(set(sources) & changed_sources)
+    stale = sorted(changed_sources.intersection(sources))
     info.update(
         built=True,
         built_at=build.get("built_at"),

@@ -16,7 +16,6 @@ from pathlib import Path
 
 MANIFEST_PATH = "expert/EXPERT.yaml"
 PACKAGE_JSON = "expert/package.json"
-CONTEXT = "expert/context"
 STAGING = "expert/context/.staging"
 LIFECYCLE = "expert/context/.lifecycle"
 LOGS = "expert/logs"

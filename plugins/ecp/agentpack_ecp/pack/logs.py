@@ -20,7 +20,7 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.hashing import sha256_text
 
 from .layout import LOGS
-from .manifest import contains_secrets, security
+from .manifest import as_dict, as_str, contains_secrets, security
 
 KINDS = ("updates", "queries")
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.jsonl$")
@@ -35,7 +35,7 @@ class LogConfig:
 
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any], policy: dict[str, Any] | None = None) -> LogConfig:
-        logs = manifest.get("logs") if isinstance(manifest.get("logs"), dict) else {}
+        logs = as_dict(manifest.get("logs"))
         secrets = contains_secrets(manifest)
         return cls(
             enabled=logs.get("enabled") is True,
@@ -48,8 +48,8 @@ class LogConfig:
 def retention_days(manifest: dict[str, Any], policy: dict[str, Any] | None = None) -> int | None:
     """The shortest of ``logs.retention_days``, ``policy.retention.prune_logs_after_days`` and
     ``security.retention_days``: each is a promise not to keep data longer, so all of them hold."""
-    logs = manifest.get("logs") if isinstance(manifest.get("logs"), dict) else {}
-    retention = (policy or {}).get("retention") if isinstance((policy or {}).get("retention"), dict) else {}
+    logs = as_dict(manifest.get("logs"))
+    retention = as_dict((policy or {}).get("retention"))
     values = [
         logs.get("retention_days"),
         retention.get("prune_logs_after_days"),
@@ -101,7 +101,7 @@ class PackLogger:
         who: str = "user",
         duration_ms: float | None = None,
     ) -> Path | None:
-        answer = response.get("answer") if isinstance(response.get("answer"), str) else ""
+        answer = as_str(response.get("answer"))
         inputs: dict[str, Any] = {"question_sha256": sha256_text(question), **(request or {})}
         if self.config.store_question:
             inputs["question"] = question
@@ -115,7 +115,7 @@ class PackLogger:
         }
         if self.config.store_answer:
             outputs["answer"] = answer
-        record = {"actor": actor(who), "operation": "query", "inputs": inputs, "outputs": outputs}
+        record: dict[str, Any] = {"actor": actor(who), "operation": "query", "inputs": inputs, "outputs": outputs}
         if duration_ms is not None:
             record["duration_ms"] = round(duration_ms, 3)
         return self._write("queries", record)

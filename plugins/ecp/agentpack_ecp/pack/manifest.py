@@ -31,15 +31,16 @@ from agentpack.yamlio import YamlDocument, load_yaml, parse_yaml
 from .layout import MANIFEST_PATH, find_pack_root
 
 
-def _str(value: Any, default: str = "") -> str:
+def as_str(value: Any, default: str = "") -> str:
     return value if isinstance(value, str) else default
 
 
-def _dict(value: Any) -> dict:
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a mapping, else ``{}`` (for tolerant reads of YAML and JSON documents)."""
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list:
+def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -54,31 +55,31 @@ class Source:
 
     @property
     def source_id(self) -> str:
-        return _str(self.raw.get("source_id"))
+        return as_str(self.raw.get("source_id"))
 
     @property
     def type(self) -> str:
-        return _str(self.raw.get("type"))
+        return as_str(self.raw.get("type"))
 
     @property
     def uri(self) -> str:
-        return _str(self.raw.get("uri"))
+        return as_str(self.raw.get("uri"))
 
     @property
     def include(self) -> list[str]:
-        return [p for p in _list(_dict(self.raw.get("scope")).get("include")) if isinstance(p, str)]
+        return [p for p in as_list(as_dict(self.raw.get("scope")).get("include")) if isinstance(p, str)]
 
     @property
     def exclude(self) -> list[str]:
-        return [p for p in _list(_dict(self.raw.get("scope")).get("exclude")) if isinstance(p, str)]
+        return [p for p in as_list(as_dict(self.raw.get("scope")).get("exclude")) if isinstance(p, str)]
 
     @property
     def revision(self) -> dict:
-        return _dict(self.raw.get("revision"))
+        return as_dict(self.raw.get("revision"))
 
     @property
     def refresh(self) -> dict:
-        return _dict(self.raw.get("refresh"))
+        return as_dict(self.raw.get("refresh"))
 
     @property
     def classification(self) -> str | None:
@@ -91,7 +92,7 @@ class Source:
     @property
     def query(self) -> str | None:
         """The extraction query of a database source (``query`` or ``refresh.rebuild.query``)."""
-        for holder in (self.raw, _dict(self.refresh.get("rebuild")), _dict(self.refresh.get("incremental"))):
+        for holder in (self.raw, as_dict(self.refresh.get("rebuild")), as_dict(self.refresh.get("incremental"))):
             if isinstance(holder.get("query"), str) and holder["query"].strip():
                 return holder["query"]
         return None
@@ -108,19 +109,19 @@ class IndexEntry:
 
     @property
     def id(self) -> str:
-        return _str(self.raw.get("id"))
+        return as_str(self.raw.get("id"))
 
     @property
     def type(self) -> str:
-        return _str(self.raw.get("type"))
+        return as_str(self.raw.get("type"))
 
     @property
     def path(self) -> str:
-        return _str(self.raw.get("path"))
+        return as_str(self.raw.get("path"))
 
     @property
     def descriptor(self) -> str:
-        return _str(self.raw.get("descriptor"))
+        return as_str(self.raw.get("descriptor"))
 
     @property
     def format(self) -> str | None:
@@ -128,7 +129,7 @@ class IndexEntry:
         explicit = self.raw.get("format")
         if isinstance(explicit, str):
             return explicit
-        backend = _str(self.raw.get("backend") or self.raw.get("implementation")).lower()
+        backend = as_str(self.raw.get("backend") or self.raw.get("implementation")).lower()
         if self.type == "vector" or backend == "vector":
             return "vector-index-v1"
         if self.type == "keyword":
@@ -137,15 +138,15 @@ class IndexEntry:
 
     @property
     def chunking(self) -> dict:
-        return _dict(self.raw.get("chunking"))
+        return as_dict(self.raw.get("chunking"))
 
     @property
     def embedding(self) -> dict:
-        return _dict(self.raw.get("embedding"))
+        return as_dict(self.raw.get("embedding"))
 
     @property
     def vector(self) -> dict:
-        return _dict(self.raw.get("vector"))
+        return as_dict(self.raw.get("vector"))
 
 
 @dataclass
@@ -155,15 +156,15 @@ class Summary:
 
     @property
     def id(self) -> str:
-        return _str(self.raw.get("id"))
+        return as_str(self.raw.get("id"))
 
     @property
     def type(self) -> str:
-        return _str(self.raw.get("type"))
+        return as_str(self.raw.get("type"))
 
     @property
     def path(self) -> str:
-        return _str(self.raw.get("path"))
+        return as_str(self.raw.get("path"))
 
 
 @dataclass
@@ -173,15 +174,15 @@ class Snapshot:
 
     @property
     def path(self) -> str:
-        return _str(self.raw.get("path"))
+        return as_str(self.raw.get("path"))
 
     @property
     def format(self) -> str:
-        return _str(self.raw.get("format"), "directory")
+        return as_str(self.raw.get("format"), "directory")
 
     @property
     def source_id(self) -> str:
-        return _str(_dict(self.raw.get("as_of")).get("source_id"))
+        return as_str(as_dict(self.raw.get("as_of")).get("source_id"))
 
 
 @dataclass
@@ -196,11 +197,11 @@ class SuiteRef:
 
     @property
     def data(self) -> dict:
-        return _dict(self.doc.data) if self.doc is not None else {}
+        return as_dict(self.doc.data) if self.doc is not None else {}
 
     @property
     def cases(self) -> list[dict]:
-        return [c for c in _list(self.data.get("cases")) if isinstance(c, dict)]
+        return [c for c in as_list(self.data.get("cases")) if isinstance(c, dict)]
 
 
 @dataclass
@@ -213,7 +214,7 @@ class ExpertPack:
 
     @property
     def manifest(self) -> dict:
-        return _dict(self.manifest_doc.data)
+        return as_dict(self.manifest_doc.data)
 
     @property
     def manifest_file(self) -> str:
@@ -233,11 +234,11 @@ class ExpertPack:
 
     @property
     def name(self) -> str:
-        return _str(_dict(self.manifest.get("skill")).get("name")) or self.root.name
+        return as_str(as_dict(self.manifest.get("skill")).get("name")) or self.root.name
 
     @property
     def expert_id(self) -> str:
-        return _str(self.manifest.get("id"))
+        return as_str(self.manifest.get("id"))
 
     @property
     def profile(self) -> str | None:
@@ -250,34 +251,34 @@ class ExpertPack:
 
     @property
     def artifacts(self) -> dict:
-        return _dict(_dict(self.manifest.get("context")).get("artifacts"))
+        return as_dict(as_dict(self.manifest.get("context")).get("artifacts"))
 
     @property
     def sources(self) -> list[Source]:
-        return [Source(i, s) for i, s in enumerate(_list(self.manifest.get("sources"))) if isinstance(s, dict)]
+        return [Source(i, s) for i, s in enumerate(as_list(self.manifest.get("sources"))) if isinstance(s, dict)]
 
     def source(self, source_id: str) -> Source | None:
         return next((s for s in self.sources if s.source_id == source_id), None)
 
     @property
     def indexes(self) -> list[IndexEntry]:
-        return [IndexEntry(i, e) for i, e in enumerate(_list(self.artifacts.get("indexes"))) if isinstance(e, dict)]
+        return [IndexEntry(i, e) for i, e in enumerate(as_list(self.artifacts.get("indexes"))) if isinstance(e, dict)]
 
     @property
     def summaries(self) -> list[Summary]:
-        return [Summary(i, e) for i, e in enumerate(_list(self.artifacts.get("summaries"))) if isinstance(e, dict)]
+        return [Summary(i, e) for i, e in enumerate(as_list(self.artifacts.get("summaries"))) if isinstance(e, dict)]
 
     @property
     def snapshots(self) -> list[Snapshot]:
-        return [Snapshot(i, e) for i, e in enumerate(_list(self.artifacts.get("snapshots"))) if isinstance(e, dict)]
+        return [Snapshot(i, e) for i, e in enumerate(as_list(self.artifacts.get("snapshots"))) if isinstance(e, dict)]
 
     @property
     def policy(self) -> dict:
-        return _dict(self.policy_doc.data) if self.policy_doc is not None else {}
+        return as_dict(self.policy_doc.data) if self.policy_doc is not None else {}
 
     @property
     def policy_path(self) -> str:
-        return _str(_dict(self.manifest.get("maintenance")).get("policy_path"))
+        return as_str(as_dict(self.manifest.get("maintenance")).get("policy_path"))
 
     def suite(self, suite_id: str) -> SuiteRef | None:
         return next((s for s in self.suites if s.suite_id == suite_id), None)
@@ -332,11 +333,11 @@ def load_pack(root: str | Path) -> ExpertPack:
                 pack.policy_doc = read_json_doc(target, pack.policy_path)
             except AgentpackError as exc:
                 pack.policy_error = exc
-    suites = _list(_dict(pack.manifest.get("evals")).get("suites"))
+    suites = as_list(as_dict(pack.manifest.get("evals")).get("suites"))
     for i, entry in enumerate(suites):
         if not isinstance(entry, dict):
             continue
-        ref = SuiteRef(i, _str(entry.get("suite_id")), _str(entry.get("path")))
+        ref = SuiteRef(i, as_str(entry.get("suite_id")), as_str(entry.get("path")))
         target = _safe_path(root_path, ref.path) if ref.path else None
         if target is not None and target.is_file():
             try:

@@ -23,7 +23,7 @@ When active:
 1. Ask the expert (`agentpack query . "question"` or the MCP tool `expert.query`).
 2. Answer with the citations it returns (file and line range).
 3. Say so when no citation supports an answer.
-"""
+"""  # noqa: E501  (the description is one line of the SKILL.md this writes)
 
 EXPERT_YAML = """# Expert Context Pack manifest (ECP v1.0). Paths are relative to the skill root.
 ecp_version: "1.0"

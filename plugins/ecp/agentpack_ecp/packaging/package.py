@@ -14,7 +14,7 @@ import os
 import stat
 import time
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,13 +105,12 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
             rel = f"{rel_dir}/{name}" if rel_dir != "." else name
             if rel == layout.PACKAGE_JSON or spec.match_file(rel):
                 continue
-            if full.is_symlink():
-                if not is_within(root, full) or not full.is_file():
-                    raise AgentpackError(
-                        f"'{rel}' is a symlink that leaves the pack or is dangling",
-                        file=str(full),
-                        hint="replace it by a copy or exclude it",
-                    )
+            if full.is_symlink() and (not is_within(root, full) or not full.is_file()):
+                raise AgentpackError(
+                    f"'{rel}' is a symlink that leaves the pack or is dangling",
+                    file=str(full),
+                    hint="replace it by a copy or exclude it",
+                )
             st = full.stat()
             if not stat.S_ISREG(st.st_mode):
                 continue
@@ -145,7 +144,7 @@ def zip_info(name: str, epoch: int, executable: bool = False) -> zipfile.ZipInfo
     return info
 
 
-def write_zip(out: Path, entries: list[tuple[zipfile.ZipInfo, Path | bytes]]) -> None:
+def write_zip(out: Path, entries: Sequence[tuple[zipfile.ZipInfo, Path | bytes]]) -> None:
     """Write ``entries`` to ``out`` through a temporary file and an atomic rename."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from agentpack.errors import AgentpackError, PathEscapeError
 from agentpack.models import Finding
@@ -132,7 +132,7 @@ def _listed_files(result: VerifyResult, manifest: dict[str, Any], where: str) ->
     return listed
 
 
-def _hash_stream(handle: BinaryIO, limit: int) -> tuple[str, int, bool]:
+def _hash_stream(handle: IO[bytes], limit: int) -> tuple[str, int, bool]:
     """sha256 and size of ``handle``, reading at most ``limit + 1`` bytes; third value: limit exceeded."""
     digest = hashlib.sha256()
     total = 0
@@ -163,7 +163,7 @@ def _check_signatures(
         if entries:
             result.error("ECPK030", "signatures not checked: package_sha256 does not match the package", where)
         return
-    for i, entry in enumerate(entries):
+    for entry in entries:
         result.findings += schema_store().validate(SIGNATURE_SCHEMA, entry, file=where, code="ECPK012")
     checks = [check_signature(i, e, result.package_sha256, trusted) for i, e in enumerate(entries)]
     result.signatures = [c.as_dict() for c in checks]

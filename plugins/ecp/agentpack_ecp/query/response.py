@@ -72,7 +72,7 @@ def _snippet(pack: ExpertPack, hit: Hit, revision: dict[str, Any], notes: list[s
 def _citation(pack: ExpertPack, hit: Hit, retrieved_at: str) -> dict[str, Any]:
     record, source = hit.record, hit.source
     sid = record.get("source_id") or source.get("source_id")
-    declared = pack.source(sid)
+    declared = pack.source(sid) if isinstance(sid, str) else None
     loc = record.get("loc") or {}
     citation = {
         "source_id": sid,
@@ -135,7 +135,8 @@ def query_pack(
     wanted_ids = _as_list(request.get("index_ids"))
     terms = tokenize(question)
     depth = max(top_k * 4, 20)
-    report, rankings = [], []
+    report: list[dict[str, Any]] = []
+    rankings: list[list[Hit]] = []
     loaded_sources: dict[str, dict[str, Any]] = {}
     for entry in pack.indexes:
         if wanted_ids and entry.id not in wanted_ids:
@@ -151,7 +152,7 @@ def query_pack(
             )
             continue
         item = cache.index(loaded, pack, entry)
-        status = {"index_id": entry.id, "format": item.format or entry.format}
+        status: dict[str, Any] = {"index_id": entry.id, "format": item.format or entry.format}
         if item.error:
             report.append(dict(status, status="error", reason=item.error))
             continue
@@ -185,7 +186,7 @@ def query_pack(
         lead = summary_hits[: max(1, (top_k + 1) // 2)]
         fused = lead + fuse(rankings, top_k)[: top_k - len(lead)]
     else:
-        fused = fuse(rankings + [summary_hits], top_k)
+        fused = fuse([*rankings, summary_hits], top_k)
     retrieved_at = clock.iso()
     chunks, citations, seen = [], [], set()
     for hit in fused:

@@ -43,7 +43,8 @@ class LoadedIndex:
     format: str | None = None
     index: Any = None
     error: str | None = None
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    """The ``sources[]`` records of the index payload by ``source_id``."""
 
 
 @dataclass

@@ -19,7 +19,7 @@ and ``synthesis`` says why.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -49,7 +49,7 @@ class Provider:
         return is_loopback(self.base_url)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Provider | None:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Provider | None:
         env = os.environ if env is None else env
         model = env.get("AGENTPACK_ECP_LLM_MODEL")
         if not model:
@@ -176,7 +176,7 @@ def query_synthesizer(
     return run
 
 
-def usage_cost(usage: dict[str, Any], env: dict[str, str] | None = None) -> tuple[int, float]:
+def usage_cost(usage: dict[str, Any], env: Mapping[str, str] | None = None) -> tuple[int, float]:
     """Tokens of one call and their cost from ``AGENTPACK_ECP_LLM_USD_PER_1K_TOKENS`` (0 when unset)."""
     env = os.environ if env is None else env
     tokens = int(usage.get("total_tokens") or (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0))

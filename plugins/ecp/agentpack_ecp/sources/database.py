@@ -70,7 +70,7 @@ def run_query(db: Path, query: str) -> tuple[str, list[str], list[tuple]]:
 def render_rows(name: str, columns: list[str], rows: list[tuple]) -> dict[str, str]:
     """One text per row, ``<name>/<n>`` (1-based), a ``column: value`` line per column."""
     return {
-        f"{name}/{n}": "".join(f"{c}: {_render_value(v)}\n" for c, v in zip(columns, row))
+        f"{name}/{n}": "".join(f"{c}: {_render_value(v)}\n" for c, v in zip(columns, row, strict=False))
         for n, row in enumerate(rows, 1)
     }
 

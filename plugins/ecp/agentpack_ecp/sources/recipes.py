@@ -88,5 +88,5 @@ def resolve_location(uri: str, pack_root: Path) -> Path:
         )
     if len(parsed.scheme) > 1:
         raise SourceError(f"unsupported URI scheme '{parsed.scheme}' in '{uri}'")
-    path = Path(uri)
-    return path.resolve() if path.is_absolute() else (pack_root / path).resolve()
+    local = Path(uri)
+    return local.resolve() if local.is_absolute() else (pack_root / local).resolve()

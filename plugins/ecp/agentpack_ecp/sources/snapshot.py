@@ -10,7 +10,7 @@ reads one cited file the same way, for citation checks.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,7 +75,7 @@ def _internal_dirs(pack: ExpertPack) -> set[str]:
 
 
 def scan_directory(
-    root: Path, scope: Scope, max_bytes: int, skip_dirs: set[str] = frozenset(), stat_cache: StatCache | None = None
+    root: Path, scope: Scope, max_bytes: int, skip_dirs: Set[str] = frozenset(), stat_cache: StatCache | None = None
 ) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
     """The manifest and texts of the in-scope files under ``root`` (symlinks out of ``root`` skipped).
 
@@ -212,7 +212,7 @@ def web_snapshot_dir(pack: ExpertPack, source: Source) -> Path:
 
 
 def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: dict | None) -> SourceSnapshot:
-    where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(f"{source.pointer}/uri")}
+    where: dict[str, Any] = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(f"{source.pointer}/uri")}
     repo = resolve_location(source.uri, pack.root)
     if not repo.is_dir():
         raise SourceError(f"git source '{source.source_id}': repository not found: {repo}", **where)
@@ -250,7 +250,7 @@ def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: di
 
 
 def _database_snapshot(pack: ExpertPack, source: Source, clock: Clock) -> SourceSnapshot:
-    where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(source.pointer)}
+    where: dict[str, Any] = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(source.pointer)}
     query = source.query
     if query is None:
         raise SourceError(

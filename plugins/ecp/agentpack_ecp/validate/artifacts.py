@@ -13,7 +13,7 @@ from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
 from ..index.chunking import parse_chunk_id
-from ..pack.manifest import ExpertPack, IndexEntry, read_json_doc
+from ..pack.manifest import ExpertPack, IndexEntry, as_dict, read_json_doc
 from ..pack.schemas import CHUNK_SCHEMA, DESCRIPTOR_SCHEMA, PAYLOAD_SCHEMAS, schema_store
 from ..pack.spec import ARTIFACT_SOURCE_ID
 
@@ -95,7 +95,7 @@ def load_index_artifacts(pack: ExpertPack, entry: IndexEntry, out: list[Finding]
                     **doc.where(f"/{key}"),
                 )
             )
-    chunking = doc.data.get("chunking") if isinstance(doc.data.get("chunking"), dict) else {}
+    chunking = as_dict(doc.data.get("chunking"))
     for key, value in entry.chunking.items():
         if key in ("max_chars", "overlap_chars") and chunking.get(key) != value:
             out.append(
@@ -106,13 +106,15 @@ def load_index_artifacts(pack: ExpertPack, entry: IndexEntry, out: list[Finding]
                     **doc.where(f"/chunking/{key}"),
                 )
             )
-    prov = doc.data.get("provenance") if isinstance(doc.data.get("provenance"), dict) else {}
+    prov = as_dict(doc.data.get("provenance"))
     _load_payload(pack, art, prov, out)
     _load_chunks(pack, art, prov, out)
     return art
 
 
 def _under_index(art: IndexArtifacts, rel: Any, what: str, out: list[Finding]) -> Path | None:
+    if art.dir is None:
+        return None
     try:
         check_relative(str(rel))
         return resolve_under(art.dir, str(rel))
@@ -193,8 +195,8 @@ def _load_payload(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[F
                 )
             )
     if fmt == "vector-index-v1":
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
-        vcfg = config.get("vector") if isinstance(config.get("vector"), dict) else {}
+        config = as_dict(data.get("config"))
+        vcfg = as_dict(config.get("vector"))
         target = _under_index(art, vcfg.get("vectors_path") or "vectors.jsonl", "config.vector.vectors_path", out)
         if target is not None and not target.is_file():
             out.append(
@@ -205,7 +207,7 @@ def _load_payload(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[F
                     pointer="/config/vector/vectors_path",
                 )
             )
-        emb = config.get("embedding") if isinstance(config.get("embedding"), dict) else {}
+        emb = as_dict(config.get("embedding"))
         desc_emb = (art.descriptor or {}).get("embedding") or {}
         if (
             desc_emb
@@ -220,7 +222,7 @@ def _load_payload(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[F
                     pointer="/embedding",
                 )
             )
-    for i, doc in enumerate(list((data.get("documents") or {}).values())[:2000]):
+    for doc in list((data.get("documents") or {}).values())[:2000]:
         path_value = doc.get("path") if isinstance(doc, dict) else None
         if isinstance(path_value, str):
             try:

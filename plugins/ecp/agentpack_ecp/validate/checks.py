@@ -16,7 +16,7 @@ from agentpack.errors import AgentpackError
 from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
-from ..pack.manifest import ExpertPack, read_json_doc
+from ..pack.manifest import ExpertPack, as_dict, read_json_doc
 from ..pack.schemas import MANIFEST_SCHEMA, PACKAGE_SCHEMA, POLICY_SCHEMA, SUITE_SCHEMA, schema_store
 from ..pack.spec import COMMIT_RE, KNOWN_ASSERTIONS, REVISION_IDENTITY
 from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
@@ -135,7 +135,10 @@ def _check_policy(pack: ExpertPack, out: list[Finding]) -> None:
         err = pack.policy_error
         out.append(Finding.error("ECP140", err.message, file=err.file or rel, line=err.line, column=err.column))
         return
-    out.extend(schema_store().validate(POLICY_SCHEMA, pack.policy_doc.data, document=pack.policy_doc, code="ECP140"))
+    doc = pack.policy_doc
+    if doc is None:  # the path names a directory: nothing was read
+        return
+    out.extend(schema_store().validate(POLICY_SCHEMA, doc.data, document=doc, code="ECP140"))
     suite_ids = {s.suite_id for s in pack.suites}
     wanted = (
         (pack.policy.get("validation") or {}).get("eval_suites")
@@ -148,7 +151,7 @@ def _check_policy(pack: ExpertPack, out: list[Finding]) -> None:
                 Finding.error(
                     "ECP141",
                     f"validation.eval_suites names '{sid}', which EXPERT.yaml does not declare in evals.suites",
-                    **pack.policy_doc.where(f"/validation/eval_suites/{i}"),
+                    **doc.where(f"/validation/eval_suites/{i}"),
                 )
             )
 
@@ -177,17 +180,20 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                 )
             )
             continue
-        out.extend(schema_store().validate(SUITE_SCHEMA, ref.doc.data, document=ref.doc, code="ECP150"))
+        suite_doc = ref.doc
+        if suite_doc is None:  # the path names a directory: nothing was read
+            continue
+        out.extend(schema_store().validate(SUITE_SCHEMA, suite_doc.data, document=suite_doc, code="ECP150"))
         data = ref.data
         if data.get("suite_id") not in (None, ref.suite_id):
             out.append(
                 Finding.error(
                     "ECP152",
                     f"the file says suite_id '{data.get('suite_id')}' but EXPERT.yaml declares '{ref.suite_id}'",
-                    **ref.doc.where("/suite_id"),
+                    **suite_doc.where("/suite_id"),
                 )
             )
-        case_ids: set[str] = set()
+        case_ids: set[Any] = set()
         for i, case in enumerate(data.get("cases") or []):
             if not isinstance(case, dict):
                 continue
@@ -197,13 +203,15 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                     Finding.error(
                         "ECP153",
                         f"case_id '{cid}' appears twice in suite '{ref.suite_id}'",
-                        **ref.doc.where(f"/cases/{i}/case_id"),
+                        **suite_doc.where(f"/cases/{i}/case_id"),
                     )
                 )
             case_ids.add(cid)
             assertions = case.get("assertions")
             if not assertions:
-                out.append(Finding.warning("ECP155", f"case '{cid}' has no assertions", **ref.doc.where(f"/cases/{i}")))
+                out.append(
+                    Finding.warning("ECP155", f"case '{cid}' has no assertions", **suite_doc.where(f"/cases/{i}"))
+                )
                 continue
             if not isinstance(assertions, dict):
                 continue
@@ -213,7 +221,7 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                         Finding.warning(
                             "ECP151",
                             f"case '{cid}': unknown assertion '{key}' (ignored)",
-                            **ref.doc.where(f"/cases/{i}/assertions/{key}"),
+                            **suite_doc.where(f"/cases/{i}/assertions/{key}"),
                         )
                     )
             for j, pattern in enumerate(assertions.get("answer_must_match") or []):
@@ -224,7 +232,7 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                         Finding.error(
                             "ECP154",
                             f"case '{cid}': invalid regular expression: {exc}",
-                            **ref.doc.where(f"/cases/{i}/assertions/answer_must_match/{j}"),
+                            **suite_doc.where(f"/cases/{i}/assertions/answer_must_match/{j}"),
                         )
                     )
 
@@ -233,13 +241,14 @@ def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None
     for s in pack.summaries:
         pointer = f"/context/artifacts/summaries/{s.index}/path"
         target = _declared_path(pack, s.path, pointer, out, what=f"summary '{s.id}'") if s.path else None
-        if target is not None and target.is_file():
-            if _placeholder(target.read_text(encoding="utf-8", errors="replace")):
-                out.append(
-                    Finding.error(
-                        "ECP112", f"summary '{s.id}' ({s.path}) is an empty placeholder", **pack.where(pointer)
-                    )
-                )
+        if (
+            target is not None
+            and target.is_file()
+            and _placeholder(target.read_text(encoding="utf-8", errors="replace"))
+        ):
+            out.append(
+                Finding.error("ECP112", f"summary '{s.id}' ({s.path}) is an empty placeholder", **pack.where(pointer))
+            )
     for snap in pack.snapshots:
         if snap.path:
             _declared_path(
@@ -280,7 +289,7 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
     for art in arts:
         if not art.data:
             continue
-        config = art.data.get("config") if isinstance(art.data.get("config"), dict) else {}
+        config = as_dict(art.data.get("config"))
         max_bytes = int(config.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
         for recorded in art.data.get("sources") or []:
             if not isinstance(recorded, dict):
@@ -315,7 +324,7 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
             now = current[key]
             if now is None:
                 continue
-            before = recorded.get("revision") if isinstance(recorded.get("revision"), dict) else {}
+            before = as_dict(recorded.get("revision"))
             keys = [k for k in REVISION_IDENTITY if k in before and k in now and k not in ("retrieved_at",)]
             changed = [k for k in keys if before[k] != now[k]]
             if changed:

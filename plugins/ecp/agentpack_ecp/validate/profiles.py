@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from agentpack.models import Finding
 
-from ..pack.manifest import ExpertPack
+from ..pack.manifest import ExpertPack, as_dict
 from ..pack.spec import COMMIT_RE
 from .artifacts import IndexArtifacts
 
@@ -182,7 +182,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
                     )
                 )
     chunk_rules = rules.get("chunks") or {}
-    types_by_id = {s.source_id: s.type for s in pack.sources}
+    types_by_id: dict[Any, str] = {s.source_id: s.type for s in pack.sources}
     for art in arts:
         if not chunk_rules:
             break
@@ -190,7 +190,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
         display = f"{art.entry.path}/{prov.get('chunks_path') or 'chunks.jsonl'}"
         for n, record in _chunk_revisions(art):
             needed = chunk_rules.get(types_by_id.get(record.get("source_id"), ""), ())
-            revision = record.get("revision") if isinstance(record.get("revision"), dict) else {}
+            revision = as_dict(record.get("revision"))
             missing = [k for k in needed if not revision.get(k)]
             if missing:
                 out.append(
