@@ -154,6 +154,17 @@ def test_logging_disabled_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "expert").exists()
 
 
+def test_actor_from_the_environment_with_the_old_name_as_alias(monkeypatch) -> None:
+    monkeypatch.delenv("AGENTPACK_ECP_ACTOR", raising=False)
+    monkeypatch.delenv("AGENTPACK_ACTOR", raising=False)
+    monkeypatch.setenv("USER", "ada")
+    assert logs.actor() == "user:ada" and logs.actor("service:mcp") == "service:mcp"
+    monkeypatch.setenv("AGENTPACK_ACTOR", "ci:alias")
+    assert logs.actor("service:mcp") == "ci:alias"
+    monkeypatch.setenv("AGENTPACK_ECP_ACTOR", "ci:build-7")
+    assert logs.actor() == "ci:build-7"
+
+
 def test_retention_days_is_the_shortest_promise() -> None:
     assert logs.retention_days({}) is None
     assert logs.retention_days({"security": {"retention_days": 90}}) == 90

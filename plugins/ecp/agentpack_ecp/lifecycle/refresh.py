@@ -1,4 +1,4 @@
-"""``agentpack ecp refresh`` and ``publish``: eval-gated, crash-safe updates of a pack's indexes.
+"""``agentpack ecp refresh``, ``publish`` and ``rollback``: eval-gated, crash-safe updates of a pack's indexes.
 
 A refresh takes the pack lock, finishes any interrupted publish, works out what
 changed since the published build, plans (policy thresholds and budgets),

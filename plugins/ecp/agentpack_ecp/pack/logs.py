@@ -60,8 +60,9 @@ def retention_days(manifest: dict[str, Any], policy: dict[str, Any] | None = Non
 
 
 def actor(default: str = "user") -> str:
-    """``AGENTPACK_ACTOR`` when set, else ``user:<login>`` (or ``service:<name>`` for servers)."""
-    explicit = os.environ.get("AGENTPACK_ACTOR")
+    """``AGENTPACK_ECP_ACTOR`` (alias ``AGENTPACK_ACTOR``) when set, else ``user:<login>`` (or
+    ``service:<name>`` for servers)."""
+    explicit = os.environ.get("AGENTPACK_ECP_ACTOR") or os.environ.get("AGENTPACK_ACTOR")
     if explicit:
         return explicit
     if default.startswith("service:"):
