@@ -17,7 +17,8 @@ from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.pack.manifest import load_pack
 from agentpack_ecp.pack.scaffold import scaffold
 from agentpack_ecp.query.response import query_pack
-from agentpack_ecp.sources.snapshot import Scope, file_record, manifest_hash, resolve_location
+from agentpack_ecp.sources.recipes import file_record, manifest_hash, resolve_location
+from agentpack_ecp.sources.scope import Scope
 
 
 def test_file_record_recipe_normalises_newlines() -> None:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from agentpack_ecp.index.chunkstore import TextsFile, write_jsonl
 from agentpack_ecp.sources import statcache
-from agentpack_ecp.sources.snapshot import Scope, scan_directory
+from agentpack_ecp.sources.scope import Scope
+from agentpack_ecp.sources.snapshot import scan_directory
 from agentpack_ecp.sources.statcache import ChangedWhileReading, LazyTexts, StatCache
 
 
