@@ -58,14 +58,20 @@ def _complete_reporters(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 def output_option(
-    default: str = "text", *, choices: Iterable[str] | None = None, command: str | None = None
+    default: str = "text",
+    *,
+    choices: Iterable[str] | None = None,
+    command: str | None = None,
+    flags: tuple[str, ...] = ("-o", "--output"),
 ) -> Callable[[F], F]:
     """``-o/--output FORMAT`` with ``--json`` as an alias of ``-o json``.
 
     The decorated function receives one argument, ``output``, already resolved.
     Without ``choices`` any registered reporter name is accepted (checked when
     the report is rendered). ``command`` names the command in the JSON error
-    envelope written when the command fails with ``-o json``.
+    envelope written when the command fails with ``-o json``. ``flags`` names
+    the option for a command whose ``-o`` means something else (``--format``);
+    ``--json`` is always there.
     """
     fixed = tuple(choices) if choices is not None else None
 
@@ -79,15 +85,15 @@ def output_option(
                 _json_command.append(command or (ctx.command_path.removeprefix("agentpack ") if ctx else "agentpack"))
             return f(*args, **kwargs)
 
-        wrapper = click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")(wrapper)
+        wrapper = click.option("--json", "as_json", is_flag=True, help=f"Alias for {flags[0]} json.")(wrapper)
         option_help = (
             f"Output format: {', '.join(fixed)}."
             if fixed
             else "Output format: text, json, junit, sarif, github, html, or a plugin's."
         )
         return click.option(  # type: ignore[return-value]
-            "-o",
-            "--output",
+            *flags,
+            "output",
             default=default,
             show_default=True,
             metavar="FORMAT",
