@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
-from agentpack.registry import McpContext, McpTool
+from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
 
 from .lifecycle.revisions import current_revisions
 from .pack.layout import find_pack_root
@@ -166,19 +166,32 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
     multi = len(roots) > 1
     names = ", ".join(r.name for r in roots)
     query_props = {
-        "question": {"type": "string", "minLength": 1},
+        "question": {"type": "string", "minLength": 1, "description": "The question to answer."},
         "mode": {"type": "string", "description": "ephemeral, persistent, summarized; or keyword, fts, vector, hybrid"},
-        "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
-        "filters": {"type": "object", "properties": {"source_id": STRINGS, "path_prefix": STRINGS}},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many chunks to retrieve."},
+        "filters": {
+            "type": "object",
+            "properties": {"source_id": STRINGS, "path_prefix": STRINGS},
+            "description": "Only material from these sources (source_id) or under these paths (path_prefix).",
+        },
         "as_of": {"type": "object", "description": "Must name the published revisions (the only state served)."},
-        "query_vector": {"type": ["array", "object"]},
+        "query_vector": {"type": ["array", "object"], "description": "A query vector for a vector index."},
         "query_embedding": {
             "type": "object",
             "properties": {"model": {"type": "string"}, "dimensions": {"type": "integer"}},
+            "description": "The model and dimensions that produced query_vector.",
         },
-        "synthesis": {"enum": ["auto", "local", "llm"]},
+        "synthesis": {
+            "enum": ["auto", "local", "llm"],
+            "description": "How the answer is written: from the chunks (local), by a model (llm), or as the pack says.",
+        },
     }
-    flags = {k: {"type": "boolean"} for k in ("dry_run", "rebuild", "no_evals")}
+    flag_help = {
+        "dry_run": "Report what would change; publish nothing.",
+        "rebuild": "Rebuild every index from scratch instead of applying the changes.",
+        "no_evals": "Skip the eval gate before publishing.",
+    }
+    flags = {k: {"type": "boolean", "description": text} for k, text in flag_help.items()}
     register(
         McpTool(
             name="expert.query",
@@ -187,6 +200,7 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             input_schema=_schema(query_props, ["question"], multi),
             output_schema=QUERY_OUTPUT,
             handler=tools.query,
+            hints=READ_ONLY,
         )
     )
     register(
@@ -198,6 +212,8 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             input_schema=_schema(flags, [], multi),
             output_schema=ENVELOPE,
             handler=tools.refresh,
+            # publishes new index revisions (the old ones stay as backups) from sources that may be remote
+            hints=ToolHints(read_only=False, destructive=False, idempotent=True, open_world=True),
         )
     )
     register(
@@ -205,9 +221,10 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             name="expert.run_evals",
             title="Run the expert's evals",
             description="Run the pack's eval suites (same JSON as 'agentpack eval --json').",
-            input_schema=_schema({"suite_id": STRINGS}, [], multi),
+            input_schema=_schema({"suite_id": {**STRINGS, "description": "Only these suites."}}, [], multi),
             output_schema=EVAL_OUTPUT,
             handler=tools.run_evals,
+            hints=READ_ONLY,
         )
     )
     register(
@@ -219,5 +236,6 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             input_schema=_schema({}, [], multi),
             output_schema=ENVELOPE,
             handler=tools.status,
+            hints=READ_ONLY,
         )
     )

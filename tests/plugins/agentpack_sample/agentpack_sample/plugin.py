@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
+from agentpack.registry import READ_ONLY, CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
 
 FORMAT = "sample-todo"
 LINE = re.compile(r"^- \[( |x)\] (.+)$")
@@ -160,7 +160,7 @@ def agentpack_register_mcp_tools(register, context):
             description="Count open and done items of a to-do pack.",
             input_schema={
                 "type": "object",
-                "properties": {"path": {"type": "string"}},
+                "properties": {"path": {"type": "string", "description": "The to-do pack's folder."}},
                 "required": ["path"],
                 "additionalProperties": False,
             },
@@ -170,6 +170,7 @@ def agentpack_register_mcp_tools(register, context):
                 "required": ["done", "open"],
             },
             handler=count,
+            hints=READ_ONLY,
         )
     )
 
