@@ -39,11 +39,12 @@ from ..registry import lookup, registered
 from ..validate import validate_package
 from .approvals import ApprovalDesk, CallbackBroker
 from .bindings import ToolBox
-from .delivery import Outbox, Redactor
+from .delivery import Outbox
 from .events import lane_for, map_inputs, normalise_channel
 from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
+from .redaction import RedactingFilter, Redactor
 from .runstore import RunStore
 from .scheduler import Scheduler
 from .session import shape_schema
@@ -99,9 +100,9 @@ class ExpertRuntime:
         self._counter = itertools.count(1)
         self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
         self.store = RunStore(self.workdir / RUNTIME_DB)
-        self.workspace = Workspace(self.package, self.workdir)
-        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)
+        self.workspace = Workspace(self.package, self.workdir, self.redact)
+        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.listeners = list(listeners)
         channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
@@ -125,6 +126,8 @@ class ExpertRuntime:
         self._shape_ids: set[str] = set()
         self._shapes_lock = threading.Lock()
         self._started = False
+        self._log_filter = RedactingFilter(self.redact)  # the runtime's log records, redacted until stop()
+        log.addFilter(self._log_filter)
 
     # -- construction helpers --------------------------------------------------------------------
     def _make(self, kind: str, value: Any, options: dict[str, Any] | None) -> Any:
@@ -224,6 +227,7 @@ class ExpertRuntime:
         self.scheduler.stop()
         self.tools.close()
         self.store.close()
+        log.removeFilter(self._log_filter)
         self._started = False
 
     @contextmanager
@@ -263,7 +267,15 @@ class ExpertRuntime:
         self.package.process(process)
         run_id = self.new_id("run-")
         self.store.create_run(
-            run_id, process, trigger, session or run_id, lane, inputs, self.redact(payload), self.now(), dry_run=dry_run
+            run_id,
+            process,
+            trigger,
+            session or run_id,
+            lane,
+            self.redact(inputs),
+            self.redact(payload),
+            self.now(),
+            dry_run=dry_run,
         )
         return run_id
 
