@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
+from agentpack.errors import AgentpackError, require
 from agentpack.plugins import Host, get_host
 from agentpack.schemas import SchemaStore
 
@@ -47,6 +47,7 @@ from .queue import Job
 from .redaction import RedactingFilter, Redactor
 from .runstore import RunStore
 from .scheduler import Scheduler
+from .serverconfig import ServerSettings
 from .session import shape_schema
 from .workspace import Workspace
 
@@ -190,10 +191,20 @@ class ExpertRuntime:
             )
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self, *, http: bool = False, port: int = 0, cron: bool = True) -> None:
+    def start(
+        self, *, http: bool = False, port: int = 0, cron: bool = True, server: ServerSettings | None = None
+    ) -> None:
+        """Start the queue, the cron schedules and, with ``http``, the HTTP server (``server``, or
+        loopback on ``port``); the server binds first, so a port in use stops here with one line."""
         if self._started:
             return
         self.require_tools()
+        if http:
+            for module in ("starlette", "uvicorn"):
+                require(module, distribution="agentpack-openexperts", extra="server", feature="the HTTP server")
+            from .http import RuntimeServer
+
+            self.server = RuntimeServer(self, server if server is not None else ServerSettings(port=port))
         self.store.purge_dedupe(self.now(), self.dedupe_window)
         self.workspace.init_persistent()
         self.workspace.start_session("main")
@@ -208,10 +219,7 @@ class ExpertRuntime:
             for index, trig in enumerate(self.package.triggers):
                 if trig.get("type") == "cron" and trig["name"] not in self.inactive:
                     self._schedule_cron(index)
-        if http:
-            from .http import RuntimeServer
-
-            self.server = RuntimeServer(self, "127.0.0.1", port)
+        if self.server is not None:
             self.server.start()
             if hasattr(self.broker, "base_url"):
                 self.broker.base_url = self.server.url
@@ -345,22 +353,6 @@ class ExpertRuntime:
             if trig.get("type") == "channel" and (source is None or source == channel_name):
                 answers.append(self.fire(trig["name"], message))
         return answers
-
-    def http_fire(self, trigger: str, body: Any) -> tuple[int, dict[str, Any]]:
-        trig = next((t for t in self.package.triggers if t.get("name") == trigger), None)
-        if trig is None or trig.get("type") != "webhook":
-            return 404, {"error": f"no webhook trigger '{trigger}'"}
-        answer = self.fire(trigger, body)
-        return (202 if answer.get("accepted") or answer.get("duplicate") else 503), answer
-
-    def http_channel(self, channel_name: str, body: Any) -> tuple[int, dict[str, Any]]:
-        try:
-            answers = self.channel_message(channel_name, body)
-        except ValueError as exc:
-            return 400, {"error": str(exc)}
-        if not answers:
-            return 404, {"error": f"no channel trigger listens to '{channel_name}'"}
-        return 202, {"accepted": any(a.get("accepted") for a in answers), "invocations": answers}
 
     def _schedule_cron(self, index: int) -> None:
         from zoneinfo import ZoneInfo
