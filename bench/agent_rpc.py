@@ -38,8 +38,8 @@ from wheel_venv import wheel_venv
 
 REF_VERSION = "0.10.0"
 REF_HOME = Path(tempfile.gettempdir()) / "agentpack-interop" / f"ecp-{REF_VERSION}"
-BIN = Path(sys.executable).parent
-"""Where ``agentpack`` and the interpreter of our agents are: the wheel venv's, or with ``--editable`` ours."""
+DEV_BIN = Path(sys.executable).parent
+"""The development venv's scripts (``--editable``); otherwise ``agentpack`` and our agents run from the wheel venv's."""
 PYCACHE = Path(tempfile.gettempdir()) / "agentpack-bench-pycache"
 ENV = dict(os.environ)
 
@@ -146,7 +146,7 @@ def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
     out.unlink(missing_ok=True)
     cpu = _children_cpu()
     start = time.perf_counter()
-    proc = subprocess.run(argv + ["--json-out", str(out)], capture_output=True, text=True, env=ENV)
+    proc = subprocess.run([*argv, "--json-out", str(out)], check=False, capture_output=True, text=True, env=ENV)
     wall = time.perf_counter() - start
     CPU["last"] = _children_cpu() - cpu
     if not out.exists():
@@ -155,8 +155,8 @@ def timed(argv: list[str], out: Path) -> tuple[float, dict | None]:
     return wall, json.loads(out.read_text())
 
 
-def ours(path: Path, out: Path) -> tuple[float, float | None]:
-    wall, report = timed([str(BIN / "agentpack"), "rpc", "run", "--manifest", str(path)], out)
+def ours(bin_dir: Path, path: Path, out: Path) -> tuple[float, float | None]:
+    wall, report = timed([str(bin_dir / "agentpack"), "rpc", "run", "--manifest", str(path)], out)
     ok = report and report["ok"]
     return wall, report["latency"]["mean_ms"] if ok else None
 
@@ -208,14 +208,14 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _cell(label: str, shape: str, path: Path, folder: Path, ref: Path | None, repeat: int) -> str:
+def _cell(label: str, shape: str, path: Path, folder: Path, ref: Path | None, repeat: int, bin_dir: Path) -> str:
     """Alternate our run and the reference's ``repeat`` times (after one warm-up each); medians."""
-    ours(path, folder / "ours.json")
+    ours(bin_dir, path, folder / "ours.json")
     if ref:
         theirs(ref, path, folder / "ref.json")
     walls, cpus, lats, rwalls, rcpus, rlats = [], [], [], [], [], []
     for _ in range(repeat):
-        wall, lat = ours(path, folder / "ours.json")
+        wall, lat = ours(bin_dir, path, folder / "ours.json")
         walls.append(wall), cpus.append(CPU["last"]), lats.append(lat)
         if ref:
             rwall, rlat = theirs(ref, path, folder / "ref.json")
@@ -248,9 +248,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
     parser.add_argument("--editable", action="store_true", help="run ours from the development venv")
     args = parser.parse_args()
-    global BIN
-    if not args.editable:
-        BIN = wheel_venv("agent_rpc") / "bin"
+    bin_dir = DEV_BIN if args.editable else wheel_venv("agent_rpc") / "bin"
     if args.cold:
         ENV["PYTHONDONTWRITEBYTECODE"] = "1"
         ENV.pop("PYTHONPYCACHEPREFIX", None)
@@ -264,15 +262,15 @@ def main() -> None:
     print(
         f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
         f"{'no bytecode cache' if args.cold else 'bytecode cache on'}; agentpack from "
-        f"{'the development venv' if args.editable else 'wheels'} ({BIN.parent})"
+        f"{'the development venv' if args.editable else 'wheels'} ({bin_dir.parent})"
     )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "raw_agent.py").write_text(RAW_AGENT)
         (folder / "sdk_agent.py").write_text(OUR_SDK_AGENT)
         agents = {
-            "raw echo": f"{BIN / 'python'} {folder / 'raw_agent.py'}",
-            "our SDK": f"{BIN / 'python'} {folder / 'sdk_agent.py'}",
+            "raw echo": f"{bin_dir / 'python'} {folder / 'raw_agent.py'}",
+            "our SDK": f"{bin_dir / 'python'} {folder / 'sdk_agent.py'}",
         }
         if ref:
             (folder / "ref_sdk_agent.py").write_text(REF_SDK_AGENT)
@@ -284,7 +282,7 @@ def main() -> None:
         for label, target in agents.items():
             for shape, scenarios, steps in chosen:
                 path = manifest(folder, f"{label.replace(' ', '_')}-{shape}", target, scenarios, steps)
-                print(_cell(label, shape, path, folder, ref, args.repeat), flush=True)
+                print(_cell(label, shape, path, folder, ref, args.repeat, bin_dir), flush=True)
         cost = overhead_per_step(folder, agents["raw echo"], n)
         print(
             f"\nagentpack runtime CPU per step (marginal, in-process, raw echo agent, incl. parsing, grading, "

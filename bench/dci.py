@@ -110,6 +110,7 @@ def generate(root: Path, count: int, seed: int = 7) -> None:
 
 def run(size: int, repeat: int) -> dict:
     from agentpack.plugins import get_host
+    from agentpack_dci.report import build_report
     from agentpack_dci.resolve import Resolver, ResolveRequest, clear_memos
 
     host = get_host()
@@ -135,7 +136,7 @@ def run(size: int, repeat: int) -> dict:
             resolution = resolver.resolve(request)
             warm.append(time.perf_counter() - start)
             start = time.perf_counter()
-            resolution.report()
+            build_report(resolution)
             report.append(time.perf_counter() - start)
         for _ in range(max(1, repeat // 2)):
             start = time.perf_counter()
@@ -143,7 +144,7 @@ def run(size: int, repeat: int) -> dict:
             resolver.resolve(request)
             rescan.append(time.perf_counter() - start)
         tracemalloc.start()
-        Resolver(root, host=host, ephemeral_history=True).resolve(request).report()
+        build_report(Resolver(root, host=host, ephemeral_history=True).resolve(request))
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     return {
@@ -154,7 +155,7 @@ def run(size: int, repeat: int) -> dict:
         "report": statistics.median(report),
         "rescan": statistics.median(rescan),
         "peak_mb": peak / 2**20,
-        "selected": resolution.report()["selected_candidates"],
+        "selected": build_report(resolution)["selected_candidates"],
     }
 
 
@@ -164,8 +165,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(
-        f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}  {'peak MB':>8}"
-        f"  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"
+        f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}"
+        f"  {'peak MB':>8}  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         r = run(size, args.repeat)
@@ -174,8 +175,8 @@ def main() -> None:
         t = f"{target[0]:.1f} s / {target[1] * 1000:.0f} ms" if target else "-"
         o = f"{other[0]:.1f} s / {other[1] * 1000:.1f} ms" if other else "-"
         print(
-            f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}  {r['report'] * 1000:>9.2f}  "
-            f"{r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}"
+            f"{size:>7}  {r['cold']:>8.3f}  {r['cold_cpu']:>6.3f}  {r['warm'] * 1000:>8.2f}"
+            f"  {r['report'] * 1000:>9.2f}  {r['rescan'] * 1000:>9.1f}  {r['peak_mb']:>8.1f}  {t:>17}  {o:>31}"
         )
 
 

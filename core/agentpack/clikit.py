@@ -12,12 +12,13 @@ Light on purpose: importing it costs click only.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from .envelope import SCHEMA_VERSION, dumps, envelope
 
 if TYPE_CHECKING:
     from .models import Report
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
-SCHEMA_VERSION = 1
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 """Pass as ``context_settings=`` to every plugin group: ``-h`` and the help width."""
 
@@ -137,14 +137,9 @@ def parse_pairs(values: Iterable[str], what: str) -> dict[str, str]:
 
 
 # -- output ----------------------------------------------------------------------------------
-def envelope(command: str, ok: bool, **fields: Any) -> dict[str, Any]:
-    """The versioned JSON envelope every ``--json`` command prints."""
-    return {"schema_version": SCHEMA_VERSION, "command": command, "ok": ok, **fields}
-
-
 def print_json(value: Any) -> None:
     """Print a JSON value on stdout (indented, UTF-8, unknown types as strings)."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    click.echo(dumps(value))
 
 
 def emit_json(command: str, ok: bool, **fields: Any) -> None:

@@ -13,7 +13,7 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

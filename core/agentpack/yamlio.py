@@ -83,6 +83,8 @@ MAX_DEPTH = 256
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG, _SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_INF = float("inf")
 _SCALAR_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
 )
@@ -172,6 +174,8 @@ class _Walker:
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 self.walk(item, join_pointer(pointer, index), depth + 1)
+        elif node.tag == _FLOAT_TAG:
+            self.scalar(cast("yaml.ScalarNode", node))  # the two-pass way constructs later: check the number here
 
     def build(self, node: yaml.Node, pointer: str, depth: int = 0) -> Any:
         """``walk`` and construct the data in the same pass, as PyYAML's safe constructor would.
@@ -224,7 +228,7 @@ class _Walker:
         if self.constructor is None:
             self.constructor = yaml.constructor.SafeConstructor()
         try:
-            return self.constructor.yaml_constructors[node.tag](self.constructor, node)
+            value = self.constructor.yaml_constructors[node.tag](self.constructor, node)
         except yaml.MarkedYAMLError as exc:
             raise _marked_error(exc, self.file) from None
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. 2001-02-30 or !!int x
@@ -234,6 +238,14 @@ class _Walker:
                 line=node.start_mark.line + 1,
                 column=node.start_mark.column + 1,
             ) from None
+        if type(value) is float and (value != value or value in (_INF, -_INF)):
+            raise YamlError(
+                f"'{node.value}' is not a finite number: no field of any format accepts NaN or infinity",
+                file=self.file,
+                line=node.start_mark.line + 1,
+                column=node.start_mark.column + 1,
+            )
+        return value
 
     def pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.ScalarNode, yaml.Node, bool]]:
         """``(key, value, merged)``: own pairs, then pairs merged with ``<<`` (own and earlier keys win)."""

@@ -11,7 +11,7 @@ step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 # an offline judge for the llm_judge grader
 python fake_judge.py > "$out/judge-url" & pids+=($!)
 for _ in $(seq 50); do [ -s "$out/judge-url" ] && break; sleep 0.1; done
-export OPENAI_API_KEY=demo-key ECP_LLM_JUDGE_BASE_URL="$(cat "$out/judge-url")"
+export AGENTPACK_AGENT_RPC_JUDGE_API_KEY=demo-key AGENTPACK_AGENT_RPC_JUDGE_BASE_URL="$(cat "$out/judge-url")"
 
 step agentpack detect manifest.yaml
 step agentpack rpc validate manifest.yaml --strict

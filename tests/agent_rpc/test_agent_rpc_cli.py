@@ -107,6 +107,7 @@ def test_real_subprocess_with_jobs_and_process_isolation(write_manifest, tmp_pat
             "--json-out",
             str(tmp_path / "r.json"),
         ],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
@@ -121,3 +122,37 @@ def test_help_has_examples(agentpack_cli):
     for command in ("run", "validate", "conformance"):
         result = agentpack_cli("rpc", command, "-h")
         assert result.exit_code == 0 and "agentpack rpc " + command in result.stdout
+
+
+def test_report_format_follows_the_suffix(agentpack_cli, write_manifest, tmp_path):
+    path = write_manifest(scenarios())
+    out = tmp_path / "out"
+    reports = [out / name for name in ("r.html", "r.json", "r.xml", "r.sarif")]
+    for report in reports:
+        result = agentpack_cli("rpc", "run", "-m", path, "--report", report, "-o", "json")
+        assert result.exit_code == 1, result.stderr
+    assert "data-status-filter" in reports[0].read_text(), "this plugin's HTML page"
+    native = json.loads(reports[1].read_text())
+    assert native["command"] == "rpc run" and store().validate(REPORT, native) == []
+    assert ET.fromstring(reports[2].read_text()).get("tests") == "2"
+    assert json.loads(reports[3].read_text())["version"] == "2.1.0"
+    assert result.json()["command"] == "rpc run" and result.json()["ok"] is False
+
+
+def test_a_bad_manifest_with_json_output_is_an_error_envelope(agentpack_cli, tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("name: x\ntarget: y\nscenarios:\n  - name: a\n    steps: [{inptu: x}]\n")
+    result = agentpack_cli("rpc", "run", "-m", path, "--json")
+    assert result.exit_code == 2
+    error = result.json()
+    assert (error["schema_version"], error["command"], error["ok"]) == (1, "rpc run", False)
+    assert error["error"]["file"] == str(path) and "missing required key 'input'" in error["error"]["message"]
+
+
+def test_conformance_json_is_the_versioned_envelope(agentpack_cli, agents, tmp_path):
+    target = f"{sys.executable} {agents / 'sdk_agent.py'}"
+    result = agentpack_cli("rpc", "conformance", target, "-o", "json", "--json-out", tmp_path / "c.json")
+    assert result.exit_code == 0, result.stderr
+    report = result.json()
+    assert (report["schema_version"], report["command"], report["ok"]) == (1, "rpc conformance", True)
+    assert report["conformant"] and json.loads((tmp_path / "c.json").read_text()) == report

@@ -153,10 +153,28 @@ def test_llm_judge_settings_precedence(fake_judge):
     assert seen == [("env-model", 0.7), ("pinned", 0.2), ("own", 0.2)]
 
 
+def test_llm_judge_agentpack_env_names_win_over_the_reference_aliases(fake_judge):
+    env = {
+        "AGENTPACK_AGENT_RPC_JUDGE_MODEL": "ours",
+        "ECP_LLM_JUDGE_MODEL": "theirs",
+        "AGENTPACK_AGENT_RPC_JUDGE_TEMPERATURE": "0.3",
+        "AGENTPACK_AGENT_RPC_JUDGE_API_KEY": "sk-ours",
+        "AGENTPACK_AGENT_RPC_JUDGE_BASE_URL": fake_judge.url,
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    LlmJudge({"type": "llm_judge", "prompt": "p"}).grade(result(public_output="refund"), GradeContext(env=env))
+    request = fake_judge.requests[0]
+    assert (request["model"], request["temperature"], request["_auth"]) == ("ours", 0.3, "Bearer sk-ours")
+
+
 def test_llm_judge_without_key_or_with_failing_endpoint_is_an_error(fake_judge):
     judge = LlmJudge({"type": "llm_judge", "prompt": "p"})
     check = judge.grade(result(public_output="x"), GradeContext(env={"PATH": "/bin"}))
-    assert check.error and not check.passed and check.reason == "cannot judge: OPENAI_API_KEY is not set"
+    assert (
+        check.error
+        and not check.passed
+        and check.reason == ("cannot judge: AGENTPACK_AGENT_RPC_JUDGE_API_KEY (or OPENAI_API_KEY) is not set")
+    )
     fake_judge.status = 500
     check = judge.grade(result(public_output="x"), judge_context(fake_judge))
     assert check.error and "HTTP 500" in check.reason

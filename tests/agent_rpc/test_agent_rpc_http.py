@@ -157,11 +157,10 @@ def test_sse_answer_split_across_chunks_and_crlf(write_manifest, scripted):
 
 def test_slow_sse_stream_times_out_with_a_report(write_manifest, scripted):
     path = echo_manifest(write_manifest, scripted("sse_drip").url, n=2, timeout=0.5)
-    started = time.monotonic()
-    report = run_manifest(path, RunOptions())
-    assert time.monotonic() - started < 5
+    report = run_manifest(path, RunOptions())  # bench/agent_rpc_http.py times how soon the run gives up
     steps = report["scenarios"][0]["runs"][0]["steps"]
     assert [s["exit_reason"] for s in steps] == ["timeout", "skipped"]
+    assert steps[0]["error"] == "agent did not answer agent/step within the step timeout (0.5 s)"
 
 
 def test_unreachable_http_agent(write_manifest):

@@ -56,6 +56,7 @@ def our_run(manifest: Path, env: dict | None = None) -> tuple[int, dict]:
     out = manifest.parent / "ours.json"
     proc = subprocess.run(
         [AGENTPACK, "rpc", "run", "-m", str(manifest), "--json-out", str(out)],
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,
@@ -68,6 +69,7 @@ def ref_run(ref: Path, manifest: Path) -> tuple[int, dict]:
     out = manifest.parent / "ref.json"
     proc = subprocess.run(
         [str(ref / "bin" / "ecp"), "run", "--manifest", str(manifest), "--json-out", str(out)],
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,
@@ -92,7 +94,8 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
         "@agent(name='RefHttp', capabilities={'tool_calls': {}})\nclass A:\n"
         "    def __init__(self):\n        self.n = 0\n"
         "    @on_step\n    def step(self, text):\n        self.n += 1\n"
-        "        return Result(public_output=f'#{self.n} {text}', tool_calls=[{'name': 'echo', 'arguments': {'t': text}}])\n"
+        "        return Result(public_output=f'#{self.n} {text}',\n"
+        "                      tool_calls=[{'name': 'echo', 'arguments': {'t': text}}])\n"
         "    @on_reset\n    def reset(self):\n        self.n = 0\n\n"
         "serve_http(A(), port=int(sys.argv[1]))\n"
     )
@@ -125,7 +128,9 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
         )
         code, report = our_run(manifest)
         assert code == 0, json.dumps(report["scenarios"], indent=1)[:2000]
-        conformance = subprocess.run([AGENTPACK, "rpc", "conformance", url, "--json"], capture_output=True, text=True)
+        conformance = subprocess.run(
+            [AGENTPACK, "rpc", "conformance", url, "--json"], check=False, capture_output=True, text=True
+        )
         assert json.loads(conformance.stdout)["conformant"], conformance.stdout
     finally:
         from agentpack.proc import kill_group
@@ -190,6 +195,7 @@ def test_ecp_run_passes_our_sdk_agent_over_stdio(ref, tmp_path):
     assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
     check = subprocess.run(
         [str(ref / "bin" / "ecp"), "conformance", "--target", target, "--json"],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
@@ -204,6 +210,7 @@ def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
         assert code == 0 and report["passed"] == report["total"] == 4, json.dumps(report, indent=1)[:2000]
         check = subprocess.run(
             [str(ref / "bin" / "ecp"), "conformance", "--target", url, "--json"],
+            check=False,
             capture_output=True,
             text=True,
             timeout=60,
@@ -217,6 +224,8 @@ def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
 
 def test_reference_validates_what_we_validate(ref, tmp_path):
     manifest = _manifest_for_ref(tmp_path / "m.yaml", "python agent.py")
-    ours = subprocess.run([AGENTPACK, "rpc", "validate", str(manifest)], capture_output=True, text=True)
-    theirs = subprocess.run([str(ref / "bin" / "ecp"), "validate", str(manifest)], capture_output=True, text=True)
+    ours = subprocess.run([AGENTPACK, "rpc", "validate", str(manifest)], check=False, capture_output=True, text=True)
+    theirs = subprocess.run(
+        [str(ref / "bin" / "ecp"), "validate", str(manifest)], check=False, capture_output=True, text=True
+    )
     assert ours.returncode == theirs.returncode == 0, ours.stdout + theirs.stderr

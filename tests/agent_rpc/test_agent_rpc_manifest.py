@@ -262,7 +262,8 @@ def test_validate_command_text_and_json(agentpack_cli, tmp_path):
         """
         name: ok
         target: python agent.py
-        scenarios: [{name: a, tags: [x], steps: [{input: x, graders: [{type: text_match, condition: contains, value: x}]}]}]
+        scenarios:
+          - {name: a, tags: [x], steps: [{input: x, graders: [{type: text_match, condition: contains, value: x}]}]}
     """,
         "good.yaml",
     )
@@ -285,3 +286,30 @@ def test_the_example_manifest_is_strictly_valid(agentpack_cli):
     result = agentpack_cli("rpc", "validate", "--strict", example)
     assert result.exit_code == 0, result.stdout
     assert "4 scenarios, 6 steps, 17 graders" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"ECP_RPC_TIMEOUT": "7"}, 7.0),
+        ({"AGENTPACK_AGENT_RPC_TIMEOUT": "5", "ECP_RPC_TIMEOUT": "7"}, 5.0),
+        ({}, 30.0),
+    ],
+)
+def test_step_timeout_from_the_environment(tmp_path, monkeypatch, env, expected):
+    for name in ("AGENTPACK_AGENT_RPC_TIMEOUT", "ECP_RPC_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    path = write(tmp_path, "name: x\ntarget: y\nscenarios:\n  - name: a\n    steps: [{input: hi}]\n")
+    manifest, found = validate_manifest(path)
+    assert found == [] and manifest.scenarios[0].step_timeout == expected
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "inf"])
+def test_a_bad_timeout_in_the_environment_is_an_error(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("AGENTPACK_AGENT_RPC_TIMEOUT", value)
+    path = write(tmp_path, "name: x\ntarget: y\nscenarios:\n  - name: a\n    steps: [{input: hi}]\n")
+    manifest, found = validate_manifest(path)
+    assert manifest is None and [(f.code, f.file) for f in found] == [("ARP107", str(path))]
+    assert "AGENTPACK_AGENT_RPC_TIMEOUT (or ECP_RPC_TIMEOUT) must be a positive number" in found[0].message

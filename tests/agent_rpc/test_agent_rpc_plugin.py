@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from agentpack.testing import FormatPluginConformance
@@ -133,3 +134,74 @@ def test_plugin_registers_rpc_command_and_hooks(agentpack_host):
     assert agentpack_host.commands()["rpc"].plugin == "agent_rpc"
     assert hasattr(agentpack_host.pm.hook, "agentpack_agent_rpc_register_graders")
     assert hasattr(agentpack_host.pm.hook, "agentpack_agent_rpc_register_executors")
+
+
+def _count_scenarios(n: int, **extra) -> list:
+    step = {"input": "count", "graders": [{"type": "text_match", "condition": "equals", "value": "1"}]}
+    return [{"name": f"s{i}", "tags": ["odd" if i % 2 else "even"], "steps": [step], **extra} for i in range(n)]
+
+
+def test_eval_honours_jobs_isolation_tags_and_writes_the_native_reports(agentpack_cli, tmp_path):
+    import json
+
+    from agentpack_agent_rpc.schema_store import REPORT, store
+
+    path = _manifest(tmp_path, _count_scenarios(5))
+    out = tmp_path / "out"
+    result = agentpack_cli(
+        "eval",
+        path,
+        "--jobs",
+        "2",
+        "--option",
+        "isolation=process",
+        "--option",
+        "tags=even",
+        "--option",
+        f"json-out={out / 'r.json'}",
+        "--option",
+        f"html={out / 'r.html'}",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    cases = result.json()["evaluations"][0]["suites"][0]["cases"]
+    assert [c["id"] for c in cases] == ["s0", "s2", "s4"]
+    report = json.loads((out / "r.json").read_text())
+    assert store().validate(REPORT, report) == []
+    assert report["run"]["jobs"] == 2 and report["run"]["isolation"] == "process"
+    assert report["run"]["filters"] == ["tag:even"]
+    assert len({run["pid"] for s in report["scenarios"] for run in s["runs"]}) == 3
+    assert "data-status-filter" in (out / "r.html").read_text()
+
+
+def test_eval_timeout_and_max_duration_options(agentpack_cli, tmp_path):
+    import json
+
+    from .conftest import bad_target
+
+    path = tmp_path / "manifest.yaml"
+    scenarios = [{"name": "hangs", "steps": [{"input": "a"}, {"input": "b"}]}]  # the agent hangs on step 2
+    path.write_text(yaml.safe_dump({"name": "kit", "target": bad_target("hang"), "scenarios": scenarios}))
+    result = agentpack_cli("eval", path, "--option", "timeout=0.5", "--option", f"json_out={tmp_path / 'r.json'}")
+    assert result.exit_code == 1, result.stderr
+    steps = json.loads((tmp_path / "r.json").read_text())["scenarios"][0]["runs"][0]["steps"]
+    assert [s["exit_reason"] for s in steps] == ["ok", "timeout"]
+    result = agentpack_cli("eval", path, "--option", "max_duration=0.5", "--option", f"json_out={tmp_path / 'r.json'}")
+    assert result.exit_code == 1, result.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["exit_reason"] == "max_duration_exceeded"
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("colour=red", "unknown option 'colour' for an agent-rpc manifest; known: timeout, max_duration"),
+        ("timeout=soon", "option timeout must be a positive number of seconds, got 'soon'"),
+        ("max_duration=-1", "option max_duration must be a positive number of seconds, got '-1'"),
+        ("isolation=thread", "option isolation must be 'reset' or 'process', got 'thread'"),
+        ("executor=cluster", "unknown executor 'cluster'; available: local"),
+    ],
+)
+def test_eval_rejects_bad_options_before_running(agentpack_cli, tmp_path, option, message):
+    path = _manifest(tmp_path, _count_scenarios(1))
+    result = agentpack_cli("eval", path, "--option", option)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr

@@ -105,7 +105,7 @@ def test_envelopes_and_versions():
         unwrap({"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "nope"}}, "m", 4)
     with pytest.raises(ProtocolError, match="id mismatch: expected 4, got True"):
         unwrap({"jsonrpc": "2.0", "id": True, "result": 1}, "m", 4)
-    with pytest.raises(ProtocolError, match='must have "jsonrpc": "2.0"'):
+    with pytest.raises(ProtocolError, match=r'must have "jsonrpc": "2\.0"'):
         unwrap({"id": 4, "result": 1}, "m", 4)
     assert negotiate(None) == ("0.1", True) and negotiate("1.7") == ("1.0", False)
     with pytest.raises(ProtocolError, match="major versions differ"):
@@ -116,7 +116,7 @@ def _events(stream: bytes, cuts: list[int]) -> list[tuple]:
     parser = SseParser()
     found = []
     last = 0
-    for cut in sorted(set(c for c in cuts if 0 < c < len(stream))) + [len(stream)]:
+    for cut in [*sorted(set(c for c in cuts if 0 < c < len(stream))), len(stream)]:
         found += parser.feed(stream[last:cut])
         last = cut
     parser.close()
@@ -246,7 +246,7 @@ def _mutate(data, draw):
         return {**data, key: _mutate(data[key], draw)}
     if isinstance(data, list) and data and draw(st.integers(0, 3)):
         index = draw(st.integers(0, len(data) - 1))
-        return data[:index] + [_mutate(data[index], draw)] + data[index + 1 :]
+        return [*data[:index], _mutate(data[index], draw), *data[index + 1 :]]
     choice = draw(st.integers(0, 2))
     if choice == 0 and isinstance(data, dict) and data:
         key = draw(st.sampled_from(sorted(data)))
@@ -277,3 +277,11 @@ def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
     assert verdict == store().is_valid(MANIFEST, manifest)
     with mock.patch.object(schema_store, "store", None):  # the split check (skeleton, graders by type) decides alone
         assert _fast_valid(manifest) == verdict
+
+
+def test_a_carriage_return_at_the_end_of_the_stream_completes_the_event():
+    parser = SseParser()
+    assert parser.feed(b"data: done\n\r") == []  # the \r may be the start of \r\n
+    assert [e.data for e in parser.close()] == ["done"]
+    parser = SseParser()
+    assert parser.feed(b"data: cut off\n") == [] and parser.close() == []  # no blank line: discarded

@@ -47,6 +47,7 @@ def test_without_target_is_skipped(rpc_agent):
             "-rs",
             str(tmp_path / "test_agent.py"),
         ],
+        check=False,
         capture_output=True,
         text=True,
         cwd=tmp_path,

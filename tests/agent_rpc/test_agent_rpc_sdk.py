@@ -19,6 +19,8 @@ def test_import_pulls_in_only_the_standard_library_json_module():
     assert set(added) <= {
         "agentpack_agent_rpc",
         "agentpack_agent_rpc.sdk",
+        "agentpack_agent_rpc.sdk.agent",
+        "agentpack_agent_rpc.sdk.wire",
         "json",
         "json.decoder",
         "json.encoder",

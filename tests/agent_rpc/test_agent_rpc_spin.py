@@ -38,7 +38,7 @@ def transport(tmp_path):
 
 
 def ask(t: stdio.StdioTransport, request_id: int, text: str) -> str:
-    data = ('{"jsonrpc":"2.0","id":%d,"method":"agent/step","params":{"input":"%s"}}' % (request_id, text)).encode()
+    data = f'{{"jsonrpc":"2.0","id":{request_id},"method":"agent/step","params":{{"input":"{text}"}}}}'.encode()
     return t.call(data, request_id, time.monotonic() + 10)["result"]["public_output"]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentpack.errors import AgentpackError
+from agentpack_agent_rpc import api as api_module
 from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import open_manifest, run_manifest, validate_manifest
 from agentpack_agent_rpc.manifest import document_head, early_target, read_document
@@ -140,7 +141,7 @@ def events(monkeypatch, opened) -> list:
 
 def test_the_agent_starts_from_the_lines_above_scenarios_before_the_rest_is_parsed(write_manifest, events):
     path = write_manifest([{"name": f"s{i}", "steps": [STEP]} for i in range(20)], env={"A": "1"})
-    manifest, transport = open_manifest(path)
+    _, transport = open_manifest(path)
     try:
         assert events[1] == "open" and events[0][1] < 10 < events[2][1], events
         assert events.count("open") == 1 and transport.proc.poll() is None
@@ -178,8 +179,8 @@ def test_no_head_when_the_part_above_scenarios_is_not_a_mapping(text, tmp_path):
 def test_an_agent_started_from_a_head_that_disagrees_is_killed(write_manifest, monkeypatch, helpers, opened):
     path = write_manifest([{"name": "a", "steps": [STEP]}])
     wrong = manifest_module.parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
-    monkeypatch.setattr(manifest_module, "document_head", lambda text, file: wrong)
-    manifest, transport = open_manifest(path)
+    monkeypatch.setattr(api_module, "document_head", lambda text, file: wrong)
+    _, transport = open_manifest(path)
     assert transport is None and len(opened) == 1
     assert opened[0].proc.poll() is not None and helpers.group_gone(opened[0].pgid)
 
@@ -205,7 +206,7 @@ def test_cli_json_outputs_are_the_same_report(agentpack_cli, write_manifest, tmp
 
 
 def test_report_files_replace_atomically_and_leave_no_temporary_file(tmp_path: Path):
-    from agentpack_agent_rpc.cli import _write_text
+    from agentpack_agent_rpc.outputs import write_text as _write_text
 
     target = tmp_path / "new" / "dir" / "r.json"
     _write_text(target, "first\n")

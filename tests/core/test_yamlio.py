@@ -261,7 +261,7 @@ def test_one_pass_build_matches_pyyaml_constructor(text):
 
 # NEL/LS/PS excluded: PyYAML's emitter writes them raw and its reader folds them (a PyYAML quirk)
 text = st.text(st.characters(exclude_characters="\x85\u2028\u2029", exclude_categories=("Cs",)), max_size=20)
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=True), text)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), text)
 json_like = st.recursive(
     scalars,
     lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(text, children, max_size=4)),
@@ -330,3 +330,14 @@ def test_reading_names_the_file_the_line_and_the_reason(tmp_path):
     assert (info.value.file, info.value.line, info.value.hint) == ("bad.txt", 3, "save the file as UTF-8")
     with pytest.raises(YamlError, match="cannot read: No such file"), reading("gone.yaml", YamlError):
         (tmp_path / "gone.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "text,line", [("a: .nan", 1), ("a:\n  - 1\n  - -.inf", 3), ("base: &b {x: 1}\nc:\n  <<: *b\n  t: .INF", 4)]
+)
+def test_non_finite_numbers_are_refused_with_their_line(text, line):
+    """No field of any format takes NaN or infinity: refused where they are written, in both parsing paths."""
+    with pytest.raises(YamlError, match="is not a finite number") as info:
+        parse_yaml(text, file="m.yaml")
+    assert (info.value.file, info.value.line) == ("m.yaml", line)
+    assert parse_yaml("a: '.nan'").data == {"a": ".nan"}

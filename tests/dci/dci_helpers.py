@@ -29,3 +29,48 @@ def write_skill(
     lines += [extra, "---", "Body.", ""] if extra else ["---", "Body.", ""]
     (directory / "SKILL.md").write_text("\n".join(lines), encoding="utf-8")
     return directory
+
+
+class FileReads:
+    """Opens (``os.open``, ``open``) and frontmatter parses of files named ``SKILL.md``, by real path."""
+
+    def __init__(self, monkeypatch) -> None:
+        import builtins
+        import io
+        import os
+        from collections import Counter
+
+        import agentpack.frontmatter
+
+        self.opened: Counter[str] = Counter()
+        self.parsed: Counter[str] = Counter()
+        real_os_open, real_open = os.open, io.open
+        real_parse = agentpack.frontmatter.read_markdown
+
+        def note(counter: Counter[str], path) -> None:
+            if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith("SKILL.md"):
+                counter[os.path.realpath(path)] += 1
+
+        def os_open(path, *args, **kwargs):
+            note(self.opened, path)
+            return real_os_open(path, *args, **kwargs)
+
+        def open_(file, *args, **kwargs):
+            note(self.opened, file)
+            return real_open(file, *args, **kwargs)
+
+        def read_markdown(path, *args, **kwargs):
+            note(self.parsed, path)
+            return real_parse(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", os_open)
+        monkeypatch.setattr(io, "open", open_)
+        monkeypatch.setattr(builtins, "open", open_)
+        monkeypatch.setattr(agentpack.frontmatter, "read_markdown", read_markdown)
+
+    def each_once(self, files) -> bool:
+        """Every one of ``files`` was opened once and parsed once, and no other SKILL.md was touched."""
+        import os
+
+        wanted = {os.path.realpath(f): 1 for f in files}
+        return dict(self.opened) == wanted and dict(self.parsed) == wanted

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dci_helpers import write_skill
+from dci_helpers import FileReads, write_skill
 
 from agentpack_dci import schemas_store
 
@@ -149,6 +149,32 @@ def test_record_then_explain_shows_history(agentpack_cli, ws):
     assert agentpack_cli("dci", "record", "nope", "--success", "-w", str(ws)).exit_code == 2
     explained = agentpack_cli("dci", "explain", "-w", str(ws), "-r", "web-search")
     assert "success 0.0 over 1 runs" in explained.stdout and "* 0.7" in explained.stdout
+
+
+def test_explain_json_and_lint_report_file(agentpack_cli, ws, tmp_path):
+    result = agentpack_cli(
+        "dci", "explain", "-w", str(ws), "-r", "web-search", "--no-history", "--json", "--limit", "1"
+    )
+    data = result.json()
+    assert result.exit_code == 0 and data["command"] == "dci explain" and data["ok"]
+    assert [c["id"] for c in data["candidates"]] == ["web-search::skills/web-search"]
+    assert "inflation" in data["statistics"]
+    sarif = tmp_path / "dci.sarif"
+    lint = agentpack_cli("dci", "lint", str(ws), "--report", str(sarif))
+    assert lint.exit_code == 0 and json.loads(sarif.read_text())["runs"]
+
+
+def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
+    consumer = write_skill(ws, "consumers/brief", description="Writes briefs.", contract="DCI/1 R(web-search)")
+    providers = sorted(ws.glob("skills/*/SKILL.md"))
+    reads = FileReads(monkeypatch)
+    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--consumer", str(consumer), "--no-history", "--json")
+    assert result.exit_code == 0 and reads.each_once([*providers, consumer / "SKILL.md"])
+    # --format: detection alone peeks at the head of SKILL.md files to find a contract
+    for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
+        reads = FileReads(monkeypatch)
+        result = agentpack_cli(*command)
+        assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)
 
 
 def test_real_subprocesses(ws):

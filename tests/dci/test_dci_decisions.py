@@ -316,7 +316,7 @@ def _textbook_jaro(a: str, b: str) -> float:
     m = len(matched)
     if not m:
         return 0.0
-    t = sum(x != y for x, y in zip(matched, [b[j] for j in range(lb) if taken[j]])) // 2
+    t = sum(x != y for x, y in zip(matched, [b[j] for j in range(lb) if taken[j]], strict=True)) // 2
     return (m / la + m / lb + (m - t) / m) / 3.0
 
 

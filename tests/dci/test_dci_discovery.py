@@ -17,11 +17,11 @@ from agentpack.errors import AgentpackError
 from agentpack_dci import schemas_store
 from agentpack_dci.config import load_config, state_root
 from agentpack_dci.discovery import discover
-from agentpack_dci.report import CANDIDATE_EXTENSION_KEYS, EXTENSION_KEYS
+from agentpack_dci.report import CANDIDATE_EXTENSION_KEYS, EXTENSION_KEYS, build_report
 from agentpack_dci.resolve import Resolver, ResolveRequest
 
 
-def test_order_sources_and_rejections(tmp_path, register_plugin):
+def test_order_sources_and_rejections(tmp_path, register_plugin, agentpack_host):
     ws = tmp_path / "ws"
     write_skill(ws, "skills/b/zeta", description="Z.")
     write_skill(ws, "skills/a-b", description="A-B.")
@@ -53,7 +53,7 @@ def test_order_sources_and_rejections(tmp_path, register_plugin):
             return [runtime]
 
     register_plugin(Roots())
-    r = Resolver(ws, ephemeral_history=True)
+    r = Resolver(ws, ephemeral_history=True, host=agentpack_host)
     d = r.discovery
     assert [rec.id for rec in d.records] == [
         "a-b::skills/a-b",
@@ -113,7 +113,7 @@ def test_real_skills_discovery_and_fuzzy_matching(reference_dir, tmp_path):
     assert "flow-style" in reasons["create-pr"]  # yolo: [create_pr]
     assert "SKL017" in reasons["hybrid-decision-analysis.v1"]  # dotted name
     assert "SKL010" in reasons["process-pr"]  # fields outside the allowed set
-    report = r.resolve(ResolveRequest(required=["audit-backlog"], decision="abort")).report()
+    report = build_report(r.resolve(ResolveRequest(required=["audit-backlog"], decision="abort")))
     assert schemas_store.store().validate(schemas_store.REPORT, report) == []
     top = report["candidates"][0]
     # stemmed "audit-backlog" equals the provisional capability of the skill name "auditing-backlog"
@@ -159,10 +159,10 @@ def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_pat
     r = Resolver(tmp_path)
     r.history.record("web-search::skills/web-search", True)
     validator = Draft202012Validator(origin["capability-resolution-report.v1.schema.json"])
-    decided = r.resolve(ResolveRequest(required=["web-search", "translation"], decision="emulate")).report()
+    decided = build_report(r.resolve(ResolveRequest(required=["web-search", "translation"], decision="emulate")))
     assert list(validator.iter_errors(_strip_extensions(decided))) == []
     # the one documented divergence: no user_decision when nothing was missing (nobody was asked)
-    quiet = _strip_extensions(r.resolve(ResolveRequest(required=["web-search"])).report())
+    quiet = _strip_extensions(build_report(r.resolve(ResolveRequest(required=["web-search"]))))
     assert [e.message for e in validator.iter_errors(quiet)] == ["'user_decision' is a required property"]
     state = json.loads(r.history.path.read_text())
     assert Draft202012Validator(origin["reliability.v1.schema.json"]).is_valid(state)
@@ -234,7 +234,7 @@ def test_one_read_decodes_as_the_core_reads(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("read") / "SKILL.md"
     path.write_bytes(data)
     try:
-        expected = open(path, encoding="utf-8").read()
+        expected = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         expected = None
     from agentpack_dci.discovery import _read

@@ -259,7 +259,7 @@ def plain_shaped(draw):
     else:
         clauses = draw(st.lists(_plain_clause, min_size=0, max_size=4))
         spaces = draw(st.lists(st.sampled_from([" ", "  ", "\t", ""]), min_size=len(clauses), max_size=len(clauses)))
-    return head + "".join(f"{sp}{name}({','.join(items)})" for sp, (name, items) in zip(spaces, clauses))
+    return head + "".join(f"{sp}{name}({','.join(items)})" for sp, (name, items) in zip(spaces, clauses, strict=True))
 
 
 @settings(max_examples=600, deadline=None)

@@ -11,8 +11,10 @@ from agentpack import hookimpl
 from agentpack.clock import FixedClock, sequential_ids
 from agentpack.errors import AgentpackError
 from agentpack_dci import schemas_store
+from agentpack_dci.artifacts import require_valid
 from agentpack_dci.grammar import parse_contract
 from agentpack_dci.probes import Probe
+from agentpack_dci.report import build_report
 from agentpack_dci.resolve import Resolver, ResolveRequest
 from agentpack_dci.selection import id_hash
 
@@ -23,8 +25,10 @@ def resolver(root: Path, **kwargs) -> Resolver:
 
 
 def run(root: Path, **request) -> dict:
-    r = resolver(root, **{k: request.pop(k) for k in ("probes", "aliases_file", "skills_roots") if k in request})
-    report = r.resolve(ResolveRequest(**request)).report()
+    r = resolver(
+        root, **{k: request.pop(k) for k in ("probes", "aliases_file", "skills_roots", "host") if k in request}
+    )
+    report = build_report(r.resolve(ResolveRequest(**request)))
     assert schemas_store.store().validate(schemas_store.REPORT, report) == []
     return report
 
@@ -139,7 +143,7 @@ def test_auto_emulate_and_default_abort(ws):
     assert aborted["on_missing_required_action"]["user_decision"] == "abort"
 
 
-def test_decision_hook_answers_offer_emulation(ws, register_plugin):
+def test_decision_hook_answers_offer_emulation(ws, register_plugin, agentpack_host):
     class Decider:
         @hookimpl
         def agentpack_dci_emulation_decision(self, request):
@@ -147,7 +151,9 @@ def test_decision_hook_answers_offer_emulation(ws, register_plugin):
             return "continue-with-partial"
 
     register_plugin(Decider())
-    report = run(ws, required=["web-search", "translation"], policy={"min-required-coverage": "0.5"})
+    report = run(
+        ws, required=["web-search", "translation"], policy={"min-required-coverage": "0.5"}, host=agentpack_host
+    )
     assert report["on_missing_required_action"]["user_decision"] == "continue-with-partial"
     assert report["decision"] == {"source": "hook"} and report["status"] == "degraded"
     assert report["selected_candidates"] == ["web-search::skills/web-search"]
@@ -209,7 +215,7 @@ def test_strict_probe_failure_moves_to_the_next_candidate_and_inflated_is_cleare
     assert "probe failed" in by_id(report)["fast::skills/fast"]["rejection_reasons"]
 
 
-def test_probes_come_from_the_hook(tmp_path, register_plugin):
+def test_probes_come_from_the_hook(tmp_path, register_plugin, agentpack_host):
     write_skill(tmp_path, "skills/fast", description="Translate.", contract="DCI/1 P(translate-text)")
 
     class Probes:
@@ -218,7 +224,7 @@ def test_probes_come_from_the_hook(tmp_path, register_plugin):
             register(Probe("translate-text", "always-fails", lambda target: False))
 
     register_plugin(Probes())
-    report = run(tmp_path, required=["translate-text"], mode="strict")
+    report = run(tmp_path, required=["translate-text"], mode="strict", host=agentpack_host)
     assert report["status"] == "failed" and report["probes"][0]["probe"] == "always-fails"
 
 
@@ -285,7 +291,7 @@ def test_reliability_history_lowers_the_final_score(ws):
     r = Resolver(ws, clock=FixedClock("2026-01-01T00:00:00Z"))
     for outcome in (False, False, True, False):
         r.history.record("web-search::skills/web-search", outcome)
-    report = Resolver(ws, clock=FixedClock()).resolve(ResolveRequest(required=["web-search"])).report()
+    report = build_report(Resolver(ws, clock=FixedClock()).resolve(ResolveRequest(required=["web-search"])))
     web = by_id(report)["web-search::skills/web-search"]
     assert web["reliability"]["outcomes_last_20"] == [0, 0, 1, 0]
     assert web["scores"]["history_multiplier"] == 0.775
@@ -298,7 +304,7 @@ def test_unusable_state_falls_back_to_ephemeral(ws):
     state = ws / ".dci" / "state" / "reliability.v1.json"
     state.parent.mkdir(parents=True)
     state.write_text('{"schema_version": "2"}')
-    report = Resolver(ws, clock=FixedClock()).resolve(ResolveRequest(required=["web-search"])).report()
+    report = build_report(Resolver(ws, clock=FixedClock()).resolve(ResolveRequest(required=["web-search"])))
     assert report["history_state"] == "ephemeral" and "path" not in report["reliability"]
     assert "unusable state file" in report["history_note"]
     with pytest.raises(AgentpackError, match="invalid reliability state"):
@@ -310,17 +316,17 @@ def test_record_keeps_the_last_twenty(ws):
     for n in range(25):
         entry = r.history.record("web-search::skills/web-search", n % 5 != 0)
     assert entry["sample_size"] == 20 and entry["success_rate_last_20"] == 0.8
-    schemas_store.require_valid(r.history.path, schemas_store.RELIABILITY, code="X", what="state")
+    require_valid(r.history.path, schemas_store.RELIABILITY, code="X", what="state")
 
 
 def test_cache_never_changes_a_result_and_is_invalidated(ws):
     r = resolver(ws)
     request = ResolveRequest(required=["web-search", "summarization"], decision="abort")
-    cold = r.resolve(request).report()
-    warm = r.resolve(request).report()
+    cold = build_report(r.resolve(request))
+    warm = build_report(r.resolve(request))
     cold.pop("run_id"), warm.pop("run_id")
     assert cold == warm and r.match_cache
-    fresh = resolver(ws).resolve(request).report()
+    fresh = build_report(resolver(ws).resolve(request))
     fresh.pop("run_id")
     assert fresh == cold
     # metadata change: the skill's hash changes, its cached match is not reused
@@ -331,7 +337,7 @@ def test_cache_never_changes_a_result_and_is_invalidated(ws):
         contract="DCI/1 P(summarization)",
     )
     r.refresh()
-    changed = by_id(r.resolve(request).report())["summarizer::skills/summarizer"]
+    changed = by_id(build_report(r.resolve(request)))["summarizer::skills/summarizer"]
     assert changed["matches"][1]["kind"] == "exact"
     # alias change: a workspace alias table changes the version key
     (ws / ".dci").mkdir(exist_ok=True)
@@ -340,7 +346,7 @@ def test_cache_never_changes_a_result_and_is_invalidated(ws):
     )
     write_skill(ws, "skills/looker", description="Looks things up.", contract="DCI/1 P(net-lookup)")
     r2 = resolver(ws)
-    report = r2.resolve(ResolveRequest(required=["web-search"])).report()
+    report = build_report(r2.resolve(ResolveRequest(required=["web-search"])))
     assert by_id(report)["looker::skills/looker"]["matches"][0]["kind"] == "alias"
     assert report["alias_resolution"] == {"source": "workspace", "alias_table_version": "ws-1"}
 

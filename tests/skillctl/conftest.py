@@ -18,7 +18,8 @@ from skillctl_testkit import write_skill
 def private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Cache entries (prepared skills, content hashes, outputs) go to a per-test folder, never ~/.cache."""
     folder = tmp_path_factory.mktemp("skillctl-cache")
-    monkeypatch.setenv("SKILLCTL_CACHE_DIR", str(folder))
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_CACHE_DIR", str(folder))
+    monkeypatch.delenv("SKILLCTL_CACHE_DIR", raising=False)
     return folder
 
 
@@ -39,6 +40,6 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def report_validator():
-    from agentpack_skillctl.store import REPORT_SCHEMA, schemas
+    from agentpack_skillctl.schemas_store import REPORT_SCHEMA, store
 
-    return schemas().validator(REPORT_SCHEMA)
+    return store().validator(REPORT_SCHEMA)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +108,52 @@ def write_skill(
 
 
 PYTHON = sys.executable
+
+
+class YamlParses:
+    """The YAML files (``skill.yaml``, ``_access.yaml``) parsed while it is installed, by real path."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        import os
+        from collections import Counter
+
+        import agentpack.yamlio
+
+        self.parsed: Counter[str] = Counter()
+        real = agentpack.yamlio.load_yaml
+
+        def load_yaml(path: Any, *args: Any, **kwargs: Any) -> Any:
+            self.parsed[os.path.realpath(path)] += 1
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(agentpack.yamlio, "load_yaml", load_yaml)
+
+    def each_once(self, files: list[Path]) -> bool:
+        """Every one of ``files`` was parsed once, and no other YAML file was."""
+        import os
+
+        return dict(self.parsed) == {os.path.realpath(f): 1 for f in files}
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``marker``, seen from the host."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in ("Z", "X"):
+            found.append(int(name))
+    return found
+
+
+def wait_until_gone(marker: str, seconds: float = 5.0) -> list[int]:
+    """The processes with ``marker`` still alive after up to ``seconds`` (an empty list when all ended)."""
+    deadline = time.monotonic() + seconds
+    while (alive := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive

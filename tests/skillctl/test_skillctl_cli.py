@@ -39,6 +39,16 @@ def test_list_and_describe(agentpack_cli):
     assert "command: python3 impl/run.py" in plain.stdout and "input: exclude, includeFiles, path" in plain.stdout
 
 
+@pytest.mark.parametrize("name", ["AGENTPACK_SKILLCTL_ROOT", "SKILLCTL_ROOT"])
+def test_root_from_the_environment(agentpack_cli, monkeypatch, name):
+    from agentpack_skillctl.script import parse_fast_run
+
+    monkeypatch.setenv(name, str(EXAMPLES))
+    listed = agentpack_cli("skill", "list", "--json")
+    assert listed.exit_code == 0 and listed.json()["root"] == str(EXAMPLES)
+    assert parse_fast_run(["run", "fs.hash_tree", "-i", "-"])["root"] == str(EXAMPLES)
+
+
 def test_unknown_skill_is_a_usage_error(agentpack_cli):
     result = agentpack_cli("skill", "--root", EXAMPLES, "describe", "no.such_skill")
     assert result.exit_code == 2 and "no skill with id 'no.such_skill'" in result.stderr

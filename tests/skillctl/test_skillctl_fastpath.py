@@ -16,7 +16,7 @@ import pytest
 from skillctl_testkit import manifest, write_skill
 
 from agentpack.errors import AgentpackError
-from agentpack_skillctl import cache, diskcache, library, netns, prepare, sandbox
+from agentpack_skillctl import cache, confine, diskcache, library, netns, prepare, sandbox
 from agentpack_skillctl.api import run_skill
 
 pytestmark = pytest.mark.timeout(60)
@@ -138,6 +138,19 @@ def test_the_cache_can_be_switched_off(settled_skill, private_cache_dir, monkeyp
     assert entries(private_cache_dir, "prepared") == []
 
 
+def test_the_reference_runner_names_are_aliases(settled_skill, private_cache_dir, tmp_path, monkeypatch):
+    other = tmp_path / "other-cache"
+    monkeypatch.delenv("AGENTPACK_SKILLCTL_CACHE_DIR")
+    monkeypatch.setenv("SKILLCTL_CACHE_DIR", str(other))
+    assert diskcache.default_dir() == other
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_CACHE_DIR", str(private_cache_dir))
+    assert diskcache.default_dir() == private_cache_dir  # the AGENTPACK_ name wins
+    monkeypatch.setenv("SKILLCTL_PREPARED_CACHE", "off")
+    assert not diskcache.enabled()
+    monkeypatch.setenv("AGENTPACK_SKILLCTL_PREPARED_CACHE", "on")
+    assert diskcache.enabled()
+
+
 def test_content_hash_is_kept_on_disk_and_follows_changes(settled_skill, private_cache_dir):
     digest = cache.content_hash_cached(settled_skill)
     assert digest == cache.content_hash(settled_skill) and len(entries(private_cache_dir, "content")) == 1
@@ -164,7 +177,7 @@ def test_the_id_index_is_kept_on_disk_and_follows_changes(settled_skill, private
 FRESH_RUN = """
 import json, sys
 from agentpack_skillctl.script import main
-code = main(["run", sys.argv[1], "-i", sys.argv[2], "--workspace", sys.argv[3], "--quiet-logs"])
+code = main(["run", sys.argv[1], "-i", sys.argv[2], "--workspace", sys.argv[3], "--quiet-logs", *sys.argv[4:]])
 heavy = [m for m in ("yaml", "jsonschema", "click", "pydantic") if m in sys.modules]
 sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 """
@@ -189,6 +202,16 @@ def test_a_fresh_process_runs_a_cached_skill_without_yaml_or_jsonschema(settled_
     assert stats[1]["heavy"] == []
 
 
+def test_the_json_envelope_of_a_fast_run_needs_no_click(settled_skill, workspace):
+    (workspace / "in.json").write_text('{"value": 3}')
+    argv = [sys.executable, "-c", FRESH_RUN, str(settled_skill), str(workspace / "in.json"), str(workspace), "--json"]
+    runs = [subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False) for _ in range(2)]
+    stats = json.loads(runs[1].stderr.strip().splitlines()[-1])
+    envelope = json.loads(runs[1].stdout)
+    assert stats == {"code": 0, "heavy": []} and envelope["command"] == "skill run" and envelope["ok"]
+    assert envelope["schema_version"] == 1 and envelope["output"] == {"echo": 3}
+
+
 # -- the network namespace -----------------------------------------------------------------------------------
 NET_PROBE = """
 import json, socket, sys
@@ -206,6 +229,12 @@ def _connects(port: int) -> bool:
 
 
 @pytest.fixture
+def without_bwrap(monkeypatch):
+    """These tests are about the network namespace used where bubblewrap is not (netns.py)."""
+    monkeypatch.setenv(confine.SANDBOX_ENV, "off")
+
+
+@pytest.fixture
 def listener():
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -218,7 +247,7 @@ def _own_namespace() -> str:
 
 
 @pytest.mark.parametrize("where", ["main thread", "worker thread"])
-def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, where):
+def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, where, without_bwrap):
     if not sandbox.network_isolation().in_thread:
         pytest.skip(f"no in-thread namespace here: {sandbox.network_isolation().detail}")
     skill = make_skill(code=NET_PROBE)
@@ -241,7 +270,9 @@ def test_the_calling_thread_keeps_its_network(make_skill, workspace, listener, w
     assert seen["same"] and seen["connects"]
 
 
-def test_without_permission_for_unshare_the_next_level_is_used(make_skill, workspace, listener, monkeypatch):
+def test_without_permission_for_unshare_the_next_level_is_used(
+    make_skill, workspace, listener, monkeypatch, without_bwrap
+):
     if not sys.platform.startswith("linux"):
         pytest.skip("network namespaces are Linux only")
 
@@ -284,7 +315,7 @@ print(json.dumps({"echo": "up" if flags & 1 else "down"}))
 """
 
 
-def test_every_run_gets_a_fresh_namespace(make_skill, workspace, listener):
+def test_every_run_gets_a_fresh_namespace(make_skill, workspace, listener, without_bwrap):
     """Each run brings the namespace's loopback up; the next run must still find it down (nothing carries over)."""
     if not sandbox.network_isolation().in_thread or os.geteuid() != 0:
         pytest.skip(f"no in-thread namespace here: {sandbox.network_isolation().detail}")

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from skillctl_testkit import EXAMPLES, manifest
 
 from agentpack.quickschema import is_valid
-from agentpack_skillctl.store import ACCESS_SCHEMA, SKILL_SCHEMA, bundled
+from agentpack_skillctl.schemas_store import ACCESS_SCHEMA, SKILL_SCHEMA, bundled
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.text(max_size=5),

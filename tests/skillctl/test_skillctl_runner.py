@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from skillctl_testkit import manifest
+from skillctl_testkit import manifest, wait_until_gone
 
-from agentpack_skillctl import sandbox
+from agentpack_skillctl import bwrap, confine, sandbox
 from agentpack_skillctl.api import run_skill
 
 pytestmark = pytest.mark.timeout(60)
@@ -65,52 +65,37 @@ def test_crash_is_failed_with_the_stderr_tail(make_skill, workspace):
 
 HANG = """
 import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-open(os.environ["PIDFILE"], "w").write(f"{os.getpid()} {child.pid}")
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", os.environ["SKILL_DIR"]])
+sys.stderr.write("child started\\n")
+sys.stderr.flush()
 time.sleep(60)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def test_timeout_kills_the_whole_process_group(make_skill, workspace, tmp_path, monkeypatch, report_validator):
-    pidfile = tmp_path / "pids"
-    data = manifest(security__access__env__read=["PIDFILE"], security__access__subprocess__allowed=True)
-    skill = make_skill(code=HANG, data=data)
-    monkeypatch.setenv("PIDFILE", str(pidfile))
+def test_timeout_kills_the_whole_process_group(make_skill, workspace, report_validator):
+    skill = make_skill(code=HANG, data=manifest(security__access__subprocess__allowed=True))
     result = run(skill, {}, workspace, timeout_ms=1500)
-    assert result.status == "timeout"
+    assert result.status == "timeout" and result.report["logs"]["invalidLines"] == 1
     assert result.report["enforcement"]["timeout"] == {"ms": 1500, "expired": True, "killed": "process-group"}
     check_report(result, report_validator)
-    pids = [int(p) for p in pidfile.read_text().split()]
-    deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_alive(p) for p in pids)
+    assert wait_until_gone(str(skill)) == []
 
 
-def test_children_left_behind_are_killed(make_skill, workspace, tmp_path, monkeypatch):
+def test_children_left_behind_are_killed(make_skill, workspace):
     code = (
         "import json, os, subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        "open(os.environ['PIDFILE'], 'w').write(str(child.pid))\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', os.environ['SKILL_DIR']])\n"
         "json.load(sys.stdin); print(json.dumps({'echo': child.pid}))\n"
     )
-    data = manifest(security__access__env__read=["PIDFILE"], security__access__subprocess__allowed=True)
-    monkeypatch.setenv("PIDFILE", str(tmp_path / "pid"))
-    result = run(make_skill(code=code, data=data), {}, workspace)
-    assert result.status == "ok" and result.report["enforcement"]["subprocess"]["leftoverKilled"] >= 1
-    pid = int((tmp_path / "pid").read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    skill = make_skill(code=code, data=manifest(security__access__subprocess__allowed=True))
+    result = run(skill, {}, workspace)
+    subprocess = result.report["enforcement"]["subprocess"]
+    assert result.status == "ok"
+    if subprocess["level"] == "process-group":  # without the sandbox the runner kills the group itself
+        assert subprocess["leftoverKilled"] >= 1
+    else:  # the PID namespace ends with the skill's first process
+        assert subprocess["level"] == "pid-namespace"
+    assert wait_until_gone(str(skill)) == []
 
 
 def test_stderr_flood_is_bounded_and_counted(make_skill, workspace):
@@ -193,19 +178,28 @@ print(json.dumps({"echo": target}))
 """
 
 
-def test_writes_outside_the_globs_are_a_violation(make_skill, workspace, report_validator):
+@pytest.mark.parametrize("mode", ["sandbox", "no sandbox"])
+def test_writes_outside_the_globs_are_a_violation(make_skill, workspace, report_validator, monkeypatch, mode):
+    if mode == "no sandbox":
+        monkeypatch.setenv(confine.SANDBOX_ENV, "off")
+    elif bwrap.probe().error:
+        pytest.skip(bwrap.probe().error)
     data = manifest(security__access__filesystem__write=["out/**"])
     skill = make_skill(code=WRITER, data=data)
     ok = run(skill, {"value": "out/a/b.txt"}, workspace)
     assert ok.status == "ok"
     assert ok.report["enforcement"]["filesystem"]["declaredWrites"] == ["out/", "out/a/", "out/a/b.txt"]
-    bad = run(skill, {"value": "elsewhere.txt"}, workspace)
-    assert bad.status == "violation" and bad.output is None
-    assert bad.report["enforcement"]["filesystem"]["undeclaredWrites"] == ["elsewhere.txt"]
-    check_report(bad, report_validator)
-    own = run(skill, {"value": "<skill>/impl/note.txt"}, workspace)
-    assert own.status == "violation"
-    assert own.report["enforcement"]["filesystem"]["undeclaredWrites"] == ["<skill>/impl/note.txt"]
+    for target, seen in (("elsewhere.txt", "elsewhere.txt"), ("<skill>/impl/note.txt", "<skill>/impl/note.txt")):
+        bad = run(skill, {"value": target}, workspace)
+        check_report(bad, report_validator)
+        assert bad.output is None
+        if mode == "sandbox":  # the write fails at the system call
+            assert bad.status == "failed" and "Read-only file system" in bad.report["errors"][0]["message"]
+            assert bad.report["enforcement"]["filesystem"]["level"] == "enforce"
+        else:  # the write happens and is found afterwards
+            assert bad.status == "violation"
+            assert bad.report["enforcement"]["filesystem"]["undeclaredWrites"] == [seen]
+    assert not (workspace / "elsewhere.txt").exists() or mode == "no sandbox"
 
 
 def test_check_determinism(make_skill, workspace):

@@ -291,7 +291,7 @@ json_values = st.recursive(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.sampled_from(list(manifest()) + ["x-a", "zz"]), json_values, max_size=6))
+@given(st.dictionaries(st.sampled_from([*manifest(), "x-a", "zz"]), json_values, max_size=6))
 def test_property_any_mapping_gives_findings_not_crashes(tmp_path, overrides):
     data = {**manifest(), **overrides}
     skill = write_skill(tmp_path / "fuzz", "fuzz-skill", data=data)
@@ -333,19 +333,19 @@ CORPUS = {
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_same_verdict_as_the_origin_schema(name):
-    from agentpack_skillctl.store import SKILL_SCHEMA, schemas
+    from agentpack_skillctl.schemas_store import SKILL_SCHEMA, store
 
-    ours = schemas().is_valid(SKILL_SCHEMA, CORPUS[name])
+    ours = store().is_valid(SKILL_SCHEMA, CORPUS[name])
     assert ours == _reference_validator().is_valid(CORPUS[name]), name
 
 
 def test_documented_differences_from_the_origin_schema():
     """We reject '..' as a path segment (not anywhere in a string) and make oneSkillPerCommit optional."""
-    from agentpack_skillctl.store import SKILL_SCHEMA, schemas
+    from agentpack_skillctl.schemas_store import SKILL_SCHEMA, store
 
     reference = _reference_validator()
     dotted_arg = manifest(runtime__command=["python3", "impl/run.py", "a..b"])
-    assert schemas().is_valid(SKILL_SCHEMA, dotted_arg) and not reference.is_valid(dotted_arg)
+    assert store().is_valid(SKILL_SCHEMA, dotted_arg) and not reference.is_valid(dotted_arg)
     no_flag = manifest()
     del no_flag["governance"]["oneSkillPerCommit"]
-    assert schemas().is_valid(SKILL_SCHEMA, no_flag) and not reference.is_valid(no_flag)
+    assert store().is_valid(SKILL_SCHEMA, no_flag) and not reference.is_valid(no_flag)

@@ -1,4 +1,9 @@
-"""The plugin's entry points for code: validate a manifest, run it, check an agent's conformance."""
+"""The plugin's entry points for code: validate a manifest, open it with its agent starting, run it.
+
+Each function takes ``host``, the ``agentpack.plugins.Host`` whose plugins
+registered the graders and executors to use (the CLI and the pack hooks pass
+theirs); code outside agentpack may leave it out for the process-wide host.
+"""
 
 from __future__ import annotations
 
@@ -7,84 +12,112 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
+from agentpack.errors import AgentpackError, YamlError
 
-from .manifest import Manifest, load_manifest
+from .manifest import (
+    Document,
+    Manifest,
+    Target,
+    document_head,
+    early_target,
+    load_manifest,
+    manifest_file,
+    parse_document,
+    read_text,
+    yaml_error_finding,
+)
+from .protocol import CallError
 
 if TYPE_CHECKING:  # the runner loads after ``open_manifest`` has started the agent
+    from agentpack.models import Finding
+    from agentpack.plugins import Host
+
+    from .executors import ExecutorInfo
+    from .graders.base import GraderType
     from .runner import RunOptions
 
 
-def graders() -> dict:
+def _host(host: Host | None) -> Host:
+    """``host``, or the process-wide one for callers outside agentpack (resolved only when needed)."""
+    if host is not None:
+        return host
     from agentpack.plugins import get_host
 
+    return get_host()
+
+
+def graders(host: Host | None = None) -> dict[str, GraderType]:
+    """The registered grader types, by name."""
     from .graders.base import collect_graders
 
-    return collect_graders(get_host().pm)
+    return collect_graders(_host(host).pm)
 
 
-def executors() -> dict:
-    from agentpack.plugins import get_host
-
+def executors(host: Host | None = None) -> dict[str, ExecutorInfo]:
+    """The registered executors, by name."""
     from .executors import collect_executors
 
-    return collect_executors(get_host().pm)
+    return collect_executors(_host(host).pm)
 
 
-def validate_manifest(path: str | Path, *, strict: bool = False, document=None):
-    """``(Manifest or None, findings)`` for the manifest at ``path`` (a file or a folder with manifest.yaml)."""
-    from .manifest import manifest_file
+def validate_manifest(
+    path: str | Path, *, strict: bool = False, document: Document | None = None, host: Host | None = None
+) -> tuple[Manifest | None, list[Finding]]:
+    """``(Manifest or None, findings)`` for the manifest at ``path`` (a file or a folder with manifest.yaml).
 
+    ``document``: the manifest already read and parsed (``Pack.data``), so it is not read again.
+    """
     path = Path(path)
-    target = manifest_file(path) or path
-    return load_manifest(target, graders(), strict=strict, document=document)
+    return load_manifest(manifest_file(path) or path, graders(host), strict=strict, document=document)
 
 
-def require_manifest(path: str | Path, *, document=None) -> Manifest:
+def require_manifest(path: str | Path, *, document: Document | None = None, host: Host | None = None) -> Manifest:
     """The manifest, or an ``AgentpackError`` (exit 2) pointing at the first error."""
-    manifest, findings = validate_manifest(path, document=document)
+    manifest, findings = validate_manifest(path, document=document, host=host)
     if manifest is None:
-        errors = [f for f in findings if f.severity == "error"] or findings
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more; run 'agentpack rpc validate')" if len(errors) > 1 else ""
-        raise AgentpackError(
-            f"invalid manifest: {first.message}{more}", file=first.file, line=first.line, hint=first.hint
-        )
+        raise _invalid(findings)
     return manifest
 
 
-def open_manifest(path: str | Path) -> tuple[Manifest, Any]:
+def _invalid(findings: list[Finding]) -> AgentpackError:
+    errors = [f for f in findings if f.severity == "error"] or findings
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more; run 'agentpack rpc validate')" if len(errors) > 1 else ""
+    return AgentpackError(f"invalid manifest: {first.message}{more}", file=first.file, line=first.line, hint=first.hint)
+
+
+def open_manifest(
+    path: str | Path, *, document: Document | None = None, host: Host | None = None
+) -> tuple[Manifest, Any]:
     """The validated manifest and, for a stdio target, its agent process already starting (else None).
 
     The agent is spawned as soon as the target is read (from the lines above
     ``scenarios:`` when they hold it, else from the parsed manifest), so its
     start-up overlaps parsing and validating the rest; an invalid manifest
-    kills it before any request is sent. Pass the transport to
-    ``run_manifest(..., transport=)``, which closes it when no scenario uses it.
+    kills it before any request is sent. ``document``: the manifest already
+    read and parsed (``Pack.data``), so the agent starts from it. Pass the
+    transport to ``run_manifest(..., transport=)``, which closes it when no
+    scenario uses it.
     """
-    from agentpack.errors import YamlError
-    from agentpack.yamlio import parse_yaml
-
-    from .manifest import document_head, early_target, manifest_file, read_text
-
     path = Path(path)
     file = manifest_file(path) or path
-    try:
-        text, raw = read_text(file)
-    except YamlError:
-        return require_manifest(path), None  # reports the error with its location
-    early, transport = None, None
-    head = document_head(text, file)
-    if head is not None:
-        early, transport = _start(early_target(head, file))
+    early: Target | None = None
+    transport = None
     try:
         try:
-            document = (parse_yaml(text, file=str(file)), raw)
-        except YamlError:
-            return require_manifest(path), None
-        if head is None:
-            early, transport = _start(early_target(document[0], file))
-        manifest = require_manifest(path, document=document)
+            if document is None:
+                text, raw = read_text(file)
+                head = document_head(text, file)
+                if head is not None:
+                    early, transport = _start(early_target(head, file))
+                document = parse_document(text, raw, file)
+                if head is None:
+                    early, transport = _start(early_target(document[0], file))
+            else:
+                early, transport = _start(early_target(document[0], file))
+        except YamlError as exc:
+            raise _invalid([yaml_error_finding(exc, file)]) from None
+        manifest = require_manifest(file, document=document, host=host)
     except BaseException:
         if transport is not None:
             transport.kill()
@@ -97,10 +130,8 @@ def open_manifest(path: str | Path) -> tuple[Manifest, Any]:
     return manifest, transport
 
 
-def _start(target: Any) -> tuple[Any, Any]:
+def _start(target: Target | None) -> tuple[Target | None, Any]:
     """``(target, its transport)``, or ``(target, None)`` when there is none or it cannot start (the run reports it)."""
-    from .protocol import CallError
-
     if target is None:
         return None, None
     try:
@@ -116,12 +147,13 @@ def run_manifest(
     suite: str | None = None,
     manifest: Manifest | None = None,
     transport: Any = None,
+    host: Host | None = None,
 ) -> dict[str, Any]:
     """Run a manifest and return the native JSON report (schema ``report``).
 
     ``transport``: the agent already started for ``manifest.target`` (see ``open_manifest``).
     """
-    with running(path, options, suite=suite, manifest=manifest, transport=transport) as report:
+    with running(path, options, suite=suite, manifest=manifest, transport=transport, host=host) as report:
         return report
 
 
@@ -133,6 +165,7 @@ def running(
     suite: str | None = None,
     manifest: Manifest | None = None,
     transport: Any = None,
+    host: Host | None = None,
 ) -> Iterator[dict[str, Any]]:
     """``run_manifest`` whose report the ``with`` block gets while the agents are still shutting down.
 
@@ -143,13 +176,13 @@ def running(
     from .runner import Runner, RunOptions
 
     if manifest is None:
-        manifest, transport = open_manifest(path)
+        manifest, transport = open_manifest(path, host=host)
     runner = None
     try:
         options = options or RunOptions()
         if suite is not None and suite != manifest.name:
             raise AgentpackError(f"no suite '{suite}': this manifest's only suite is '{manifest.name}'")
-        found = executors()
+        found = executors(host)
         if options.executor not in found:
             raise AgentpackError(f"unknown executor '{options.executor}'; available: {', '.join(sorted(found))}")
         runner = Runner(manifest, options, executor=found[options.executor].factory(), transport=transport)

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import click
 
-from agentpack.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, emit_report, output_option, print_json
+from agentpack.clikit import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    emit_json,
+    emit_report,
+    envelope,
+    group,
+    host,
+    jobs_option,
+    output_option,
+    report_option,
+)
 
-EXIT_INTERRUPTED = 130
 # shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
 EXISTING = click.Path(exists=True, path_type=Path)
 OUT_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@group()
 def rpc() -> None:
     """Run agent evaluation manifests over JSON-RPC (stdio or Streamable HTTP).
 
@@ -49,10 +61,11 @@ def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
 
     from .api import validate_manifest
 
+    h = host()
     items = []
     summaries = []
     for path in manifests:
-        manifest, findings = validate_manifest(path, strict=strict)
+        manifest, findings = validate_manifest(path, strict=strict, host=h)
         items.append(ValidationItem(path=str(path), format="agent-rpc", findings=findings))
         if manifest is not None:
             steps = sum(len(s.steps) for s in manifest.scenarios)
@@ -71,7 +84,7 @@ def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
 
 
 def _sigterm_as_interrupt() -> None:
-    def handler(signum, frame):
+    def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
     try:
@@ -80,7 +93,7 @@ def _sigterm_as_interrupt() -> None:
         pass
 
 
-def _text_summary(report: dict) -> str:
+def _text_summary(report: dict[str, Any]) -> str:
     t, lat = report["totals"], report["latency"]
     verdict = "PASSED" if report["ok"] else "FAILED"
     lines = [
@@ -102,46 +115,15 @@ def _text_summary(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write atomically: a temporary file beside ``path``, then ``os.replace`` (parent folders created).
-
-    Readers see the old file or the new one, never a part. Unlike the core's
-    ``atomic_write_text`` there is no fsync and no ``tempfile`` import: a
-    report is derived data, and those cost a few milliseconds of every run.
-    """
-    import os
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit: Path | None, text: str) -> None:
-    if json_out:
-        _write_text(json_out, text)
-    if html:
-        from . import html_report
-
-        _write_text(html, html_report.render(report))
-    if junit:
-        from .report import junit_xml
-
-        _write_text(junit, junit_xml(report))
-
-
 @rpc.command()
 @click.argument("manifest_arg", required=False, metavar="[MANIFEST]", type=EXISTING)
 @click.option("-m", "--manifest", type=EXISTING, help="The manifest YAML file.")
-@click.option("--report", "html", type=OUT_FILE, help="Write the HTML report here.")
-@click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
+@report_option(
+    "Also write a report; its format follows the suffix: .html (this plugin's page), .json (the native report), "
+    ".xml (JUnit), or a registered reporter's (.sarif, .txt, ...)."
+)
+@click.option("--json-out", type=OUT_FILE, help="Write the native JSON report here.")
 @click.option("--junit", type=OUT_FILE, help="Write a JUnit XML report here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
 @click.option(
     "--filter",
     "filters",
@@ -149,35 +131,29 @@ def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit
     metavar="TEXT",
     help="Only scenarios whose name contains TEXT or that have tag TEXT ('tag:x' for tags only). Repeatable.",
 )
-@click.option(
-    "-j",
-    "--jobs",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Scenarios in parallel (each worker has its own agent process).",
-)
+@jobs_option("Scenarios in parallel (each worker has its own agent process).")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    help="Per-call timeout in seconds (overrides the manifest and ECP_RPC_TIMEOUT).",
+    help="Per-call timeout in seconds (overrides the manifest and AGENTPACK_AGENT_RPC_TIMEOUT).",
 )
 @click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
+@output_option(choices=("text", "json"), command="rpc run")
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
-    html: Path | None,
+    report_file: Path | None,
     json_out: Path | None,
     junit: Path | None,
-    as_json: bool,
     filters: tuple[str, ...],
     jobs: int,
     timeout: float | None,
     max_duration: float | None,
     isolation: str | None,
     executor: str,
+    output: str,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -196,10 +172,13 @@ def run(
     path = manifest or manifest_arg
     if path is None:
         raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
+    as_json = output == "json"
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
-    loaded, transport = open_manifest(path)  # the agent starts here, the rest loads while it does
+    h = host()
+    loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
+    from . import outputs
     from .report import dumps
     from .runner import RunOptions
 
@@ -213,13 +192,15 @@ def run(
             isolation=isolation,
             on_result=lambda record: bar.advance(),
         )
-        with running(path, options, manifest=loaded, transport=transport) as report:
-            text = dumps(report) if as_json or json_out else ""
-            _write_reports(report, html, json_out, junit, text)  # while the agent exits
-    if as_json:
-        click.echo(text, nl=False)
-    else:
-        click.echo(_text_summary(report), nl=False)
+        with running(path, options, manifest=loaded, transport=transport, host=h) as report:
+            text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits
+            if json_out:
+                outputs.write_text(json_out, text)
+            if report_file:
+                outputs.write_report(report, report_file, text=text or None)
+            if junit:
+                outputs.write_text(junit, outputs.junit(report))
+    click.echo(text if as_json else _text_summary(report), nl=False)
     if report["run"]["interrupted"]:
         raise SystemExit(EXIT_INTERRUPTED)
     if any(s["exit_reason"] == "agent_unreachable" for s in report["scenarios"]):
@@ -240,10 +221,10 @@ def run(
 )
 @click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Working directory of the agent.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
 @click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
+@output_option(choices=("text", "json"), command="rpc conformance")
 def conformance(
-    target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, as_json: bool, json_out: Path | None
+    target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, json_out: Path | None, output: str
 ) -> None:
     """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.
 
@@ -254,29 +235,32 @@ def conformance(
       agentpack rpc conformance "python agent.py"
       agentpack rpc conformance http://127.0.0.1:8765/ecp --json
     """
+    import json
+
     from agentpack.errors import AgentpackError
-    from agentpack.fsutil import atomic_write_text
 
     from .conformance import run_conformance
     from .manifest import make_target
+    from .outputs import write_text
 
     try:
         spec = make_target(target, shell=shell, cwd=cwd)
     except ValueError as exc:
         raise AgentpackError(f"TARGET: {exc}") from None
-    report = run_conformance(spec, step_input=step_input, timeout=timeout)
+    result = run_conformance(spec, step_input=step_input, timeout=timeout)
     if json_out:
-        atomic_write_text(json_out, json.dumps(report, indent=2) + "\n")
-    if as_json:
-        print_json(report)
+        report = envelope("rpc conformance", result["conformant"], **result)
+        write_text(json_out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if output == "json":
+        emit_json("rpc conformance", result["conformant"], **result)
     else:
-        for check in report["checks"]:
+        for check in result["checks"]:
             mark = "PASS" if check["passed"] else ("FAIL" if check["required"] else "WARN")
             click.echo(f"{mark:4} {check['name']}: {check['message']}")
         click.echo(
-            f"{'conformant' if report['conformant'] else 'NOT conformant'}: "
-            f"{report['passed']}/{report['total']} checks passed"
+            f"{'conformant' if result['conformant'] else 'NOT conformant'}: "
+            f"{result['passed']}/{result['total']} checks passed"
         )
-    if not report["reachable"]:
+    if not result["reachable"]:
         raise SystemExit(EXIT_USAGE)
-    raise SystemExit(EXIT_OK if report["conformant"] else EXIT_PROBLEMS)
+    raise SystemExit(EXIT_OK if result["conformant"] else EXIT_PROBLEMS)

@@ -31,6 +31,10 @@ def _raw(session: Session, payload: dict[str, Any], deadline: float) -> Any:
 
 
 def run_conformance(target: Target, *, step_input: str = "hello", timeout: float = 10.0) -> dict[str, Any]:
+    """The checks' results: ``target``, ``transport``, ``conformant``, ``reachable``, counts and ``checks``.
+
+    ``agentpack rpc conformance --json`` prints them in the versioned envelope.
+    """
     checks = _Checks()
     dl = lambda: time.monotonic() + timeout  # noqa: E731
     try:
@@ -184,9 +188,6 @@ def _report(target: Target, checks: _Checks, *, reachable: bool) -> dict[str, An
     required = [c for c in items if c["required"]]
     conformant = reachable and bool(required) and all(c["passed"] for c in required)
     return {
-        "schema_version": 1,
-        "command": "rpc conformance",
-        "ok": conformant,
         "target": target.describe(),
         "transport": target.kind,
         "conformant": conformant,

@@ -13,7 +13,10 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    import pluggy
 
 
 class Worker(Protocol):
@@ -47,7 +50,14 @@ class ExecutorInfo(NamedTuple):
 class LocalExecutor:
     """Serial in the calling thread for one job; otherwise ``jobs`` threads, each with its own worker."""
 
-    def run(self, scenarios, make_worker, jobs, on_result, cancel) -> None:
+    def run(
+        self,
+        scenarios: list[Any],
+        make_worker: Callable[[], Worker],
+        jobs: int,
+        on_result: Callable[[dict[str, Any]], None],
+        cancel: threading.Event,
+    ) -> None:
         if jobs <= 1 or len(scenarios) <= 1:
             worker = make_worker()
             try:
@@ -99,7 +109,7 @@ class LocalExecutor:
                 thread.join(5.0)
 
 
-def collect_executors(pm) -> dict[str, ExecutorInfo]:
+def collect_executors(pm: pluggy.PluginManager) -> dict[str, ExecutorInfo]:
     """Every registered executor, by name; two plugins registering one name is an error naming both."""
     from agentpack.plugins import collect_registrations
 

@@ -1,16 +1,23 @@
-"""The agent-rpc plugin's own hooks, added with ``agentpack_add_hookspecs``. Any plugin may implement them."""
+"""The agent-rpc plugin's own hooks, added with ``agentpack_add_hookspecs``; any plugin may implement them.
+
+Both are registration hooks, like the core's: ``register`` takes one named
+tuple, and two plugins registering one name is an error naming both.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pluggy
+from agentpack.hookspecs import hookspec
 
-hookspec = pluggy.HookspecMarker("agentpack")
+if TYPE_CHECKING:  # for annotations only: the registration types load when the hooks are called
+    from .executors import ExecutorInfo
+    from .graders.base import GraderType
 
 
 @hookspec
-def agentpack_agent_rpc_register_graders(register: Callable) -> None:
+def agentpack_agent_rpc_register_graders(register: Callable[[GraderType], None]) -> None:
     """Register grader types: ``register(GraderType(name, factory, description, schema))``.
 
     ``factory(config)`` receives one manifest grader entry (a dict with
@@ -21,5 +28,10 @@ def agentpack_agent_rpc_register_graders(register: Callable) -> None:
 
 
 @hookspec
-def agentpack_agent_rpc_register_executors(register: Callable) -> None:
-    """Register executors that decide where scenarios run: ``register(ExecutorInfo(name, factory))``."""
+def agentpack_agent_rpc_register_executors(register: Callable[[ExecutorInfo], None]) -> None:
+    """Register executors that decide where scenarios run: ``register(ExecutorInfo(name, factory, description))``.
+
+    ``factory()`` returns an object with ``run(scenarios, make_worker, jobs,
+    on_result, cancel)`` (see ``executors.Executor``); ``rpc run --executor
+    NAME`` and ``agentpack eval --option executor=NAME`` pick it.
+    """

@@ -36,13 +36,18 @@ def _pre(value: Any) -> str:
     return f"<pre>{escape(text)}</pre>"
 
 
-def _checks(step: dict[str, Any]) -> str:
-    rows = "".join(
-        f"<tr><td class={'pass' if c['passed'] else 'fail'}>{'pass' if c['passed'] else ('ERROR' if c['error'] else 'FAIL')}"
-        f"</td><td>{escape(c['type'])}{' ' + escape(c['name']) if c.get('name') else ''}<br><small>{escape(c['field'])}"
-        f"</small></td><td>{_pre(c['expected'])}</td><td>{_pre(c['actual'])}</td><td>{escape(c['reason'])}</td></tr>"
-        for c in step["checks"]
+def _check_row(c: dict[str, Any]) -> str:
+    verdict = "pass" if c["passed"] else ("ERROR" if c["error"] else "FAIL")
+    name = " " + escape(c["name"]) if c.get("name") else ""
+    return (
+        f"<tr><td class={'pass' if c['passed'] else 'fail'}>{verdict}</td><td>{escape(c['type'])}{name}<br><small>"
+        f"{escape(c['field'])}</small></td><td>{_pre(c['expected'])}</td><td>{_pre(c['actual'])}</td>"
+        f"<td>{escape(c['reason'])}</td></tr>"
     )
+
+
+def _checks(step: dict[str, Any]) -> str:
+    rows = "".join(_check_row(c) for c in step["checks"])
     return (
         (f"<table><tr><th>verdict</th><th>check</th><th>expected</th><th>actual</th><th>reason</th></tr>{rows}</table>")
         if rows
@@ -134,7 +139,8 @@ def render(report: dict[str, Any]) -> str:
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{escape(report['manifest']['name'])} — agent-rpc report</title><style>{STYLE}</style></head><body>"
         f"<h1>{escape(report['manifest']['name'])} {verdict}</h1>"
-        f"<p><small>agent {escape(str(agent.get('name', '?')))} (protocol {escape(str(agent.get('protocol_version', '?')))}) "
+        f"<p><small>agent {escape(str(agent.get('name', '?')))} "
+        f"(protocol {escape(str(agent.get('protocol_version', '?')))}) "
         f"· {escape(report['manifest']['target'])} · {escape(report['manifest']['digest'])} · "
         f"{escape(report['run']['started_at'] or '')} · exit reason {escape(report['exit_reason'])}</small></p>"
         + "".join(f"<span class=pill>{p}</span>" for p in pills)

@@ -15,7 +15,7 @@ from typing import Any
 from agentpack.errors import require
 
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
-from .sse import SseParser
+from .sse import Event, SseParser
 from .stdio import TailBuffer
 
 ACCEPT = "application/json, text/event-stream"
@@ -105,27 +105,36 @@ class HttpTransport:
             raise ProtocolError(f"HTTP {status} response is not JSON: {body[:200].decode('utf-8', 'replace')!r}")
         return message
 
-    def _from_stream(self, response, request_id: int, deadline: float) -> Any:
+    def _from_stream(self, response: Any, request_id: int, deadline: float) -> Any:
         parser = SseParser()
         size = 0
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > self.max_message:
                 raise ProtocolError(f"SSE stream larger than {self.max_message} bytes")
-            for event in parser.feed(chunk):
-                try:
-                    message = json.loads(event.data)
-                except ValueError:
-                    self.warnings.append(f"skipped non-JSON SSE event: {event.data[:200]!r}")
-                    continue
-                if isinstance(message, dict) and ("result" in message or "error" in message):
-                    if message.get("id") in (request_id, None):
-                        return message
-                    raise ProtocolError(f"response id mismatch: expected {request_id}, got {message.get('id')!r}")
+            answer = self._answer_in(parser.feed(chunk), request_id)
+            if answer is not None:
+                return answer
             if time.monotonic() > deadline:
                 raise AgentTimeout("SSE stream did not deliver the answer in time")
-        parser.close()
+        answer = self._answer_in(parser.close(), request_id)
+        if answer is not None:
+            return answer
         raise ProtocolError("SSE stream ended without a JSON-RPC response")
+
+    def _answer_in(self, events: list[Event], request_id: int) -> Any:
+        """The JSON-RPC response among ``events`` (None when there is none yet); other events are skipped."""
+        for event in events:
+            try:
+                message = json.loads(event.data)
+            except ValueError:
+                self.warnings.append(f"skipped non-JSON SSE event: {event.data[:200]!r}")
+                continue
+            if isinstance(message, dict) and ("result" in message or "error" in message):
+                if message.get("id") in (request_id, None):
+                    return message
+                raise ProtocolError(f"response id mismatch: expected {request_id}, got {message.get('id')!r}")
+        return None
 
     def get_status(self, deadline: float) -> tuple[int, str]:
         """Status and content type of a GET on the endpoint (conformance)."""

@@ -8,11 +8,13 @@ errors. Regexes are compiled, datasets read and paths resolved here, once.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError, reading
@@ -20,8 +22,12 @@ from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
+from . import schema_store
+from .env import TIMEOUT, described, getenv
+
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
-    from agentpack.models import Finding
+    from agentpack.models import Finding, Severity
+    from agentpack.schemas import SchemaStore
 
     from .graders.base import GraderType
 
@@ -43,7 +49,7 @@ class Step(Record):
     """One input sent to the agent, and the graders of its result."""
 
     __slots__ = ("index", "input", "graders", "timeout", "expect_status", "name", "line")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "timeout": constant(None),
         "expect_status": constant(None),
         "name": constant(None),
@@ -76,7 +82,7 @@ class Scenario(Record):
         "pass_threshold",
         "line",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "tags": list,
         "description": constant(""),
         "skip": constant(None),
@@ -106,7 +112,7 @@ class Target(Record):
     """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
 
     __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "command": constant(None),
         "url": constant(None),
         "shell": constant(False),
@@ -169,7 +175,7 @@ class Manifest(Record):
         "digest",
         "raw",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "config": dict,
         "description": constant(""),
         "isolation": constant("reset"),
@@ -213,7 +219,7 @@ def looks_like_manifest(data: Any) -> bool:
     return isinstance(data, dict) and "scenarios" in data and ("target" in data or "manifest_version" in data)
 
 
-def _finding(severity: str, code: str, message: str, **where: Any) -> Finding:
+def _finding(severity: Severity, code: str, message: str, **where: Any) -> Finding:
     """A ``Finding`` (pydantic is imported only when there is something to report)."""
     from agentpack.models import Finding
 
@@ -226,6 +232,7 @@ class _Builder:
         self.root = root
         self.graders = graders
         self.findings: list[Finding] = []
+        self.entry_stores: dict[str, tuple[SchemaStore, str]] = {}
 
     def error(self, code: str, message: str, pointer: str, **extra: Any) -> None:
         self.findings.append(_finding("error", code, message, **self.doc.where(pointer), **extra))
@@ -247,14 +254,16 @@ class _Builder:
             )
             return None
         if gtype.schema is not None:
-            from jsonschema import Draft202012Validator
-
-            for err in Draft202012Validator(gtype.schema).iter_errors(spec):
-                sub = pointer
-                for token in err.absolute_path:
-                    sub = join_pointer(sub, token)
-                self.error("ARP104", f"{kind} grader: {err.message}", sub)
-            if any(f.code == "ARP104" and (f.pointer or "").startswith(pointer) for f in self.findings):
+            entry = self.entry_stores.get(kind)
+            if entry is None:
+                entry = self.entry_stores[kind] = schema_store.entry_store(kind, gtype.schema)
+            store, schema_id = entry
+            found = store.validate(schema_id, spec, code="ARP104")
+            for finding in found:  # relative to the entry: say which grader, point into the manifest
+                relative = finding.pointer or ""
+                message = finding.message.removeprefix(f"{relative or '/'}: ")
+                self.error("ARP104", f"{kind} grader: {message}", pointer + relative)
+            if found:
                 return None
         try:
             instance = gtype.factory(spec)
@@ -389,10 +398,31 @@ class _Builder:
         target.max_message = limits.get("max_message_bytes", target.max_message)
         return target
 
+    def env_timeout(self, path: Path) -> float | None:
+        """The per-call timeout set in the environment (``env.TIMEOUT`` or its alias), if any."""
+        value = getenv(TIMEOUT)
+        if value is None:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            self.findings.append(
+                _finding(
+                    "error",
+                    "ARP107",
+                    f"{described(TIMEOUT)} must be a positive number of seconds, got {value!r}",
+                    file=str(path),
+                )
+            )
+            return None
+        return seconds
+
     def build(self, path: Path, digest: str) -> Manifest | None:
         data = self.doc.data
         target = self.target(data)
-        step_timeout = float(data.get("timeout") or os.environ.get("ECP_RPC_TIMEOUT") or DEFAULT_STEP_TIMEOUT)
+        step_timeout = float(data.get("timeout") or self.env_timeout(path) or DEFAULT_STEP_TIMEOUT)
         scenarios: list[Scenario] = []
         seen: dict[str, int] = {}
         for s_index, sdata in enumerate(data["scenarios"]):
@@ -465,9 +495,7 @@ def _fast_valid(data: Any) -> bool:
     """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
     from agentpack.quickschema import is_valid
 
-    from .schema_store import MANIFEST, quick_schemas, store
-
-    skeleton, by_type = quick_schemas()
+    skeleton, by_type = schema_store.quick_schemas()
     verdict = is_valid(skeleton, data)
     if verdict:  # the skeleton holds: every grader entry is an object with a string type
         for scenario in data["scenarios"]:
@@ -480,30 +508,12 @@ def _fast_valid(data: Any) -> bool:
                     break
             if not verdict:
                 break
-    return store().is_valid(MANIFEST, data) if verdict is None else verdict
+    return schema_store.store().is_valid(schema_store.MANIFEST, data) if verdict is None else verdict
 
 
 def _schema_findings(doc: YamlDocument) -> list[Finding]:
-    """Schema errors as findings: the manifest skeleton, then every built-in grader entry, in document order."""
-    from agentpack.schemas import error_findings
-
-    from .schema_store import grader_validator, skeleton_validator
-
-    errors = list(skeleton_validator().iter_errors(doc.data))
-    scenarios = doc.data.get("scenarios")
-    for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
-        steps = scenario.get("steps") if isinstance(scenario, dict) else None
-        for i, step in enumerate(steps if isinstance(steps, list) else []):
-            graders = step.get("graders") if isinstance(step, dict) else None
-            for g_index, grader in enumerate(graders if isinstance(graders, list) else []):
-                validator = grader_validator(grader.get("type")) if isinstance(grader, dict) else None
-                if validator is None:
-                    continue
-                for error in validator.iter_errors(grader):
-                    error.path.extendleft(reversed(("scenarios", s_index, "steps", i, "graders", g_index)))
-                    errors.append(error)
-    found = [f for error in errors for f in error_findings(error, document=doc, code="ARP100")]
-    return sorted(found, key=lambda f: (f.line or 0, f.pointer or ""))
+    """Schema errors as findings (file, line, pointer), in document order."""
+    return schema_store.store().validate(schema_store.MANIFEST, doc.data, document=doc, code="ARP100")
 
 
 def _friendlier(finding: Finding) -> Finding:
@@ -520,17 +530,82 @@ def _env_text(value: Any) -> str:
     return str(value)
 
 
+Document = tuple[YamlDocument, bytes]
+"""A manifest read and parsed: the YAML document and the file's bytes (for the digest). ``Pack.data`` is one."""
+
+_kept: dict[tuple[str, int, int, int], tuple[str, bytes, YamlDocument | None]] = {}
+"""At most one file that ``sniff`` read (and parsed, when it had to), for the load that follows it."""
+
+
+def _file_key(path: Path) -> tuple[str, int, int, int]:
+    stat = path.stat()
+    return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _read(path: Path) -> tuple[str, bytes, YamlDocument | None]:
+    """Text, bytes and (when ``sniff`` parsed it) the document: what ``sniff`` kept of the unchanged file, else read."""
+    with reading(str(path), YamlError):
+        kept = _kept.pop(_file_key(path), None)
+        if kept is not None:
+            return kept
+        raw = path.read_bytes()
+        return raw.decode("utf-8-sig"), raw, None
+
+
 def read_text(path: Path) -> tuple[str, bytes]:
     """The manifest's text and bytes; raises ``YamlError`` for an unreadable or non-UTF-8 file."""
-    with reading(str(path), YamlError):
-        raw = path.read_bytes()
-        return raw.decode("utf-8-sig"), raw
+    text, raw, _ = _read(path)
+    return text, raw
 
 
-def read_document(path: Path) -> tuple[YamlDocument, bytes]:
-    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
-    text, raw = read_text(path)
+def parse_document(text: str, raw: bytes, path: Path) -> Document:
+    """The manifest's text parsed; raises ``YamlError`` (file:line:col) for broken YAML."""
     return parse_yaml(text, file=str(path)), raw
+
+
+def read_document(path: Path) -> Document:
+    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
+    text, raw, doc = _read(path)
+    return (doc, raw) if doc is not None else parse_document(text, raw, path)
+
+
+_TOP_KEY = re.compile(r"""^["']?(scenarios|target|manifest_version)["']?[ \t]*:""", re.M)
+_FLOW_START = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:---[ \t]+)?\{")
+
+
+def sniff(path: Path) -> bool:
+    """Whether the YAML file ``path`` looks like a manifest: top-level ``scenarios``, and ``target`` or
+    ``manifest_version``.
+
+    Block-style YAML (what people write) is recognised from its lines, with no
+    parse; only a flow-style document (``{...}``, JSON) is parsed. What was
+    read, and parsed, is kept for the ``read_text`` or ``read_document`` of the
+    load that follows, so ``agentpack eval manifest.yaml`` reads and parses
+    the file once.
+    """
+    try:
+        with reading(str(path), YamlError):
+            key = _file_key(path)
+            raw = path.read_bytes()
+            text = raw.decode("utf-8-sig")
+    except YamlError:
+        return False
+    doc = None
+    keys = set(_TOP_KEY.findall(text))
+    if "scenarios" in keys:
+        found = bool(keys & {"target", "manifest_version"})
+    elif "scenarios" in text and _FLOW_START.match(text):
+        try:
+            doc = parse_yaml(text, file=str(path))
+        except YamlError:
+            return False
+        found = looks_like_manifest(doc.data)
+    else:
+        found = False
+    if found:
+        _kept.clear()
+        _kept[key] = (text, raw, doc)
+    return found
 
 
 _SCENARIOS_LINE = re.compile(r"^scenarios[ \t]*:", re.M)
@@ -587,21 +662,24 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
     return None if builder.findings else target
 
 
+def yaml_error_finding(exc: YamlError, path: Path) -> Finding:
+    """The finding (``ARP001``) for a manifest that cannot be read or parsed."""
+    return _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
+
+
 def load_manifest(
     path: Path,
     graders: dict[str, GraderType],
     *,
     strict: bool = False,
-    document: tuple[YamlDocument, bytes] | None = None,
+    document: Document | None = None,
 ) -> tuple[Manifest | None, list[Finding]]:
     """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``."""
     path = Path(path)
     try:
         doc, raw = document or read_document(path)
     except YamlError as exc:
-        return None, [
-            _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
-        ]
+        return None, [yaml_error_finding(exc, path)]
     if not isinstance(doc.data, dict):
         return None, [
             _finding(
@@ -650,8 +728,9 @@ def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Findi
                             **doc.where(f"{pointer}/graders/{g_index}/field"),
                         )
                     )
-    if manifest is not None and manifest.target.kind == "stdio" and not manifest.target.shell:
-        program = manifest.target.command[0]
+    command = manifest.target.command if manifest is not None else None
+    if manifest is not None and isinstance(command, list) and not manifest.target.shell:
+        program = command[0]
         cwd = manifest.target.cwd or "."
         if shutil.which(program) is None and not (Path(cwd) / program).exists():
             found.append(

@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo
+
+if TYPE_CHECKING:  # for annotations only: every command imports this module, so the rest loads inside hooks
+    import pluggy
+
+    from agentpack.models import Detection, EvalOptions, EvalReport, Finding, Pack
+    from agentpack.plugins import Host
+
+    from .executors import ExecutorInfo
+    from .graders.base import GraderType
 
 FORMAT = "agent-rpc"
 _MAX_DETECT_BYTES = 4 * 1024 * 1024
 
 
 @hookimpl
-def agentpack_add_hookspecs(pluginmanager):
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT,
@@ -31,7 +42,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_register_commands(register):
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             name="rpc",
@@ -42,7 +53,7 @@ def agentpack_register_commands(register):
 
 
 @hookimpl
-def agentpack_agent_rpc_register_graders(register):
+def agentpack_agent_rpc_register_graders(register: Callable[[GraderType], None]) -> None:
     from .graders.base import GraderType
     from .graders.llm_judge import LlmJudge
     from .graders.text_match import TextMatch
@@ -56,90 +67,62 @@ def agentpack_agent_rpc_register_graders(register):
 
 
 @hookimpl
-def agentpack_agent_rpc_register_executors(register):
+def agentpack_agent_rpc_register_executors(register: Callable[[ExecutorInfo], None]) -> None:
     from .executors import ExecutorInfo, LocalExecutor
 
     register(ExecutorInfo("local", LocalExecutor, "worker threads on this machine (--jobs N)"))
 
 
-def _manifest_file(path: Path) -> Path | None:
-    from .manifest import manifest_file
-
-    return manifest_file(path)
-
-
 @hookimpl
-def agentpack_detect(path):
+def agentpack_detect(path: Path) -> Detection | None:
+    from .manifest import manifest_file, sniff
+
     path = Path(path)
-    if path.is_dir():
-        if not any((path / n).is_file() for n in ("manifest.yaml", "manifest.yml")):
-            return None
-    elif path.suffix.lower() not in (".yaml", ".yml"):
-        return None
-    target = _manifest_file(path)
-    if target is None:
-        return None
+    target = manifest_file(path) if path.is_dir() or path.suffix.lower() in (".yaml", ".yml") else None
     try:
-        if target.stat().st_size > _MAX_DETECT_BYTES or b"scenarios" not in target.read_bytes():
+        if target is None or target.stat().st_size > _MAX_DETECT_BYTES:
             return None
     except OSError:
         return None
-    from agentpack.errors import YamlError
+    if not sniff(target):
+        return None
     from agentpack.models import Detection
 
-    from .manifest import looks_like_manifest, read_document
-
-    try:
-        doc, _ = read_document(target)
-    except YamlError:
-        return None
-    if looks_like_manifest(doc.data):
-        return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target")
-    return None
+    return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target")
 
 
 @hookimpl
-def agentpack_load(path, format):
-    if format != FORMAT:
-        return None
+def agentpack_load(path: Path, format: str) -> Pack:
     from agentpack.errors import PackError
     from agentpack.models import Pack
 
-    from .manifest import read_document
+    from .manifest import manifest_file, read_document
 
-    target = _manifest_file(Path(path))
+    target = manifest_file(Path(path))
     if target is None:
         raise PackError(
             "not an agent-rpc manifest: expected a .yaml file or a folder with manifest.yaml", file=str(path)
         )
-    doc, _ = read_document(target)  # YamlError (a PackError) carries file:line:col
-    name = doc.data.get("name") if isinstance(doc.data, dict) else None
-    return Pack(path=target, root=target.parent, format=FORMAT, name=name if isinstance(name, str) else None, data=doc)
+    document = read_document(target)  # YamlError (a PackError) carries file:line:col
+    data = document[0].data
+    name = data.get("name") if isinstance(data, dict) else None
+    return Pack(
+        path=target, root=target.parent, format=format, name=name if isinstance(name, str) else None, data=document
+    )
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:
+def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
+    if pack.format != FORMAT:  # findings are gathered from every plugin; these checks are this format's
         return None
     from .api import validate_manifest
 
-    _, findings = validate_manifest(pack.path, strict=strict)
+    _, findings = validate_manifest(pack.path, strict=strict, document=pack.data, host=host)
     return findings
 
 
 @hookimpl
-def agentpack_evaluate(pack, options):
-    if pack.format != FORMAT:
-        return None
-    from .api import run_manifest
-    from .report import to_eval_report
-    from .runner import RunOptions
+def agentpack_evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport:
+    from .evaluation import evaluate
 
-    filters = [f.strip() for f in (options.filter or "").split(",") if f.strip()]
-    opts = options.options or {}
-    report = run_manifest(
-        pack.path,
-        RunOptions(jobs=options.jobs, filters=filters, executor=opts.get("executor", "local")),
-        suite=options.suite,
-    )
-    return to_eval_report(report)
+    return evaluate(pack, options, host)

@@ -7,8 +7,10 @@ step; ``tests/agent_rpc`` proves they agree with the bundled
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
 
 PROTOCOL_VERSION = "1.0"
@@ -18,13 +20,19 @@ TEXT_FIELDS = ("public_output", "evaluation_context", "private_thought", "logs")
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
 
 
-class CallError(Exception):
-    """A call that did not produce a valid result. ``exit_reason`` is stable and goes in reports."""
+class CallError(AgentpackError):
+    """A call that did not produce a valid result. ``exit_reason`` is stable and goes in reports.
+
+    ``stderr``: what the agent wrote on stderr meanwhile, when the caller collected it.
+    """
 
     exit_reason = "error"
+    stderr = ""
 
 
 class AgentTimeout(CallError):
+    """The agent did not answer before the deadline."""
+
     exit_reason = "timeout"
 
 
@@ -56,10 +64,6 @@ class AgentRpcError(CallError):
         self.code = code
 
 
-class Interrupted(CallError):
-    exit_reason = "interrupted"
-
-
 class StepResult(Record):
     """A validated ``agent/step`` result, with the deprecated alias mirrored both ways."""
 
@@ -73,7 +77,7 @@ class StepResult(Record):
         "usage",
         "raw",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "public_output": constant(None),
         "evaluation_context": constant(None),
         "private_thought": constant(None),
@@ -90,9 +94,6 @@ class StepResult(Record):
     logs: str | None
     usage: dict[str, int] | None
     raw: dict[str, Any]
-
-    def field_text(self, name: str) -> str | None:
-        return getattr(self, name)
 
 
 def _type_name(value: Any) -> str:

@@ -6,10 +6,15 @@ import json
 import platform
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from agentpack.clikit import envelope
 
 from . import __version__
 from .manifest import Manifest
+
+if TYPE_CHECKING:  # pydantic loads only when an evaluation report is made
+    from agentpack.models import EvalReport
 
 
 def latency_summary(durations: list[float]) -> dict[str, Any]:
@@ -85,26 +90,25 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
     reasons = [s["exit_reason"] for s in scenarios if s["exit_reason"] not in ("ok", "skipped")]
     exit_reason = "interrupted" if run["interrupted"] else (reasons[0] if reasons else "ok")
     ok = count["failed"] == 0 and count["error"] == 0 and not run["interrupted"] and exit_reason == "ok"
-    return {
-        "schema_version": 1,
-        "command": "rpc run",
-        "ok": ok,
-        "exit_reason": exit_reason,
-        "manifest": {
+    return envelope(
+        "rpc run",
+        ok,
+        exit_reason=exit_reason,
+        manifest={
             "path": str(manifest.path),
             "name": manifest.name,
             "digest": manifest.digest,
             "target": manifest.target.describe(),
             "transport": manifest.target.kind,
         },
-        "runtime": {
+        runtime={
             "name": "agentpack-agent-rpc",
             "version": __version__,
             "python": platform.python_version(),
             "platform": sys.platform,
         },
-        "agent": run["agent"] or None,
-        "run": {
+        agent=run["agent"] or None,
+        run={
             "started_at": run["started_at"],
             "finished_at": run["finished_at"],
             "duration_ms": run["duration_ms"],
@@ -115,12 +119,12 @@ def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] 
             "scenarios_selected": run["selected"],
             "scenarios_in_manifest": run["total_scenarios"],
         },
-        "totals": totals,
-        "latency": latency_summary([step["duration_ms"] for step in executed]),
-        "usage": merge_usage([step["usage"] for step in executed]),
-        "warnings": run["warnings"],
-        "scenarios": scenarios,
-    }
+        totals=totals,
+        latency=latency_summary([step["duration_ms"] for step in executed]),
+        usage=merge_usage([step["usage"] for step in executed]),
+        warnings=run["warnings"],
+        scenarios=scenarios,
+    )
 
 
 def _assertion_name(step: dict[str, Any], check: dict[str, Any], prefix: str) -> str:
@@ -128,7 +132,7 @@ def _assertion_name(step: dict[str, Any], check: dict[str, Any], prefix: str) ->
     return f"{prefix}step {step['index']}: {check['type']}{label} on {check['field']}"
 
 
-def to_eval_report(report: dict[str, Any]):
+def to_eval_report(report: dict[str, Any]) -> EvalReport:
     """The core's ``EvalReport``: one suite (the manifest), one case per scenario, one assertion per check."""
     from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 

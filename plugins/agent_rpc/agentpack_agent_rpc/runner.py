@@ -17,11 +17,12 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
 
+from .executors import LocalExecutor
 from .graders.base import Check, GradeContext
 from .manifest import Manifest, Scenario
 from .protocol import AgentTimeout, AgentUnreachable, CallError, ProtocolError
@@ -35,7 +36,7 @@ class RunOptions(Record):
     """How to run: workers, filters, executor, timeouts and a result callback."""
 
     __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "jobs": constant(1),
         "filters": list,
         "executor": constant("local"),
@@ -126,8 +127,6 @@ class Runner:
 
     # -- the run --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from .executors import LocalExecutor
-
         clock = self.options.clock
         started_at = clock.iso()
         start = clock.monotonic()
@@ -394,7 +393,7 @@ class _Worker:
         run["pid"] = transport.pid
         run["stderr"] = transport.stderr.take()
         failure: tuple[str, str] | None = None
-        for position, step in enumerate(scenario.steps):
+        for step in scenario.steps:
             if failure is None:
                 if runner.cancel.is_set():
                     failure = (runner.stop_reason, "run stopped before this step")
@@ -433,7 +432,7 @@ class _Worker:
             )
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]
-        run["stderr"] = getattr(exc, "stderr", "")
+        run["stderr"] = exc.stderr if isinstance(exc, CallError) else ""
         if self.session is not None:
             run["stderr"] += self.session.transport.stderr.take()
 
@@ -527,18 +526,18 @@ class _Worker:
                     else f"expected status {step.expect_status!r}, got {result.status!r}",
                 ).to_json()
             )
-        limit = self.limit
+        chars = self.limit
         record = {
             "index": step.index,
             "name": step.name,
-            "input": _clip(step.input, limit),
+            "input": _clip(step.input, chars),
             "status": OK,
             "exit_reason": OK,
             "agent_status": result.status,
-            "public_output": _clip(result.public_output, limit),
-            "evaluation_context": _clip(result.evaluation_context, limit),
+            "public_output": _clip(result.public_output, chars),
+            "evaluation_context": _clip(result.evaluation_context, chars),
             "tool_calls": result.tool_calls,
-            "logs": _clip(result.logs, limit),
+            "logs": _clip(result.logs, chars),
             "usage": result.usage,
             "duration_ms": duration,
             "checks": checks,

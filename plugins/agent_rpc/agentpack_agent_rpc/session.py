@@ -15,6 +15,7 @@ from .protocol import (
     PROTOCOL_VERSION,
     AgentTimeout,
     AgentUnreachable,
+    CallError,
     ProtocolError,
     StepResult,
     TransportError,
@@ -53,10 +54,10 @@ class Session:
             stderr = session.transport.stderr.take()
             if isinstance(exc, (TransportError, AgentTimeout)) and not isinstance(exc, AgentUnreachable):
                 unreachable = AgentUnreachable(f"no answer to agent/initialize: {exc}")
-                unreachable.stderr = stderr  # type: ignore[attr-defined]
+                unreachable.stderr = stderr
                 raise unreachable from None
-            if isinstance(exc, Exception):
-                exc.stderr = stderr  # type: ignore[attr-defined]
+            if isinstance(exc, CallError):
+                exc.stderr = stderr
             raise
         return session
 

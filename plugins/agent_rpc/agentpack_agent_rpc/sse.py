@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One server-sent event."""
 
     data: str
@@ -40,10 +39,9 @@ class SseParser:
         return self._lines(text, final=False)
 
     def close(self) -> list[Event]:
-        """End of stream: a trailing event without its blank line is discarded, as the standard says."""
+        """End of stream: the events a held-back ``\\r`` completes; an event without its blank line is discarded."""
         text = self._pending + self._decoder.decode(b"", final=True)
-        self._lines(text, final=True)
-        return []
+        return self._lines(text, final=True)
 
     def _lines(self, text: str, *, final: bool) -> list[Event]:
         events: list[Event] = []

@@ -36,10 +36,8 @@ class TailBuffer:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
-        self.total = 0
 
     def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
         self.data += chunk
         excess = len(self.data) - self.limit
         if excess > 0:
@@ -77,7 +75,7 @@ class StdioTransport:
         self.warnings: list[str] = []
         try:
             self.proc = spawn(
-                argv,
+                [argv] if isinstance(argv, str) else argv,  # a string only with shell=True: the shell's command
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -90,11 +88,10 @@ class StdioTransport:
             shown = argv if isinstance(argv, str) else " ".join(argv)
             raise AgentUnreachable(f"cannot start agent '{shown}': {exc.strerror or exc}") from None
         self.pid = self.pgid = self.proc.pid
-        self._in, self._out, self._err = (
-            self.proc.stdin.fileno(),
-            self.proc.stdout.fileno(),
-            self.proc.stderr.fileno(),
-        )
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
+        self._pipes = (stdin, stdout, stderr)
+        self._in, self._out, self._err = stdin.fileno(), stdout.fileno(), stderr.fileno()
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
         self._poll = select.poll()
@@ -129,7 +126,7 @@ class StdioTransport:
         writable = False
         if not events and self._pidfd is None and not self._dead:
             self._dead = self.proc.poll() is not None
-        for fd, mask in events:
+        for fd, _mask in events:
             if fd == self._in:
                 writable = True
                 continue
@@ -296,7 +293,7 @@ class StdioTransport:
     def end_input(self) -> None:
         """Close the agent's stdin, its signal to exit; ``close`` then waits for it."""
         try:
-            self.proc.stdin.close()
+            self._pipes[0].close()
         except OSError:
             pass
 
@@ -322,7 +319,7 @@ class StdioTransport:
         if self._pidfd is not None and self._pidfd >= 0:
             os.close(self._pidfd)
             self._pidfd = -1
-        for stream in (self.proc.stdout, self.proc.stderr):
+        for stream in self._pipes[1:]:
             try:
                 stream.close()
             except OSError:

@@ -17,6 +17,7 @@ from typing import Any
 from agentpack.hashing import sha256_json
 
 from . import schemas_store
+from .artifacts import require_valid
 
 SOURCES = ("runtime-user", "workspace", "builtin")
 WORKSPACE_FILE = Path(".dci") / "aliases.v1.json"
@@ -86,7 +87,7 @@ def table_from_data(data: dict[str, Any], source: str, path: str | None = None) 
 
 def load_table(path: Path, source: str, display: str | None = None) -> AliasTable:
     """Load and schema-validate one alias table file; ``AgentpackError`` with file:line when invalid."""
-    data = schemas_store.require_valid(path, schemas_store.ALIASES, code="DCI101", what="alias table", display=display)
+    data = require_valid(path, schemas_store.ALIASES, code="DCI101", what="alias table", display=display)
     return table_from_data(data, source, display or str(path))
 
 
@@ -116,12 +117,10 @@ class AliasResolver:
             self._memo[token] = found
         return found
 
-    def source_of(self, token: str) -> str | None:
-        return next((t.source for t in self.tables if token in t.canonical_of), None)
-
     @property
-    def primary(self) -> AliasTable | None:
-        return self.tables[0] if self.tables else None
+    def primary(self) -> AliasTable:
+        """The table of highest precedence (a resolver always holds the built-in one)."""
+        return self.tables[0]
 
     def describe(self) -> list[dict[str, Any]]:
         return [

@@ -5,15 +5,23 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from agentpack.cli import EXIT_PROBLEMS, emit_report, output_option, print_json
+from agentpack import clikit
+from agentpack.clikit import EXIT_PROBLEMS, emit_json, emit_report, output_option, report_option
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+if TYPE_CHECKING:
+    from agentpack.clock import Clock
+
+    from .model import Resolution
+    from .probes import EmulationRequest
+
+TEXT_OR_JSON = ("text", "json")
 
 
-@click.group(context_settings=CONTEXT)
+@clikit.group()
 def group() -> None:
     """Dependent Capability Contracts: declare what a skill provides and needs, and resolve providers.
 
@@ -30,8 +38,8 @@ def group() -> None:
 # -- parse -----------------------------------------------------------------------------------
 @group.command()
 @click.argument("contract")
-@click.option("--json", "as_json", is_flag=True, help="Print the parsed contract as JSON.")
-def parse(contract: str, as_json: bool) -> None:
+@output_option(choices=TEXT_OR_JSON, command="dci parse")
+def parse(contract: str, output: str) -> None:
     """Parse CONTRACT and print its canonical form (exit 1 on a grammar error).
 
     \b
@@ -44,24 +52,17 @@ def parse(contract: str, as_json: bool) -> None:
     try:
         parsed = parse_contract(contract)
     except ContractParseError as exc:
-        if as_json:
-            print_json(
-                {
-                    "schema_version": 1,
-                    "command": "dci parse",
-                    "ok": False,
-                    "error": {"message": exc.message, "column": exc.column, "hint": exc.hint},
-                }
-            )
+        if output == "json":
+            emit_json("dci parse", False, error={"message": exc.message, "column": exc.column, "hint": exc.hint})
         else:
             click.echo(f"error: column {exc.column}: {exc.message}", err=True)
             click.echo(f"  {contract}\n  {' ' * (exc.column - 1)}^", err=True)
             if exc.hint:
                 click.echo(f"  hint: {exc.hint}", err=True)
-        raise SystemExit(EXIT_PROBLEMS)
+        raise SystemExit(EXIT_PROBLEMS) from None
     payload = contract_to_json(parsed)
-    if as_json:
-        print_json({"schema_version": 1, "command": "dci parse", "ok": True, "contract": payload})
+    if output == "json":
+        emit_json("dci parse", True, contract=payload)
         return
     click.echo(payload["canonical"])
     for clause, cap in parsed.invalid_tokens():
@@ -74,8 +75,9 @@ def parse(contract: str, as_json: bool) -> None:
 @group.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@output_option()
-def lint(paths: tuple[Path, ...], strict: bool, output: str) -> None:
+@output_option(command="dci lint")
+@report_option()
+def lint(paths: tuple[Path, ...], strict: bool, output: str, report_file: Path | None) -> None:
     """Lint the metadata.contract of skill directories (or every skill of a workspace).
 
     \b
@@ -87,18 +89,16 @@ def lint(paths: tuple[Path, ...], strict: bool, output: str) -> None:
     from agentpack.models import Finding, Report, ValidationItem
     from agentpack.skillmd import find_skill_md
 
-    from .lint import lint_skill, lint_workspace
+    from .lint import lint_skill, lint_workspace, strictly
 
     items = []
     for path in paths:
         findings = lint_skill(path) if find_skill_md(path) else lint_workspace(path)
         if strict:
-            findings = [
-                Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f for f in findings
-            ]
+            findings = strictly(findings)
         items.append(ValidationItem(path=str(path), format="dci", findings=sorted(findings, key=Finding.sort_key)))
     report = Report(command="dci lint", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output)
+    emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -108,7 +108,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def resolution_options(f):
+def resolution_options(f: Any) -> Any:
     options = [
         click.option(
             "--workspace",
@@ -142,7 +142,7 @@ def resolution_options(f):
         ),
         click.option("--selection", type=click.Choice(["single", "cover"]), help="Override selection-mode."),
         click.option("--max-providers", type=click.IntRange(min=1), help="Override max-providers."),
-        click.option("--policy", "policy", multiple=True, metavar="KEY=VALUE", help="Runtime policy override."),
+        clikit.pairs_option("--policy", "policy", help_text="Runtime policy override (repeatable)."),
         click.option(
             "--skills-root",
             "skills_roots",
@@ -177,59 +177,65 @@ def resolution_options(f):
     return f
 
 
-def _resolve(ctx_args: dict, as_json: bool):
+def _clock(at: str | None) -> Clock:
+    """``--at TIMESTAMP``: a fixed clock for reproducible output; else the system clock."""
     from agentpack.clock import SYSTEM_CLOCK, FixedClock
+
+    try:
+        return FixedClock(at) if at else SYSTEM_CLOCK
+    except ValueError:
+        raise click.BadParameter(f"'{at}' is not an RFC 3339 time", param_hint="--at") from None
+
+
+def _consumer_contract(consumer: Path | None, contract_text: str | None) -> Any:
+    """The consumer contract of ``--consumer SKILL`` or ``--contract TEXT`` (``None`` for neither)."""
     from agentpack.errors import AgentpackError
     from agentpack.skillmd import read_skill
 
     from .grammar import ContractParseError, parse_contract
-    from .resolve import Resolver, ResolveRequest
 
-    a = ctx_args
-    consumer = None
-    if a["consumer"] is not None and a["contract_text"] is not None:
+    if consumer is not None and contract_text is not None:
         raise click.UsageError("give --consumer or --contract, not both")
-    if a["consumer"] is not None:
-        skill = read_skill(a["consumer"])
+    where: dict[str, Any] = {"file": "--contract"}
+    if consumer is not None:
+        skill = read_skill(consumer)
         text = skill.metadata.get("contract")
         if not isinstance(text, str):
             raise AgentpackError("the consumer skill has no metadata.contract string", **skill.where("/metadata"))
         where = skill.where("/metadata/contract")
-    elif a["contract_text"] is not None:
-        text, where = a["contract_text"], {"file": "--contract"}
+    elif contract_text is not None:
+        text = contract_text
     else:
-        text = where = None
-    if text is not None:
-        try:
-            consumer = parse_contract(text)
-        except ContractParseError as exc:
-            raise AgentpackError(
-                f"consumer contract: {exc.message} (column {exc.column})",
-                hint=exc.hint,
-                file=where.get("file"),
-                line=where.get("line"),
-            ) from None
-    policy = {}
-    for pair in a["policy"]:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"'{pair}' is not KEY=VALUE", param_hint="--policy")
-        policy[key.strip()] = value
+        return None
+    try:
+        return parse_contract(text)
+    except ContractParseError as exc:
+        raise AgentpackError(
+            f"consumer contract: {exc.message} (column {exc.column})",
+            hint=exc.hint,
+            file=where.get("file"),
+            line=where.get("line"),
+        ) from None
+
+
+def _resolve(a: dict[str, Any], as_json: bool) -> Resolution:
+    from .resolve import Resolver, ResolveRequest
+
+    policy = {key.strip(): value for key, value in a["policy"].items()}
     if a["selection"]:
         policy["selection-mode"] = a["selection"]
     if a["max_providers"]:
         policy["max-providers"] = str(a["max_providers"])
-    try:
-        clock = FixedClock(a["at"]) if a["at"] else SYSTEM_CLOCK
-    except ValueError:
-        raise click.BadParameter(f"'{a['at']}' is not an RFC 3339 time", param_hint="--at") from None
-    run_ids = (lambda: a["run_id"]) if a["run_id"] else None
+    consumer = _consumer_contract(a["consumer"], a["contract_text"])
+    clock = _clock(a["at"])
+    run_id = a["run_id"]
     resolver = Resolver(
         a["workspace"],
+        host=clikit.host(),
         skills_roots=a["skills_roots"],
         aliases_file=a["aliases_file"],
         clock=clock,
-        run_ids=run_ids,
+        run_ids=(lambda: run_id) if run_id else None,
         ephemeral_history=a["no_history"],
     )
     request = ResolveRequest(
@@ -247,31 +253,18 @@ def _resolve(ctx_args: dict, as_json: bool):
     return resolver.resolve(request, decide=_prompt if interactive else None)
 
 
-def _prompt(request) -> str:
+def _prompt(request: EmulationRequest) -> str:
     click.echo(
         f"required capabilities not resolved: {', '.join(request.unresolved) or '(no provider selected)'}", err=True
     )
     return click.prompt("choose", type=click.Choice(list(request.options)), default="abort", err=True)
 
 
-def _write_report(path: Path | None, report: dict) -> None:
-    if path is not None:
-        from agentpack.fsutil import atomic_write_json
-
-        atomic_write_json(path, report)
-
-
 @group.command()
 @resolution_options
-@click.option(
-    "--report",
-    "report_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the JSON report to this file.",
-)
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")
-def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> None:
+@report_option("Also write the capability_resolution_report (JSON) to this file.")
+@output_option(choices=TEXT_OR_JSON, command="dci resolve")
+def resolve(report_file: Path | None, output: str, **options: Any) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
 
     \b
@@ -280,14 +273,16 @@ def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> 
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
-    from .report import render_text
+    from .report import build_report, render_text
 
-    as_json = as_json or output == "json"
-    resolution = _resolve(options, as_json)
-    report = resolution.report()
-    _write_report(report_file, report)
-    if as_json:
-        print_json({"schema_version": 1, "command": "dci resolve", "ok": resolution.ok, "report": report})
+    resolution = _resolve(options, output == "json")
+    report = build_report(resolution)
+    if report_file is not None:
+        from agentpack.fsutil import atomic_write_json
+
+        atomic_write_json(report_file, report)
+    if output == "json":
+        emit_json("dci resolve", resolution.ok, report=report)
     else:
         click.echo(render_text(report), nl=False)
     if not resolution.ok:
@@ -304,32 +299,48 @@ def resolve(report_file: Path | None, output: str, as_json: bool, **options) -> 
 )
 @click.option("--candidate", "-c", help="Only this candidate (id or skill name).")
 @click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="Candidates to explain.")
-def explain(from_report: Path | None, candidate: str | None, limit: int, **options) -> None:
+@output_option(choices=TEXT_OR_JSON, command="dci explain")
+def explain(from_report: Path | None, candidate: str | None, limit: int, output: str, **options: Any) -> None:
     """Show each score's breakdown, the gates a candidate failed and which tie-break decided.
+
+    With -o json: the explained candidates' report entries and the run's statistics.
 
     \b
     Examples:
       agentpack dci explain --require web-search --candidate web-search
       agentpack dci resolve --require web-search --report run.json && agentpack dci explain --from-report run.json
     """
+    from .report import build_report, explained, render_explain
+
+    report = _saved_report(from_report) if from_report is not None else build_report(_resolve(options, False))
+    if output == "json":
+        emit_json(
+            "dci explain",
+            True,
+            run_id=report["run_id"],
+            statistics=report["statistics"],
+            candidates=explained(report, candidate, limit),
+        )
+        return
+    click.echo(render_explain(report, candidate, limit), nl=False)
+
+
+def _saved_report(path: Path) -> dict[str, Any]:
+    """A capability_resolution_report saved by ``resolve --report`` (or inside a ``--json`` envelope)."""
     from agentpack.errors import AgentpackError
 
-    from .report import render_explain
+    from .schemas_store import REPORT, store
 
-    if from_report is not None:
-        try:
-            data = json.loads(from_report.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise AgentpackError(f"cannot read the report: {exc}", file=str(from_report)) from None
-        report = data.get("report", data) if isinstance(data, dict) else None
-        from . import schemas_store
-
-        problems = schemas_store.store().validate(schemas_store.REPORT, report, file=str(from_report))
-        if problems:
-            raise AgentpackError(f"not a capability_resolution_report: {problems[0].message}", file=str(from_report))
-    else:
-        report = _resolve(options, False).report()
-    click.echo(render_explain(report, candidate, limit), nl=False)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AgentpackError(f"cannot read the report: {exc}", file=str(path)) from None
+    report = data.get("report", data) if isinstance(data, dict) else None
+    problems = store().validate(REPORT, report, file=str(path))
+    if problems or not isinstance(report, dict):
+        message = problems[0].message if problems else "not a JSON object"
+        raise AgentpackError(f"not a capability_resolution_report: {message}", file=str(path))
+    return report
 
 
 # -- record ----------------------------------------------------------------------------------
@@ -341,9 +352,9 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, **optio
 )
 @click.option("--skills-root", "skills_roots", multiple=True, type=click.Path(path_type=Path))
 @click.option("--at", "at", metavar="TIMESTAMP", help="Fixed RFC 3339 time (reproducible).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@output_option(choices=TEXT_OR_JSON, command="dci record")
 def record(
-    skill: str, success: bool, workspace: Path, skills_roots: tuple[Path, ...], at: str | None, as_json: bool
+    skill: str, success: bool, workspace: Path, skills_roots: tuple[Path, ...], at: str | None, output: str
 ) -> None:
     """Record one outcome of SKILL (an id, a skill name or a directory) in the reliability history.
 
@@ -352,29 +363,14 @@ def record(
       agentpack dci record web-search --success
       agentpack dci record "web-search::skills/web-search" --failure --workspace .
     """
-    from agentpack.clock import SYSTEM_CLOCK, FixedClock
-
     from .resolve import Resolver
 
-    try:
-        clock = FixedClock(at) if at else SYSTEM_CLOCK
-    except ValueError:
-        raise click.BadParameter(f"'{at}' is not an RFC 3339 time", param_hint="--at") from None
-    resolver = Resolver(workspace, skills_roots=skills_roots, clock=clock)
+    resolver = Resolver(workspace, host=clikit.host(), skills_roots=skills_roots, clock=_clock(at))
     candidate = resolver.find(skill)
     entry = resolver.history.record(candidate, success)
     path = resolver.history.path
-    if as_json:
-        print_json(
-            {
-                "schema_version": 1,
-                "command": "dci record",
-                "ok": True,
-                "candidate": candidate,
-                "path": str(path),
-                "entry": entry,
-            }
-        )
+    if output == "json":
+        emit_json("dci record", True, candidate=candidate, path=str(path), entry=entry)
         return
     click.echo(
         f"{candidate}: {'success' if success else 'failure'} recorded; success rate "

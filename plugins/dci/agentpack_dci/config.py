@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import schemas_store
+from .artifacts import require_valid
 
 CONFIG_FILE = Path(".dci") / "config.v1.json"
 BUILTIN_RUNTIMES = frozenset(
@@ -40,9 +41,7 @@ def load_config(workspace: Path) -> WorkspaceConfig:
     path = workspace / CONFIG_FILE
     if not path.is_file():
         return WorkspaceConfig()
-    data = schemas_store.require_valid(
-        path, schemas_store.CONFIG, code="DCI102", what="DCI config", display=CONFIG_FILE.as_posix()
-    )
+    data = require_valid(path, schemas_store.CONFIG, code="DCI102", what="DCI config", display=CONFIG_FILE.as_posix())
     return WorkspaceConfig(
         runtime_roots=tuple(data.get("runtime_roots", ())),
         external_roots=tuple(data.get("external_roots", ())),

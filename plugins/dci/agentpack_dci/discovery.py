@@ -18,6 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from agentpack.hashing import sha256_json, sha256_text
+from agentpack.skillmd import validate_skill_dir
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -56,10 +57,6 @@ class SkillRecord:
     meta: dict = field(default_factory=dict, repr=False)
     """The frontmatter as read (strings only)."""
     _metadata_hash: str | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def has_contract(self) -> bool:
-        return self.contract is not None
 
     @property
     def metadata_hash(self) -> str:
@@ -149,12 +146,8 @@ def _skill_dirs(root: Path) -> list[tuple[str, str, bool]]:
     return found
 
 
-def candidate_path(directory: Path, workspace: Path) -> str:
-    """The ``skill-path`` of a candidate id: workspace-relative when inside it, else absolute (POSIX)."""
-    return _id_path(os.path.realpath(directory), os.path.realpath(workspace))
-
-
 def _id_path(real: str, ws_real: str) -> str:
+    """The ``skill-path`` of a candidate id (both real paths): workspace-relative when inside it, else absolute."""
     if real == ws_real:
         return "."
     prefix = ws_real.rstrip(os.sep) + os.sep
@@ -183,8 +176,6 @@ def _read(skill_md: str) -> str | None:
 
 def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) -> _Parsed:
     """Validate one skill with the core and compute the token statistics every query reuses."""
-    from agentpack.skillmd import validate_skill_dir
-
     skill, findings = validate_skill_dir(directory, display=f"{path}/SKILL.md", text=text)
     errors = [f for f in findings if f.severity == "error"]
     if skill is None or errors:

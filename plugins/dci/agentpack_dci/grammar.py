@@ -32,6 +32,8 @@ ESCAPABLE = frozenset(",()=\\ ")
 class ContractParseError(AgentpackError):
     """A contract that breaks the grammar; ``column`` is 1-based in the contract text."""
 
+    column: int
+
     def __init__(self, message: str, column: int, *, hint: str | None = None) -> None:
         super().__init__(message, column=column, hint=hint)
 
@@ -137,7 +139,9 @@ class _Scanner:
         return len(self.word(_SPACE))
 
     def word(self, pattern: re.Pattern) -> str:
-        found = pattern.match(self.text, self.i).group()
+        """The run of ``pattern`` at the cursor (the patterns match the empty string too), consumed."""
+        match = pattern.match(self.text, self.i)
+        found = match.group() if match else ""
         self.i += len(found)
         return found
 

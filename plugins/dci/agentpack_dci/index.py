@@ -59,6 +59,11 @@ def similarity(a: str, b: str) -> float:
     return found
 
 
+def forget_similarities() -> None:
+    """Empty the Jaro-Winkler memo (a cold start, for benchmarks)."""
+    _JW.clear()
+
+
 def may_reach_threshold(a: str, b: str) -> bool:
     """A cheap necessary condition for Jaro-Winkler >= 0.90 (see docs/dci.md): the length ratio, then the
     Jaro-Winkler the pair would have if every common character matched without transpositions."""
@@ -70,7 +75,7 @@ def may_reach_threshold(a: str, b: str) -> bool:
     common = sum((Counter(a) & Counter(b)).values())  # matches can only pair equal characters
     jaro_max = (common / la + common / lb + 1.0) / 3.0
     prefix = 0
-    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX]):
+    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX], strict=False):  # the shorter prefix ends it
         if x != y:
             break
         prefix += 1
@@ -87,11 +92,12 @@ def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, str
     if record.contract is None:
         query = joined_stem(capability)
         best: Match | None = None
+        best_sim = 0.0
         for token in sorted(record.provisional):
             if may_reach_threshold(query, token):
                 sim = similarity(query, token)
-                if sim >= FUZZY_THRESHOLD and (best is None or sim > best.similarity):
-                    best = Match(capability, "provisional", token, sim)
+                if sim >= FUZZY_THRESHOLD and (best is None or sim > best_sim):
+                    best, best_sim = Match(capability, "provisional", token, sim), sim
         return best or Match(capability, "none")
     canonical = aliases.canonical(capability)
     best = None
@@ -207,6 +213,8 @@ class Corpus:
             if hit is None:
                 continue
             docs, tf = hit
+            if tf is None:  # pragma: no cover - description postings always carry term counts
+                continue
             idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
             norm = K1 * (1.0 - B + B * self.doc_length[docs] / self.avgdl)
             scores[docs] += idf * tf * (K1 + 1.0) / (tf + norm)

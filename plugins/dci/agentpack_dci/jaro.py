@@ -45,7 +45,7 @@ def jaro_winkler(a: str, b: str) -> float:
     """Jaro-Winkler similarity in [0, 1]."""
     j = jaro(a, b)
     prefix = 0
-    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX]):
+    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX], strict=False):  # the shorter prefix ends it
         if x != y:
             break
         prefix += 1

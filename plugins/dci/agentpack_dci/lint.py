@@ -14,18 +14,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpack.models import Finding
+from agentpack.errors import PackError, YamlError
+from agentpack.models import Finding, Severity
+from agentpack.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
+from . import schemas_store
+from .artifacts import load_json_artifact
+from .discovery import skill_files
 from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
 from .policy import PolicyError, parse_value
 
 OVERCLAIM_FLOOR = 20
-_NOTE_CODES = {
+_NOTE_CODES: dict[str, tuple[str, Severity]] = {
     "long-form": ("DCI021", "info"),
     "unknown-clause": ("DCI020", "warning"),
     "merged-clause": ("DCI022", "warning"),
     "duplicate-token": ("DCI011", "warning"),
 }
+
+
+def strictly(findings: list[Finding]) -> list[Finding]:
+    """``--strict``: warnings become errors."""
+    return [f.model_copy(update={"severity": "error"}) if f.severity == "warning" else f for f in findings]
 
 
 def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
@@ -40,16 +50,16 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     strict = contract.mode == "strict"
     for clause, cap in contract.invalid_tokens():
         message = f"{clause}({cap.value!r}) is not a valid capability token: it {cap.problem} (column {cap.column})"
-        hint = (
+        effect = (
             "a strict contract treats it as unresolved"
             if strict
             else "best-effort keeps it, with an invalid_token_penalty of 0.02 each"
         )
         make = Finding.error if strict else Finding.warning
-        findings.append(make("DCI010", message, hint=hint, **where))
+        findings.append(make("DCI010", message, hint=effect, **where))
     for code_name, message, column in contract.notes:
         code, severity = _NOTE_CODES[code_name]
-        hint = None
+        hint: str | None = None
         if code_name == "unknown-clause":
             written = message.split("'")[1]
             known = {c.lower(): c for c in (*CLAUSE_ORDER, *LONG_FORMS)}
@@ -86,9 +96,6 @@ def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
 
 def lint_skill(directory: Path, *, display: str | None = None, report_unreadable: bool = True) -> list[Finding]:
     """Findings for the ``metadata.contract`` of one skill directory (none when it has no contract)."""
-    from agentpack.errors import PackError
-    from agentpack.skillmd import find_skill_md, read_skill
-
     md = find_skill_md(directory)
     shown = display or (str(md) if md else str(directory))
     try:
@@ -106,6 +113,10 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
                 hint=exc.hint,
             )
         ]
+    return _contract_findings(skill)
+
+
+def _contract_findings(skill: Skill) -> list[Finding]:
     metadata = skill.meta.get("metadata")
     if not isinstance(metadata, dict) or "contract" not in metadata:
         return []
@@ -113,20 +124,17 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
 
 
 def lint_workspace(root: Path) -> list[Finding]:
-    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace."""
-    from agentpack.errors import YamlError
-    from agentpack.skillmd import find_skill_md, validate_skill_dir
+    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace.
 
-    from . import schemas_store
-    from .discovery import skill_files
-
+    Each SKILL.md is read once: the core's validation and the contract lint share the parsed skill.
+    """
     findings: list[Finding] = []
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)
     skills = root / "skills"
     for skill_md in skill_files(skills) if skills.is_dir() else []:
         rel = skill_md.relative_to(root).as_posix()
-        _, core = validate_skill_dir(skill_md.parent, display=rel)
+        skill, core = validate_skill_dir(skill_md.parent, display=rel)
         findings += [
             Finding.error(
                 "DCI100",
@@ -140,7 +148,8 @@ def lint_workspace(root: Path) -> list[Finding]:
             for f in core
             if f.severity == "error"
         ]
-        findings += lint_skill(skill_md.parent, display=rel, report_unreadable=False)
+        if skill is not None:
+            findings += _contract_findings(skill)
     artifacts = (
         (".dci/aliases.v1.json", schemas_store.ALIASES, "DCI101"),
         (".dci/config.v1.json", schemas_store.CONFIG, "DCI102"),
@@ -151,7 +160,7 @@ def lint_workspace(root: Path) -> list[Finding]:
         if not path.is_file():
             continue
         try:
-            _, found = schemas_store.load_json_artifact(path, schema_id, code=code, display=rel)
+            _, found = load_json_artifact(path, schema_id, code=code, display=rel)
         except YamlError as exc:
             found = [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column)]
         findings += found

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from agentpack.models import Detection, Finding, Pack
 
 FORMAT = "dci"
 _CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
@@ -40,14 +47,14 @@ def _has_contract_skills(skills: Path) -> bool:
 
 
 @hookimpl
-def agentpack_add_hookspecs(pluginmanager):
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT,
@@ -59,7 +66,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_detect(path):
+def agentpack_detect(path: Path) -> Detection | None:
     if not path.is_dir():
         return None
     from agentpack.models import Detection
@@ -73,9 +80,7 @@ def agentpack_detect(path):
 
 
 @hookimpl
-def agentpack_load(path, format):
-    if format != FORMAT:
-        return None
+def agentpack_load(path: Path) -> Pack:
     from agentpack.errors import PackError
     from agentpack.models import Pack
 
@@ -85,8 +90,8 @@ def agentpack_load(path, format):
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
-    from .lint import lint_skill, lint_workspace
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
+    from .lint import lint_skill, lint_workspace, strictly
 
     if pack.format == FORMAT:
         findings = lint_workspace(pack.root)
@@ -94,17 +99,11 @@ def agentpack_validate(pack, strict):
         findings = lint_skill(pack.root, display=str(pack.root / "SKILL.md"), report_unreadable=False)
     else:
         return None
-    if strict:
-        from agentpack.models import Finding
-
-        findings = [
-            Finding(**{**f.model_dump(), "severity": "error"}) if f.severity == "warning" else f for f in findings
-        ]
-    return findings
+    return strictly(findings) if strict else findings
 
 
 @hookimpl
-def agentpack_register_commands(register):
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             name="dci",

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentpack.errors import AgentpackError
+
 THRESHOLDS = ("min-total-score", "min-contract-score", "min-required-coverage")
 KEYS = (*THRESHOLDS, "max-candidates", "selection-mode", "max-providers", "on-missing-required")
 SELECTION_MODES = ("single", "cover")
@@ -18,7 +20,7 @@ ON_MISSING = ("hard-fail", "offer-emulation", "auto-emulate")
 STRICTNESS = {"hard-fail": 3, "offer-emulation": 2, "auto-emulate": 1}
 
 
-class PolicyError(ValueError):
+class PolicyError(AgentpackError):
     """A policy key or value that is not allowed (message says what is expected)."""
 
 

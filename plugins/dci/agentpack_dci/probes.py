@@ -1,16 +1,22 @@
-"""Capability probes and the offer-emulation decision: the values the dci hooks exchange."""
+"""Capability probes and the offer-emulation decision: the values the dci hooks exchange.
+
+Named tuples, as the core's registration values are.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .discovery import SkillRecord
 
 DECISIONS = ("emulate", "continue-with-partial", "abort")
 
 
-@dataclass(frozen=True)
-class ProbeTarget:
+class ProbeTarget(NamedTuple):
     """What a probe is asked to check: can ``candidate_id`` really provide ``capability``?"""
 
     candidate_id: str
@@ -19,22 +25,24 @@ class ProbeTarget:
     capability: str
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(NamedTuple):
+    """A capability probe, registered through ``agentpack_dci_register_probes``: ``run(target) -> passed``."""
+
     capability: str
     name: str
     run: Callable[[ProbeTarget], bool]
 
 
-@dataclass(frozen=True)
-class ProbeRun:
+class ProbeRun(NamedTuple):
+    """One probe run, as the report lists it."""
+
     candidate_id: str
     capability: str
     probe: str
     passed: bool
     detail: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "candidate": self.candidate_id,
             "capability": self.capability,
@@ -44,8 +52,7 @@ class ProbeRun:
         }
 
 
-@dataclass(frozen=True)
-class EmulationRequest:
+class EmulationRequest(NamedTuple):
     """The pause of ``offer-emulation``: which capabilities are missing and who was selected."""
 
     unresolved: tuple[str, ...]
@@ -68,10 +75,10 @@ class ProbeRunner:
             by_capability.setdefault(probe.capability, []).append(probe)
         return cls(by_capability)
 
-    def available(self, capabilities) -> list[str]:
+    def available(self, capabilities: Iterable[str]) -> list[str]:
         return [c for c in capabilities if c in self.probes]
 
-    def check(self, record, capabilities) -> bool | None:
+    def check(self, record: SkillRecord, capabilities: Iterable[str]) -> bool | None:
         """``None`` when no probe exists for any of ``capabilities``; else whether every probe passed."""
         wanted = self.available(capabilities)
         if not wanted:
@@ -84,7 +91,7 @@ class ProbeRunner:
             ok = ok and self._done[key]
         return ok
 
-    def _run(self, record, capability: str) -> bool:
+    def _run(self, record: SkillRecord, capability: str) -> bool:
         target = ProbeTarget(record.id, record.name, record.directory, capability)
         passed = True
         for probe in self.probes[capability]:

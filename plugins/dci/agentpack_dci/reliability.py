@@ -17,6 +17,7 @@ from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 
 from . import schemas_store
+from .artifacts import require_valid
 
 STATE_FILE = Path(".dci") / "state" / "reliability.v1.json"
 WINDOW = 20
@@ -94,7 +95,7 @@ class ReliabilityStore:
             self.data, self.reason = self._empty(), f"unusable state file: {exc.message}"
 
     def _read(self) -> dict[str, Any]:
-        return schemas_store.require_valid(
+        return require_valid(
             self.path, schemas_store.RELIABILITY, code="DCI103", what="reliability state", display=STATE_FILE.as_posix()
         )
 
@@ -127,7 +128,9 @@ class ReliabilityStore:
             }
             data["candidates"][candidate_id] = entry
             data["updated_at"] = now
-            schemas_store.store().validator(schemas_store.RELIABILITY).validate(data)
+            problems = schemas_store.store().validate(schemas_store.RELIABILITY, data)
+            if problems:  # a bug: never write a state the next run would reject
+                raise RuntimeError(f"the new reliability state is invalid: {problems[0].message}")
             atomic_write_json(self.path, data)
         self.loaded_key = None
         self.reason = None

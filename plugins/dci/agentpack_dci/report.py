@@ -7,18 +7,16 @@ that compares shapes with the origin strips exactly these).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .grammar import PARSER_VERSION
 from .index import Match
+from .model import Resolution
 from .reliability import STATE_FILE
 from .scoring import DIGITS, r6
 from .selection import TIE_BREAKERS, id_hash
-
-if TYPE_CHECKING:
-    from .resolve import Resolution
 
 EXTENSION_KEYS = (
     "status",
@@ -77,7 +75,7 @@ def _relevant(res: Resolution) -> list[int]:
 def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     t, sel, q = res.table, res.selection, res.query
     record = res.corpus.records[i]
-    history = res.resolver.history.history(record.id)
+    history = res.history.history(record.id)
     final = sel.final
     reasons = res.selector.reasons(i, final)
     if i in sel.probe_rejected:
@@ -178,8 +176,8 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
 def build_report(res: Resolution) -> dict[str, Any]:
     """The run artifact; valid against ``capability-resolution-report.v1.schema.json``."""
     q, sel, out, d = res.query, res.selection, res.outcome, res.discovery
-    store = res.resolver.history
-    aliases = res.resolver.aliases
+    store = res.history
+    aliases = res.aliases
     primary = aliases.primary
     listed = _relevant(res)
     reliability: dict[str, Any] = {"mode": store.mode, "schema_version": "1", "updated_at": store.updated_at}
@@ -295,6 +293,12 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def explained(report: dict[str, Any], candidate: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+    """The report's entries ``explain`` shows: the one ``candidate`` (id or name), else the first ``limit``."""
+    chosen = [c for c in report["candidates"] if candidate in (None, c["id"], c["name"])]
+    return chosen[: None if candidate else limit]
+
+
 def render_explain(report: dict[str, Any], candidate: str | None = None, limit: int = 5) -> str:
     """Every score of the chosen candidates, the gates they failed, and which tie-break decided."""
     lines = [render_text(report).split("\n\n")[0], ""]
@@ -304,10 +308,10 @@ def render_explain(report: dict[str, Any], candidate: str | None = None, limit: 
         f"over-claim limit: P count > {stats['overclaim_limit']} (median {stats['p_median']}); "
         f"inflation rule: {inflation['rule']}"
     )
-    chosen = [c for c in report["candidates"] if candidate in (None, c["id"], c["name"])]
+    chosen = explained(report, candidate, limit)
     if candidate is not None and not chosen:
         return "\n".join(lines) + f"\nno listed candidate matches '{candidate}'\n"
-    for c in chosen[: None if candidate else limit]:
+    for c in chosen:
         s, p = c["scores"], c["penalties"]
         lines.append("")
         lines.append(

@@ -10,9 +10,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,78 +21,21 @@ from agentpack.errors import AgentpackError
 from .aliases import AliasResolver, load_resolver
 from .config import BUILTIN_RUNTIMES, load_config, state_root
 from .discovery import Discovery, SkillCache, discover
-from .grammar import PARSER_VERSION, Contract
-from .index import Corpus
+from .grammar import PARSER_VERSION
+from .index import Corpus, forget_similarities
+from .model import Outcome, Resolution, ResolveRequest
 from .policy import STRICTNESS, EffectivePolicy, PolicyError, parse_pairs, resolve_policy
 from .probes import DECISIONS, EmulationRequest, Probe, ProbeRunner
 from .reliability import ReliabilityStore
-from .scoring import Query, ScoreTable, score
+from .scoring import Query, score
 from .selection import Selection, Selector
-from .text import tokenize
+from .text import forget_stems, tokenize
 from .tokens import token_problem
 
+if TYPE_CHECKING:
+    from agentpack.plugins import Host
+
 Decider = Callable[[EmulationRequest], "str | None"]
-
-
-@dataclass
-class ResolveRequest:
-    required: list[str] = field(default_factory=list)
-    optional: list[str] = field(default_factory=list)
-    query: str | None = None
-    mode: str | None = None
-    runtime: str = "cli"
-    consumer: Contract | None = None
-    policy: dict[str, str] = field(default_factory=dict)
-    """Runtime/user overrides, as written (``{"selection-mode": "cover"}``)."""
-    decision: str | None = None
-    listing: str = "relevant"
-
-
-@dataclass
-class Outcome:
-    policy: str
-    outcome: str
-    user_decision: str | None = None
-    decision_source: str | None = None
-    emulated: list[str] = field(default_factory=list)
-
-    @property
-    def degraded(self) -> bool:
-        return self.outcome in ("emulated", "continued-partial")
-
-    @property
-    def status(self) -> str:
-        return {"not-needed": "resolved", "failed": "failed", "aborted": "aborted"}.get(self.outcome, "degraded")
-
-
-@dataclass
-class Resolution:
-    """Everything one run decided; ``report()`` renders the capability_resolution_report."""
-
-    resolver: Resolver
-    request: ResolveRequest
-    query: Query
-    policy: EffectivePolicy
-    discovery: Discovery
-    corpus: Corpus
-    table: ScoreTable
-    selector: Selector
-    selection: Selection
-    outcome: Outcome
-    selected: list[int]
-    probes: ProbeRunner
-    run_id: str
-    generated_at: str
-    query_source: str
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome.status in ("resolved", "degraded")
-
-    def report(self) -> dict[str, Any]:
-        from .report import build_report
-
-        return build_report(self)
 
 
 @contextmanager
@@ -116,10 +58,8 @@ def gc_paused():
 
 def clear_memos() -> None:
     """Forget the process-wide memos (Porter stems, Jaro-Winkler pairs): a cold start, for benchmarks."""
-    from . import index, text
-
-    text._STEMS.clear()
-    index._JW.clear()
+    forget_stems()
+    forget_similarities()
 
 
 def _check_capabilities(values: list[str], what: str) -> list[str]:
@@ -137,13 +77,20 @@ def _check_capabilities(values: list[str], what: str) -> list[str]:
 
 
 class Resolver:
+    """Resolutions over one workspace.
+
+    ``host`` is the plugin host whose dci hooks are consulted (runtime skill
+    roots, probes, the offer-emulation decision); without one, none are.
+    ``probes`` replaces the probes the hooks would register.
+    """
+
     def __init__(
         self,
         workspace: str | Path,
         *,
         skills_roots: tuple[str | Path, ...] = (),
         aliases_file: str | Path | None = None,
-        host=None,
+        host: Host | None = None,
         clock: Clock = SYSTEM_CLOCK,
         run_ids: IdSource | None = None,
         ephemeral_history: bool = False,
@@ -152,10 +99,6 @@ class Resolver:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise AgentpackError(f"workspace is not a directory: {workspace}")
-        if host is None:
-            from agentpack.plugins import get_host
-
-            host = get_host()
         self.host = host
         self.clock = clock
         self.run_ids = run_ids or random_ids()
@@ -167,13 +110,11 @@ class Resolver:
         self.history = ReliabilityStore(state_root(self.workspace), clock=clock, ephemeral=ephemeral_history)
         self.skill_cache = SkillCache()
         self.match_cache: dict = {}
-        self.corpus: Corpus | None = None
-        self.discovery: Discovery | None = None
-        self.refresh()
+        self.discovery, self.corpus = self._scan(None)
 
     # -- hooks -----------------------------------------------------------------------------------
-    def _hook(self, name: str):
-        return getattr(self.host.pm.hook, name, None)
+    def _hook(self, name: str) -> Any:
+        return getattr(self.host.pm.hook, name, None) if self.host is not None else None
 
     def _hook_roots(self) -> list[str | Path]:
         hook = self._hook("agentpack_dci_skill_roots")
@@ -191,18 +132,22 @@ class Resolver:
     # -- indexes -----------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-scan the skill roots; re-parse only changed files; rebuild the index when the set changed."""
+        self.discovery, self.corpus = self._scan(self.corpus)
+
+    def _scan(self, corpus: Corpus | None) -> tuple[Discovery, Corpus]:
         with gc_paused():
-            self.discovery = discover(
+            discovery = discover(
                 self.workspace,
                 self.config,
                 runtime_roots=self.runtime_roots,
                 external_roots=self.skills_roots,
                 cache=self.skill_cache,
             )
-            if self.corpus is None or self.corpus.fingerprint != self.discovery.fingerprint:
-                self.corpus = Corpus(self.discovery.records, self.discovery.fingerprint)
+            if corpus is None or corpus.fingerprint != discovery.fingerprint:
+                corpus = Corpus(discovery.records, discovery.fingerprint)
         if len(self.match_cache) > 200_000:
             self.match_cache.clear()
+        return discovery, corpus
 
     def find(self, skill: str) -> str:
         """A candidate id from an id, a skill name or a skill directory."""
@@ -269,7 +214,6 @@ class Resolver:
         selection = selector.run()
         outcome, selected = self._on_missing(request, policy, selection, decide)
         return Resolution(
-            self,
             request,
             query,
             policy,
@@ -281,6 +225,8 @@ class Resolver:
             outcome,
             selected,
             probes,
+            self.history,
+            self.aliases,
             self.run_ids(),
             self.clock.iso(),
             "query option" if request.query is not None else "capability ids",
@@ -326,10 +272,13 @@ class Resolver:
             return request.decision, "option"
         ask = EmulationRequest(tuple(unresolved), tuple(self.corpus.records[i].id for i in selection.selected))
         hook = self._hook("agentpack_dci_emulation_decision")
-        for source, answer in (("hook", hook), ("prompt", decide)):
-            if answer is None:
-                continue
-            choice = answer(request=ask) if source == "hook" else answer(ask)
+        answers: list[tuple[str, Decider]] = []
+        if hook is not None:
+            answers.append(("hook", lambda ask: hook(request=ask)))
+        if decide is not None:
+            answers.append(("prompt", decide))
+        for source, answer in answers:
+            choice = answer(ask)
             if choice is not None:
                 if choice not in DECISIONS:
                     raise AgentpackError(f"the {source} answered '{choice}'; expected {', '.join(DECISIONS)}")

@@ -48,6 +48,10 @@ class Query:
         return self.required or self.optional
 
 
+def _unset() -> np.ndarray:
+    return np.empty(0)
+
+
 @dataclass
 class ScoreTable:
     """Component arrays (one entry per candidate) plus per-candidate match details for touched ones."""
@@ -60,14 +64,15 @@ class ScoreTable:
     s_namepath: np.ndarray
     s_runtime: np.ndarray
     unknown_runtime: dict[int, list[str]]
-    s_total: np.ndarray = field(default=None)  # type: ignore[assignment]
-    s_skill: np.ndarray = field(default=None)  # type: ignore[assignment]
-    invalid_penalty: np.ndarray = field(default=None)  # type: ignore[assignment]
-    unknown_clause_penalty: np.ndarray = field(default=None)  # type: ignore[assignment]
-    overclaim_penalty: np.ndarray = field(default=None)  # type: ignore[assignment]
-    inflated: np.ndarray = field(default=None)  # type: ignore[assignment]
-    inflation_penalty: np.ndarray = field(default=None)  # type: ignore[assignment]
-    multiplier: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # filled in by ``score`` once the components are known
+    s_total: np.ndarray = field(default_factory=_unset)
+    s_skill: np.ndarray = field(default_factory=_unset)
+    invalid_penalty: np.ndarray = field(default_factory=_unset)
+    unknown_clause_penalty: np.ndarray = field(default_factory=_unset)
+    overclaim_penalty: np.ndarray = field(default_factory=_unset)
+    inflated: np.ndarray = field(default_factory=_unset)
+    inflation_penalty: np.ndarray = field(default_factory=_unset)
+    multiplier: np.ndarray = field(default_factory=_unset)
     statistics: dict = field(default_factory=dict)
 
     def penalties(self, i: int) -> float:

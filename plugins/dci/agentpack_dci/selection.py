@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -68,7 +69,9 @@ class Selector:
         self.resolved_count = counts
         self.hints: dict[int, Hints] = {}
         for i in corpus.hinted:
-            self.hints[i] = provider_hints(corpus.records[i].contract.policy, self.effective)
+            contract = corpus.records[i].contract
+            if contract is not None:  # hinted candidates are those whose contract has Pol(...)
+                self.hints[i] = provider_hints(contract.policy, self.effective)
 
     # -- scores ------------------------------------------------------------------------------
     def final_scores(self) -> np.ndarray:
@@ -227,7 +230,7 @@ class Selector:
 
     def _tie_steps(self, ranked: list[int], final: np.ndarray) -> dict[int, int]:
         steps: dict[int, int] = {}
-        for a, b in zip(ranked, ranked[1:]):
+        for a, b in pairwise(ranked):
             ka, kb = self.key(a, final), self.key(b, final)
             if ka[0] != kb[0]:
                 continue

@@ -7,8 +7,9 @@ manifest, the skill's own declaration is the only limit (an info finding says so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.records import Record
 
@@ -50,6 +51,12 @@ class AccessManifest(Record):
         sub = self.doc.data.get("subprocess") if isinstance(self.doc.data, dict) else None
         return bool(isinstance(sub, dict) and sub.get("allowed") is True)
 
+    @property
+    def sandbox_required(self) -> bool:
+        """``sandbox.required: true``: a run whose sandbox lacks a protection here is refused."""
+        box = self.doc.data.get("sandbox") if isinstance(self.doc.data, dict) else None
+        return bool(isinstance(box, dict) and box.get("required") is True)
+
     def approval(self, approval_id: str | None, skill_id: str) -> bool:
         network = self.doc.data.get("network") if isinstance(self.doc.data, dict) else None
         for entry in (network or {}).get("approvals") or []:
@@ -70,7 +77,7 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
     from agentpack.errors import YamlError
     from agentpack.yamlio import load_yaml
 
-    from .store import ACCESS_SCHEMA, bundled, bundled_validator, schemas
+    from .schemas_store import ACCESS_SCHEMA, bundled, store
 
     try:
         doc = load_yaml(path, display=display or str(path))
@@ -80,16 +87,17 @@ def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManife
         return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
     from agentpack.quickschema import is_valid
 
-    if is_valid(bundled(ACCESS_SCHEMA), doc.data) or bundled_validator(ACCESS_SCHEMA).is_valid(doc.data):
+    if is_valid(bundled(ACCESS_SCHEMA), doc.data):  # the common case, without the schema machinery
         return AccessManifest(doc), []
-    return None, schemas().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
+    findings = store().validate(ACCESS_SCHEMA, doc.data, document=doc, code="SKC155")
+    return (None, findings) if findings else (AccessManifest(doc), [])
 
 
 class Grants(Record):
     """What a run grants: the intersection of the skill's declaration and the manifest."""
 
     __slots__ = ("env", "withheld_env", "read_globs", "write_globs", "network", "subprocess", "notes")
-    DEFAULTS = {"notes": list}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"notes": list}
     env: list[str]
     withheld_env: list[str]
     read_globs: list[str]

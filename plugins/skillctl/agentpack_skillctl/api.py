@@ -11,7 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .runner import RunOptions, RunResult
+from .describe import describe, listing
+from .library import find_skill as _find
+from .library import library_root
+from .manifest import load_skill
+from .prepare import prepare
+from .runner import RunOptions, RunResult, run_prepared
 
 __all__ = ["RunResult", "describe_skill", "find_skill", "list_skills", "run_skill", "validate_skill"]
 
@@ -27,19 +32,18 @@ def run_skill(
     cache_dir: str | Path | None = None,
     check_determinism: bool = False,
     on_stderr: Callable[[bytes], None] | None = None,
+    require_sandbox: bool = False,
 ) -> RunResult:
     """Run one skill on ``input_obj`` (a JSON value) and return ``RunResult(status, output, report)``.
 
     ``path_or_id`` is a skill folder or a ``skill.id`` looked up in ``root`` (a
-    ``skills/`` tree; default $SKILLCTL_ROOT or ./skills). ``workspace`` is the
+    ``skills/`` tree; default $AGENTPACK_SKILLCTL_ROOT or ./skills). ``workspace`` is the
     folder the skill's filesystem globs are relative to (default: the current
-    directory). Failures of the skill are statuses, not exceptions; an unknown
+    directory). ``require_sandbox`` refuses the run (status ``error``) when this
+    machine cannot give the sandbox every protection (the report's ``sandbox``
+    section lists them). Failures of the skill are statuses, not exceptions; an unknown
     skill or an invalid contract raises ``agentpack.errors.AgentpackError``.
     """
-    from .library import find_skill as _find
-    from .prepare import prepare
-    from .runner import run_prepared
-
     prepared = prepare(_find(path_or_id, root))
     options = RunOptions(
         workspace=Path(workspace) if workspace is not None else Path.cwd(),
@@ -48,33 +52,28 @@ def run_skill(
         cache_dir=Path(cache_dir) if cache_dir else None,
         check_determinism=check_determinism,
         on_stderr=on_stderr,
+        require_sandbox=require_sandbox,
     )
     return run_prepared(prepared, options, value=input_obj)
 
 
 def find_skill(path_or_id: str | Path, root: str | Path | None = None) -> Path:
-    from .library import find_skill as _find
-
+    """A skill folder from a folder path or a ``skill.id`` (looked up in ``root``)."""
     return _find(path_or_id, root)
 
 
 def describe_skill(path_or_id: str | Path, root: str | Path | None = None) -> dict[str, Any]:
     """The skill's contract as JSON: ``skill.yaml`` plus its loaded input and output schemas."""
-    from .describe import describe
-
     return describe(find_skill(path_or_id, root))
 
 
 def list_skills(root: str | Path | None = None) -> list[dict[str, Any]]:
-    from .describe import listing
-    from .library import library_root
-
+    """A summary of every skill of the library root (unreadable ones carry ``error``)."""
     return listing(library_root(root))
 
 
 def validate_skill(path_or_id: str | Path, *, root: str | Path | None = None, strict: bool = False):
     """Findings (``agentpack.models.Finding``) for one skill folder."""
-    from .manifest import load_skill
-    from .validation import validate_skill as _validate
+    from .validation import validate_skill as _validate  # agentpack.models: pydantic, only when asked
 
     return _validate(load_skill(find_skill(path_or_id, root)), strict=strict)

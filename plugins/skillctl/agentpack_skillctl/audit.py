@@ -13,7 +13,7 @@ SEP = "\x1e"
 
 def _git(repo: Path, *args: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AgentpackError(f"cannot run git: {exc}") from None
     if done.returncode != 0:

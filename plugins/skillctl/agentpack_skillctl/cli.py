@@ -7,30 +7,30 @@ from pathlib import Path
 
 import click
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from agentpack import clikit
+from agentpack.clikit import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    emit_json,
+    emit_report,
+    output_option,
+    report_option,
+)
+
+from . import env
+
+TEXT_OR_JSON = ("text", "json")
 
 
-def _envelope(command: str, ok: bool, **fields) -> None:
-    click.echo(
-        json.dumps(
-            {"schema_version": 1, "command": command, "ok": ok, **fields}, indent=2, ensure_ascii=False, default=str
-        )
-    )
-
-
-def _output_option(f):
-    from agentpack.cli import output_option
-
-    return output_option()(f)
-
-
-@click.group(context_settings=CONTEXT)
+@clikit.group()
 @click.option(
     "--root",
-    envvar="SKILLCTL_ROOT",
+    envvar=list(env.ROOT),
     type=click.Path(file_okay=False, path_type=Path),
-    help="The skills/ tree (or a folder holding one). Default: $SKILLCTL_ROOT, else ./skills.",
+    help="The skills/ tree (or a folder holding one). Default: $AGENTPACK_SKILLCTL_ROOT (alias $SKILLCTL_ROOT), "
+    "else ./skills.",
 )
 @click.pass_context
 def skill(ctx: click.Context, root: Path | None) -> None:
@@ -48,9 +48,9 @@ def skill(ctx: click.Context, root: Path | None) -> None:
 
 
 @skill.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@output_option(choices=TEXT_OR_JSON, command="skill list")
 @click.pass_context
-def list_(ctx: click.Context, as_json: bool) -> None:
+def list_(ctx: click.Context, output: str) -> None:
     """List the skills of the library root.
 
     \b
@@ -62,8 +62,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 
     root = library_root(ctx.obj["root"])
     skills = list_skills(root)
-    if as_json:
-        _envelope("skill list", True, root=str(root), skills=skills)
+    if output == "json":
+        emit_json("skill list", True, root=str(root), skills=skills)
         return
     for s in skills:
         if s.get("error"):
@@ -74,9 +74,9 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 
 @skill.command()
 @click.argument("ref")
-@click.option("--json", "as_json", is_flag=True, help="Print the contract and both schemas as JSON.")
+@output_option(choices=TEXT_OR_JSON, command="skill describe")
 @click.pass_context
-def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
+def describe(ctx: click.Context, ref: str, output: str) -> None:
     """Show a skill's contract: REF is a skill.id or a skill folder.
 
     \b
@@ -86,8 +86,8 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
     from .api import describe_skill
 
     info = describe_skill(ref, ctx.obj["root"])
-    if as_json:
-        _envelope("skill describe", "errors" not in info, skill=info)
+    if output == "json":
+        emit_json("skill describe", "errors" not in info, skill=info)
         return
     m = info["manifest"]
     access = (m.get("security") or {}).get("access") or {}
@@ -106,7 +106,7 @@ def describe(ctx: click.Context, ref: str, as_json: bool) -> None:
 @click.argument("refs", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Validate the whole library root as a tree.")
 @click.option("--strict", is_flag=True, help="Also require README.md and an access manifest.")
-@_output_option
+@output_option(command="skill validate")
 @click.pass_context
 def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool, output: str) -> None:
     """Validate skills (by id or folder), or the whole tree with --all; exit 1 on any error.
@@ -116,7 +116,6 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
       skillctl validate --all
       agentpack skill validate fs.hash_tree --strict -o sarif > skills.sarif
     """
-    from agentpack.cli import emit_report
     from agentpack.clock import SYSTEM_CLOCK
     from agentpack.errors import PackError
     from agentpack.models import Finding, Report, ValidationItem
@@ -178,11 +177,18 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Cache folder. Default: $SKILLCTL_CACHE_DIR or ~/.cache/agentpack/skillctl.",
+    help="Cache folder. Default: $AGENTPACK_SKILLCTL_CACHE_DIR (alias $SKILLCTL_CACHE_DIR) "
+    "or ~/.cache/agentpack/skillctl.",
 )
 @click.option("--check-determinism", is_flag=True, help="Run twice and fail unless the output bytes are equal.")
 @click.option("--quiet-logs", is_flag=True, help="Do not pass the skill's stderr logs through.")
+# --output names the output file here (spec 9, as the origin's runner): JSON is --json only
 @click.option("--json", "as_json", is_flag=True, help="Print an envelope with the output and the run report.")
+@click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Refuse to run when this machine cannot give the sandbox every protection (see the report's sandbox).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -197,6 +203,7 @@ def run(
     check_determinism: bool,
     quiet_logs: bool,
     as_json: bool,
+    require_sandbox: bool,
 ) -> None:
     """Run skill REF (a skill.id or folder) on an input JSON; exit 1 unless the run is ok.
 
@@ -221,6 +228,7 @@ def run(
         check_determinism=check_determinism,
         quiet_logs=quiet_logs,
         as_json=as_json,
+        require_sandbox=require_sandbox,
     )
     if code:
         raise SystemExit(code)
@@ -230,20 +238,15 @@ def run(
 @click.argument("refs", nargs=-1)
 @click.option("--filter", "filter_", help="Only cases whose id contains this (e.g. fixture:basic, test:).")
 @click.option("--check-determinism", is_flag=True, help="Run each fixture twice and compare output bytes.")
-@click.option(
-    "--report",
-    "report_file",
-    type=click.Path(dir_okay=False),
-    help="Also write a report file (.html, .xml, .json, .sarif by suffix).",
-)
-@_output_option
+@report_option()
+@output_option(command="skill test")
 @click.pass_context
 def test(
     ctx: click.Context,
     refs: tuple[str, ...],
     filter_: str | None,
     check_determinism: bool,
-    report_file: str | None,
+    report_file: Path | None,
     output: str,
 ) -> None:
     """Run the fixtures and tests/ of every skill (or of the named ones); exit 1 on a failure.
@@ -253,7 +256,6 @@ def test(
       skillctl test
       agentpack skill test fs.hash_tree --check-determinism -o junit > junit.xml
     """
-    from agentpack.cli import emit_report
     from agentpack.clock import SYSTEM_CLOCK
     from agentpack.models import EvalOptions, Report
 
@@ -303,8 +305,8 @@ def new(ctx: click.Context, skill_id: str, slug: str, spec_id: str, description:
     show_default=True,
     help="The git repository.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def audit_commits(rev_range: str | None, repo: Path, as_json: bool) -> None:
+@output_option(choices=TEXT_OR_JSON, command="skill audit-commits")
+def audit_commits(rev_range: str | None, repo: Path, output: str) -> None:
     """Report commits that touch more than one skill package (one skill per commit); exit 1 if any.
 
     REV_RANGE is anything git log takes (default: HEAD, the whole history).
@@ -317,8 +319,8 @@ def audit_commits(rev_range: str | None, repo: Path, as_json: bool) -> None:
     from .audit import audit
 
     result = audit(repo, rev_range or "HEAD")
-    if as_json:
-        _envelope("skill audit-commits", not result["violations"], **result)
+    if output == "json":
+        emit_json("skill audit-commits", not result["violations"], **result)
     else:
         for v in result["violations"]:
             click.echo(

@@ -18,18 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .env import CACHE_DIR, PREPARED_CACHE, lookup
 
 FORMAT = 1
 SETTLE_NS = 2_000_000_000
-DISABLE_ENV = "SKILLCTL_PREPARED_CACHE"
-"""Set to ``off`` to neither read nor write these entries."""
+DISABLE_ENV = PREPARED_CACHE[0]
+"""Set to ``off`` to neither read nor write these entries (alias: ``SKILLCTL_PREPARED_CACHE``)."""
 
 Stamp = list  # [path, size, mtime_ns, inode] or [path, None] when missing
 
 
 def default_dir() -> Path:
-    """``$SKILLCTL_CACHE_DIR``, else ``$XDG_CACHE_HOME/agentpack/skillctl`` (``~/.cache/...``)."""
-    base = os.environ.get("SKILLCTL_CACHE_DIR")
+    """``$AGENTPACK_SKILLCTL_CACHE_DIR`` (alias ``$SKILLCTL_CACHE_DIR``), else
+    ``$XDG_CACHE_HOME/agentpack/skillctl`` (``~/.cache/...``)."""
+    base = lookup(CACHE_DIR)
     if base:
         return Path(base)
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -37,7 +39,7 @@ def default_dir() -> Path:
 
 
 def enabled() -> bool:
-    return os.environ.get(DISABLE_ENV, "").lower() not in ("off", "0", "no", "false")
+    return (lookup(PREPARED_CACHE) or "").lower() not in ("off", "0", "no", "false")
 
 
 def stamp(path: str) -> Stamp:

@@ -13,6 +13,7 @@ import selectors
 import subprocess
 import time
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from agentpack.proc import kill_group, pidfd
 from agentpack.records import Record, constant
@@ -35,7 +36,7 @@ class Pumped(Record):
         "returncode",
         "chunks",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "stdout": constant(b""),
         "stdout_overflow": constant(False),
         "stderr_kept": constant(b""),
@@ -46,6 +47,15 @@ class Pumped(Record):
         "returncode": constant(None),
         "chunks": list,
     }
+    stdout: bytes
+    stdout_overflow: bool
+    stderr_kept: bytes
+    stderr_bytes: int
+    stderr_truncated: bool
+    timed_out: bool
+    leftover_killed: int
+    returncode: int | None
+    chunks: list[bytes]
 
 
 def pump(
@@ -68,9 +78,9 @@ def pump(
             sel.register(proc.stdin, selectors.EVENT_WRITE)
         else:
             proc.stdin.close()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            sel.register(stream, selectors.EVENT_READ)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            sel.register(pipe, selectors.EVENT_READ)
     exit_fd = pidfd(proc.pid)
     if exit_fd is not None:
         sel.register(exit_fd, selectors.EVENT_READ)
@@ -78,7 +88,7 @@ def pump(
     offset = 0
     exited_at: float | None = None
     try:
-        while sel.get_map():
+        while sel.get_map() and not result.stdout_overflow:
             now = time.monotonic()
             if now >= deadline:
                 result.timed_out = True
@@ -92,12 +102,12 @@ def pump(
             else:
                 wait = deadline - now if exit_fd is not None else min(deadline - now, 0.25)
             for key, _ in sel.select(wait):
-                stream = key.fileobj
+                stream: Any = key.fileobj  # a pipe of proc, or the pidfd
                 if stream is exit_fd:
                     sel.unregister(exit_fd)
                     exited_at = time.monotonic()
                     continue
-                if stream is proc.stdin:
+                if proc.stdin is not None and stream is proc.stdin:
                     try:
                         offset += os.write(stream.fileno(), view[offset : offset + CHUNK])
                     except (BrokenPipeError, ConnectionResetError):
@@ -110,12 +120,11 @@ def pump(
                 if not chunk:
                     sel.unregister(stream)
                     continue
-                if stream is proc.stdout:
+                if key.fileobj is proc.stdout:
                     stdout_size += len(chunk)
                     if stdout_size > max_stdout:
-                        result.stdout_overflow = True
-                        sel.unregister(stream)
-                        continue
+                        result.stdout_overflow = True  # ends the run now: a blocked writer would only time out
+                        break
                     result.chunks.append(chunk)
                 else:
                     result.stderr_bytes += len(chunk)

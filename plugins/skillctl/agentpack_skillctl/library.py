@@ -7,20 +7,22 @@ from pathlib import Path
 
 from agentpack.errors import AgentpackError
 
+from .diskcache import read, stamp, write
+from .env import ROOT, lookup
 from .manifest import ID_RE, is_skill_dir, load_skill, tree_skill_dirs
-
-ROOT_ENV = "SKILLCTL_ROOT"
 
 
 def library_root(root: str | Path | None = None) -> Path:
-    """The ``skills/`` tree: ``root`` (a tree, or a folder holding ``skills/``), $SKILLCTL_ROOT, or ./skills."""
-    candidate = Path(root) if root is not None else Path(os.environ.get(ROOT_ENV) or "skills")
-    if root is None and ROOT_ENV not in os.environ and not candidate.is_dir():
+    """The ``skills/`` tree: ``root`` (a tree, or a folder holding ``skills/``), $AGENTPACK_SKILLCTL_ROOT
+    (alias $SKILLCTL_ROOT), or ./skills (else the current folder)."""
+    from_env = lookup(ROOT) if root is None else None
+    candidate = Path(root) if root is not None else Path(from_env or "skills")
+    if root is None and from_env is None and not candidate.is_dir():
         candidate = Path(".")
     if (candidate / "skills").is_dir() and not tree_skill_dirs(candidate):
         candidate = candidate / "skills"
     if not candidate.is_dir():
-        raise AgentpackError(f"skills library '{candidate}' is not a folder", hint=f"pass --root DIR or set {ROOT_ENV}")
+        raise AgentpackError(f"skills library '{candidate}' is not a folder", hint=f"pass --root DIR or set {ROOT[0]}")
     return candidate
 
 
@@ -29,8 +31,6 @@ _INDEX: dict[str, tuple[list, dict[str, Path]]] = {}
 
 def skill_index(root: Path) -> dict[str, Path]:
     """``skill.id -> folder`` for the tree, memoised (in-process and on disk) on the ``skill.yaml`` stamps."""
-    from .diskcache import read, stamp, write
-
     dirs = tree_skill_dirs(root)
     key = os.path.realpath(root)
     stamps = [stamp(os.path.join(key, d.name, "skill.yaml")) for d in dirs]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.errors import PackError, PathEscapeError
 from agentpack.records import Record
@@ -17,6 +18,8 @@ MANIFEST = "skill.yaml"
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DEFAULT_TIMEOUT_MS = 60_000
+JsonSchema = dict[str, Any] | bool
+"""A JSON Schema: an object, or ``true``/``false``."""
 
 
 def is_skill_dir(path: Path) -> bool:
@@ -32,9 +35,10 @@ class SkillManifest(Record):
     """A loaded ``skill.yaml`` (``directory``, ``doc``); ``data`` is the raw mapping (it may be invalid)."""
 
     __slots__ = ("directory", "doc", "_schemas")
-    DEFAULTS = {"_schemas": dict}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"_schemas": dict}
     directory: Path
     doc: YamlDocument
+    _schemas: dict[str, JsonSchema]
 
     @property
     def data(self) -> dict[str, Any]:
@@ -93,7 +97,7 @@ class SkillManifest(Record):
 
         return resolve_under(self.directory, relative)
 
-    def io_schema(self, which: str) -> dict[str, Any]:
+    def io_schema(self, which: str) -> JsonSchema:
         """The loaded ``io.inputSchema`` (``which="input"``) or ``io.outputSchema``; PackError when unreadable."""
         if which in self._schemas:
             return self._schemas[which]

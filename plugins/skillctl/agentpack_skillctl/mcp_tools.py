@@ -3,16 +3,31 @@
 ``context.packs`` may name skill folders or ``skills/`` trees (default:
 ./skills when present). Options (``--option k=v``): ``skillctl.tool_names`` =
 ``dotted`` (default), ``mangled`` (``.`` -> ``-``, for hosts that forbid dots)
-or ``both``; ``skillctl.workspace`` = the folder skills work in (default: the
-server's current folder). A failed run is an ``isError`` result carrying the run report.
+or ``both``; ``skillctl.workspace`` = the folder skills work in (default: a fresh
+empty folder per call, never the server's current folder; a skill that declares
+filesystem writes is refused without this option); ``skillctl.require_sandbox`` =
+``true`` refuses runs whose sandbox lacks a protection. A failed run is an
+``isError`` result carrying the run report.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from agentpack.errors import AgentpackError
+from agentpack.registry import McpTool, ToolHints
+
+from .manifest import is_skill_dir, tree_skill_dirs
+from .prepare import prepare
+from .runner import RunOptions, run_prepared
+
+if TYPE_CHECKING:
+    from agentpack.registry import McpContext
 
 log = logging.getLogger("agentpack_skillctl")
 
@@ -22,9 +37,7 @@ def mangle(skill_id: str) -> str:
     return skill_id.replace(".", "-")
 
 
-def _skill_dirs(context) -> list[Path]:
-    from .manifest import is_skill_dir, tree_skill_dirs
-
+def _skill_dirs(context: McpContext) -> list[Path]:
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
     for pack in packs:
@@ -36,16 +49,13 @@ def _skill_dirs(context) -> list[Path]:
     return dirs
 
 
-def register_tools(register, context) -> None:
-    from agentpack.errors import AgentpackError
-    from agentpack.registry import McpTool
-
-    from .prepare import prepare
-
+def register_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
     names = str(context.options.get("skillctl.tool_names", "dotted"))
     if names not in ("dotted", "mangled", "both"):
         raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
-    workspace = Path(context.options.get("skillctl.workspace") or Path.cwd())
+    option = context.options.get("skillctl.workspace")
+    workspace = Path(option) if option else None
+    require = str(context.options.get("skillctl.require_sandbox", "false")).lower() in ("true", "1", "yes")
     seen: set[str] = set()
     for directory in _skill_dirs(context):
         try:
@@ -58,8 +68,12 @@ def register_tools(register, context) -> None:
             log.warning("skill id %s is served once; %s is skipped", skill.id, directory)
             continue
         seen.add(skill.id)
-        object_output = isinstance(prepared.output_schema, dict) and prepared.output_schema.get("type") == "object"
-        handler = _handler(directory, workspace, object_output)
+        schema = prepared.output_schema
+        # an MCP output schema describes an object: any other output is wrapped as {"result": ...}
+        output_schema = schema if isinstance(schema, dict) and schema.get("type") == "object" else None
+        handler = _handler(directory, workspace, output_schema is not None, require)
+        writes = bool(prepared.grants.write_globs)
+        hints = ToolHints(read_only=not writes, destructive=writes, idempotent=True, open_world=prepared.grants.network)
         tool_names = {
             "dotted": [skill.id],
             "mangled": [mangle(skill.id)],
@@ -72,23 +86,45 @@ def register_tools(register, context) -> None:
                     title=skill.name,
                     description=skill.description,
                     input_schema=prepared.input_schema,
-                    output_schema=prepared.output_schema if object_output else None,
+                    output_schema=output_schema,
                     handler=handler,
+                    hints=hints,
                 )
             )
 
 
-def _handler(directory: Path, workspace: Path, object_output: bool):
+def _handler(
+    directory: Path, workspace: Path | None, object_output: bool, require: bool
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        from agentpack.errors import AgentpackError
-
-        from .prepare import prepare
-        from .runner import RunOptions, run_prepared
-
-        result = run_prepared(prepare(directory), RunOptions(workspace=workspace), value=arguments or {})
+        prepared = prepare(directory)
+        if workspace is None and prepared.grants.write_globs:
+            raise AgentpackError(
+                f"skill {prepared.skill.id} writes to its workspace and the server has none: "
+                "start it with --option skillctl.workspace=DIR"
+            )
+        with _workspace(workspace) as folder:
+            options = RunOptions(workspace=folder, require_sandbox=require)
+            result = run_prepared(prepared, options, value=arguments or {})
         if not result.ok:
             first = result.report["errors"][0]["message"] if result.report["errors"] else result.status
             raise AgentpackError(f"{result.status}: {first}\nrun report: {json.dumps(result.report, sort_keys=True)}")
         return result.output if object_output else {"result": result.output}
 
     return handle
+
+
+@contextmanager
+def _workspace(folder: Path | None) -> Iterator[Path]:
+    """``folder``, or a fresh empty folder for one call (removed after it)."""
+    if folder is not None:
+        yield folder
+        return
+    import shutil
+    import tempfile
+
+    fresh = tempfile.mkdtemp(prefix="skillctl-mcp-")
+    try:
+        yield Path(fresh)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool
+
+if TYPE_CHECKING:
+    from agentpack.models import Detection, EvalOptions, EvalReport, Finding, Pack
 
 FORMAT = "skillctl"
 MANIFEST = "skill.yaml"
@@ -29,7 +34,7 @@ def _is_tree(path: Path) -> bool:
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT,
@@ -41,7 +46,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_detect(path):
+def agentpack_detect(path: Path) -> Detection | None:
     from agentpack.models import Detection
 
     if _skill_dir(path) is not None:
@@ -52,9 +57,8 @@ def agentpack_detect(path):
 
 
 @hookimpl
-def agentpack_load(path, format):
-    if format != FORMAT:
-        return None
+def agentpack_load(path: Path) -> Pack:
+    """A skill folder (``data``: its loaded ``skill.yaml``) or a ``skills/`` tree (``data``: None)."""
     from agentpack.errors import PackError
     from agentpack.models import Pack
 
@@ -70,8 +74,8 @@ def agentpack_load(path, format):
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
+    if pack.format != FORMAT:  # gathered from every plugin: only our packs
         return None
     from .validation import validate_skill, validate_tree
 
@@ -81,16 +85,14 @@ def agentpack_validate(pack, strict):
 
 
 @hookimpl
-def agentpack_evaluate(pack, options):
-    if pack.format != FORMAT:
-        return None
+def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport:
     from .skilltest import evaluate
 
-    return evaluate(pack.root, options)
+    return evaluate(pack.root, options, skill=pack.data)
 
 
 @hookimpl
-def agentpack_register_commands(register):
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             name="skill",
@@ -101,7 +103,7 @@ def agentpack_register_commands(register):
 
 
 @hookimpl
-def agentpack_register_mcp_tools(register, context):
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
     from .mcp_tools import register_tools
 
     register_tools(register, context)

@@ -21,10 +21,14 @@ from .access import (
     load_access,
 )
 from .diskcache import stamp
-from .manifest import MANIFEST, SkillManifest, load_skill, schema_refs
+from .manifest import MANIFEST, JsonSchema, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
     from agentpack.models import Finding
+
+
+LoadedAccess = tuple["AccessManifest | None", "list[Finding]"]
+"""What ``access.load_access`` gives: the manifest (None when unusable) and its findings."""
 
 
 class SkillInvalidError(AgentpackError):
@@ -47,7 +51,8 @@ class Prepared(Record):
     grants: Grants
     access: AccessManifest | None
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    """An object schema: a skill whose input schema is not one does not run (SKC132)."""
+    output_schema: JsonSchema
     argv: list[str]
     cwd: Path
     signature: tuple
@@ -88,11 +93,11 @@ def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool
     from agentpack.paths import resolve_under
     from agentpack.quickschema import is_valid
 
-    from .store import SKILL_SCHEMA, bundled, bundled_validator
+    from .schemas_store import SKILL_SCHEMA, bundled, store
 
     verdict = is_valid(bundled(SKILL_SCHEMA), skill.data)
     if verdict is None:
-        verdict = bundled_validator(SKILL_SCHEMA).is_valid(skill.data)
+        verdict = store().is_valid(SKILL_SCHEMA, skill.data)
     if not verdict:
         return False
     relative = [a for a in skill.command if "/" in a and not a.startswith("-")]
@@ -121,12 +126,14 @@ def _errors(skill: SkillManifest, access_findings: list) -> list:
     return [f for f in findings + access_findings if f.severity == "error"]
 
 
-def prepare(directory: Path) -> Prepared:
+def prepare(directory: Path, skill: SkillManifest | None = None, access: LoadedAccess | None = None) -> Prepared:
     """Load, check and cache the skill in ``directory``; SkillInvalidError when its contract has errors.
 
     A skill checked once is kept in-process and on disk (``diskcache``, kind
     ``prepared``) while its contract files keep their stamps, so a later run, even
     in a fresh process, reads one JSON file instead of parsing YAML and validating.
+    ``skill`` and ``access`` (the tree's manifest as ``load_access`` gives it): what the caller has
+    loaded already, so it is not read again.
     """
     real = os.path.realpath(directory)
     cached = _CACHE.get(real)
@@ -134,20 +141,21 @@ def prepare(directory: Path) -> Prepared:
         return cached
     prepared = _from_disk(Path(directory), real)
     if prepared is None:
-        prepared = _prepare(Path(directory), real)
+        prepared = _prepare(Path(directory), real, skill, access)
     if len(_CACHE) > 512:
         _CACHE.clear()
     _CACHE[real] = prepared
     return prepared
 
 
-def _prepare(directory: Path, real: str) -> Prepared:
+def _prepare(directory: Path, real: str, skill: SkillManifest | None, loaded: LoadedAccess | None) -> Prepared:
     """The full path: parse, validate, resolve; then store the result for the next process."""
-    skill = load_skill(directory)
-    access, access_findings = None, []
-    access_path = find_access_file(directory)
-    if access_path is not None:
-        access, access_findings = load_access(access_path)
+    if skill is None:
+        skill = load_skill(directory)
+    if loaded is None:
+        access_path = find_access_file(directory)
+        loaded = load_access(access_path) if access_path is not None else (None, [])
+    access, access_findings = loaded
     if access_findings or not _looks_runnable(skill, access):
         errors = _errors(skill, access_findings)
         if access is not None:
@@ -195,7 +203,9 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
             access = AccessManifest(
                 YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE), entry["access"]["lines"])
             )
-        skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
+        skill._schemas.update(
+            input=entry["inputSchema"], output=entry["outputSchema"]
+        )
         prepared = Prepared(
             skill,
             Grants(**entry["grants"]),

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
+"""``agentpack.clikit``'s codes, without importing click on the ``skillctl run`` fast path."""
 
 
 def _passthrough(chunk: bytes) -> None:
@@ -32,6 +33,7 @@ def run_command(
     check_determinism: bool = False,
     quiet_logs: bool = False,
     as_json: bool = False,
+    require_sandbox: bool = False,
 ) -> int:
     """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
     from agentpack.errors import AgentpackError
@@ -52,6 +54,7 @@ def run_command(
         cache_dir=cache_dir,
         check_determinism=check_determinism,
         on_stderr=None if (quiet_logs or as_json) else _passthrough,
+        require_sandbox=require_sandbox,
     )
     result = run_prepared(prepared, options, raw=raw)
     if report_file:
@@ -63,15 +66,10 @@ def run_command(
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        envelope = {
-            "schema_version": 1,
-            "command": "skill run",
-            "ok": result.ok,
-            "status": result.status,
-            "output": result.output,
-            "report": result.report,
-        }
-        sys.stdout.write(json.dumps(envelope, indent=2, ensure_ascii=False, default=str) + "\n")
+        from agentpack.envelope import dumps, envelope  # clikit's envelope, without importing click
+
+        fields = {"status": result.status, "output": result.output, "report": result.report}
+        sys.stdout.write(dumps(envelope("skill run", result.ok, **fields)) + "\n")
     elif result.ok and not output_file:
         sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()

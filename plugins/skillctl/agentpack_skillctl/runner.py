@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 from agentpack.paths import is_within
@@ -22,9 +22,12 @@ from agentpack.quickschema import is_valid
 from agentpack.records import Record, constant
 
 from . import cache as cache_mod
+from . import confine
 from .iopump import pump
+from .manifest import JsonSchema
 from .prepare import Prepared
-from .sandbox import build_env, changed, find_program, network_isolation, snapshot, spawn_isolated, split_writes
+from .sandbox import build_env, find_program
+from .writes import changed, snapshot, split_writes
 
 if TYPE_CHECKING:
     from agentpack.clock import Clock
@@ -39,7 +42,7 @@ class RunResult(Record):
     """What a run gives back: ``status``, the validated ``output`` (None unless ok) and the run ``report``."""
 
     __slots__ = ("status", "output", "report", "output_bytes")
-    DEFAULTS = {"output_bytes": constant(b"")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"output_bytes": constant(b"")}
     status: str
     output: Any
     report: dict[str, Any]
@@ -65,7 +68,8 @@ WALL_CLOCK = WallClock()
 
 class RunOptions(Record):
     """``workspace`` (required), ``timeout_ms``, ``cache``, ``cache_dir``, ``check_determinism``, ``on_stderr``,
-    ``clock`` (an ``agentpack.clock.Clock``) and ``watch_filesystem``."""
+    ``clock`` (an ``agentpack.clock.Clock``), ``watch_filesystem`` and ``require_sandbox`` (refuse to run
+    when a protection of the sandbox is missing here)."""
 
     __slots__ = (
         "workspace",
@@ -76,8 +80,9 @@ class RunOptions(Record):
         "on_stderr",
         "clock",
         "watch_filesystem",
+        "require_sandbox",
     )
-    DEFAULTS = {
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "timeout_ms": constant(None),
         "cache": constant(False),
         "cache_dir": constant(None),
@@ -85,6 +90,7 @@ class RunOptions(Record):
         "on_stderr": constant(None),
         "clock": constant(WALL_CLOCK),
         "watch_filesystem": constant(True),
+        "require_sandbox": constant(False),
     }
     workspace: Path
     timeout_ms: int | None
@@ -94,12 +100,13 @@ class RunOptions(Record):
     on_stderr: Callable[[bytes], None] | None
     clock: Clock | WallClock
     watch_filesystem: bool
+    require_sandbox: bool
 
 
-def _schema_errors(schema: dict[str, Any], value: Any, side: str) -> list[dict[str, Any]]:
+def _schema_errors(schema: JsonSchema, value: Any, side: str) -> list[dict[str, Any]]:
     if is_valid(schema, value):
         return []
-    from .store import user_validator
+    from .io_schemas import user_validator
 
     try:
         errors = sorted(user_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
@@ -216,7 +223,11 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
 
 class _Outcome(Record):
     __slots__ = ("status", "errors", "output", "output_bytes")
-    DEFAULTS = {"output": constant(None), "output_bytes": constant(b"")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"output": constant(None), "output_bytes": constant(b"")}
+    status: str
+    errors: list[dict[str, Any]]
+    output: Any
+    output_bytes: bytes
 
 
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
@@ -224,20 +235,13 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     enforcement = report["enforcement"]
     timeout_ms = options.timeout_ms or skill.timeout_ms
     enforcement["timeout"] = {"ms": timeout_ms, "expired": False, "killed": "none"}
-    workspace = options.workspace
-    watched = _watched(skill.directory, workspace) if options.watch_filesystem else []
-    before = [snapshot(root) for _, root in watched]
-    scratch = _scratch()
+    workspace = os.path.realpath(options.workspace)
+    skill_dir = os.path.realpath(skill.directory)
     env, fixed = build_env(
         granted=g.env,
         time=skill.get("determinism", "time", default="forbidden"),
         randomness=skill.get("determinism", "randomness", default="forbidden"),
-        extra={
-            "TMPDIR": scratch,
-            "SKILL_DIR": str(Path(skill.directory).resolve()),
-            "SKILL_WORKSPACE": str(workspace.resolve()),
-            "SKILL_ID": skill.id,
-        },
+        extra={"SKILL_DIR": skill_dir, "SKILL_WORKSPACE": workspace, "SKILL_ID": skill.id},
     )
     enforcement["env"] = {
         "level": "reduced",
@@ -247,20 +251,31 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     }
     argv = list(prepared.argv)
     program = argv[0] if "/" in argv[0] else find_program(argv[0], env["PATH"])
-    argv[0] = program or argv[0]
-    iso = network_isolation() if not g.network else None
-    enforcement["network"] = (
-        {"allowed": True, "level": "not-needed", "detail": "network granted"}
-        if iso is None
-        else {"allowed": False, "level": iso.level, "detail": iso.detail}
-    )
+    if program is None:
+        message = f"cannot start {prepared.argv[0]!r}: not found on PATH {env['PATH']}"
+        return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
+    argv[0] = program
+    require = options.require_sandbox or bool(prepared.access is not None and prepared.access.sandbox_required)
+    plan = confine.plan(argv=argv, skill_dir=skill_dir, workspace=workspace, grants=g, require=require)
+    report["sandbox"] = plan.section
+    enforcement["subprocess"]["level"] = plan.levels["subprocess"]
+    confine.warn(skill.id, plan.section)
+    if plan.refused:
+        confine.finish(plan)
+        missing = ", ".join(m["protection"] for m in plan.section["missing"])
+        message = f"a complete sandbox is required and this machine lacks: {missing} (see the report's sandbox section)"
+        return _Outcome("error", [{"code": "sandbox_required", "side": "runner", "message": message}])
+    watched = _watched(plan, skill_dir, workspace) if options.watch_filesystem else []
+    scratch = plan.tmpdir or _scratch()
+    env["TMPDIR"] = scratch
     try:
-        if program is None:
-            message = f"cannot start {prepared.argv[0]!r}: not found on PATH {env['PATH']}"
-            return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
+        before = [snapshot(Path(root), parts) for _, root, parts in watched]
+        for made in plan.view.created if plan.view is not None else ():  # folders made for the run count as its
+            for snap, _ in before:
+                snap.pop(os.path.relpath(made, workspace) + "/", None)
         try:
-            proc, reached = spawn_isolated(
-                argv, network=g.network, stdin=-1, stdout=-1, stderr=-1, cwd=str(prepared.cwd), env=env
+            proc, network = confine.start(
+                plan, cwd=os.path.realpath(prepared.cwd), stdin=-1, stdout=-1, stderr=-1, env=env
             )
         except OSError as exc:
             return _Outcome(
@@ -273,8 +288,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                     }
                 ],
             )
-        if iso is not None:
-            enforcement["network"].update(level=reached.level, detail=reached.detail)
+        enforcement["network"] = {"allowed": g.network, **network}
         pumped = pump(
             proc,
             data,
@@ -283,8 +297,12 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
             keep_stderr=KEEP_STDERR,
             on_stderr=options.on_stderr,
         )
+        confine.finish(plan)  # the folders made for write globs go first, unless the skill wrote in them
+        _, undeclared = _writes(watched, before, g.write_globs, enforcement, plan)
     finally:
-        _empty(scratch)
+        confine.finish(plan)
+        if plan.tmpdir is None:
+            _empty(scratch)
     code = pumped.returncode
     report["exitCode"] = code
     report["signal"] = signal.Signals(-code).name if isinstance(code, int) and code < 0 else None
@@ -292,7 +310,6 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     enforcement["subprocess"]["leftoverKilled"] = pumped.leftover_killed
     report["logs"] = _logs(skill, pumped)
     report["output"] = {"sha256": sha256_bytes(pumped.stdout), "bytes": len(pumped.stdout)}
-    writes, undeclared = _writes(watched, before, g.write_globs, enforcement)
     errors: list[dict[str, Any]] = []
     if undeclared:
         errors.append(
@@ -302,6 +319,11 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                 "message": f"wrote outside its declared filesystem.write globs: {', '.join(undeclared[:10])}",
             }
         )
+    if pumped.stdout_overflow:
+        return _Outcome(
+            "failed",
+            [{"code": "output_too_large", "side": "output", "message": f"stdout exceeded {MAX_STDOUT} bytes"}, *errors],
+        )
     if pumped.timed_out:
         return _Outcome(
             "timeout",
@@ -310,16 +332,12 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                     "code": "timeout",
                     "side": "runner",
                     "message": f"no result within {timeout_ms} ms: the process group was killed",
-                }
-            ]
-            + errors,
+                },
+                *errors,
+            ],
         )
     if undeclared:
         return _Outcome("violation", errors)
-    if pumped.stdout_overflow:
-        return _Outcome(
-            "failed", [{"code": "output_too_large", "side": "output", "message": f"stdout exceeded {MAX_STDOUT} bytes"}]
-        )
     if code != 0:
         tail = pumped.stderr_kept[-400:].decode("utf-8", "replace").strip()
         reason = f"signal {report['signal']}" if report["signal"] else f"exit code {code}"
@@ -398,23 +416,26 @@ def _empty(folder: str) -> None:
                     pass
 
 
-def _watched(skill_dir: Path, workspace: Path) -> list[tuple[str, Path]]:
-    watched = [("workspace", workspace)]
+def _watched(plan: confine.Plan, skill_dir: str, workspace: str) -> list[tuple[str, str, list[str]]]:
+    """``(label, root, parts)`` to snapshot: in the sandbox only the writable parts (nothing else can change)."""
+    if plan.view is not None:
+        return [("workspace", workspace, plan.view.writable)] if plan.view.writable else []
+    watched = [("workspace", workspace, [""])]
     if not is_within(workspace, skill_dir):
-        watched.append(("skill", Path(skill_dir)))
+        watched.append(("skill", skill_dir, [""]))
     return watched
 
 
-def _writes(watched, before, globs: list[str], enforcement: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _writes(watched, before, globs: list[str], enforcement: dict[str, Any], plan: confine.Plan):
     fs = enforcement["filesystem"]
-    if not watched:
-        fs.update(level="off", undeclaredWrites=[])
-        return [], []
+    fs["level"] = "enforce" if plan.view is not None else ("detect" if watched else "off")
+    if plan.view is not None:
+        fs.update(readable=plan.view.readable, writable=plan.view.writable, notes=plan.view.notes)
     declared: list[str] = []
     undeclared: list[str] = []
     truncated = False
-    for (label, root), (snap, cut) in zip(watched, before):
-        after, cut_after = snapshot(root)
+    for (label, root, parts), (snap, cut) in zip(watched, before, strict=True):
+        after, cut_after = snapshot(Path(root), parts)
         truncated = truncated or cut or cut_after
         paths = changed(snap, after)
         if label == "workspace":
@@ -424,8 +445,7 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any]) -> t
         else:
             undeclared += [f"<skill>/{p}" for p in paths]
     fs.update(
-        level="detect",
-        watched=[label for label, _ in watched],
+        watched=[label for label, _, _ in watched],
         writeGlobs=list(globs),
         declaredWrites=declared[:200],
         undeclaredWrites=undeclared[:200],
@@ -445,7 +465,8 @@ def _logs(skill, pumped) -> dict[str, Any]:
         "truncated": pumped.stderr_truncated,
     }
     if logs["format"] == "jsonl":
-        records, invalid = [], []
+        records: list[dict[str, Any]] = []
+        invalid: list[str] = []
         for line in lines:
             try:
                 record = json.loads(line)

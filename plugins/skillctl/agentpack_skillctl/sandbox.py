@@ -1,25 +1,20 @@
-"""What a run is allowed to see: a reduced environment, a network namespace, watched filesystem areas."""
+"""A run's environment (only what is granted) and, where bubblewrap is not used, its network namespace."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentpack.proc import spawn
 from agentpack.records import Record, constant
 
-from .globs import matches
-
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp
-PRUNE = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
-MAX_ENTRIES = 20_000
 NETNS_ENV = "AGENTPACK_SKILLCTL_NETNS"
 """Set to ``off`` to never use a network namespace (the report then says level ``none``)."""
 
@@ -73,7 +68,7 @@ class NetworkIsolation(Record):
     report, and ``in_thread`` when ``netns.in_fresh_namespace`` makes the namespace around the spawn."""
 
     __slots__ = ("level", "prefix", "detail", "in_thread")
-    DEFAULTS = {"in_thread": constant(False)}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"in_thread": constant(False)}
     level: str
     prefix: tuple[str, ...]
     detail: str
@@ -94,7 +89,7 @@ def network_isolation() -> NetworkIsolation:
     linux = sys.platform.startswith("linux")
     if linux and os.geteuid() == 0 and not _IN_THREAD_FAILED:
         return NetworkIsolation("namespace", (), IN_THREAD_DETAIL, in_thread=True)
-    unshare = find_program("unshare", os.pathsep.join(BASE_PATH + ("/usr/sbin", "/sbin")))
+    unshare = find_program("unshare", os.pathsep.join((*BASE_PATH, "/usr/sbin", "/sbin")))
     if not linux or unshare is None:
         return NetworkIsolation("none", (), "no unshare(1) on this system: network access is not blocked")
     candidates = [
@@ -107,7 +102,7 @@ def network_isolation() -> NetworkIsolation:
     errors = list(_IN_THREAD_FAILED)
     for level, prefix in candidates:
         try:
-            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=5)
+            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=5, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             errors.append(str(exc))
             continue
@@ -147,59 +142,3 @@ def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[sub
             _SPAWNED[0] = True
             return proc, iso
     return spawn([*iso.prefix, *argv], **popen), iso
-
-
-# -- filesystem write detection --------------------------------------------------------------------
-Snapshot = dict[str, tuple[int, int, int, int]]
-
-
-def snapshot(root: Path, *, limit: int = MAX_ENTRIES) -> tuple[Snapshot, bool]:
-    """``relative path -> (mode, size, mtime_ns, inode)`` of everything under ``root``; True when truncated."""
-    entries: Snapshot = {}
-    stack = [("", str(root))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            scan = os.scandir(folder)
-        except OSError:
-            continue
-        with scan:
-            for entry in scan:
-                rel = prefix + entry.name
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name in PRUNE:
-                        continue
-                    entries[rel + "/"] = (st.st_mode, 0, 0, st.st_ino)
-                    stack.append((rel + "/", entry.path))
-                else:
-                    entries[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
-                if len(entries) >= limit:
-                    return entries, True
-    return entries, False
-
-
-def changed(before: Snapshot, after: Snapshot) -> list[str]:
-    """Paths created, modified or deleted between two snapshots (folders end with '/')."""
-    out = [p for p, v in after.items() if before.get(p) != v]
-    out += [p for p in before if p not in after]
-    return sorted(set(out))
-
-
-def split_writes(paths: list[str], globs: list[str]) -> tuple[list[str], list[str]]:
-    """``(declared, undeclared)`` writes. A folder counts as declared when a glob reaches into it."""
-    files = [p for p in paths if not p.endswith("/")]
-    declared = [p for p in files if matches(p, globs)]
-    undeclared = [p for p in files if p not in declared]
-    for folder in (p for p in paths if p.endswith("/")):
-        inside = (
-            any(d.startswith(folder) for d in declared)
-            or any(g.startswith(folder) for g in globs)
-            or matches(folder + "x", globs)
-            or matches(folder.rstrip("/"), globs)
-        )
-        (declared if inside else undeclared).append(folder)
-    return sorted(declared), sorted(undeclared)

@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FLAGS = {
+from .env import ROOT, lookup
+
+FLAGS: dict[str, str | None] = {
     "--quiet-logs": "quiet_logs",
     "--json": "as_json",
     "--check-determinism": "check_determinism",
     "--cache": "cache",
     "--no-cache": None,
+    "--require-sandbox": "require_sandbox",
 }
 VALUES = {
     "-i": "input_file",
@@ -30,10 +33,7 @@ PATHS = ("output_file", "workspace", "report_file", "cache_dir")
 def parse_fast_run(argv: list[str]) -> dict[str, Any] | None:
     """Keyword arguments for ``run_command``, or None when click should handle ``argv``."""
     args = list(argv)
-    kwargs: dict[str, Any] = {"root": None}
-    import os
-
-    kwargs["root"] = os.environ.get("SKILLCTL_ROOT") or None
+    kwargs: dict[str, Any] = {"root": lookup(ROOT)}
     if len(args) >= 2 and args[0] == "--root":
         kwargs["root"] = args[1]
         args = args[2:]
@@ -43,8 +43,9 @@ def parse_fast_run(argv: list[str]) -> dict[str, Any] | None:
     rest = iter(args[1:])
     for arg in rest:
         if arg in FLAGS:
-            if FLAGS[arg]:
-                kwargs[FLAGS[arg]] = True
+            flag = FLAGS[arg]
+            if flag:
+                kwargs[flag] = True
         elif arg in VALUES:
             value = next(rest, None)
             if value is None:

@@ -15,12 +15,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack.clock import SYSTEM_CLOCK
-from agentpack.models import AssertionResult, CaseResult, EvalOptions, EvalReport, SuiteResult
+from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
-from .manifest import is_skill_dir, load_skill, tree_skill_dirs
+from .access import ACCESS_FILE, load_access
+from .iopump import pump
+from .manifest import SkillManifest, is_skill_dir, load_skill, tree_skill_dirs
+from .prepare import prepare
+from .runner import RunOptions, run_prepared
+from .sandbox import build_env, spawn_isolated
 from .validation import fixture_cases, fixture_status
+
+if TYPE_CHECKING:
+    from .prepare import LoadedAccess
 
 TEST_TIMEOUT_S = 120.0
 
@@ -40,13 +49,19 @@ def fresh_workspace(skill_dir: Path) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def evaluate(root: Path, options: EvalOptions) -> EvalReport:
+def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None) -> EvalReport:
+    """The fixtures and tests of the skill folder ``root`` (whose loaded ``skill.yaml`` is ``skill``, when
+    the caller has it) or of every skill of the tree ``root``."""
     started = SYSTEM_CLOCK.now()
     t0 = time.monotonic()
-    dirs = [root] if is_skill_dir(root) else tree_skill_dirs(root)
+    single = is_skill_dir(root)
+    dirs = [root] if single else tree_skill_dirs(root)
+    access: LoadedAccess | None = None
+    if not single:  # one manifest for the whole tree, read once
+        access = load_access(root / ACCESS_FILE) if (root / ACCESS_FILE).is_file() else (None, [])
     suites = []
     for directory in dirs:
-        suite = run_suite(directory, options)
+        suite = run_suite(directory, options, skill=skill if single else None, access=access)
         if options.suite and suite.id != options.suite and directory.name != options.suite:
             continue
         suites.append(suite)
@@ -61,12 +76,17 @@ def evaluate(root: Path, options: EvalOptions) -> EvalReport:
     )
 
 
-def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
+def run_suite(
+    directory: Path, options: EvalOptions, *, skill: SkillManifest | None = None, access: LoadedAccess | None = None
+) -> SuiteResult:
+    """One skill's cases; ``skill`` and ``access`` are its loaded ``skill.yaml`` and the tree's access
+    manifest (read here when not given)."""
     from agentpack.errors import AgentpackError
 
     t0 = time.monotonic()
     try:
-        skill = load_skill(directory)
+        if skill is None:
+            skill = load_skill(directory)
         suite_id = skill.id
     except AgentpackError as exc:
         return SuiteResult(
@@ -77,7 +97,7 @@ def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
     cases = []
     for case, input_path, expected in fixture_cases(directory):
         if not options.filter or options.filter in f"fixture:{case}":
-            cases.append(_fixture(directory, case, input_path, expected, options))
+            cases.append(_fixture(skill, access, case, input_path, expected, options))
     tests = directory / "tests"
     if tests.is_dir():
         for script in sorted(tests.iterdir()):
@@ -96,19 +116,24 @@ def run_suite(directory: Path, options: EvalOptions) -> SuiteResult:
     )
 
 
-def _fixture(directory: Path, case: str, input_path: Path, expected: Path | None, options: EvalOptions) -> CaseResult:
+def _fixture(
+    skill: SkillManifest,
+    access: LoadedAccess | None,
+    case: str,
+    input_path: Path,
+    expected: Path | None,
+    options: EvalOptions,
+) -> CaseResult:
     from agentpack.errors import AgentpackError
-
-    from .prepare import prepare
-    from .runner import RunOptions, run_prepared
 
     t0 = time.monotonic()
     cid = f"fixture:{case}"
     want_status = fixture_status(input_path.parent, case)
     runs = 2 if options.options.get("check_determinism") else 1
     results = []
+    directory = skill.directory
     try:
-        prepared = prepare(directory)
+        prepared = prepare(directory, skill, access)
         for _ in range(runs):  # each run in its own fresh workspace, so writes cannot leak between them
             with fresh_workspace(directory) as workspace:
                 results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=input_path.read_bytes()))
@@ -181,9 +206,6 @@ def _interpreter(script: Path) -> list[str]:
 
 
 def _script(directory: Path, script: Path) -> CaseResult:
-    from .iopump import pump
-    from .sandbox import build_env, spawn_isolated
-
     t0 = time.monotonic()
     cid = f"test:{script.name}"
     with fresh_workspace(directory) as workspace:
@@ -206,6 +228,7 @@ def _script(directory: Path, script: Path) -> CaseResult:
             return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))
         out = pump(proc, b"", timeout_s=TEST_TIMEOUT_S, max_stdout=1 << 20, keep_stderr=1 << 16)
     text = (out.stdout.decode("utf-8", "replace") + out.stderr_kept.decode("utf-8", "replace")).strip()
+    status: CaseStatus
     if out.timed_out:
         status, message = "failed", f"timed out after {TEST_TIMEOUT_S:.0f} s"
     elif out.returncode == 0:

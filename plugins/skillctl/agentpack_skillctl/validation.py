@@ -10,8 +10,9 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
-from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs, tree_skill_dirs
-from .store import SKILL_SCHEMA, schemas
+from .io_schemas import schema_problem, user_validator
+from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
+from .schemas_store import SKILL_SCHEMA, store
 
 SPEC_ID_RE = re.compile(
     r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -64,7 +65,7 @@ EXPECTED = [
 
 def schema_findings(skill: SkillManifest) -> list[Finding]:
     """Schema findings for ``skill.yaml``, with plain-words messages instead of raw regular expressions."""
-    findings = schemas().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
+    findings = store().validate(SKILL_SCHEMA, skill.data, document=skill.doc, code="SKC100")
     network_allowed = skill.get("determinism", "network") == "allowed"
     out = []
     for f in findings:
@@ -164,9 +165,6 @@ def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> l
 
 
 def _io_schemas(skill: SkillManifest) -> list[Finding]:
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
-
     out: list[Finding] = []
     for which in ("input", "output"):
         relative = skill.get("io", f"{which}Schema")
@@ -185,15 +183,13 @@ def _io_schemas(skill: SkillManifest) -> list[Finding]:
             out.append(Finding.error("SKC130", exc.message, file=exc.file, line=exc.line, column=exc.column))
             continue
         display = str(Path(skill.file).parent / relative)
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-        except SchemaError as exc:
-            where = "/" + "/".join(str(p) for p in exc.absolute_path)
+        problem = schema_problem(schema)
+        if problem is not None:
+            where, message = problem
             out.append(
                 Finding.error(
                     "SKC131",
-                    f"{which} schema is not a valid JSON Schema at {where}: {exc.message}",
+                    f"{which} schema is not a valid JSON Schema at {where}: {message}",
                     file=display,
                     pointer=where,
                 )
@@ -291,8 +287,6 @@ def fixture_status(folder: Path, case: str) -> str:
 
 
 def _fixtures(skill: SkillManifest) -> list[Finding]:
-    from .store import user_validator
-
     out: list[Finding] = []
     folder = skill.directory / "fixtures"
     if not folder.is_dir():
@@ -301,9 +295,9 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
     if not cases:
         out.append(Finding.warning("SKC142", "fixtures/ holds no '<case>.input.json' file", file=str(folder)))
     inputs = {c for c, _, _ in cases}
-    for path in sorted(folder.glob("*.expected.json")):
-        if path.name[: -len(".expected.json")] not in inputs:
-            out.append(Finding.warning("SKC141", f"{path.name} has no matching .input.json", file=str(path)))
+    for orphan in sorted(folder.glob("*.expected.json")):
+        if orphan.name[: -len(".expected.json")] not in inputs:
+            out.append(Finding.warning("SKC141", f"{orphan.name} has no matching .input.json", file=str(orphan)))
     for case, input_path, expected in cases:
         status = fixture_status(input_path.parent, case)
         if status not in STATUSES:
@@ -352,10 +346,6 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
 
 
 # -- trees -------------------------------------------------------------------------------------
-def is_tree(path: Path) -> bool:
-    return path.is_dir() and not (path / MANIFEST).is_file() and bool(tree_skill_dirs(path))
-
-
 def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     access: AccessManifest | None = None

@@ -41,7 +41,10 @@ def step(text):
         return {"status": "done", "public_output": "ok", "private_thought": "legacy thought"}
     if text == "flaky":
         path = os.environ["FLAKY_FILE"]
-        count = int(open(path).read() or 0) if os.path.exists(path) else 0
+        count = 0
+        if os.path.exists(path):
+            with open(path) as handle:
+                count = int(handle.read() or 0)
         with open(path, "w") as handle:
             handle.write(str(count + 1))
         return Result(public_output="good" if count % 2 == 0 else "bad")

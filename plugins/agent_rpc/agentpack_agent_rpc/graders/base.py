@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
+from agentpack.errors import AgentpackError
 from agentpack.records import Record, constant
 
+if TYPE_CHECKING:
+    import pluggy
 
-class GraderConfigError(Exception):
+
+class GraderConfigError(AgentpackError):
     """A grader entry that is well-formed YAML but cannot work; ``key`` names the offending field."""
 
     def __init__(self, message: str, key: str | None = None) -> None:
@@ -26,7 +30,11 @@ class Check(Record):
     """One grader's verdict on one step: what was expected, what was seen, and why."""
 
     __slots__ = ("grader", "field", "passed", "expected", "actual", "reason", "error", "score", "name")
-    DEFAULTS = {"error": constant(False), "score": constant(None), "name": constant(None)}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "error": constant(False),
+        "score": constant(None),
+        "name": constant(None),
+    }
     grader: str
     field: str
     passed: bool
@@ -55,7 +63,13 @@ class GradeContext(Record):
     """What graders may use besides the step result: the step input and shared, thread-safe services."""
 
     __slots__ = ("judge", "env", "clients", "lock", "input")
-    DEFAULTS = {"judge": dict, "env": dict, "clients": dict, "lock": threading.Lock, "input": constant("")}
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "judge": dict,
+        "env": dict,
+        "clients": dict,
+        "lock": threading.Lock,
+        "input": constant(""),
+    }
     judge: dict[str, Any]
     env: dict[str, str]
     clients: dict[tuple, Any]
@@ -94,7 +108,7 @@ class GraderType(NamedTuple):
     plugin: str | None = None
 
 
-def collect_graders(pm) -> dict[str, GraderType]:
+def collect_graders(pm: pluggy.PluginManager) -> dict[str, GraderType]:
     """Every registered grader type, by name; two plugins registering one name is an error naming both."""
     from agentpack.plugins import collect_registrations
 

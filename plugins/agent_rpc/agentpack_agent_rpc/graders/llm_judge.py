@@ -1,19 +1,21 @@
 """``llm_judge``: ask an OpenAI-compatible chat model whether a field meets the criteria.
 
 Settings, first found wins: the grader's ``model``/``temperature``, the
-manifest's ``judge`` pins, ``ECP_LLM_JUDGE_MODEL`` / ``ECP_LLM_JUDGE_TEMPERATURE``
-/ ``ECP_LLM_JUDGE_BASE_URL`` (or ``OPENAI_BASE_URL``), then ``gpt-4o-mini``,
-``0`` and the OpenAI endpoint. ``OPENAI_API_KEY`` is required; without it, or
-when the endpoint fails, the check is an *error* with the reason, never a crash.
+manifest's ``judge`` pins, ``AGENTPACK_AGENT_RPC_JUDGE_MODEL`` /
+``_TEMPERATURE`` / ``_BASE_URL`` (or their aliases ``ECP_LLM_JUDGE_*``, and
+``OPENAI_BASE_URL``; see ``env``), then ``gpt-4o-mini``, ``0`` and the OpenAI
+endpoint. ``AGENTPACK_AGENT_RPC_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``) is
+required; without it, or when the endpoint fails, the check is an *error* with
+the reason, never a crash.
 The verdict is the last ``RESULT: PASS`` or ``RESULT: FAIL`` in the reply.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
+from ..env import JUDGE_API_KEY, JUDGE_BASE_URL, JUDGE_MODEL, JUDGE_TEMPERATURE, described, getenv
 from .base import Check, GradeContext, clip
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -31,17 +33,17 @@ class LlmJudge:
         self.temperature = config.get("temperature")
 
     def settings(self, context: GradeContext) -> tuple[str, float, str | None]:
-        env = context.env or os.environ
-        model = self.model or context.judge.get("model") or env.get("ECP_LLM_JUDGE_MODEL") or DEFAULT_MODEL
+        env = context.env or None
+        model = self.model or context.judge.get("model") or getenv(JUDGE_MODEL, env) or DEFAULT_MODEL
         temperature = self.temperature
         if temperature is None:
             temperature = context.judge.get("temperature")
         if temperature is None:
             try:
-                temperature = float(env.get("ECP_LLM_JUDGE_TEMPERATURE", "0"))
+                temperature = float(getenv(JUDGE_TEMPERATURE, env) or "0")
             except ValueError:
                 temperature = 0.0
-        base_url = context.judge.get("base_url") or env.get("ECP_LLM_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL")
+        base_url = context.judge.get("base_url") or getenv(JUDGE_BASE_URL, env)
         return model, float(temperature), base_url
 
     def messages(self, text: str, context: GradeContext) -> list[dict[str, str]]:
@@ -57,8 +59,7 @@ class LlmJudge:
         text = getattr(result, self.field, None) or ""
         model, temperature, base_url = self.settings(context)
         expected = {"criteria": self.prompt, "model": model}
-        env = context.env or os.environ
-        api_key = env.get("OPENAI_API_KEY")
+        api_key = getenv(JUDGE_API_KEY, context.env or None)
         if not api_key:
             return Check(
                 "llm_judge",
@@ -66,7 +67,7 @@ class LlmJudge:
                 False,
                 expected,
                 clip(text),
-                "cannot judge: OPENAI_API_KEY is not set",
+                f"cannot judge: {described(JUDGE_API_KEY)} is not set",
                 error=True,
                 name=self.name,
             )

@@ -20,7 +20,7 @@ def subset_match(expected: Any, actual: Any) -> bool:
         return (
             isinstance(actual, list)
             and len(actual) == len(expected)
-            and all(subset_match(e, a) for e, a in zip(expected, actual))
+            and all(subset_match(e, a) for e, a in zip(expected, actual, strict=True))
         )
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is type(actual) and expected == actual
@@ -39,7 +39,9 @@ class ToolUsage:
         self.arguments = config.get("arguments") or {}
         self.not_called = bool(config.get("not_called", False))
         self.count, self.min_count, self.max_count = (config.get(k) for k in ("count", "min_count", "max_count"))
-        self.sequence = [{"name": s} if isinstance(s, str) else s for s in config.get("sequence") or []]
+        self.sequence: list[dict[str, Any]] = [
+            {"name": s} if isinstance(s, str) else s for s in config.get("sequence") or []
+        ]
         counted = any(v is not None for v in (self.count, self.min_count, self.max_count))
         if self.sequence and (self.tool or self.arguments or self.not_called or counted):
             raise GraderConfigError(

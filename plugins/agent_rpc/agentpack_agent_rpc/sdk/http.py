@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from .sdk import PARSE_ERROR, Agent, _dumps, _error
+from .wire import PARSE_ERROR, dumps, error_response
 
 
 class _Server(ThreadingHTTPServer):
@@ -28,7 +29,7 @@ class _Server(ThreadingHTTPServer):
         import socketserver
 
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = self.socket.getsockname()[:2]
 
 
 def _media_types(header: str) -> set[str]:
@@ -36,8 +37,15 @@ def _media_types(header: str) -> set[str]:
 
 
 def make_server(
-    agent: Agent, host: str, port: int, path: str, *, allowed_origins: list[str] | None = None, sse: bool = False
+    handle: Callable[[Any], dict[str, Any] | None],
+    host: str,
+    port: int,
+    path: str,
+    *,
+    allowed_origins: list[str] | None = None,
+    sse: bool = False,
 ) -> ThreadingHTTPServer:
+    """A server for ``http://host:port/path`` whose messages ``handle`` answers (``Agent.handle``)."""
     endpoint = path if path.startswith("/") else f"/{path}"
     lock = threading.Lock()
     origins: set[str] = set(allowed_origins or ())
@@ -45,6 +53,7 @@ def make_server(
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "agentpack-agent-rpc"
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: the runtime shows stderr
             pass
@@ -55,11 +64,10 @@ def make_server(
                 return True
             if origin in origins:
                 return True
-            host_port = self.server.server_address[1]
             return origin in (
-                f"http://127.0.0.1:{host_port}",
-                f"http://localhost:{host_port}",
-                f"http://{host}:{host_port}",
+                f"http://127.0.0.1:{server.server_port}",
+                f"http://localhost:{server.server_port}",
+                f"http://{host}:{server.server_port}",
             )
 
         def _status(self, status: HTTPStatus, allow: str | None = None) -> None:
@@ -77,7 +85,7 @@ def make_server(
             return self.rfile.read(length) if length > 0 else b""
 
         def _send(self, payload: Any, *, stream: bool, status: HTTPStatus = HTTPStatus.OK) -> None:
-            data = _dumps(payload)
+            data = dumps(payload)
             if stream:
                 data = b"event: message\ndata: " + data + b"\n\n"
             self.send_response(status)
@@ -109,14 +117,16 @@ def make_server(
                 message = json.loads(self._body() or b"null")
             except ValueError:
                 return self._send(
-                    _error(None, PARSE_ERROR, "Parse error: invalid JSON"), stream=False, status=HTTPStatus.BAD_REQUEST
+                    error_response(None, PARSE_ERROR, "Parse error: invalid JSON"),
+                    stream=False,
+                    status=HTTPStatus.BAD_REQUEST,
                 )
             with lock:
                 if isinstance(message, list):
-                    answers = [a for a in (agent.handle(m) for m in message) if a is not None]
+                    answers = [a for a in (handle(m) for m in message) if a is not None]
                     response: Any = answers or None
                 else:
-                    response = agent.handle(message)
+                    response = handle(message)
             if response is None:
                 return self._status(HTTPStatus.ACCEPTED)
             self._send(response, stream=stream)
@@ -131,7 +141,8 @@ def make_server(
         do_DELETE = do_GET
 
     try:
-        return _Server((host, port), Handler)
+        server = _Server((host, port), Handler)
     except OSError as exc:
         print(f"agent-rpc: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    return server

@@ -1,33 +1,27 @@
-"""Write an agent for the agent evaluation protocol and serve it over stdio or Streamable HTTP.
-
-Standard library only, so ``import agentpack_agent_rpc.sdk`` stays well under 30 ms::
-
-    from agentpack_agent_rpc.sdk import Agent, Result
-
-    agent = Agent("support-bot", capabilities={"tool_calls": {}})
-
-    @agent.step
-    def step(text):
-        return Result(public_output=f"You said: {text}")
-
-    if __name__ == "__main__":
-        agent.main()          # stdio; ``--http [--port N]`` serves http://127.0.0.1:N/ecp
-
-The module-level ``initialize``, ``step``, ``reset`` and ``serve`` act on a
-default agent, for one-agent scripts.
-"""
+"""An agent: ``initialize``/``step``/``reset`` handlers, JSON-RPC dispatch, and serving over stdio or HTTP."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-# No ``typing``/``dataclasses`` imports: annotations stay strings (``from __future__``), keeping import cheap.
+from .wire import (
+    AGENT_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    JSONRPC,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSION,
+    VERSION_UNSUPPORTED,
+    dumps,
+    error_response,
+)
 
-PROTOCOL_VERSION = "1.0"
-JSONRPC = "2.0"
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, AGENT_ERROR = -32700, -32600, -32601, -32602, -32000
-VERSION_UNSUPPORTED = -32001
+TYPE_CHECKING = False  # no ``typing`` import: annotations stay strings, keeping ``import sdk`` cheap
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class Result:
@@ -124,7 +118,7 @@ class Agent:
     def handle(self, message: Any) -> dict[str, Any] | None:
         """Answer one decoded JSON-RPC message; ``None`` for a notification."""
         if not isinstance(message, dict) or message.get("jsonrpc") != JSONRPC:
-            return _error(
+            return error_response(
                 message.get("id") if isinstance(message, dict) else None,
                 INVALID_REQUEST,
                 "Invalid Request: expected a JSON-RPC 2.0 object",
@@ -136,9 +130,9 @@ class Agent:
         if params is None:
             params = {}
         if not isinstance(method, str):
-            return _error(req_id, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
+            return error_response(req_id, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
         if not isinstance(params, dict):
-            return _error(req_id, INVALID_PARAMS, "Invalid params: expected an object") if has_id else None
+            return error_response(req_id, INVALID_PARAMS, "Invalid params: expected an object") if has_id else None
         try:
             if method == "agent/initialize":
                 result: Any = self._do_initialize(params)
@@ -151,11 +145,11 @@ class Agent:
             else:
                 if not has_id:
                     return None
-                return _error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+                return error_response(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
         except RpcError as exc:
-            return _error(req_id, exc.code, str(exc)) if has_id else None
+            return error_response(req_id, exc.code, str(exc)) if has_id else None
         except Exception as exc:  # the agent's own bug: report it, keep serving
-            return _error(req_id, AGENT_ERROR, f"{type(exc).__name__}: {exc}") if has_id else None
+            return error_response(req_id, AGENT_ERROR, f"{type(exc).__name__}: {exc}") if has_id else None
         return {"jsonrpc": JSONRPC, "id": req_id, "result": result} if has_id else None
 
     def _do_initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -212,11 +206,11 @@ class Agent:
                 try:
                     message = json.loads(line)
                 except ValueError:
-                    response: dict[str, Any] | None = _error(None, PARSE_ERROR, "Parse error: invalid JSON")
+                    response: dict[str, Any] | None = error_response(None, PARSE_ERROR, "Parse error: invalid JSON")
                 else:
                     response = self.handle(message)
                 if response is not None:
-                    writer.write(_dumps(response) + b"\n")
+                    writer.write(dumps(response) + b"\n")
                     writer.flush()
         finally:
             sys.stdout = saved
@@ -232,10 +226,10 @@ class Agent:
         ready: Callable[[int], None] | None = None,
     ) -> None:
         """Serve Streamable HTTP on ``http://host:port/path`` until interrupted."""
-        from ._sdk_http import make_server
+        from .http import make_server  # http.server loads only for HTTP agents
 
-        server = make_server(self, host, port, path, allowed_origins=allowed_origins, sse=sse)
-        bound = server.server_address[1]
+        server = make_server(self.handle, host, port, path, allowed_origins=allowed_origins, sse=sse)
+        bound = server.server_port
         print(f"agent-rpc: listening on http://{host}:{bound}{path}", file=sys.stderr, flush=True)
         if ready is not None:
             ready(bound)
@@ -265,44 +259,3 @@ def _parse_version(value: Any) -> tuple[int, int]:
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise RpcError(INVALID_PARAMS, "protocol_version must be a MAJOR.MINOR string")
     return int(parts[0]), int(parts[1])
-
-
-def _error(req_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": JSONRPC, "id": req_id, "error": {"code": code, "message": message}}
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per call
-
-
-def _dumps(value: Any) -> bytes:
-    return _ENCODE(value).encode("utf-8")
-
-
-# -- the default agent, for one-agent scripts ---------------------------------------
-default_agent = Agent()
-
-
-def initialize(func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-    return default_agent.initialize(func)
-
-
-def step(func: Callable[[str], Any]) -> Callable[[str], Any]:
-    return default_agent.step(func)
-
-
-def reset(func: Callable[[], Any]) -> Callable[[], Any]:
-    return default_agent.reset(func)
-
-
-def serve(
-    name: str | None = None, *, capabilities: dict[str, Any] | None = None, argv: list[str] | None = None
-) -> None:
-    """Serve the default agent (see ``Agent.main``); ``name``/``capabilities`` set its identity."""
-    if name is not None:
-        default_agent.name = name
-    if capabilities is not None:
-        default_agent.capabilities = dict(capabilities)
-    default_agent.main(argv)
-
-
-__all__ = ["PROTOCOL_VERSION", "Agent", "Result", "RpcError", "default_agent", "initialize", "reset", "serve", "step"]

@@ -1,0 +1,42 @@
+"""The workspace's JSON files under ``.dci/``, read with line numbers and checked against their schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentpack.errors import AgentpackError
+
+from .schemas_store import store
+
+if TYPE_CHECKING:
+    from agentpack.models import Finding
+
+
+def load_json_artifact(
+    path: Path, schema_id: str, *, code: str, display: str | None = None
+) -> tuple[Any, list[Finding]]:
+    """Read a JSON file (through the YAML loader, for line numbers and duplicate-key errors).
+
+    Returns ``(data, findings)``; raises ``YamlError`` when it cannot be parsed at all.
+    """
+    from agentpack.yamlio import load_yaml  # PyYAML: only when a workspace has such a file
+
+    document = load_yaml(path, display=display or str(path))
+    return document.data, store().validate(schema_id, document.data, document=document, code=code)
+
+
+def require_valid(path: Path, schema_id: str, *, code: str, what: str, display: str | None = None) -> Any:
+    """Like ``load_json_artifact`` but raises ``AgentpackError`` at the first schema finding."""
+    data, findings = load_json_artifact(path, schema_id, code=code, display=display)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise AgentpackError(
+            f"invalid {what}: {first.message}{more}",
+            file=first.file,
+            line=first.line,
+            hint=f"it must follow {schema_id}",
+        )
+    return data
