@@ -204,7 +204,7 @@ def test_malformed_requests_are_client_errors(serve):
     data, headers = huge, {"X-Hub-Signature-256": signature(SECRET, huge)}
     assert call(rt, "POST", "/hooks/new_ticket", data, headers=headers)[0] == 413
     status, body = call(rt, "POST", "/approvals/x", DEEP, token=token)
-    assert status == 400 and "deeper than 64 levels" in body["error"]
+    assert status == 400 and "nests deeper than 256 levels" in body["error"]
     status, body = call(rt, "POST", "/hooks/new_ticket", DEEP, headers={"X-Hub-Signature-256": signature(SECRET, DEEP)})
     assert status == 400 and "deeper" in body["error"]
     bad = b"{not json"

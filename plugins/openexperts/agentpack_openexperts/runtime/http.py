@@ -37,10 +37,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.netutil import bind_socket
 
-from . import jsonbody, webhooks
+from . import webhooks
 from .auth import Guard, Token, host_names, is_json, server_token
 from .serverconfig import ServerSettings
 
@@ -158,13 +159,13 @@ class Endpoints:
 
     @staticmethod
     def _parse(raw: bytes | Response) -> Any:
-        """The parsed body, or the response refusing it (400)."""
+        """The parsed body (``{}`` when empty), or the response refusing it (400: not JSON, nested too deep)."""
         if isinstance(raw, Response):
             return raw
         try:
-            return jsonbody.loads(raw)
-        except jsonbody.BodyError as exc:
-            return _json(400, {"error": str(exc)})
+            return jsonio.loads(raw) if raw.strip() else {}
+        except jsonio.JsonError as exc:
+            return _json(400, {"error": f"body: {exc.message}"})
 
     async def _delivery(self, request: Request, kind: str, name: str) -> Any:
         """A webhook or channel body: signature checked (401), parsed (400), not a replay (409)."""
