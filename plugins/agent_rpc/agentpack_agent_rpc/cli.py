@@ -165,6 +165,9 @@ def _write_reports(report: dict, html: Path | None, json_out: Path | None, junit
 @click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
+@click.option("--ray-address", metavar="ADDR", help="--executor ray: the cluster (default: RAY_ADDRESS).")
+@click.option("--ray-local", is_flag=True, help="--executor ray: start a throwaway Ray instance on this machine.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first scenario that fails or errs.")
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -178,6 +181,9 @@ def run(
     max_duration: float | None,
     isolation: str | None,
     executor: str,
+    ray_address: str | None,
+    ray_local: bool,
+    fail_fast: bool,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -188,6 +194,7 @@ def run(
     Examples:
       agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
       agentpack rpc run manifest.yaml --filter smoke -j 4 --junit junit.xml
+      agentpack rpc run manifest.yaml --executor ray --ray-address 10.0.0.5:6379 -j 32
     """
     from agentpack import console
 
@@ -196,6 +203,9 @@ def run(
     path = manifest or manifest_arg
     if path is None:
         raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
+    ray = {"address": ray_address, "local": ray_local}
+    if executor != "ray" and any(ray.values()):
+        raise click.UsageError("--ray-address and --ray-local go with --executor ray")
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
@@ -212,6 +222,8 @@ def run(
             max_duration=max_duration,
             isolation=isolation,
             on_result=lambda record: bar.advance(),
+            executor_options={k: v for k, v in ray.items() if v},
+            fail_fast=fail_fast,
         )
         with running(path, options, manifest=loaded, transport=transport) as report:
             text = dumps(report) if as_json or json_out else ""

@@ -58,8 +58,10 @@ def agentpack_agent_rpc_register_graders(register):
 @hookimpl
 def agentpack_agent_rpc_register_executors(register):
     from .executors import ExecutorInfo, LocalExecutor
+    from .ray_executor.executor import RayExecutor
 
     register(ExecutorInfo("local", LocalExecutor, "worker threads on this machine (--jobs N)"))
+    register(ExecutorInfo("ray", RayExecutor, "scenario slots on a Ray cluster (--ray-address, --ray-local)"))
 
 
 def _manifest_file(path: Path) -> Path | None:
@@ -137,9 +139,15 @@ def agentpack_evaluate(pack, options):
 
     filters = [f.strip() for f in (options.filter or "").split(",") if f.strip()]
     opts = options.options or {}
+    ray = {"address": opts.get("ray_address"), "local": str(opts.get("ray_local", "")).lower() in ("1", "true", "yes")}
     report = run_manifest(
         pack.path,
-        RunOptions(jobs=options.jobs, filters=filters, executor=opts.get("executor", "local")),
+        RunOptions(
+            jobs=options.jobs,
+            filters=filters,
+            executor=opts.get("executor", "local"),
+            executor_options={k: v for k, v in ray.items() if v},
+        ),
         suite=options.suite,
     )
     return to_eval_report(report)
