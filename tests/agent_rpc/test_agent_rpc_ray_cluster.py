@@ -237,6 +237,47 @@ def test_an_agent_that_cannot_start_is_an_error_with_its_stderr(cluster, job, tm
         assert scenario["node"]["id"]
 
 
+def test_eval_runs_on_the_cluster_named_by_ray_address(cluster, job, tmp_path):
+    manifest = job([{"name": f"s{i}", "steps": [{"input": "hi", "graders": [contains("Echo: hi")]}]} for i in range(4)])
+    proc = subprocess.run(
+        [AGENTPACK, "eval", str(manifest), "-j", "2", "--option", "executor=ray", "--json"],
+        capture_output=True,
+        text=True,
+        env=rc.ray_env(RAY_ADDRESS=cluster.address),
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
+    evaluation = json.loads(proc.stdout)["evaluations"][0]
+    assert [c["status"] for suite in evaluation["suites"] for c in suite["cases"]] == ["passed"] * 4
+
+
+def test_an_http_agent_is_reached_from_the_node(cluster, job, tmp_path, http_agent):
+    url = http_agent()
+    manifest = job(
+        [{"name": f"s{i}", "steps": [{"input": f"hi {i}", "graders": [contains(f"Echo: hi {i}")]}]} for i in range(3)]
+    )
+    data = yaml.safe_load(manifest.read_text())
+    manifest.write_text(yaml.safe_dump({**data, "target": url}, sort_keys=False))
+    code, report, stderr = rpc_run(manifest, tmp_path / "r.json", "-j", "2", executor=cluster.address)
+    assert code == 0, stderr
+    assert report["run"]["jobs"] == 1 and report["manifest"]["transport"] == "http"
+    assert any("--jobs ignored for an HTTP agent" in w for w in report["warnings"])
+
+
+def test_fail_fast_stops_the_remote_scenarios(cluster, job, tmp_path):
+    steps = [{"input": "hi", "graders": [contains("Echo")]}]
+    scenarios = [{"name": f"s{i:02}", "steps": steps} for i in range(30)]
+    scenarios[2] = {"name": "s02", "steps": [{"input": "hi", "graders": [contains("never said")]}]}
+    manifest = job(scenarios, env={"STEP_SECONDS": "0.2"})
+    code, report, stderr = rpc_run(manifest, tmp_path / "r.json", "-j", "2", "--fail-fast", executor=cluster.address)
+    assert code == 1, stderr
+    statuses = {s["id"]: s["status"] for s in report["scenarios"]}
+    assert statuses["s02"] == "failed" and statuses["s29"] == "skipped"
+    assert sum(1 for s in report["scenarios"] if s["exit_reason"] == "fail_fast") > 20
+    assert not report["run"]["interrupted"]
+    assert_agents_gone(tmp_path)
+
+
 class SlowJudge:
     """An OpenAI-compatible endpoint that answers PASS after a pause and records how many calls overlapped."""
 
