@@ -48,7 +48,7 @@ def connect(settings: RaySettings, working_dir: Path) -> Iterator[ModuleType]:
             log_to_driver=False,
             **kwargs,
         )
-    except (ConnectionError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # ConnectionError is an OSError
         ray.shutdown()
         where = "start a local Ray instance" if settings.local else f"connect to the Ray cluster at {address}"
         raise AgentpackError(

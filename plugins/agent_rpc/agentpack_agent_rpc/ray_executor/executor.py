@@ -201,11 +201,14 @@ class Dispatch:
             info = self.ray.get(ref)
         except self.ray.exceptions.RuntimeEnvSetupError as exc:
             raise AgentpackError(
-                f"a node could not set up the job (the manifest's folder as working_dir): {_first_line(exc)}"
+                f"a node could not set up the job (the manifest's folder as working_dir): {_last_line(exc)}"
             ) from None
-        except self.ray.exceptions.RayTaskError as exc:  # the slot's constructor failed: the same on every node
-            raise AgentpackError(f"a scenario slot could not start on its node: {exc}") from None
         except self.ray.exceptions.RayError as exc:
+            if getattr(exc, "actor_init_failed", False):  # the slot's constructor raised: it would on every node
+                raise AgentpackError(
+                    f"a scenario slot could not start on its node: {_last_line(exc)}",
+                    hint="every node needs agentpack-agent-rpc (and the plugins of the manifest's graders) installed",
+                ) from None
             self._lose(slot, exc)
             return
         slot.node = info["node"]
@@ -330,3 +333,9 @@ class Dispatch:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _last_line(exc: BaseException) -> str:
+    """The last line of a remote error: its traceback's exception line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
