@@ -198,7 +198,7 @@ def run(
     """
     from agentpack import console
 
-    from .api import open_manifest, running
+    from .api import open_manifest, require_manifest, running
 
     path = manifest or manifest_arg
     if path is None:
@@ -209,7 +209,10 @@ def run(
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
-    loaded, transport = open_manifest(path)  # the agent starts here, the rest loads while it does
+    if executor == "local":
+        loaded, transport = open_manifest(path)  # the agent starts here, the rest loads while it does
+    else:  # the executor starts agents where it runs scenarios
+        loaded, transport = require_manifest(path), None
     from .report import dumps
     from .runner import RunOptions
 

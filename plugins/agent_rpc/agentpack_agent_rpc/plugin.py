@@ -133,7 +133,7 @@ def agentpack_validate(pack, strict):
 def agentpack_evaluate(pack, options):
     if pack.format != FORMAT:
         return None
-    from .api import run_manifest
+    from .api import require_manifest, run_manifest
     from .report import to_eval_report
     from .runner import RunOptions
 
@@ -149,5 +149,6 @@ def agentpack_evaluate(pack, options):
             executor_options={k: v for k, v in ray.items() if v},
         ),
         suite=options.suite,
+        manifest=None if opts.get("executor", "local") == "local" else require_manifest(pack.path),
     )
     return to_eval_report(report)
