@@ -14,6 +14,7 @@ still come back.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -163,7 +164,7 @@ class Dispatch:
 
     def _submit(self, slot: _Slot, scenario: Any, lost: int) -> None:
         deadline = self.runner.deadline
-        remaining = None if deadline == float("inf") else max(0.0, deadline - time.monotonic())
+        remaining = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
         ref = slot.handle.run.remote(scenario.index, remaining)
         self.inflight[ref] = (slot, scenario, lost)
         slot.load += 1
