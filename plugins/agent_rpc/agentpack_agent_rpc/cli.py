@@ -144,6 +144,9 @@ def _text_summary(report: dict[str, Any]) -> str:
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
 @output_option(choices=("text", "json"), command="rpc run")
 @record_options()
+@click.option("--ray-address", metavar="ADDR", help="--executor ray: the cluster (default: RAY_ADDRESS).")
+@click.option("--ray-local", is_flag=True, help="--executor ray: start a throwaway Ray instance on this machine.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first scenario that fails or errs.")
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -158,6 +161,9 @@ def run(
     executor: str,
     output: str,
     recording: Recording,
+    ray_address: str | None,
+    ray_local: bool,
+    fail_fast: bool,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -168,20 +174,27 @@ def run(
     Examples:
       agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
       agentpack rpc run manifest.yaml --filter smoke -j 4 --junit junit.xml
+      agentpack rpc run manifest.yaml --executor ray --ray-address 10.0.0.5:6379 -j 32
     """
     from agentpack import console
 
-    from .api import open_manifest, running
+    from .api import open_manifest, require_manifest, running
 
     path = manifest or manifest_arg
     if path is None:
         raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
+    ray = {"address": ray_address, "local": ray_local}
+    if executor != "ray" and any(ray.values()):
+        raise click.UsageError("--ray-address and --ray-local go with --executor ray")
     as_json = output == "json"
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
     h = host()
-    loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
+    if executor == "local":
+        loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
+    else:  # the executor starts agents where it runs scenarios
+        loaded, transport = require_manifest(path, host=h), None
     from . import outputs
     from .report import dumps
     from .runner import RunOptions
@@ -195,6 +208,8 @@ def run(
             max_duration=max_duration,
             isolation=isolation,
             on_result=lambda record: bar.advance(),
+            executor_options={k: v for k, v in ray.items() if v},
+            fail_fast=fail_fast,
         )
         with running(path, options, manifest=loaded, transport=transport, host=h) as report:
             text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits

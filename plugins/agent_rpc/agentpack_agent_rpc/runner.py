@@ -30,12 +30,28 @@ from .session import Session
 
 OK = "ok"
 RETRYABLE = {"timeout", "transport_error", "protocol_error", "agent_error", "agent_unreachable", "scenario_timeout"}
+NOT_RUN = {
+    "interrupted": "not run: the run was interrupted",
+    "max_duration_exceeded": "not run: --max-duration was exceeded",
+    "fail_fast": "not run: --fail-fast stopped the run after a failure",
+}
 
 
 class RunOptions(Record):
-    """How to run: workers, filters, executor, timeouts and a result callback."""
+    """How to run: workers, filters, executor (and its settings), timeouts, fail-fast and a result callback."""
 
-    __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
+    __slots__ = (
+        "jobs",
+        "filters",
+        "executor",
+        "step_timeout",
+        "max_duration",
+        "isolation",
+        "clock",
+        "on_result",
+        "executor_options",
+        "fail_fast",
+    )
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "jobs": constant(1),
         "filters": list,
@@ -45,6 +61,8 @@ class RunOptions(Record):
         "isolation": constant(None),
         "clock": constant(SYSTEM_CLOCK),
         "on_result": constant(None),
+        "executor_options": dict,
+        "fail_fast": constant(False),
     }
     jobs: int
     filters: list[str]
@@ -54,6 +72,8 @@ class RunOptions(Record):
     isolation: str | None
     clock: Clock
     on_result: Callable[[dict[str, Any]], None] | None
+    executor_options: dict[str, Any]
+    fail_fast: bool
 
 
 def select_scenarios(scenarios: list[Scenario], filters: list[str]) -> list[Scenario]:
@@ -148,13 +168,19 @@ class Runner:
 
         def done(record: dict[str, Any]) -> None:
             records[record["index"]] = record
+            if self.options.fail_fast and record["status"] in ("failed", "error") and not self.cancel.is_set():
+                self.stop_reason = "fail_fast"
+                self.cancel.set()
             if self.options.on_result:
                 self.options.on_result(record)
 
         executor = self.executor or LocalExecutor()
+        bind = getattr(executor, "bind", None)
+        if bind is not None:  # an executor that runs scenarios elsewhere (see executors.Run)
+            bind(self)
         interrupted = False
         try:
-            executor.run(chosen, lambda: _Worker(self), jobs, done, self.cancel)
+            executor.run(chosen, self.worker, jobs, done, self.cancel)
         except KeyboardInterrupt:
             interrupted = True
             self.cancel.set()
@@ -167,13 +193,7 @@ class Runner:
             interrupted = True
         for scenario in chosen:
             if scenario.index not in records:
-                records[scenario.index] = self.skipped(
-                    scenario,
-                    self.stop_reason,
-                    "not run: the run was interrupted"
-                    if self.stop_reason == "interrupted"
-                    else "not run: --max-duration was exceeded",
-                )
+                records[scenario.index] = self.skipped(scenario, self.stop_reason, NOT_RUN[self.stop_reason])
         ordered = [records[s.index] for s in chosen]
         return {
             "scenarios": ordered,
@@ -188,6 +208,10 @@ class Runner:
             "selected": len(chosen),
             "total_scenarios": len(self.manifest.scenarios),
         }
+
+    def worker(self) -> _Worker:
+        """A worker of this run: one agent session that runs scenarios one after another."""
+        return _Worker(self)
 
     def skipped(self, scenario: Scenario, reason: str, message: str) -> dict[str, Any]:
         return {
