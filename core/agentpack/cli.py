@@ -464,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import AgentpackError
 
     _json_command.clear()
+    if "agentpack.skillmd" in sys.modules:  # one parse per file per command, also for in-process callers
+        sys.modules["agentpack.skillmd"].forget_parsed()
     try:
         result = cli.main(args=argv, prog_name="agentpack", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK

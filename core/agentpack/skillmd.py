@@ -114,6 +114,11 @@ command parse it once (a changed file has another stat, and is parsed again)."""
 _READ_SIZE = 256
 
 
+def forget_parsed() -> None:
+    """Drop the parsed SKILL.md files: a new command starts from the files (``cli.main`` calls it)."""
+    _READ.clear()
+
+
 def _parse_skill(directory: Path, path: Path, display: str | None, text: str | None) -> Skill:
     from .frontmatter import read_markdown
 
