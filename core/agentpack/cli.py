@@ -53,7 +53,22 @@ class AgentpackGroup(click.Group):
         if command is not None:
             return command
         spec = self._plugin_specs().get(name)
-        return spec.load() if spec else None
+        if spec is not None:
+            return spec.load()
+        from .known import install_hint, plugin_for_command
+
+        known = plugin_for_command(name)
+        if known is None:
+            return None
+        from .entrypoints import entry_points
+        from .plugins import ENTRY_POINT_GROUP
+
+        if any(ep.name == known.name for ep in entry_points(ENTRY_POINT_GROUP)):
+            ctx.fail(
+                f"'{name}' comes with plugin '{known.name}', which is installed but not loaded "
+                "(check AGENTPACK_PLUGINS and AGENTPACK_DISABLE_PLUGINS)"
+            )
+        ctx.fail(f"'{name}' comes with plugin '{known.name}', which is not installed: {install_hint(known)}")
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         specs = self._plugin_specs()
@@ -185,21 +200,27 @@ def detect(path: Path, output: str) -> None:
 def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str) -> None:
     """Validate packs; exit 1 when any has an error.
 
+    A folder that no format claims stands for every pack under it, so
+    `agentpack validate skills/` validates each skill.
+
     \b
     Examples:
       agentpack validate skills/my-skill
+      agentpack validate skills/
       agentpack validate expert-skill --strict -o sarif > results.sarif
       agentpack validate skills/* -o github
     """
     from .clock import SYSTEM_CLOCK
     from .errors import PackError
     from .models import Finding, Report, ValidationItem
+    from .packwalk import expand
 
     h = host()
     items = []
-    for path in paths:
+    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
+    for path, format in targets:
         try:
-            pack = h.load(path, format_name)
+            pack = h.load(path, format)
         except PackError as exc:
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
@@ -291,7 +312,7 @@ def query(
 
 
 @cli.command(name="eval")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--suite", help="Run only this suite.")
 @click.option("--filter", "filter_", help="Run only cases whose id matches this substring or tag.")
 @jobs_option("Cases or scenarios in parallel, for formats that can run them so.")
@@ -299,7 +320,7 @@ def query(
 @report_option()
 @output_option(command="eval")
 def eval_(
-    path: Path,
+    paths: tuple[Path, ...],
     suite: str | None,
     filter_: str | None,
     jobs: int,
@@ -307,25 +328,32 @@ def eval_(
     report_file: Path | None,
     output: str,
 ) -> None:
-    """Run a pack's evaluations; exit 1 when any case fails.
+    """Run the evaluations of packs, one report for all; exit 1 when any case fails.
+
+    A folder that no format claims stands for every pack under it.
 
     \b
     Examples:
       agentpack eval expert-skill
       agentpack eval expert-skill --suite smoke -o junit > junit.xml
+      agentpack eval skills/fs-hash-tree skills/text-word-count
       agentpack eval manifest.yaml --report out.html
     """
     from .clock import SYSTEM_CLOCK
     from .models import EvalOptions, Report
+    from .packwalk import expand
 
     h = host()
-    pack = h.load(path)
+    packs = [h.load(path, format) for path, format in expand(h, paths)]
     started = SYSTEM_CLOCK.now()
-    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
-    report = Report(command="eval", generated_at=started, evaluations=[result])
+    eval_options = EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options))
+    results = [h.evaluate(pack, eval_options) for pack in packs]
+    report = Report(command="eval", generated_at=started, evaluations=results)
     emit_report(report, output, report_file)
-    if result.aborted:
-        click.echo(f"error: {result.aborted}", err=True)
+    aborted = [result.aborted for result in results if result.aborted]
+    for reason in aborted:
+        click.echo(f"error: {reason}", err=True)
+    if aborted:
         raise SystemExit(EXIT_USAGE)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
