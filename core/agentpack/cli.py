@@ -359,6 +359,62 @@ def eval_(
         raise SystemExit(EXIT_PROBLEMS)
 
 
+# -- skill-md: what hosts read from SKILL.md (skills-ref's read-properties and to-prompt) ---------
+@cli.group(name="skill-md")
+def skill_md() -> None:
+    """Read Agent Skills as hosts do, with the output of skills-ref (read-properties, to-prompt)."""
+
+
+@skill_md.command(name="read-properties")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md read-properties")
+def read_properties(path: Path, output: str) -> None:
+    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md).
+
+    The default output is skills-ref's, byte for byte; -o json wraps the
+    properties in agentpack's envelope.
+
+    \b
+    Examples:
+      agentpack skill-md read-properties skills/pdf-tools
+      agentpack skill-md read-properties skills/pdf-tools/SKILL.md --json
+    """
+    from .skillmd import find_skill_md, read_skill
+    from .skillprompt import properties, properties_json, skill_directory
+
+    directory = skill_directory(path)
+    skill = read_skill(directory, display=str(find_skill_md(directory) or directory))
+    if output == "json":
+        emit_json("skill-md read-properties", True, path=str(path), properties=properties(skill))
+    else:
+        click.echo(properties_json(skill))
+
+
+@skill_md.command(name="to-prompt")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md to-prompt")
+def to_prompt(paths: tuple[Path, ...], output: str) -> None:
+    """Print the <available_skills> block a host puts in its system prompt (PATHS: skill folders or
+    their SKILL.md files).
+
+    The default output is skills-ref's, byte for byte; -o json gives the
+    block and each skill's name, description and location in agentpack's envelope.
+
+    \b
+    Examples:
+      agentpack skill-md to-prompt skills/pdf-tools skills/merge-pr
+      agentpack skill-md to-prompt skills/*/ --json
+    """
+    from .skillprompt import prompt_entries
+    from .skillprompt import to_prompt as render
+
+    entries = prompt_entries(list(paths))
+    if output == "json":
+        emit_json("skill-md to-prompt", True, skills=entries, prompt=render(entries))
+    else:
+        click.echo(render(entries))
+
+
 @cli.group()
 def mcp() -> None:
     """Serve the tools plugins register over the Model Context Protocol."""
