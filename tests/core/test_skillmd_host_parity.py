@@ -55,11 +55,16 @@ def test_real_skills_match_skills_ref():
         pytest.skip(f"reference skills not found at {PAX_SKILLS.resolve()} (the shared reference folder is absent)")
     directories = sorted(str(p.parent) for p in PAX_SKILLS.rglob("SKILL.md"))
     assert len(directories) == 42
+    readable = []
     for directory in directories:
-        assert ours("read-properties", directory) == reference("read-properties", directory), directory
-    prompt = ours("to-prompt", *directories)
-    assert prompt is not None and prompt == reference("to-prompt", *directories)
-    assert prompt.count("<skill>") == 42
+        theirs = reference("read-properties", directory)
+        assert ours("read-properties", directory) == theirs, directory
+        readable += [directory] if theirs is not None else []
+    assert 30 < len(readable) < 42  # the corpus has both outcomes, so the comparison is not vacuous
+    assert ours("to-prompt", *directories) is reference("to-prompt", *directories) is None
+    prompt = ours("to-prompt", *readable)
+    assert prompt is not None and prompt == reference("to-prompt", *readable)
+    assert prompt.count("<skill>") == len(readable)
 
 
 def test_skill_md_paths_escaping_and_order_match():
