@@ -203,9 +203,7 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
             access = AccessManifest(
                 YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE), entry["access"]["lines"])
             )
-        skill._schemas.update(
-            input=entry["inputSchema"], output=entry["outputSchema"]
-        )
+        skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
         prepared = Prepared(
             skill,
             Grants(**entry["grants"]),
