@@ -196,8 +196,11 @@ def detect(path: Path, output: str) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@report_option()
 @output_option(command="validate")
-def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str) -> None:
+def validate(
+    paths: tuple[Path, ...], strict: bool, format_name: str | None, report_file: Path | None, output: str
+) -> None:
     """Validate packs; exit 1 when any has an error.
 
     A folder that no format claims stands for every pack under it, so
@@ -208,7 +211,7 @@ def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, out
       agentpack validate skills/my-skill
       agentpack validate skills/
       agentpack validate expert-skill --strict -o sarif > results.sarif
-      agentpack validate skills/* -o github
+      agentpack validate . -o github --report results.sarif
     """
     from .clock import SYSTEM_CLOCK
     from .errors import PackError
@@ -229,7 +232,7 @@ def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, out
             continue
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output)
+    emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
