@@ -39,7 +39,7 @@ lint-imports: install
 		fi; \
 	done
 
-test: install
+test: check
 	$(BIN)/python -m pytest -m "$(PYTEST_MARKERS)" $(PYTEST_ARGS)
 
 bench: install

@@ -74,7 +74,7 @@ def run_measured(argv: list[str], env: dict | None = None) -> tuple[float, float
 
 
 def make_pack(root: Path, stdlib: Path, formats, quick: bool, reference: bool = False) -> Path:
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.pack.scaffold import scaffold
 
     scaffold(root)
     manifest = root / "expert" / "EXPERT.yaml"
@@ -116,7 +116,7 @@ def make_pack(root: Path, stdlib: Path, formats, quick: bool, reference: bool = 
 
 def hit_rates(paths_per_query: list[list[str]]) -> tuple[int, int]:
     hit1 = hit5 = 0
-    for (_, expected), paths in zip(QUERIES, paths_per_query):
+    for (_, expected), paths in zip(QUERIES, paths_per_query, strict=False):
         good = [i for i, p in enumerate(paths) if p == expected or p.startswith(expected)]
         hit1 += bool(good and good[0] == 0)
         hit5 += bool(good and good[0] < 5)
@@ -127,7 +127,7 @@ def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
     results: dict[str, dict] = {}
     for short, fmt, _ in FORMATS:
         code = (
-            f"from agentpack_ecp.build import build_pack; "
+            f"from agentpack_ecp.index.build import build_pack; "
             f"build_pack({str(pack)!r}, index_ids=['std-{short}'], rebuild=True)"
         )
         wall, rss, _ = run_measured([python, "-c", code])
@@ -146,17 +146,19 @@ def bench_agentpack(pack: Path, python: str, agentpack: str) -> dict[str, dict]:
         }
     script = textwrap.dedent(f"""
         import json, time, statistics
-        from agentpack_ecp.query import query_pack
+        from agentpack_ecp.pack.manifest import load_pack
+        from agentpack_ecp.query.response import query_pack
         out = {{}}
         queries = {json.dumps([q for q, _ in QUERIES])}
         for mode in ("keyword", "fts", "vector"):
             t0 = time.perf_counter()
-            query_pack({str(pack)!r}, {{"question": queries[0], "mode": mode}})
+            pack = load_pack({str(pack)!r})
+            query_pack(pack, {{"question": queries[0], "mode": mode}})
             load = time.perf_counter() - t0
             paths, times = [], []
             for q in queries:
                 t = time.perf_counter()
-                r = query_pack({str(pack)!r}, {{"question": q, "mode": mode, "top_k": 5}})
+                r = query_pack(pack, {{"question": q, "mode": mode, "top_k": 5}})
                 times.append(time.perf_counter() - t)
                 paths.append([c["artifact_path"] for c in r["citations"]])
             out[mode] = {{"load_s": load, "warm_ms": statistics.median(times) * 1000, "paths": paths}}
@@ -279,11 +281,11 @@ def bench_refresh(work: Path, corpus: Path, quick: bool, python: str, agentpack:
     results: dict[str, dict] = {}
     for short, fmt, kind in FORMATS:
         pack = make_pack(work / f"refresh-{short}", corpus, [(short, fmt, kind)], quick)
-        run_measured([python, "-c", f"from agentpack_ecp.build import build_pack; build_pack({str(pack)!r})"])
+        run_measured([python, "-c", f"from agentpack_ecp.index.build import build_pack; build_pack({str(pack)!r})"])
         inproc, cli = [], []
         script = textwrap.dedent(f"""
             import json, time
-            from agentpack_ecp.refresh import refresh
+            from agentpack_ecp.lifecycle.refresh import refresh
             t = time.perf_counter()
             r = refresh({str(pack)!r})
             print(json.dumps({{"s": time.perf_counter() - t, "decision": r["decision"],
@@ -393,7 +395,7 @@ def lifecycle_main(quick: bool, reference: bool) -> None:
             "(CPU s: its user + system time); ecp-reference: 'ecpctl refresh')"
         )
         pack = make_pack(work / "mcp-pack", corpus, FORMATS, quick)
-        run_measured([python, "-c", f"from agentpack_ecp.build import build_pack; build_pack({str(pack)!r})"])
+        run_measured([python, "-c", f"from agentpack_ecp.index.build import build_pack; build_pack({str(pack)!r})"])
         latency = bench_mcp(pack, agentpack)
         print(f"\nMCP expert.query over stdio ({len(QUERIES)} questions, index resident after the first call)")
         print(f"{'mode':10} {'first call ms':>14} {'median ms':>10} {'p95 ms':>8}")

@@ -1,4 +1,7 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 from hypothesis import settings
 
@@ -9,3 +12,10 @@ pytest_plugins = ["agentpack.testing"]
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Commands under test record their runs (agentpack eval, rpc run...): into a throwaway store, never the
+# project's .agentpack/runs.sqlite nor a store the developer's shell names. Set before any test starts a
+# subprocess, so those inherit it.
+_RUNS = tempfile.mkdtemp(prefix="agentpack-test-runs-")
+atexit.register(shutil.rmtree, _RUNS, True)
+os.environ["AGENTPACK_RUNS"] = os.path.join(_RUNS, "runs.sqlite")

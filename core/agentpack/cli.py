@@ -17,9 +17,11 @@ from . import __version__
 from .clikit import (
     CONTEXT_SETTINGS,
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
+    Recording,
     emit_json,
     emit_report,
     host,
@@ -27,8 +29,11 @@ from .clikit import (
     output_option,
     pairs_option,
     print_json,
+    record_options,
     report_option,
 )
+from .runs.cli import runs
+from .viewer.cli import view
 
 if TYPE_CHECKING:
     from .registry import CommandSpec
@@ -321,6 +326,7 @@ def query(
 @jobs_option("Cases or scenarios in parallel, for formats that can run them so.")
 @pairs_option(help_text="Format-specific evaluation options (KEY=VALUE, repeatable).")
 @report_option()
+@record_options()
 @output_option(command="eval")
 def eval_(
     paths: tuple[Path, ...],
@@ -329,9 +335,11 @@ def eval_(
     jobs: int,
     options: dict[str, str],
     report_file: Path | None,
+    recording: Recording,
     output: str,
 ) -> None:
-    """Run the evaluations of packs, one report for all; exit 1 when any case fails.
+    """Run the evaluations of packs, one report for all; exit 1 when any case fails. Each pack's run is
+    recorded (agentpack runs).
 
     A folder that no format claims stands for every pack under it.
 
@@ -340,7 +348,7 @@ def eval_(
       agentpack eval expert-skill
       agentpack eval expert-skill --suite smoke -o junit > junit.xml
       agentpack eval skills/fs-hash-tree skills/text-word-count
-      agentpack eval manifest.yaml --report out.html
+      agentpack eval manifest.yaml --report out.html --tag nightly
     """
     from .clock import SYSTEM_CLOCK
     from .models import EvalOptions, Report
@@ -353,6 +361,12 @@ def eval_(
     results = [h.evaluate(pack, eval_options) for pack in packs]
     report = Report(command="eval", generated_at=started, evaluations=results)
     emit_report(report, output, report_file)
+    from .runs import record_run
+
+    settings = {"suite": suite, "filter": filter_, "jobs": jobs, "options": dict(options)}
+    for pack, result in zip(packs, results, strict=True):
+        one = Report(command="eval", tool=report.tool, generated_at=started, evaluations=[result])
+        record_run(one, command="eval", input=pack.path, settings=settings, recording=recording)
     aborted = [result.aborted for result in results if result.aborted]
     for reason in aborted:
         click.echo(f"error: {reason}", err=True)
@@ -504,6 +518,10 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
 
 
+cli.add_command(runs)
+cli.add_command(view)
+
+
 # -- entry point --------------------------------------------------------------------------------
 def _blame(exc: BaseException) -> str | None:
     tb = exc.__traceback__
@@ -544,7 +562,10 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.Abort:
+    except click.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            click.echo("interrupted", err=True)
+            return EXIT_INTERRUPTED
         click.echo("aborted", err=True)
         return EXIT_USAGE
     except click.ClickException as exc:
@@ -556,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:

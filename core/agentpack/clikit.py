@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import click
 
@@ -58,14 +58,20 @@ def _complete_reporters(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 def output_option(
-    default: str = "text", *, choices: Iterable[str] | None = None, command: str | None = None
+    default: str = "text",
+    *,
+    choices: Iterable[str] | None = None,
+    command: str | None = None,
+    flags: tuple[str, ...] = ("-o", "--output"),
 ) -> Callable[[F], F]:
     """``-o/--output FORMAT`` with ``--json`` as an alias of ``-o json``.
 
     The decorated function receives one argument, ``output``, already resolved.
     Without ``choices`` any registered reporter name is accepted (checked when
     the report is rendered). ``command`` names the command in the JSON error
-    envelope written when the command fails with ``-o json``.
+    envelope written when the command fails with ``-o json``. ``flags`` names
+    the option for a command whose ``-o`` means something else (``--format``);
+    ``--json`` is always there.
     """
     fixed = tuple(choices) if choices is not None else None
 
@@ -79,15 +85,15 @@ def output_option(
                 _json_command.append(command or (ctx.command_path.removeprefix("agentpack ") if ctx else "agentpack"))
             return f(*args, **kwargs)
 
-        wrapper = click.option("--json", "as_json", is_flag=True, help="Alias for -o json.")(wrapper)
+        wrapper = click.option("--json", "as_json", is_flag=True, help=f"Alias for {flags[0]} json.")(wrapper)
         option_help = (
             f"Output format: {', '.join(fixed)}."
             if fixed
             else "Output format: text, json, junit, sarif, github, html, or a plugin's."
         )
         return click.option(  # type: ignore[return-value]
-            "-o",
-            "--output",
+            *flags,
+            "output",
             default=default,
             show_default=True,
             metavar="FORMAT",
@@ -134,6 +140,39 @@ def parse_pairs(values: Iterable[str], what: str) -> dict[str, str]:
             raise click.BadParameter(f"'{value}' is not KEY=VALUE", param_hint=what)
         result[key] = val
     return result
+
+
+class Recording(NamedTuple):
+    """Where and whether a command records its run (``record_options``); pass it to ``agentpack.runs.record_run``."""
+
+    store: Path | None = None
+    """``--store``; ``None``: ``$AGENTPACK_RUNS`` or ``.agentpack/runs.sqlite`` in the project."""
+    enabled: bool = True
+    tags: tuple[str, ...] = ()
+
+
+def record_options() -> Callable[[F], F]:
+    """``--store FILE``, ``--no-record`` and ``--tag TAG``: the function receives one ``recording``."""
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(
+            *args: Any, store: Path | None = None, no_record: bool = False, tags: tuple[str, ...] = (), **kwargs: Any
+        ) -> Any:
+            kwargs["recording"] = Recording(store=store, enabled=not no_record, tags=tuple(tags))
+            return f(*args, **kwargs)
+
+        wrapper = click.option(
+            "--tag", "tags", multiple=True, metavar="TAG", help="Tag the recorded run (repeatable)."
+        )(wrapper)
+        wrapper = click.option("--no-record", is_flag=True, help="Do not record this run in the run store.")(wrapper)
+        return click.option(  # type: ignore[return-value]
+            "--store",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Record the run in this store (default: $AGENTPACK_RUNS or .agentpack/runs.sqlite).",
+        )(wrapper)
+
+    return decorate
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -205,6 +244,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
     "SCHEMA_VERSION",
+    "Recording",
     "emit_json",
     "emit_report",
     "envelope",
@@ -215,6 +255,7 @@ __all__ = [
     "pairs_option",
     "parse_pairs",
     "print_json",
+    "record_options",
     "report_option",
     "reporter_for_suffix",
     "write_report",

@@ -3,8 +3,9 @@
 Read this file to know the system. Each hook is prefixed ``agentpack_`` and
 documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
 
-* registration hooks (formats, reporters, CLI commands, MCP tools) receive a
-  ``register`` callback; a duplicate name is an error naming both plugins;
+* registration hooks (formats, reporters, CLI commands, MCP tools, run
+  exporters, run views) receive a ``register`` callback; a duplicate name is
+  an error naming both plugins;
 * ``agentpack_detect`` is gathered from every plugin and the most confident
   answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
   recognises the path claims it);
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
 
     from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
     from .plugins import Host
-    from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
+    from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
 
 hookspec = pluggy.HookspecMarker("agentpack")
 
@@ -118,6 +119,23 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
     tool maps one to one to a CLI command and returns the same JSON payload,
     describes every input property, and says what it does through ``hints``
     (the MCP tool annotations).
+    """
+
+
+@hookspec
+def agentpack_register_run_exporters(register: Callable[[RunExporter], None]) -> None:
+    """Register exporters of recorded runs (``RunExporter``), chosen by ``agentpack runs export -o NAME``.
+
+    Built in: ``jsonl`` and ``csv``. An exporter may send runs to another system (an observability
+    platform) instead of writing them out.
+    """
+
+
+@hookspec
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    """Register sections of the run page of ``agentpack view`` (``RunView``) for runs of your formats.
+
+    Runs with no view of their own get the generic page (cases, assertions, details as JSON).
     """
 
 

@@ -20,13 +20,13 @@ import pluggy
 from . import hookspecs
 from .entrypoints import entry_points
 from .errors import AgentpackError, PackError, PluginError
-from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter
+from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
 
 if TYPE_CHECKING:
     from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
 
 ENTRY_POINT_GROUP = "agentpack"
-DEFAULT_PLUGINS = ("agentpack.builtin.reporters", "agentpack.builtin.skills")
+DEFAULT_PLUGINS = ("agentpack.builtin.reporters", "agentpack.builtin.skills", "agentpack.builtin.runs")
 """Core-internal plugins, registered before any entry point."""
 
 T = TypeVar("T")
@@ -162,6 +162,12 @@ class Host:
             if detection is not None:
                 owners.add(self.owner(detection.format) or "")
         return {name: tool for name, tool in tools.items() if tool.plugin in owners}
+
+    def run_exporters(self) -> dict[str, RunExporter]:
+        return self._collect("agentpack_register_run_exporters", "run exporter")
+
+    def run_views(self) -> dict[str, RunView]:
+        return self._collect("agentpack_register_run_views", "run view", tolerant=True)
 
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()

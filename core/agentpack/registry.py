@@ -6,16 +6,19 @@ Named tuples (no pydantic, no dataclasses) so that building the CLI stays cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
 from .records import Record
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     import click
 
     from .models import Report
+    from .runs.model import Run
 
 
 class FormatInfo(NamedTuple):
@@ -101,4 +104,36 @@ class McpTool(NamedTuple):
     title: str | None = None
     hints: ToolHints | None = None
     """MCP tool annotations; every built-in tool sets them (a conformance test checks)."""
+    plugin: str | None = None
+
+
+class RunExporter(NamedTuple):
+    """Writes recorded runs somewhere: ``agentpack runs export -o NAME``.
+
+    ``export(runs, out, options)`` receives the ``agentpack.runs.Run`` values (with cases and
+    report), the text stream to write to (stdout or ``--to FILE``), and ``--option KEY=VALUE``
+    pairs. An exporter that sends runs elsewhere (an observability platform) may write only a
+    summary line to ``out``.
+    """
+
+    name: str
+    description: str
+    export: Callable[[Iterable[Run], TextIO, dict[str, str]], None]
+    suffix: str = ""
+    """The file suffix ``--to FILE`` picks this exporter by (``.jsonl``, ``.csv``)."""
+    plugin: str | None = None
+
+
+class RunView(NamedTuple):
+    """A section of the run page of ``agentpack view`` for runs of some formats.
+
+    ``render(run)`` returns an HTML fragment (escape what you show; ``agentpack.viewer.html``
+    has helpers) or ``""`` when it has nothing to add for this run.
+    """
+
+    name: str
+    title: str
+    formats: tuple[str, ...]
+    """The formats (``Run.format``) the view is for; empty: every run."""
+    render: Callable[[Run], str]
     plugin: str | None = None

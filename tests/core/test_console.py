@@ -1,4 +1,4 @@
-"""agentpack.console: progress only on a TTY (and not quiet, not NO_COLOR), notes on stderr."""
+"""agentpack.console: progress bars on a TTY (not quiet; NO_COLOR keeps them), heartbeats off one, notes on stderr."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def tty(monkeypatch):
     return make
 
 
-def test_progress_is_a_no_op_off_a_terminal(capsys, monkeypatch):
+def test_progress_is_quiet_off_a_terminal_for_short_work(capsys, monkeypatch):
     monkeypatch.setattr(console, "QUIET", False)
     assert not console.progress_enabled()  # pytest captures stderr: not a TTY
     with console.progress("indexing", total=3) as bar:
@@ -51,19 +51,48 @@ def test_progress_on_a_terminal(capsys, tty):
     assert "indexing" in stream.getvalue()
 
 
-@pytest.mark.parametrize("setting", ["quiet", "no_color", "dumb"])
-def test_progress_disabled_by_settings(tty, monkeypatch, setting):
+@pytest.mark.parametrize("setting", ["quiet", "dumb"])
+def test_progress_bars_disabled_by_settings(tty, monkeypatch, setting):
     stream = tty()
     if setting == "quiet":
         monkeypatch.setattr(console, "QUIET", True)
-    elif setting == "no_color":
-        monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.setenv("TERM", "dumb")
     assert not console.progress_enabled()
     with console.progress("x", total=1) as bar:
-        assert type(bar).__name__ == "_NullProgress"
+        assert type(bar).__name__ == ("_NullProgress" if setting == "quiet" else "_Heartbeat")
     assert stream.getvalue() == ""
+
+
+def test_no_color_keeps_progress_bars(tty, monkeypatch):
+    stream = tty()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert console.progress_enabled()
+    with console.progress("indexing", total=1) as bar:
+        bar.advance()
+    assert "indexing" in stream.getvalue() and "\x1b[3" not in stream.getvalue()
+
+
+def test_a_heartbeat_off_a_terminal_shows_life(capsys, monkeypatch):
+    import time
+
+    monkeypatch.setattr(console, "QUIET", False)
+    monkeypatch.setenv("AGENTPACK_HEARTBEAT_S", "0.05")
+    with console.progress("indexing docs", total=4) as bar:
+        bar.advance(3)
+        time.sleep(0.2)
+        bar.update(description="embedding")
+        time.sleep(0.12)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and lines[0].startswith("indexing docs: 3/4 (") and lines[-1].startswith("embedding: 3/4")
+    monkeypatch.setenv("AGENTPACK_HEARTBEAT_S", "0")
+    with console.progress("x", total=1) as bar:
+        assert type(bar).__name__ == "_NullProgress"
+    monkeypatch.setattr(console, "QUIET", True)
+    monkeypatch.setenv("AGENTPACK_HEARTBEAT_S", "0.01")
+    with console.progress("x", total=1) as bar:
+        time.sleep(0.05)
+    assert capsys.readouterr().err == ""
 
 
 def test_note_goes_to_stderr_unless_quiet(capsys, monkeypatch):

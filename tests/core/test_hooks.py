@@ -84,6 +84,24 @@ def test_agentpack_register_mcp_tools(agentpack_host, register_plugin, sample_pl
     assert tool.handler({"path": str(todo_pack("- [x] a\n- [ ] b\n- [ ] c\n"))}) == {"done": 1, "open": 2}
 
 
+def test_agentpack_register_run_exporters(agentpack_host, register_plugin, sample_plugin):
+    register_plugin(sample_plugin, name="sample")
+    exporters = agentpack_host.run_exporters()
+    assert {"jsonl", "csv", "todo-lines"} <= set(exporters)
+    assert exporters["todo-lines"].plugin == "sample" and exporters["jsonl"].plugin == "agentpack.builtin.runs"
+
+
+def test_agentpack_register_run_views(agentpack_host, register_plugin, sample_plugin):
+    from agentpack.runs.model import Case, Run
+
+    register_plugin(sample_plugin, name="sample")
+    view = agentpack_host.run_views()["todo-open"]
+    run = Run(id=1, uid="u", command="eval", input="p", status="failed", started_at="", format="sample-todo")
+    run.cases = [Case(suite="todo", id="L1", status="failed", name="milk <b>")]
+    assert view.formats == ("sample-todo",)
+    assert view.render(run) == '<p class="todo-open">1 open: milk &lt;b&gt;</p>'
+
+
 def test_agentpack_add_hookspecs(agentpack_host, register_plugin):
     class Spec:
         @pluggy.HookspecMarker("agentpack")

@@ -143,3 +143,38 @@ def test_one_version_source():
 @pytest.mark.parametrize("package", [ROOT / "core" / "agentpack", *PLUGIN_PACKAGES], ids=lambda p: p.name)
 def test_typed_packages_ship_py_typed(package):
     assert (package / "py.typed").is_file()
+
+
+PLUGIN_DOCS = {"agentpack_ecp": "ecp", "agentpack_agent_rpc": "agent-rpc", "agentpack_dci": "dci"}
+PLUGIN_DOCS |= {"agentpack_openexperts": "openexperts", "agentpack_skillctl": "skillctl"}
+
+
+def _plugin_hookspecs():
+    """(package, function) for every hook a plugin defines for other plugins (its ``hookspecs`` module)."""
+    import importlib
+
+    found = []
+    for package in PLUGIN_PACKAGES:
+        if (package / "hookspecs.py").is_file():
+            module = importlib.import_module(f"{package.name}.hookspecs")
+            found += [(package.name, f) for name, f in vars(module).items() if name.startswith("agentpack_")]
+    return found
+
+
+@pytest.mark.parametrize("package,hook", _plugin_hookspecs(), ids=lambda v: getattr(v, "__name__", v))
+def test_every_plugin_hook_is_named_typed_and_documented(package, hook):
+    """Plugin hookspecs follow the core's rules: the core's marker, a prefix, types, a docstring, a docs entry."""
+    import importlib
+
+    from agentpack.hookspecs import hookspec
+
+    prefix = f"agentpack_{package.removeprefix('agentpack_')}_"
+    assert hook.__name__.startswith(prefix), f"{hook.__name__} should start with {prefix}"
+    assert hasattr(hook, f"{hookspec.project_name}_spec"), f"{hook.__name__} is not marked as a hookspec"
+    module = importlib.import_module(hook.__module__)
+    assert getattr(module, "hookspec", hookspec) is hookspec, f"{hook.__module__} makes its own marker"
+    assert inspect.getdoc(hook), f"{hook.__name__} has no docstring"
+    signature = inspect.signature(hook)
+    untyped = [p.name for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty]
+    assert untyped == [] and signature.return_annotation is not inspect.Signature.empty, hook.__name__
+    assert hook.__name__ in (ROOT / "docs" / f"{PLUGIN_DOCS[package]}.md").read_text()

@@ -381,7 +381,8 @@ def test_html_lists_failures_before_passes(render):
     assert order[0] < order[3] and order[1] < order[3] and order[2] < order[3] and max(order[:3]) < order[4]
     assert "5 cases" in page and "2 passed" in page and "1 failed" in page and "pass rate 50%" in page
     assert "FAILED" in page
-    assert page.count("<details data-row data-status='passed' >") == 2  # passing cases start closed
+    assert len(re.findall(r'<details class="case" data-case="[^"]*" data-status="passed">', page)) == 2  # closed
+    assert page.count('<details class="case failing" open') == 2  # failing ones open
 
 
 # --- text ----------------------------------------------------------------------------------------

@@ -190,3 +190,19 @@ def test_cli_reports_the_same_codes():
         findings = [f for item in result.json()["items"] for f in item["findings"]]
         assert sorted({f["code"] for f in findings if f["severity"] == "error"}) == expected["errors"], case
         assert result.exit_code == (1 if expected["errors"] else 0), case
+
+
+def test_one_skill_md_is_parsed_once_per_state(tmp_path, monkeypatch):
+    """Plugins and the core checking one pack share a parse; a changed file is parsed again."""
+    from agentpack import frontmatter, skillmd
+
+    skill = tmp_path / "demo"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: A demo.\n---\nBody\n")
+    parses = []
+    real = frontmatter.read_markdown
+    monkeypatch.setattr(frontmatter, "read_markdown", lambda *a, **k: parses.append(a[0]) or real(*a, **k))
+    first = skillmd.read_skill(skill)
+    assert skillmd.validate_skill_dir(skill)[0] is first and len(parses) == 1
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: Another, longer description.\n---\n")
+    assert skillmd.read_skill(skill).meta["description"].startswith("Another") and len(parses) == 2

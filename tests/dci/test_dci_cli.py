@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from dci_helpers import FileReads, write_skill
 
+from agentpack import skillmd
 from agentpack_dci import schemas_store
 from agentpack_dci.report import join_report
 
@@ -182,10 +183,13 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
     consumer = write_skill(ws, "consumers/brief", description="Writes briefs.", contract="DCI/1 R(web-search)")
     providers = sorted(ws.glob("skills/*/SKILL.md"))
     reads = FileReads(monkeypatch)
-    result = agentpack_cli("dci", "resolve", "-w", str(ws), "--consumer", str(consumer), "--no-history", "--json")
+    # --no-record: recording the run hashes the workspace's bytes for its digest, a read that parses nothing
+    resolve = ("dci", "resolve", "-w", str(ws), "--consumer", str(consumer), "--no-history", "--json", "--no-record")
+    result = agentpack_cli(*resolve)
     assert result.exit_code == 0 and reads.each_once([*providers, consumer / "SKILL.md"])
     # --format: detection alone peeks at the head of SKILL.md files to find a contract
     for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
+        monkeypatch.setattr(skillmd, "_READ", {})  # each command as a fresh process: nothing parsed yet
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
         assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)

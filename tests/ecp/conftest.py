@@ -28,8 +28,8 @@ def example_pack(tmp_path: Path) -> Path:
 @pytest.fixture
 def new_pack(tmp_path: Path) -> Path:
     """A freshly scaffolded and built pack."""
-    from agentpack_ecp.build import build_pack
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.index.build import build_pack
+    from agentpack_ecp.pack.scaffold import scaffold
 
     root = tmp_path / "my-expert"
     scaffold(root)
@@ -44,7 +44,9 @@ class Ecpctl:
         self.path = path
 
     def __call__(self, *args: str) -> tuple[int, dict]:
-        proc = subprocess.run([str(self.path), "--json", *args], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [str(self.path), "--json", *args], check=False, capture_output=True, text=True, timeout=300
+        )
         try:
             return proc.returncode, json.loads(proc.stdout)
         except ValueError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -15,10 +16,11 @@ from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
-from agentpack_ecp.query import query_pack
-from agentpack_ecp.tokenize import term_counts, tokenize
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.index.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
+from agentpack_ecp.index.tokenize import term_counts, tokenize
+from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.query.response import query_pack
 
 INDEXES = Path("expert/context/indexes")
 
@@ -38,7 +40,7 @@ def test_line_windows_cover_every_line_and_advance(parts: list[str], max_chars: 
     assert [w.text for w in windows] == ["".join(lines[w.start_line - 1 : w.end_line]) for w in windows]
     covered = {n for w in windows for n in range(w.start_line, w.end_line + 1)}
     assert covered == set(range(1, len(lines) + 1))
-    assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in zip(windows, windows[1:]))
+    assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in itertools.pairwise(windows))
 
 
 @given(
@@ -96,7 +98,7 @@ def test_vector_payload_variants_answer_alike(example_pack: Path, payload: str) 
     manifest.write_text(manifest.read_text().replace("{metric: cosine, vectors_path: vectors.npy}", spec))
     build_pack(example_pack, index_ids=["corpus-vector"])
     os.remove(example_pack / INDEXES / "corpus-vector" / "agentpack-cache.npz")
-    response = query_pack(example_pack, {"question": "prediction cache fingerprint", "mode": "vector"})
+    response = query_pack(load_pack(example_pack), {"question": "prediction cache fingerprint", "mode": "vector"})
     assert _status(response, "corpus-vector") == "ok"
     assert response["chunks"][0]["path"] in ("docs/caching.md", "src/tidewater/station.py")
 
@@ -105,7 +107,7 @@ def test_query_vector_must_match_the_index_embedding(example_pack: Path) -> None
     vec = [0.0] * 256
     vec[3] = 1.0
     bad = query_pack(
-        example_pack,
+        load_pack(example_pack),
         {
             "question": "x",
             "mode": "vector",
@@ -115,7 +117,7 @@ def test_query_vector_must_match_the_index_embedding(example_pack: Path) -> None
     )
     assert _status(bad, "corpus-vector") == "skipped" and "does not match" in bad["limitations"]
     ok = query_pack(
-        example_pack,
+        load_pack(example_pack),
         {
             "question": "x",
             "mode": "vector",
@@ -128,7 +130,7 @@ def test_query_vector_must_match_the_index_embedding(example_pack: Path) -> None
 
 def test_response_contract(example_pack: Path) -> None:
     response = query_pack(
-        example_pack,
+        load_pack(example_pack),
         {"question": "Which settings does tidewater.toml accept?", "top_k": 3},
         clock=FixedClock("2026-04-01T00:00:00Z"),
     )
@@ -155,22 +157,22 @@ def test_response_contract(example_pack: Path) -> None:
 
 
 def test_filters_and_modes(example_pack: Path) -> None:
-    code = query_pack(example_pack, {"question": "station constituents", "filters": {"path_prefix": "src/"}})
+    code = query_pack(load_pack(example_pack), {"question": "station constituents", "filters": {"path_prefix": "src/"}})
     assert code["chunks"] and all(c["path"].startswith("src/") for c in code["chunks"])
-    none = query_pack(example_pack, {"question": "station constituents", "filters": {"source_id": "nope"}})
+    none = query_pack(load_pack(example_pack), {"question": "station constituents", "filters": {"source_id": "nope"}})
     assert none["citations"] == []
     for mode, fmt in (("keyword", "keyword-index-v2"), ("fts", "sqlite-fts-index-v1")):
-        response = query_pack(example_pack, {"question": "cache", "mode": mode})
+        response = query_pack(load_pack(example_pack), {"question": "cache", "mode": mode})
         used = [r for r in response["retrieval"]["indexes"] if r["status"] == "ok"]
         assert [r["format"] for r in used] == [fmt]
     with pytest.raises(AgentpackError, match="unknown mode"):
-        query_pack(example_pack, {"question": "x", "mode": "psychic"})
+        query_pack(load_pack(example_pack), {"question": "x", "mode": "psychic"})
 
 
 def test_snippets_come_from_the_index_after_sources_change(example_pack: Path) -> None:
-    before = query_pack(example_pack, {"question": "storm surge weather", "top_k": 1})["chunks"][0]
+    before = query_pack(load_pack(example_pack), {"question": "storm surge weather", "top_k": 1})["chunks"][0]
     (example_pack / "expert/sources/corpus/docs/accuracy.md").write_text("rewritten\n")
-    after = query_pack(example_pack, {"question": "storm surge weather", "top_k": 1})["chunks"][0]
+    after = query_pack(load_pack(example_pack), {"question": "storm surge weather", "top_k": 1})["chunks"][0]
     assert after["snippet"] == before["snippet"] and "storm surge" in after["snippet"]
 
 
@@ -178,7 +180,7 @@ def test_missing_index_is_reported_not_dropped(example_pack: Path) -> None:
     import shutil
 
     shutil.rmtree(example_pack / INDEXES / "corpus-fts")
-    response = query_pack(example_pack, {"question": "cache"})
+    response = query_pack(load_pack(example_pack), {"question": "cache"})
     fts = next(r for r in response["retrieval"]["indexes"] if r["index_id"] == "corpus-fts")
     assert fts["status"] == "error" and "not built" in fts["reason"]
     assert "corpus-fts" in response["limitations"]
@@ -188,17 +190,17 @@ def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path
     target = example_pack / INDEXES / "corpus-keyword" / "index_data.json"
     before = target.read_bytes()
     code = (
-        "import sys, agentpack_ecp.kwindex as k\n"
+        "import sys, agentpack_ecp.index.keyword as k\n"
         "def boom(*a, **kw): raise SystemExit(9)\n"
         "k.write = boom\n"
-        "from agentpack_ecp.build import build_pack\n"
+        "from agentpack_ecp.index.build import build_pack\n"
         f"build_pack({str(example_pack)!r}, rebuild=True)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 9
     assert target.read_bytes() == before
     assert not [p for p in (example_pack / INDEXES).iterdir() if p.name.startswith(".staging")]
-    assert query_pack(example_pack, {"question": "cache", "mode": "keyword"})["chunks"]
+    assert query_pack(load_pack(example_pack), {"question": "cache", "mode": "keyword"})["chunks"]
 
 
 def test_unchanged_files_reuse_chunks_and_out_dir_stages(example_pack: Path, tmp_path: Path) -> None:
@@ -226,7 +228,7 @@ def test_build_errors_are_located(example_pack: Path) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(list("aZ_9 xY\n-é") + ["The ", "getUser", "HTTP2", "a_b"]), max_size=30))
+@given(st.lists(st.sampled_from([*list("aZ_9 xY\n-é"), "The ", "getUser", "HTTP2", "a_b"]), max_size=30))
 def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
     text = "".join(parts)
     assert set(tokenize(text)) == set(term_counts(text))
@@ -235,7 +237,7 @@ def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
 def test_term_matrix_matches_the_counters() -> None:
     from collections import Counter
 
-    from agentpack_ecp.termmatrix import TermMatrix
+    from agentpack_ecp.index.termmatrix import TermMatrix
 
     counts = [Counter({"b": 2, "a": 1}), Counter(), Counter({"a": 3, "c": 1})]
     m = TermMatrix.from_counts(counts)
@@ -248,8 +250,8 @@ def test_term_matrix_matches_the_counters() -> None:
 def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     from collections import Counter
 
-    from agentpack_ecp.embed import HashEmbedder
-    from agentpack_ecp.termmatrix import TermMatrix
+    from agentpack_ecp.index.embed import HashEmbedder
+    from agentpack_ecp.index.termmatrix import TermMatrix
 
     counts = [
         term_counts("parse the HTTP response headers twice twice"),
@@ -258,7 +260,7 @@ def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
     ]
     embedder = HashEmbedder(64)
     matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
-    for row, counter in zip(matrix, counts):
+    for row, counter in zip(matrix, counts, strict=False):
         assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)
 
 
@@ -293,7 +295,7 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
     (the committed example still has an older database with a text column, read as before)."""
     import sqlite3
 
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True, index_ids=["corpus-fts"])
     con = sqlite3.connect(example_pack / INDEXES / "corpus-fts" / "fts.sqlite")
@@ -305,9 +307,9 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
         json.loads(line)["chunk_id"]: json.loads(line)["text"]
         for line in (example_pack / INDEXES / "corpus-fts" / "texts.jsonl").read_text().splitlines()
     }
-    before = query_pack(example_pack, {"question": "storm surge weather", "mode": "fts", "top_k": 3})
+    before = query_pack(load_pack(example_pack), {"question": "storm surge weather", "mode": "fts", "top_k": 3})
     assert before["chunks"] and all(c["snippet"] == texts[c["citation"]["chunk_id"]] for c in before["chunks"])
     (example_pack / "expert/sources/corpus/docs/accuracy.md").write_text("rewritten\n")
-    after = query_pack(example_pack, {"question": "storm surge weather", "mode": "fts", "top_k": 3})
+    after = query_pack(load_pack(example_pack), {"question": "storm surge weather", "mode": "fts", "top_k": 3})
     assert [c["snippet"] for c in after["chunks"]] == [c["snippet"] for c in before["chunks"]]
     assert "limitations" not in after

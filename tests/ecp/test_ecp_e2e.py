@@ -37,17 +37,18 @@ def test_init_validate_build_query_eval(agentpack_host, tmp_path: Path) -> None:
 
 
 def test_real_subprocess_query_and_eval(tmp_path: Path) -> None:
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.pack.scaffold import scaffold
 
     pack = tmp_path / "sub-expert"
     scaffold(pack)
     env = {**os.environ, "NO_COLOR": "1"}
     build = subprocess.run(
-        [str(AGENTPACK), "ecp", "build", str(pack)], capture_output=True, text=True, env=env, timeout=60
+        [str(AGENTPACK), "ecp", "build", str(pack)], check=False, capture_output=True, text=True, env=env, timeout=60
     )
     assert build.returncode == 0, build.stderr
     query = subprocess.run(
         [str(AGENTPACK), "query", str(pack), "rebuild the index", "--json"],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -56,7 +57,12 @@ def test_real_subprocess_query_and_eval(tmp_path: Path) -> None:
     assert query.returncode == 0, query.stderr
     assert json.loads(query.stdout)["response"]["chunks"]
     junit = subprocess.run(
-        [str(AGENTPACK), "eval", str(pack), "-o", "junit"], capture_output=True, text=True, env=env, timeout=60
+        [str(AGENTPACK), "eval", str(pack), "-o", "junit"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert junit.returncode == 0 and "<testsuite" in junit.stdout
 

@@ -9,14 +9,14 @@ import pytest
 
 from agentpack.testing import run_cli
 from agentpack_ecp.evals import check_assertions, run_suites
-from agentpack_ecp.manifest import load_pack
-from agentpack_ecp.query import query_pack
+from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.query.response import query_pack
 
 
 @pytest.fixture
 def answered(example_pack: Path):
     pack = load_pack(example_pack)
-    response = query_pack(example_pack, {"question": "How is the prediction cache invalidated?", "top_k": 3})
+    response = query_pack(pack, {"question": "How is the prediction cache invalidated?", "top_k": 3})
     return pack, response
 
 
@@ -96,7 +96,7 @@ def test_integrity_failures(answered) -> None:
 
 
 def test_run_suites_report_and_cli_outputs(example_pack: Path, agentpack_host, tmp_path: Path) -> None:
-    report = run_suites(example_pack, "retrieval", case_filter="datum")
+    report = run_suites(load_pack(example_pack), "retrieval", case_filter="datum")
     assert [c.id for s in report.suites for c in s.cases] == ["datum-setting"]
     case = report.suites[0].cases[0]
     assert case.status == "passed" and case.file == "expert/evals/retrieval.yaml" and case.line == 5

@@ -45,7 +45,7 @@ def _fts_rows(index: Path) -> list[tuple]:
 
 
 def _vectors(index: Path, name: str) -> np.ndarray:
-    from agentpack_ecp.vecindex import VectorIndex
+    from agentpack_ecp.index.vector import VectorIndex
 
     return VectorIndex.load(index, index / "index_data.json").matrix
 
@@ -56,7 +56,7 @@ def _index_dirs(root: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize("vectors_path", VECTOR_PAYLOADS)
 def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Path, vectors_path: str) -> None:
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     clock = FixedClock("2026-02-01T00:00:00Z")
     _set_payload(example_pack, vectors_path)
@@ -95,9 +95,11 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
 
 
 def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path: Path) -> None:
-    from agentpack_ecp.build import build_pack
-    from agentpack_ecp.query import query_pack
-    from agentpack_ecp.stagedview import staged_indexes
+    from agentpack_ecp.index.build import build_pack
+    from agentpack_ecp.lifecycle.staging import staged_pack
+    from agentpack_ecp.pack.manifest import load_pack
+    from agentpack_ecp.query.response import query_pack
+    from agentpack_ecp.query.retrieve import IndexCache
 
     clock = FixedClock("2026-02-01T00:00:00Z")
     build_pack(example_pack, rebuild=True, clock=clock)
@@ -106,22 +108,22 @@ def test_incremental_indexes_answer_like_full_ones(example_pack: Path, tmp_path:
     build_pack(example_pack, out_dir=example_pack / "full", rebuild=True, lock=False, clock=clock)
     answers = {}
     for name in ("inc", "full"):
-        with staged_indexes(example_pack, name):
-            answers[name] = [
-                [
-                    c["chunk_id"]
-                    for c in query_pack(example_pack, {"question": q, "mode": mode}, clock=clock)["citations"]
-                ]
-                for q in ("zebrafish tides", "how are releases versioned")
-                for mode in ("keyword", "fts", "vector")
+        staged, cache = staged_pack(load_pack(example_pack), name), IndexCache()
+        answers[name] = [
+            [
+                c["chunk_id"]
+                for c in query_pack(staged, {"question": q, "mode": mode}, clock=clock, cache=cache)["citations"]
             ]
+            for q in ("zebrafish tides", "how are releases versioned")
+            for mode in ("keyword", "fts", "vector")
+        ]
     assert answers["inc"] == answers["full"]
     assert any(ids and "added-note.md" in ids[0] for ids in answers["inc"])
 
 
 def test_stale_state_falls_back_to_a_full_build(example_pack: Path, tmp_path: Path) -> None:
     """A sidecar that no longer matches its files (e.g. an index rewritten by another tool) is not used."""
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True)
     index = example_pack / "expert" / "context" / "indexes" / "corpus-keyword"
@@ -135,7 +137,7 @@ def test_stale_state_falls_back_to_a_full_build(example_pack: Path, tmp_path: Pa
 
 
 def test_unchanged_index_is_staged_as_hard_links(example_pack: Path, tmp_path: Path) -> None:
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     build_pack(example_pack, rebuild=True)
     result = build_pack(example_pack, out_dir=tmp_path / "staged", lock=False)

@@ -43,8 +43,10 @@ def _reference_variant(pack: Path, tmp_path: Path) -> Path:
 
 
 def test_reference_built_indexes_load_and_answer(ecpctl, agentpack_host, example_pack: Path, tmp_path: Path) -> None:
-    from agentpack_ecp.manifest import load_pack
-    from agentpack_ecp.sources import Scope, manifest_hash, scan_directory
+    from agentpack_ecp.pack.manifest import load_pack
+    from agentpack_ecp.sources.recipes import manifest_hash
+    from agentpack_ecp.sources.scope import Scope
+    from agentpack_ecp.sources.snapshot import scan_directory
 
     pack = _reference_variant(example_pack, tmp_path)
     code, built = ecpctl("build", "--skill", str(pack))

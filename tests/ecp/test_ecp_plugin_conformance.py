@@ -13,8 +13,8 @@ class TestEcpConformance(FormatPluginConformance):
     module = "agentpack_ecp.plugin"
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
-        from agentpack_ecp.build import build_pack
-        from agentpack_ecp.scaffold import scaffold
+        from agentpack_ecp.index.build import build_pack
+        from agentpack_ecp.pack.scaffold import scaffold
 
         root = tmp_path / "valid-expert"
         scaffold(root)
@@ -22,7 +22,7 @@ class TestEcpConformance(FormatPluginConformance):
         return root
 
     def make_invalid_pack(self, tmp_path: Path) -> Path:
-        from agentpack_ecp.scaffold import scaffold
+        from agentpack_ecp.pack.scaffold import scaffold
 
         root = tmp_path / "broken-expert"
         scaffold(root)

@@ -13,10 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentpack.errors import AgentpackError
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.query import query_pack
-from agentpack_ecp.scaffold import scaffold
-from agentpack_ecp.sources import Scope, file_record, manifest_hash, resolve_location
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.pack.scaffold import scaffold
+from agentpack_ecp.query.response import query_pack
+from agentpack_ecp.sources.recipes import file_record, manifest_hash, resolve_location
+from agentpack_ecp.sources.scope import Scope
 
 
 def test_file_record_recipe_normalises_newlines() -> None:
@@ -110,7 +112,7 @@ def test_git_source_reads_the_pinned_commit_not_the_work_tree(tmp_path: Path) ->
     result = build_pack(pack)
     revision = result.revisions["docs"]
     assert revision["commit"] == first and revision["timestamp"] == "2026-01-02T03:04:05Z"
-    response = query_pack(pack, {"question": "launch code word"})
+    response = query_pack(load_pack(pack), {"question": "launch code word"})
     assert "heron" in response["chunks"][0]["snippet"]
     assert response["citations"][0]["revision"]["commit"] == first
     suite = pack / "expert" / "evals" / "conformance.yaml"
@@ -121,7 +123,7 @@ def test_git_source_reads_the_pinned_commit_not_the_work_tree(tmp_path: Path) ->
     )
     from agentpack_ecp.evals import run_suites
 
-    report = run_suites(pack)
+    report = run_suites(load_pack(pack))
     assert report.ok, report.model_dump_json(indent=1)
     _set_source(
         pack,
@@ -135,7 +137,7 @@ def test_git_source_reads_the_pinned_commit_not_the_work_tree(tmp_path: Path) ->
     )
     head = build_pack(pack).revisions["docs"]
     assert head["commit"] == _git(repo, "rev-parse", "HEAD") and head["branch"] == "main"
-    assert "pelican" in query_pack(pack, {"question": "launch code word"})["chunks"][0]["snippet"]
+    assert "pelican" in query_pack(load_pack(pack), {"question": "launch code word"})["chunks"][0]["snippet"]
 
 
 def test_web_source_indexes_its_snapshot_directory(tmp_path: Path) -> None:
@@ -170,7 +172,7 @@ def test_web_source_indexes_its_snapshot_directory(tmp_path: Path) -> None:
     )
     revision = build_pack(pack).revisions["site"]
     assert revision["retrieved_at"] == "2026-02-03T04:05:06Z" and revision["etag"] == "W/1" and revision["hash"]
-    response = query_pack(pack, {"question": "how long do refunds take"})
+    response = query_pack(load_pack(pack), {"question": "how long do refunds take"})
     assert response["citations"][0]["artifact_path"] == "faq.html.md"
     assert response["citations"][0]["source_type"] == "web"
 
@@ -195,15 +197,14 @@ def test_database_source_reads_a_declared_query(tmp_path: Path) -> None:
     scope: {include: ["products"]}
     revision: {timestamp: "2026-01-01T00:00:00Z"}
     refresh: {strategy: rebuild, rebuild: {method: sql-export, query: "SELECT id, name, note FROM products ORDER BY id"}}
-""",
+""",  # noqa: E501  (one flow mapping of the EXPERT.yaml under test)
     )
     revision = build_pack(pack).revisions["shop"]
     assert revision["row_count"] == 2 and revision["query_hash"].startswith("sha256:")
-    response = query_pack(pack, {"question": "which product boils water"})
+    response = query_pack(load_pack(pack), {"question": "which product boils water"})
     citation = response["citations"][0]
     assert citation["artifact_path"] == "products/1" and "kettle" in response["chunks"][0]["snippet"]
     from agentpack_ecp.evals import CitationChecker
-    from agentpack_ecp.manifest import load_pack
 
     checker = CitationChecker(load_pack(pack))
     assert checker.check(citation, response["chunks"][0]["snippet"], resolve=True, snippets=True, hashes=True) == []

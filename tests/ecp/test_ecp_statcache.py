@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack_ecp import statcache
-from agentpack_ecp.sources import Scope, scan_directory
-from agentpack_ecp.statcache import ChangedWhileReading, LazyTexts, StatCache
-from agentpack_ecp.store import TextsFile, write_jsonl
+from agentpack_ecp.index.chunkstore import TextsFile, write_jsonl
+from agentpack_ecp.sources import statcache
+from agentpack_ecp.sources.scope import Scope
+from agentpack_ecp.sources.snapshot import scan_directory
+from agentpack_ecp.sources.statcache import ChangedWhileReading, LazyTexts, StatCache
 
 
 @pytest.fixture

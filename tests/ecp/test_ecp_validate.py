@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentpack_ecp.manifest import load_pack
-from agentpack_ecp.validate import validate_pack
+from agentpack_ecp.pack.manifest import load_pack
+from agentpack_ecp.validate.checks import validate_pack
 
 
 def _codes(pack: Path, strict: bool = False) -> dict[str, list]:
@@ -84,7 +84,7 @@ def test_index_descriptor_must_agree_and_staleness(new_pack: Path) -> None:
 
 
 def test_unbuilt_index_warns_and_strict_profile_fails(tmp_path: Path) -> None:
-    from agentpack_ecp.scaffold import scaffold
+    from agentpack_ecp.pack.scaffold import scaffold
 
     pack = tmp_path / "fresh-expert"
     scaffold(pack)

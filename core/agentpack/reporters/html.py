@@ -1,112 +1,151 @@
-"""A self-contained HTML report: totals, failures first, per-case detail, a filter box."""
+"""A self-contained HTML report: verdict, charts, findings and cases failures first, a filter box.
+
+Self-contained: the stylesheet, the script and the charts (inline SVG) are in the file; nothing is
+fetched. Cases are drawn by the same fragments as ``agentpack view``, so the report and the viewer
+show a run the same way, with the numbers of the JSON report.
+"""
 
 from __future__ import annotations
 
-import json
-from html import escape
 from typing import Any
 
-from ..models import CaseResult, EvalReport, Report
+from ..models import EvalReport, Finding, Report, ValidationItem
+from ..viewer.assets import CSS, JS
+from ..viewer.fragments import case_block, failures_first, first_stderr, summary_charts
+from ..viewer.html import Html, badge, esc, join, json_block, tag
 
-STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f23;background:#fff}
-h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}
-.totals span{display:inline-block;margin-right:1rem;padding:.2rem .6rem;border-radius:4px;background:#f1f3f5}
-.pass{color:#17692b}.fail{color:#b3261e}.warn{color:#8a5a00}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #d0d7de;padding:.3rem .5rem;
-text-align:left;vertical-align:top}th{background:#f6f8fa}details{margin:.3rem 0}pre{white-space:pre-wrap;
-background:#f6f8fa;padding:.5rem;border-radius:4px;max-height:30rem;overflow:auto}
-#filter{padding:.3rem;width:20rem}
-"""
-
-SCRIPT = """
-const box=document.getElementById('filter'),only=document.getElementById('onlyfail');
-function apply(){const q=box.value.toLowerCase();document.querySelectorAll('[data-row]').forEach(e=>{
-const hit=e.textContent.toLowerCase().includes(q);const bad=e.dataset.status!=='passed'&&e.dataset.status!=='ok';
-e.style.display=(hit&&(!only.checked||bad))?'':'none';});}
-box.addEventListener('input',apply);only.addEventListener('change',apply);
-"""
+REPORT_CSS = "body{margin:1.5rem 2rem;max-width:1200px}.totals span{margin-right:1rem}"
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, str):
-        return escape(value)
-    return escape(json.dumps(value, indent=2, ensure_ascii=False, default=str))
-
-
-def _case(case: CaseResult, suite: str) -> str:
-    cls = "pass" if case.status == "passed" else "fail"
-    rows = "".join(
-        f"<tr><td class={'pass' if a.passed else 'fail'}>{'pass' if a.passed else 'FAIL'}</td>"
-        f"<td>{escape(a.name)}</td><td><pre>{_value(a.expected)}</pre></td><td><pre>{_value(a.actual)}</pre></td>"
-        f"<td>{escape(a.message)}</td></tr>"
-        for a in case.assertions
-    )
-    table = (
-        f"<table><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr>{rows}</table>"
-        if rows
-        else ""
-    )
-    details = "".join(f"<h4>{escape(k)}</h4><pre>{_value(v)}</pre>" for k, v in case.details.items())
-    return (
-        f"<details data-row data-status='{case.status}' {'open' if case.status != 'passed' else ''}>"
-        f"<summary><b class={cls}>{case.status.upper()}</b> {escape(suite)} / {escape(case.id)} "
-        f"<small>{case.duration_s * 1000:.1f} ms</small> {escape(case.message)}</summary>{table}{details}</details>"
+def _finding_row(f: Finding) -> Html:
+    message = join([f.message, Html("<br>") + tag("small", f"hint: {f.hint}") if f.hint else ""])
+    cells = [badge(f.severity), f.code, f.location(), f.pointer or "", message]
+    return tag(
+        "tr",
+        join(tag("td", c) for c in cells),
+        data_case=f"{f.code} {f.location()}",
+        data_status="error" if f.severity == "error" else f.severity,
     )
 
 
-def _evaluation(ev: EvalReport) -> str:
+def _findings_table(findings: list[Finding]) -> Html:
+    if not findings:
+        return Html("")
+    head = join(tag("th", h) for h in ("severity", "code", "where", "field", "message"))
+    rows = join(_finding_row(f) for f in sorted(findings, key=lambda f: f.sort_key()))
+    return tag("table", Html(f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"), class_="findings")
+
+
+def _counts(findings: list[Finding]) -> Html:
+    """Errors, warnings and infos, each counted and coloured apart."""
+    n = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    return join(
+        [
+            tag("span", f"{n['error']} errors", class_="fail"),
+            tag("span", f"{n['warning']} warnings", class_="warn"),
+            tag("span", f"{n['info']} infos", class_="info"),
+        ]
+    )
+
+
+def _item(item: ValidationItem) -> Html:
+    status = tag("b", "ok", class_="pass") if item.ok else tag("b", "invalid", class_="fail")
+    return join(
+        [
+            tag("h2", join([item.path, " ", tag("small", item.format or ""), " ", status])),
+            tag("p", _counts(item.findings), class_="totals") if item.findings else "",
+            _findings_table(item.findings),
+        ]
+    )
+
+
+def _evaluation(ev: EvalReport) -> Html:
     t = ev.totals
-    cases = [(s.id, c) for s in ev.suites for c in s.cases]
-    cases.sort(key=lambda sc: (sc[1].status == "passed", sc[0], sc[1].id))
-    findings = "".join(
-        f"<li class=warn>{escape(f.severity)} {escape(f.code)}: {escape(f.message)}</li>" for f in ev.findings
+    cases: list[dict[str, Any]] = [{"suite": s.id, **c.model_dump(mode="json")} for s in ev.suites for c in s.cases]
+    banner: Html = Html("")
+    if ev.aborted:
+        stderr = first_stderr(cases)
+        banner = tag(
+            "div",
+            join(
+                [
+                    tag("b", "The run could not finish: "),
+                    ev.aborted,
+                    json_block(stderr, label="agent stderr") if stderr else "",
+                ]
+            ),
+            class_="banner",
+            id="aborted",
+        )
+    totals = join(
+        [
+            tag("span", f"{t.total} cases"),
+            tag("span", f"{t.passed} passed", class_="pass"),
+            tag("span", f"{t.failed} failed", class_="fail"),
+            tag("span", f"{t.errors} errors", class_="error"),
+            tag("span", f"{t.skipped} skipped", class_="muted"),
+            tag("span", f"pass rate {t.pass_rate:.0%}"),
+            tag("span", f"{ev.duration_s:.2f} s"),
+        ]
     )
-    meta = f"<details><summary>run metadata</summary><pre>{_value(ev.metadata)}</pre></details>" if ev.metadata else ""
-    return (
-        f"<h2>{escape(ev.name)} <small>({escape(ev.format)})</small></h2>"
-        f"<p class=totals><span>{t.total} cases</span><span class=pass>{t.passed} passed</span>"
-        f"<span class=fail>{t.failed} failed</span><span>{t.errors} errors</span>"
-        f"<span>pass rate {t.pass_rate:.0%}</span><span>{ev.duration_s:.2f} s</span></p>"
-        f"{meta}<ul>{findings}</ul>" + "".join(_case(c, s) for s, c in cases)
+    meta = tag("details", join([tag("summary", "run metadata"), json_block(ev.metadata)])) if ev.metadata else ""
+    return join(
+        [
+            tag("h2", join([ev.name, " ", tag("small", f"({ev.format})")])),
+            banner,
+            tag("p", totals, class_="totals"),
+            summary_charts(cases) if cases else "",
+            tag("p", _counts(ev.findings), class_="totals") if ev.findings else "",
+            _findings_table(ev.findings),
+            meta,
+            join(case_block(c) for c in failures_first(cases)),
+        ]
     )
 
 
 def render(report: Report) -> str:
     s = report.summary
-    items = ""
-    for item in report.items:
-        rows = "".join(
-            f"<tr data-row data-status='{f.severity}'><td class={'fail' if f.severity == 'error' else 'warn'}>"
-            f"{f.severity}</td><td>{escape(f.code)}</td><td>{escape(f.location())}</td>"
-            f"<td>{escape(f.pointer or '')}</td><td>{escape(f.message)}"
-            + (f"<br><small>hint: {escape(f.hint)}</small>" if f.hint else "")
-            + "</td></tr>"
-            for f in sorted(item.findings, key=lambda f: f.sort_key())
+    head: Html = Html("")
+    if report.items:
+        head = tag(
+            "p",
+            join(
+                [
+                    tag("span", f"{s['paths']} paths"),
+                    tag("span", f"{s['errors']} errors", class_="fail"),
+                    tag("span", f"{s['warnings']} warnings", class_="warn"),
+                    tag("span", f"{s['infos']} infos", class_="info"),
+                ]
+            ),
+            class_="totals",
         )
-        status = "<b class=pass>ok</b>" if item.ok else "<b class=fail>invalid</b>"
-        items += f"<h2>{escape(item.path)} <small>{escape(item.format or '')}</small> {status}</h2>" + (
-            f"<table><tr><th>severity</th><th>code</th><th>where</th><th>field</th><th>message</th></tr>{rows}</table>"
-            if rows
-            else ""
-        )
-    head = (
-        (
-            f"<p class=totals><span>{s['paths']} paths</span><span class=fail>{s['errors']} errors</span>"
-            f"<span class=warn>{s['warnings']} warnings</span></p>"
-        )
-        if report.items
-        else ""
+    verdict = tag("b", "OK", class_="pass") if report.ok else tag("b", "FAILED", class_="fail")
+    when = f" - {report.generated_at.isoformat()}" if report.generated_at else ""
+    toolbar = tag(
+        "p",
+        join(
+            [
+                tag("input", "", id="case-filter", placeholder="filter...", aria_label="filter"),
+                " ",
+                tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
+                " ",
+                tag("span", "", id="case-count", class_="muted"),
+            ]
+        ),
+        class_="toolbar",
     )
-    verdict = "<b class=pass>OK</b>" if report.ok else "<b class=fail>FAILED</b>"
+    body = join(
+        [
+            tag("h1", join([f"agentpack {report.command} ", verdict])),
+            tag("p", tag("small", f"agentpack {report.tool.version}{when}")),
+            toolbar,
+            head,
+            join(_item(i) for i in report.items),
+            join(_evaluation(e) for e in report.evaluations),
+        ]
+    )
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>agentpack {escape(report.command)} report</title><style>{STYLE}</style></head><body>"
-        f"<h1>agentpack {escape(report.command)} {verdict}</h1>"
-        f"<p><small>agentpack {escape(report.tool.version)}"
-        f"{' - ' + escape(report.generated_at.isoformat()) if report.generated_at else ''}</small></p>"
-        "<p><input id=filter placeholder='filter...'> "
-        "<label><input type=checkbox id=onlyfail> failures only</label></p>"
-        f"{head}{items}{''.join(_evaluation(e) for e in report.evaluations)}"
-        f"<script>{SCRIPT}</script></body></html>\n"
+        f"<title>{esc(f'agentpack {report.command} report')}</title><style>{CSS}{REPORT_CSS}</style></head>"
+        f"<body>{body}<script>{JS}</script></body></html>\n"
     )

@@ -13,6 +13,7 @@ from agentpack.clikit import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
+    Recording,
     emit_json,
     emit_report,
     envelope,
@@ -20,6 +21,7 @@ from agentpack.clikit import (
     host,
     jobs_option,
     output_option,
+    record_options,
     report_option,
 )
 
@@ -141,6 +143,7 @@ def _text_summary(report: dict[str, Any]) -> str:
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
 @output_option(choices=("text", "json"), command="rpc run")
+@record_options()
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -154,6 +157,7 @@ def run(
     isolation: str | None,
     executor: str,
     output: str,
+    recording: Recording,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -201,6 +205,10 @@ def run(
             if junit:
                 outputs.write_text(junit, outputs.junit(report))
     click.echo(text if as_json else _text_summary(report), nl=False)
+    from .runlog import record
+
+    settings = {"judge": loaded.judge, "jobs": jobs, "filters": list(filters), "executor": executor, "timeout": timeout}
+    record(report, path, recording, settings)
     if report["run"]["interrupted"]:
         raise SystemExit(EXIT_INTERRUPTED)
     if any(s["exit_reason"] == "agent_unreachable" for s in report["scenarios"]):

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentpack import clikit
-from agentpack.clikit import EXIT_PROBLEMS, emit_json, emit_report, output_option, report_option
+from agentpack.clikit import (
+    EXIT_PROBLEMS,
+    Recording,
+    emit_json,
+    emit_report,
+    output_option,
+    record_options,
+    report_option,
+)
 
 if TYPE_CHECKING:
     from agentpack.clock import Clock
@@ -269,7 +277,10 @@ def _prompt(request: EmulationRequest) -> str:
     help="Write --report with agentpack's extension fields inside (valid against agentpack's schema only).",
 )
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
-def resolve(report_file: Path | None, report_extensions: bool, output: str, **options: Any) -> None:
+@record_options()
+def resolve(
+    report_file: Path | None, report_extensions: bool, output: str, recording: Recording, **options: Any
+) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
 
     -o json prints the envelope with the capability_resolution_report as the
@@ -296,6 +307,9 @@ def resolve(report_file: Path | None, report_extensions: bool, output: str, **op
         emit_json("dci resolve", resolution.ok, report=report, extensions=extensions)
     else:
         click.echo(render_text(full), nl=False)
+    from .runlog import record
+
+    record(full, resolution.ok, Path(options["workspace"]), recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

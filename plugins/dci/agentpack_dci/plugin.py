@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, RunView
 
 if TYPE_CHECKING:
     import pluggy
@@ -111,3 +111,13 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
             help="Dependent Capability Contracts: parse, lint, resolve, explain, record.",
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_views(register):
+    def render(run):
+        from .runlog import view
+
+        return view(run)
+
+    register(RunView(name="dci-candidates", title="Candidates and scores", formats=("dci",), render=render))

@@ -1,10 +1,10 @@
 """Running a pack's eval suites (spec section 8) against its query runtime.
 
-Public, stable API: ``run_suites(pack_root, suite=None, *, case_filter=None,
-clock=SYSTEM_CLOCK, synthesize=None, suite_ids=None) -> EvalReport``,
-``evaluate(...)`` (same arguments) -> ``Outcome``: the same results as plain
-dataclasses, so the refresh's eval gate does not import pydantic, and
-``check_assertions(pack, case, response) -> list[Check]``.
+``run_suites(pack, suite=None, *, case_filter=None, clock=SYSTEM_CLOCK,
+synthesize=None, suite_ids=None, cache=SHARED) -> EvalReport`` (``pack`` is the
+loaded ``ExpertPack``), ``evaluate(...)`` (same arguments) -> ``Outcome``: the
+same results as plain dataclasses, so the refresh's eval gate does not import
+pydantic, and ``check_assertions(pack, case, response) -> list[Check]``.
 
 Semantics (8.3), with the decisions documented in docs/ecp.md: ``must_cite``
 needles are substrings of a cited ``artifact_path`` (or ``uri``); answer
@@ -18,37 +18,25 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.paths import check_relative, resolve_under
 
-from .chunking import split_lines
-from .manifest import ARTIFACT_SOURCE_ID, ExpertPack, load_pack
+from .index.chunking import split_lines
+from .pack.manifest import ExpertPack, Source, as_dict
+from .pack.spec import ARTIFACT_SOURCE_ID, COMMIT_RE, KNOWN_ASSERTIONS
+from .query.response import query_pack
+from .query.retrieve import SHARED, IndexCache
+from .sources.recipes import decode_text
+from .sources.scope import Scope
+from .sources.snapshot import open_source_text
 
 if TYPE_CHECKING:
     from agentpack.models import EvalReport
-
-KNOWN_ASSERTIONS = frozenset(
-    {
-        "must_cite",
-        "must_not_cite",
-        "must_cite_source_ids",
-        "min_citations",
-        "max_citations",
-        "answer_must_include",
-        "answer_must_not_include",
-        "answer_must_match",
-        "response_must_include_fields",
-        "as_of_must_include_source_ids",
-        "citations_must_resolve",
-        "citations_must_match_snippets",
-        "citations_must_match_hashes",
-    }
-)
 
 
 @dataclass
@@ -65,7 +53,7 @@ class Check:
 @dataclass
 class CaseOutcome:
     id: str
-    status: str
+    status: Literal["passed", "failed", "error", "skipped"]
     name: str | None = None
     message: str = ""
     file: str | None = None
@@ -166,27 +154,21 @@ class CitationChecker:
     def __init__(self, pack: ExpertPack) -> None:
         self.pack = pack
         self._texts: dict[tuple, list[str] | AgentpackError] = {}
-        self._scopes: dict[str, Any] = {}
+        self._scopes: dict[str, Scope] = {}
 
-    def _scope(self, source):
-        from .sources import Scope
-
+    def _scope(self, source: Source) -> Scope:
         if source.source_id not in self._scopes:
             self._scopes[source.source_id] = Scope(source.include, source.exclude)
         return self._scopes[source.source_id]
 
     def lines(self, citation: dict[str, Any]) -> list[str]:
         """The cited file's lines; raises ``AgentpackError`` saying why it does not resolve."""
-        from agentpack.paths import check_relative, resolve_under
-
-        from .sources import decode_text, open_source_text
-
         sid = str(citation.get("source_id") or "")
         path = citation.get("artifact_path")
         if not isinstance(path, str) or not path:
             raise AgentpackError("citation has no artifact_path")
         check_relative(path)
-        revision = citation.get("revision") if isinstance(citation.get("revision"), dict) else {}
+        revision = as_dict(citation.get("revision"))
         key = (sid, path, str(revision.get("commit") or ""), str(revision.get("query_hash") or ""))
         if key in self._texts:
             cached = self._texts[key]
@@ -206,7 +188,7 @@ class CitationChecker:
                     raise AgentpackError(f"'{path}' is outside the scope of source '{sid}'")
                 if source.type == "git":
                     commit = str(revision.get("commit") or "")
-                    if not re.fullmatch(r"[0-9a-f]{7,64}", commit):
+                    if not COMMIT_RE.fullmatch(commit):
                         raise AgentpackError(f"git citation needs a concrete revision.commit (got '{commit}')")
                 text = open_source_text(self.pack, source, path, revision)
             result: list[str] | AgentpackError = split_lines(text)
@@ -238,15 +220,15 @@ class CitationChecker:
         try:
             lines = self.lines(item)
         except AgentpackError as exc:
-            return problems + [f"{label}: {exc.message}"]
-        loc = item.get("loc") if isinstance(item.get("loc"), dict) else {}
+            return [*problems, f"{label}: {exc.message}"]
+        loc = as_dict(item.get("loc"))
         start, end = loc.get("start_line"), loc.get("end_line")
         if not loc:
             if snippets:
                 problems.append(f"{label}: citation has no loc")
             return problems
         if not (isinstance(start, int) and isinstance(end, int) and 1 <= start <= end <= max(len(lines), 1)):
-            return problems + [f"{label}: loc {start}-{end} is not a valid range of a {len(lines)}-line file"]
+            return [*problems, f"{label}: loc {start}-{end} is not a valid range of a {len(lines)}-line file"]
         if snippets:
             if snippet is None:
                 problems.append(f"{label}: no chunk snippet to compare")
@@ -277,7 +259,7 @@ def check_assertions(
 ) -> list[Check]:
     """Every known assertion of ``case`` against ``response``."""
     checker = checker or CitationChecker(pack)
-    asserts = case.get("assertions") if isinstance(case.get("assertions"), dict) else {}
+    asserts = as_dict(case.get("assertions"))
     citations = [c for c in response.get("citations") or [] if isinstance(c, dict)]
     cited = [str(c.get("artifact_path") or "") for c in citations]
     uris = [str(c.get("uri") or "") for c in citations]
@@ -368,33 +350,32 @@ def check_assertions(
 
 
 def run_suites(
-    pack_root: str | Path,
+    pack: ExpertPack,
     suite: str | None = None,
     *,
     case_filter: str | None = None,
     clock: Clock = SYSTEM_CLOCK,
     synthesize: Callable | None = None,
     suite_ids: list[str] | None = None,
+    cache: IndexCache = SHARED,
 ) -> EvalReport:
     """Run the pack's suites (or ``suite`` / ``suite_ids``) and report every case."""
     return evaluate(
-        pack_root, suite, case_filter=case_filter, clock=clock, synthesize=synthesize, suite_ids=suite_ids
+        pack, suite, case_filter=case_filter, clock=clock, synthesize=synthesize, suite_ids=suite_ids, cache=cache
     ).report()
 
 
 def evaluate(
-    pack_root: str | Path,
+    pack: ExpertPack,
     suite: str | None = None,
     *,
     case_filter: str | None = None,
     clock: Clock = SYSTEM_CLOCK,
     synthesize: Callable | None = None,
     suite_ids: list[str] | None = None,
+    cache: IndexCache = SHARED,
 ) -> Outcome:
     """``run_suites`` without building the report models."""
-    from .query import query_pack
-
-    pack = load_pack(pack_root)
     started_at, t0 = clock.now(), clock.monotonic()
     refs = pack.suites
     wanted = [suite] if suite else list(suite_ids or [])
@@ -446,7 +427,7 @@ def evaluate(
                 "filters": case.get("filters") or {},
             }
             try:
-                response = query_pack(pack.root, request, clock=clock, synthesize=synthesize)
+                response = query_pack(pack, request, clock=clock, synthesize=synthesize, cache=cache)
             except AgentpackError as exc:
                 cases.append(
                     CaseOutcome(

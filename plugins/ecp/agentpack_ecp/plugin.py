@@ -1,4 +1,8 @@
-"""Hook implementations of the ECP plugin (kept light: heavy imports happen inside hooks)."""
+"""Hook implementations of the ECP plugin, the entry point: kept light, as ``agentpack --help`` imports it.
+
+Only ``pack/layout.py`` (paths, no third-party import) is imported here; the modules behind
+each hook are imported when the hook runs, so start-up pays for none of them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ from pathlib import Path
 
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo
+
+from .pack.layout import MANIFEST_PATH, find_pack_root, has_skill_md, skill_root
 
 FORMAT = "ecp"
 
@@ -35,40 +41,32 @@ def agentpack_register_commands(register):
 
 @hookimpl
 def agentpack_register_mcp_tools(register, context):
-    from .mcp_tools import register_tools
+    """The expert.* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
+    if not any(find_pack_root(path) for path in context.packs):
+        return
+    from .mcp import register_tools
 
     register_tools(register, context)
 
 
-def _root_of(path: Path) -> Path | None:
-    if path.is_file():
-        if path.name in ("SKILL.md", "skill.md"):
-            return path.parent
-        if path.name == "EXPERT.yaml" and path.parent.name == "expert":
-            return path.parent.parent
-        return None
-    return path if path.is_dir() else None
-
-
 @hookimpl
 def agentpack_detect(path):
-    root = _root_of(Path(path))
-    if root is None or not (root / "expert" / "EXPERT.yaml").is_file():
+    root = skill_root(Path(path))
+    if root is None or not (root / MANIFEST_PATH).is_file():
         return None
     from agentpack.models import Detection
 
-    if (root / "SKILL.md").is_file() or (root / "skill.md").is_file():
+    if has_skill_md(root):
         return Detection(format=FORMAT, confidence=0.9, reason="SKILL.md with expert/EXPERT.yaml")
     return Detection(format=FORMAT, confidence=0.5, reason="expert/EXPERT.yaml without SKILL.md")
 
 
 @hookimpl
-def agentpack_load(path, format):
-    if format != FORMAT:
-        return None
+def agentpack_load(path):
+    """The pack, parsed once: ``Pack.data`` is the ``ExpertPack`` the other hooks receive."""
     from agentpack.models import Pack
 
-    from .manifest import load_pack
+    from .pack.manifest import load_pack
 
     expert = load_pack(path)
     version = expert.manifest.get("ecp_version")
@@ -84,26 +82,22 @@ def agentpack_load(path, format):
 
 @hookimpl
 def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:
+    if pack.format != FORMAT:  # validation is gathered from every plugin; these checks are ECP's own
         return None
-    from .validate import validate_pack
+    from .validate.checks import validate_pack
 
     return validate_pack(pack.data, strict)
 
 
 @hookimpl
 def agentpack_query(pack, request):
-    if pack.format != FORMAT:
-        return None
-    from .hooks import query
+    from .query.adapter import query
 
-    return query(pack, request)
+    return query(pack.data, request)
 
 
 @hookimpl
 def agentpack_evaluate(pack, options):
-    if pack.format != FORMAT:
-        return None
     from .evals import run_suites
 
-    return run_suites(pack.root, options.suite, case_filter=options.filter)
+    return run_suites(pack.data, options.suite, case_filter=options.filter)

@@ -93,6 +93,47 @@ def runtime_options(f: F) -> F:
     return f
 
 
+SERVER_OPTIONS = ("host", "tls_cert", "tls_key", "allow_plaintext", "allowed_hosts", "token_file", "insecure_webhooks")
+FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def server_options(f: F) -> F:
+    """Options of the HTTP server that serves the triggers (their values reach ``ServerSettings``)."""
+    options = [
+        click.option(
+            "--host",
+            default="127.0.0.1",
+            show_default=True,
+            help="Address to listen on; any but loopback needs --tls-cert/--tls-key or --allow-plaintext.",
+        ),
+        click.option("--tls-cert", type=FILE, help="TLS certificate chain (PEM): serve HTTPS."),
+        click.option("--tls-key", type=FILE, help="The TLS certificate's private key (PEM)."),
+        click.option(
+            "--allow-plaintext", is_flag=True, help="Plain HTTP on a non-loopback address (TLS proxy in front)."
+        ),
+        click.option(
+            "--allow-host",
+            "allowed_hosts",
+            multiple=True,
+            metavar="NAME",
+            help="Another name clients send in Host (a proxy's, the certificate's); repeatable.",
+        ),
+        click.option(
+            "--token-file",
+            type=FILE,
+            help="Bearer token for approvals. Default: $AGENTPACK_OPENEXPERTS_SERVER_TOKEN, else a new one.",
+        ),
+        click.option(
+            "--insecure-webhooks",
+            is_flag=True,
+            help="Accept unsigned deliveries for triggers and channels without a secret (loopback only).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _print_outcome(outcome: RunOutcome) -> None:
     click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
     if outcome.error:
@@ -166,7 +207,8 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @INPUTS
 @click.option("--resume", is_flag=True, help="Finish runs a previous process left queued or running, then exit.")
 @runtime_options
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 for webhooks/approvals (0: any).")
+@click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+@server_options
 @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
 @click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
 @OUTPUT
@@ -184,9 +226,11 @@ def run(
 ) -> None:
     """Run a package: one process (--process), interrupted runs (--resume), or its triggers.
 
-    Serving the triggers starts cron schedules and one HTTP server on 127.0.0.1 with
-    POST /hooks/<trigger>, POST /channels/<channel> and POST /approvals/<id>. Every
-    delivery, draft and escalation is printed as one JSON line on stdout.
+    Serving the triggers starts cron schedules and one HTTP server (127.0.0.1 unless --host)
+    with POST /hooks/<trigger>, POST /channels/<channel> and POST /approvals/<id>. Webhooks
+    and channel messages must be signed with their secret (X-Hub-Signature-256; secrets in
+    AGENTPACK_OPENEXPERTS_WEBHOOK_SECRET_<TRIGGER>); approvals need the bearer token printed
+    at start. Every delivery, draft and escalation is printed as one JSON line on stdout.
 
     \b
     Examples:
@@ -196,6 +240,7 @@ def run(
     """
     from .commands import make_runtime
 
+    server = {name: options.pop(name) for name in SERVER_OPTIONS}
     package = _load(pack)
     host = clikit.host()
     if resume:
@@ -228,12 +273,12 @@ def run(
         with lock:
             click.echo(json.dumps(message, sort_keys=True, default=str))
 
+    from .runtime.serverconfig import ServerSettings
+
     rt = make_runtime(package, host, listeners=(emit,), workers=workers, default_broker="http", **options)
     try:
-        rt.start(http=True, port=port)
-        click.echo(f"serving {package.name} on {rt.url}", err=True)
-        for name, url in rt.webhook_urls().items():
-            click.echo(f"  webhook {name}: POST {url}", err=True)
+        rt.start(http=True, server=ServerSettings(port=port, **server))
+        _announce(rt)
         for name, why in rt.inactive.items():
             click.echo(f"  trigger {name} inactive: {why}", err=True)
         end = time.monotonic() + duration if duration is not None else None
@@ -244,6 +289,26 @@ def run(
         click.echo("stopping", err=True)
     finally:
         rt.stop()
+
+
+def _announce(rt: Any) -> None:
+    """Where the server listens, its token (a generated one is shown this once) and each webhook's secret."""
+    from .runtime.webhooks import env_name, secret_for
+
+    token = rt.server.token
+    click.echo(f"serving {rt.package.name} on {rt.url}", err=True)
+    if token.path is not None:
+        click.echo(f"  approval token: {token.value} (saved in {token.path}, mode 0600)", err=True)
+    else:
+        click.echo(f"  approval token: from {token.source}", err=True)
+    for name, url in rt.webhook_urls().items():
+        if secret_for("webhook", name, rt.server.settings.webhook_secrets):
+            how = "signed"
+        elif rt.server.settings.insecure_webhooks:
+            how = "unsigned accepted (--insecure-webhooks)"
+        else:
+            how = f"refused until {env_name('webhook', name)} is set"
+        click.echo(f"  webhook {name}: POST {url} ({how})", err=True)
 
 
 @group.command(name="dry-run")

@@ -13,9 +13,11 @@ from agentpack.clikit import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
+    Recording,
     emit_json,
     emit_report,
     output_option,
+    record_options,
     report_option,
 )
 
@@ -240,6 +242,7 @@ def run(
 @click.option("--check-determinism", is_flag=True, help="Run each fixture twice and compare output bytes.")
 @report_option()
 @output_option(command="skill test")
+@record_options()
 @click.pass_context
 def test(
     ctx: click.Context,
@@ -248,6 +251,7 @@ def test(
     check_determinism: bool,
     report_file: Path | None,
     output: str,
+    recording: Recording,
 ) -> None:
     """Run the fixtures and tests/ of every skill (or of the named ones); exit 1 on a failure.
 
@@ -268,6 +272,16 @@ def test(
         command="skill test", generated_at=SYSTEM_CLOCK.now(), evaluations=[evaluate(t, options) for t in targets]
     )
     emit_report(report, output, report_file)
+    from agentpack.runs import record_run
+
+    settings = {"refs": list(refs), "filter": filter_, "check_determinism": check_determinism}
+    record_run(
+        report,
+        command="skill test",
+        input=targets[0] if len(targets) == 1 else library_root(ctx.obj["root"]),
+        settings=settings,
+        recording=recording,
+    )
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

@@ -100,7 +100,9 @@ cases:
 """
 
 DOCS = {
-    "keys.md": "# Keys\n\nSigning keys are rotated every ninety days by the rotation job.\nOld keys stay valid for a week.\n",
+    "keys.md": (
+        "# Keys\n\nSigning keys are rotated every ninety days by the rotation job.\nOld keys stay valid for a week.\n"
+    ),
     "tokens.md": "# Tokens\n\nAccess tokens expire after one hour.\nRefresh tokens are single use.\n",
     "guide/setup.md": "# Setup\n\nInstall the service, then run the bootstrap command.\n",
 }

@@ -20,8 +20,8 @@ from agentpack.plugins import Host, create_plugin_manager, set_host
 from agentpack.proc import kill_group, spawn
 from agentpack.registry import McpContext
 from agentpack.testing import run_cli
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.mcp_tools import register_tools
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.mcp import register_tools
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 NAMES = ["expert.query", "expert.refresh", "expert.run_evals", "expert.status"]
@@ -78,7 +78,7 @@ def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
     assert all(c["artifact_path"].startswith("guide/") for c in filtered["citations"])
     logs = list((built / "expert/logs/queries").glob("*.jsonl"))
     records = [json.loads(line) for line in logs[0].read_text().splitlines()]
-    assert [r["actor"] for r in records][0] == "service:mcp"
+    assert next(r["actor"] for r in records) == "service:mcp"
     assert "signing keys" not in logs[0].read_text()
 
 

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentpack.testing import run_cli
-from agentpack_ecp import packaging
-from agentpack_ecp import verify as verify_mod
+from agentpack_ecp.packaging import package as packaging
+from agentpack_ecp.packaging import verify as verify_mod
 
 
 def package(pack: Path, out: Path, *extra: str):
@@ -201,7 +201,7 @@ def test_verify_lying_header_stops_hashing(packaged: Path, tmp_path: Path) -> No
     import io
 
     handle = io.BytesIO(b"a" * 100)
-    digest, size, over = verify_mod._hash_stream(handle, 10)
+    _digest, size, over = verify_mod._hash_stream(handle, 10)
     assert over and size == 11
 
 

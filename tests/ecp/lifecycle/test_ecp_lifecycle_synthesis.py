@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentpack.llm import ChatClient
-from agentpack_ecp.synthesis import Provider, refusal, synthesize
+from agentpack_ecp.query.synthesis import Provider, refusal, synthesize
 
 RESPONSE = {
     "answer": "Signing keys are rotated every ninety days by the rotation job.",
@@ -115,7 +115,7 @@ def test_cli_query_uses_a_local_provider_and_logs_it(chat_server, monkeypatch, t
     import json
 
     from agentpack.testing import run_cli
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     pack = make_pack(tmp_path, logs={"enabled": True})
     build_pack(pack)
@@ -135,7 +135,7 @@ def test_refresh_charges_llm_tokens_to_the_budget(chat_server, monkeypatch, tmp_
     import json
 
     from agentpack.testing import run_cli
-    from agentpack_ecp.build import build_pack
+    from agentpack_ecp.index.build import build_pack
 
     pack = make_pack(tmp_path)
     build_pack(pack)

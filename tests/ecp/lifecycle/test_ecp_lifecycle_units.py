@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
-from agentpack_ecp import backups, layout, logs, publish, revisions, state
-from agentpack_ecp.policy import Budget, BudgetExceeded, Policy, plan_refresh
+from agentpack_ecp.lifecycle import backups, publish, revisions, state
+from agentpack_ecp.lifecycle.policy import Budget, BudgetExceeded, Policy, plan_refresh
+from agentpack_ecp.pack import layout, logs
+from agentpack_ecp.pack.schemas import schema_store
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -28,7 +30,7 @@ def test_revision_update_keeps_comments_and_layout(pack: Path) -> None:
     after = path.read_text()
     assert changed
     assert yaml.safe_load(after)["sources"][0]["revision"] == {"hash": "abc123", "timestamp": "2026-02-02T00:00:00Z"}
-    diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=False) if a != b]
     assert diff == [
         ('      hash: "0000"', '      hash: "abc123"'),
         ('      timestamp: "2026-01-01T00:00:00Z"', '      timestamp: "2026-02-02T00:00:00Z"'),
@@ -152,6 +154,17 @@ def test_logging_disabled_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "expert").exists()
 
 
+def test_actor_from_the_environment_with_the_old_name_as_alias(monkeypatch) -> None:
+    monkeypatch.delenv("AGENTPACK_ECP_ACTOR", raising=False)
+    monkeypatch.delenv("AGENTPACK_ACTOR", raising=False)
+    monkeypatch.setenv("USER", "ada")
+    assert logs.actor() == "user:ada" and logs.actor("service:mcp") == "service:mcp"
+    monkeypatch.setenv("AGENTPACK_ACTOR", "ci:alias")
+    assert logs.actor("service:mcp") == "ci:alias"
+    monkeypatch.setenv("AGENTPACK_ECP_ACTOR", "ci:build-7")
+    assert logs.actor() == "ci:build-7"
+
+
 def test_retention_days_is_the_shortest_promise() -> None:
     assert logs.retention_days({}) is None
     assert logs.retention_days({"security": {"retention_days": 90}}) == 90
@@ -175,7 +188,7 @@ def test_prune_logs(tmp_path: Path) -> None:
 
 
 def test_log_records_match_schemas(tmp_path: Path) -> None:
-    store = layout.schema_store()
+    store = schema_store()
     logger = logs.logger_for(tmp_path, _manifest())
     q = json.loads(logger.query("q", {"answer": "a"}).read_text())
     u = json.loads(logger.update("refresh", run_id="r1", decision="published", inputs={}, outputs={}).read_text())

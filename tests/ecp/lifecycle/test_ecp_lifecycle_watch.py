@@ -14,8 +14,8 @@ import pytest
 
 from agentpack.errors import AgentpackError
 from agentpack.proc import kill_group, spawn
-from agentpack_ecp.build import build_pack
-from agentpack_ecp.watch import next_due, parse_triggers
+from agentpack_ecp.index.build import build_pack
+from agentpack_ecp.lifecycle.watch import next_due, parse_triggers
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 
@@ -65,6 +65,7 @@ def test_schedule_trigger_runs_a_refresh(tmp_path: Path, kit) -> None:
     (pack / "expert/sources/docs/tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")
     done = subprocess.run(
         [AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.1", "--max-runs", "1"],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
@@ -99,5 +100,7 @@ def test_event_trigger_reacts_to_a_file_change_and_stops_on_sigterm(tmp_path: Pa
 
 def test_watch_without_triggers_is_an_error(tmp_path: Path, kit) -> None:
     pack = with_triggers(kit, tmp_path, {"type": "manual", "spec": "on-demand"})
-    done = subprocess.run([AGENTPACK, "ecp", "watch", str(pack)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [AGENTPACK, "ecp", "watch", str(pack)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "no schedule or event trigger" in done.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpTool, Reporter
+from agentpack.registry import READ_ONLY, CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
 
 FORMAT = "sample-todo"
 LINE = re.compile(r"^- \[( |x)\] (.+)$")
@@ -160,7 +160,7 @@ def agentpack_register_mcp_tools(register, context):
             description="Count open and done items of a to-do pack.",
             input_schema={
                 "type": "object",
-                "properties": {"path": {"type": "string"}},
+                "properties": {"path": {"type": "string", "description": "The to-do pack's folder."}},
                 "required": ["path"],
                 "additionalProperties": False,
             },
@@ -170,5 +170,26 @@ def agentpack_register_mcp_tools(register, context):
                 "required": ["done", "open"],
             },
             handler=count,
+            hints=READ_ONLY,
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_exporters(register):
+    def export(runs, out, options):
+        for run in runs:
+            out.write(f"{run.id} {run.status} {run.passed}/{run.total}\n")
+
+    register(RunExporter(name="todo-lines", description="one line per run", export=export, suffix=".todo"))
+
+
+@hookimpl
+def agentpack_register_run_views(register):
+    def render(run):
+        from agentpack.viewer.html import tag
+
+        open_items = [c.name or c.id for c in run.cases if c.status != "passed"]
+        return tag("p", f"{len(open_items)} open: {', '.join(open_items) or 'none'}", class_="todo-open")
+
+    register(RunView(name="todo-open", title="Open items", formats=(FORMAT,), render=render))

@@ -1,0 +1,209 @@
+"""Pieces shared by the viewer and the HTML report: case blocks (failures first) and summary charts.
+
+Both take cases as JSON (``CaseResult`` dumps with a ``suite``, or the store's
+``Case.to_json()``), so the report file and the viewer show a run the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import charts
+from .html import Html, badge, join, json_block, tag
+
+FEATURED = (
+    ("question", "question"),
+    ("input", "input"),
+    ("expected", "expected"),
+    ("answer", "answer"),
+    ("output", "output"),
+    ("public_output", "output"),
+    ("citations", "citations"),
+    ("cited", "cited"),
+    ("tool_calls", "tool calls"),
+    ("evaluation_context", "context"),
+    ("context", "context"),
+    ("stderr", "stderr"),
+    ("error", "error"),
+)
+STEP_FIELDS = (
+    ("input", "input"),
+    ("public_output", "output"),
+    ("output", "output"),
+    ("evaluation_context", "context"),
+    ("tool_calls", "tool calls"),
+    ("stderr", "stderr"),
+    ("error", "error"),
+)
+FAILING = ("failed", "error")
+
+
+def failures_first(cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Failed and errored cases first, then skipped, then passed; by suite and id within each."""
+    rank = {"error": 0, "failed": 0, "skipped": 1, "passed": 2}
+    return sorted(cases, key=lambda c: (rank.get(str(c.get("status")), 1), str(c.get("suite", "")), str(c.get("id"))))
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _blocks(data: Mapping[str, Any], fields: Sequence[tuple[str, str]]) -> tuple[list[Html], set[str]]:
+    shown: list[Html] = []
+    used: set[str] = set()
+    for key, label in fields:
+        if key in data and not _empty(data[key]):
+            shown.append(json_block(data[key], label=label))
+            used.add(key)
+    return shown, used
+
+
+def step_block(step: Mapping[str, Any]) -> Html:
+    """One step of a scenario: its input, output, context, tool calls (as JSON) and stderr."""
+    head = f"step {step.get('index', '')}"
+    status = step.get("agent_status") or step.get("status")
+    duration = step.get("duration_ms")
+    extra = "".join(
+        [f" · {status}" if status else "", f" · {duration:.1f} ms" if isinstance(duration, int | float) else ""]
+    )
+    shown, used = _blocks(step, STEP_FIELDS)
+    rest = {k: v for k, v in step.items() if k not in used and k not in ("index", "agent_status", "duration_ms")}
+    if rest:
+        shown.append(json_block(rest, label="more"))
+    return tag("div", join([tag("div", head + extra, class_="label"), *shown]), class_="step")
+
+
+def _runs_block(runs: Sequence[Mapping[str, Any]]) -> Html:
+    parts: list[Html] = []
+    many = len(runs) > 1
+    for i, run in enumerate(runs, 1):
+        status = str(run.get("status") or "")
+        title = f"run {i}" if many else "steps"
+        reason = run.get("exit_reason")
+        head = join(
+            [tag("b", title), " ", badge(status) if status else "", f" exit reason: {reason}" if reason else ""]
+        )
+        parts.append(tag("div", head, class_="label"))
+        if not _empty(run.get("stderr")):
+            parts.append(json_block(run["stderr"], label="stderr"))
+        parts += [step_block(s) for s in run.get("steps") or [] if isinstance(s, Mapping)]
+    return join(parts)
+
+
+def details_block(details: Mapping[str, Any]) -> Html:
+    """A case's details: question, input, output, citations, tool calls, stderr first; steps; the rest as JSON."""
+    shown, used = _blocks(details, FEATURED)
+    runs = details.get("runs")
+    if isinstance(runs, list) and runs and all(isinstance(r, Mapping) for r in runs):
+        shown.append(_runs_block(runs))
+        used.add("runs")
+    steps = details.get("steps")
+    if isinstance(steps, list) and steps and all(isinstance(s, Mapping) for s in steps):
+        shown += [step_block(s) for s in steps]
+        used.add("steps")
+    for key, value in details.items():
+        if key not in used and not _empty(value):
+            shown.append(json_block(value, label=key.replace("_", " ")))
+    return join(shown)
+
+
+def assertions_table(assertions: Sequence[Mapping[str, Any]]) -> Html:
+    if not assertions:
+        return Html("")
+    rows = join(
+        tag(
+            "tr",
+            join(
+                [
+                    tag("td", badge("passed" if a.get("passed") else "failed")),
+                    tag("td", a.get("name")),
+                    tag("td", json_block(a.get("expected"))),
+                    tag("td", json_block(a.get("actual"))),
+                    tag("td", a.get("message")),
+                ]
+            ),
+        )
+        for a in sorted(assertions, key=lambda a: bool(a.get("passed")))
+    )
+    head = Html("<thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr></thead>")
+    return tag("table", Html(head + f"<tbody>{rows}</tbody>"), class_="assertions")
+
+
+def case_block(case: Mapping[str, Any]) -> Html:
+    """A ``<details>`` for one case: open when it failed; summary line, assertions, then details."""
+    status = str(case.get("status") or "")
+    failing = status in FAILING
+    key = f"{case['suite']}/{case['id']}" if case.get("suite") else str(case.get("id"))
+    name = case.get("name")
+    duration = float(case.get("duration_s") or 0) * 1000
+    tokens = case.get("total_tokens")
+    summary = join(
+        [
+            badge(status),
+            " ",
+            tag("b", f"{case['suite']} / {case['id']}" if case.get("suite") else key),
+            tag("span", f" {name}", class_="muted") if name and name != case.get("id") else "",
+            tag("small", f"  {duration:.1f} ms" + (f" · {tokens:,} tokens" if isinstance(tokens, int) else "")),
+            tag("div", case.get("message"), class_="fail" if failing else "muted") if case.get("message") else "",
+        ]
+    )
+    where = ":".join(str(case[k]) for k in ("file", "line") if case.get(k) is not None)
+    body = join(
+        [
+            tag("div", where, class_="muted") if where else "",
+            assertions_table(case.get("assertions") or []),
+            details_block(case.get("details") or {}) if isinstance(case.get("details"), Mapping) else "",
+        ]
+    )
+    return tag(
+        "details",
+        Html(tag("summary", summary) + body),
+        class_="case failing" if failing else "case",
+        open=failing,
+        data_case=key,
+        data_status=status,
+    )
+
+
+def first_stderr(cases: Iterable[Mapping[str, Any]]) -> str | None:
+    """The first non-empty stderr in the cases' details (runs and steps included), for an aborted run's banner."""
+    for case in cases:
+        details = case.get("details")
+        if not isinstance(details, Mapping):
+            continue
+        candidates: list[Any] = [details.get("stderr")]
+        for run in details.get("runs") or []:
+            if isinstance(run, Mapping):
+                candidates.append(run.get("stderr"))
+                candidates += [s.get("stderr") for s in run.get("steps") or [] if isinstance(s, Mapping)]
+        found = next((c for c in candidates if isinstance(c, str) and c.strip()), None)
+        if found:
+            return found
+    return None
+
+
+def suite_rows(cases: Iterable[Mapping[str, Any]]) -> list[tuple[str, int, int, int, int]]:
+    counts: dict[str, list[int]] = {}
+    index = {"passed": 0, "failed": 1, "error": 2, "skipped": 3}
+    for case in cases:
+        row = counts.setdefault(str(case.get("suite") or "(cases)"), [0, 0, 0, 0])
+        row[index.get(str(case.get("status")), 1)] += 1
+    return [(name, row[0], row[1], row[2], row[3]) for name, row in counts.items()]
+
+
+def summary_charts(cases: Sequence[Mapping[str, Any]]) -> Html:
+    """Pass-rate bar, per-suite breakdown and latency histogram (ms) of ``cases``."""
+    rows = suite_rows(cases)
+    totals = [sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows), sum(r[4] for r in rows)]
+    latencies = [float(c.get("duration_s") or 0) * 1000 for c in cases if c.get("status") != "skipped"]
+    figures = [
+        ("pass rate", charts.pass_rate_bar(*totals)),
+        ("per suite", charts.stacked_bars(rows)),
+        ("latency per case", charts.histogram(latencies, title="latency per case", unit="ms")),
+    ]
+    return tag(
+        "div",
+        join(tag("figure", Html(Html(svg) + tag("figcaption", caption))) for caption, svg in figures),
+        class_="charts",
+    )

@@ -1,0 +1,101 @@
+"""HTML building blocks for the viewer's pages and for plugins' run views (``RunView.render``).
+
+Everything given as a plain value is escaped; an ``Html`` value is inserted
+as it is. Build fragments with these helpers and a view cannot inject markup
+from a report by accident.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Any
+
+
+class Html(str):
+    """Markup that is already safe: inserted without escaping."""
+
+    __slots__ = ()
+
+
+def esc(value: Any) -> Html:
+    """``value`` as safe HTML: ``Html`` as it is, ``None`` as empty, anything else escaped text."""
+    if isinstance(value, Html):
+        return value
+    return Html("" if value is None else escape(str(value)))
+
+
+def join(parts: Iterable[Any]) -> Html:
+    return Html("".join(esc(p) for p in parts))
+
+
+def tag(element: str, body: Any = "", /, **attrs: Any) -> Html:
+    """``<element attrs>body</element>``; attribute ``class_`` is ``class``, ``data_x`` is ``data-x``;
+    ``True`` is a bare attribute, ``None`` and ``False`` leave it out."""
+    rendered = []
+    for key, value in attrs.items():
+        if value is None or value is False:
+            continue
+        key = key.rstrip("_").replace("_", "-")
+        rendered.append(f" {key}" if value is True else f' {key}="{escape(str(value), quote=True)}"')
+    return Html(f"<{element}{''.join(rendered)}>{esc(body)}</{element}>")
+
+
+def json_text(value: Any) -> str:
+    """Readable JSON: indented, UTF-8 kept, strings that hold JSON shown as the JSON they hold."""
+    if isinstance(value, str):
+        text: str = value
+        stripped = text.strip()
+        if not (stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]")):
+            return text
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return text
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def json_block(value: Any, *, label: str | None = None) -> Html:
+    """A ``<pre>`` with ``value`` as readable JSON (a plain string as it is)."""
+    block = tag("pre", json_text(value), class_="json")
+    return Html(tag("div", label, class_="label") + block) if label else block
+
+
+STATUS_CLASS = {
+    "passed": "pass",
+    "ok": "pass",
+    "failed": "fail",
+    "error": "error",
+    "errors": "error",
+    "interrupted": "warn",
+    "skipped": "skip",
+    "warning": "warn",
+    "info": "info",
+}
+
+
+def badge(status: str) -> Html:
+    """A coloured status label (PASSED, FAILED, ERROR...)."""
+    return tag("span", status.upper(), class_=f"badge {STATUS_CLASS.get(status, 'skip')}", data_status=status)
+
+
+def table(headers: Sequence[Any], rows: Iterable[Sequence[Any]], **attrs: Any) -> Html:
+    head = join(tag("th", h) for h in headers)
+    body = join(tag("tr", join(tag("td", cell) for cell in row)) for row in rows)
+    return tag("table", Html(f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"), **attrs)
+
+
+def facts(pairs: Iterable[tuple[str, Any]]) -> Html:
+    """A definition list of ``(name, value)``; empty values are left out."""
+    return tag(
+        "dl", join(Html(tag("dt", k) + tag("dd", v)) for k, v in pairs if v not in (None, "", [], {})), class_="facts"
+    )
+
+
+def section(title: str, body: Any, **attrs: Any) -> Html:
+    return tag("section", Html(tag("h2", title) + esc(body)), **attrs)
+
+
+def link(href: str, text: Any, **attrs: Any) -> Html:
+    return tag("a", text, href=href, **attrs)

@@ -1,0 +1,16 @@
+"""``agentpack ecp ...``: the click group; the commands live in one module per area."""
+
+from __future__ import annotations
+
+from agentpack.clikit import group
+
+from . import build, lifecycle, packaging
+
+
+@group()
+def ecp() -> None:
+    """Build, query, evaluate, refresh and ship Expert Context Packs."""
+
+
+for _command in (*build.COMMANDS, *lifecycle.COMMANDS, *packaging.COMMANDS):
+    ecp.add_command(_command)

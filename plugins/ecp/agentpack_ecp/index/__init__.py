@@ -1,0 +1,1 @@
+"""Chunking, tokenising and embedding sources, and writing and reading the three index formats."""

@@ -1,0 +1,371 @@
+"""The files every index directory shares, and the doc table queries read them through.
+
+Written for every format: ``index.json`` (descriptor), ``chunks.jsonl``
+(provenance, spec 6.2), ``texts.jsonl`` (the indexed text and file hash of each
+chunk, same order: snippets come from here so citations stay valid when sources change),
+``build_info.json`` and ``file_manifest.json``. ``agentpack-cache.npz`` is a
+private sidecar (byte offsets, postings) that lets a query start without
+parsing the large JSON payloads; it carries fingerprints of the files it was
+derived from and is ignored when they do not match (for example an index
+rebuilt by another tool), in which case the portable files are parsed instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .fileops import copy_range
+
+CACHE_NAME = "agentpack-cache.npz"
+CHUNKS_NAME = "chunks.jsonl"
+TEXTS_NAME = "texts.jsonl"
+FINGERPRINT_SPAN = 65536
+
+
+@dataclass
+class Chunk:
+    chunk_id: str
+    source_id: str
+    path: str
+    start_line: int
+    end_line: int
+    text: str | None
+    """``None`` for a chunk an incremental build reuses (see ``old``)."""
+    chunk_sha256: str
+    file_sha256: str
+    old: int = -1
+    """The chunk's position in the previous build when an incremental build reuses it (its text is then
+    not loaded: its ``texts.jsonl`` line is copied)."""
+
+
+def fingerprint(path: Path) -> str:
+    """Size plus a hash of the first and last 64 KiB: cheap, and changes when the file is replaced."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with open(path, "rb") as handle:
+        digest.update(handle.read(FINGERPRINT_SPAN))
+        if size > FINGERPRINT_SPAN:
+            handle.seek(max(FINGERPRINT_SPAN, size - FINGERPRINT_SPAN))
+            digest.update(handle.read())
+    return digest.hexdigest()
+
+
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
+
+
+def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> list[int]:
+    """Write JSON Lines; return the byte offset of every line (plus the end offset)."""
+    offsets = [0]
+    with open(path, "wb") as handle:
+        for record in records:
+            line = (COMPACT(record) + "\n").encode("utf-8")
+            handle.write(line)
+            offsets.append(offsets[-1] + len(line))
+    return offsets
+
+
+def write_json(path: Path, value: Any, compact: bool = False) -> None:
+    """Indented JSON; ``compact`` (one line) for large payloads: only then does ``json`` use its C
+    encoder, several times faster."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(COMPACT(value) if compact else json.dumps(value, indent=2, ensure_ascii=False))
+        handle.write("\n")
+
+
+def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
+    record = {
+        "chunk_id": chunk.chunk_id,
+        "source_id": chunk.source_id,
+        "uri": source["uri"],
+        "artifact_path": chunk.path,
+        "revision": source["revision"],
+        "loc": {"start_line": chunk.start_line, "end_line": chunk.end_line},
+        "chunk_hash": chunk.chunk_sha256,
+    }
+    for key in ("classification", "license"):
+        if source.get(key):
+            record[key] = source[key]
+    return record
+
+
+def revision_bytes(source: dict[str, Any]) -> bytes:
+    """The bytes of the revision every ``chunks.jsonl`` record of ``source`` carries
+    (``provenance_record``'s encoding), which an incremental build substitutes in reused lines."""
+    return b',"revision":' + COMPACT(source["revision"]).encode("utf-8") + b',"loc":'
+
+
+def write_common(
+    out: Path,
+    chunks: list[Chunk],
+    sources: list[dict[str, Any]],
+    previous_texts: tuple[Any, Any] | None = None,
+    previous_lines: list[bytes] | None = None,
+) -> tuple[list[int], list[int]]:
+    """``chunks.jsonl`` and ``texts.jsonl``; returns their line offsets.
+
+    ``previous_texts`` (old ``texts.jsonl`` path, its line offsets): the lines of reused chunks
+    (``Chunk.old``) are copied from there, byte for byte (runs of them with ``copy_file_range``);
+    ``previous_lines``: the old ``chunks.jsonl`` lines, already brought up to date
+    (``incremental.Previous.provenance_lines``), likewise.
+    """
+    by_id = {s["source_id"]: s for s in sources}
+    if previous_lines is None:
+        chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
+    else:
+        chunk_offsets = [0]
+        lines = []
+        for c in chunks:
+            if c.old >= 0:
+                line = previous_lines[c.old] + b"\n"
+            else:
+                line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
+            lines.append(line)
+            chunk_offsets.append(chunk_offsets[-1] + len(line))
+        with open(out / CHUNKS_NAME, "wb") as handle:
+            handle.write(b"".join(lines))
+    text_offsets = [0]
+    old_path, old_offsets = previous_texts or (None, None)
+    old_starts: list[int] = old_offsets.tolist() if old_offsets is not None else []
+    with open(out / TEXTS_NAME, "wb") as handle, open(old_path or os.devnull, "rb") as old:
+        run_lo = run_hi = -1  # a range of the old file whose lines are copied next, in one go
+        for c in chunks:
+            if c.old >= 0 and old_path is not None:
+                lo, hi = old_starts[c.old], old_starts[c.old + 1]
+                if lo != run_hi:
+                    if run_hi > run_lo:
+                        copy_range(old, handle, run_lo, run_hi)
+                    run_lo = lo
+                run_hi = hi
+                text_offsets.append(text_offsets[-1] + hi - lo)
+                continue
+            if run_hi > run_lo:
+                copy_range(old, handle, run_lo, run_hi)
+                run_lo = run_hi = -1
+            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text}) + "\n").encode(
+                "utf-8"
+            )
+            handle.write(line)
+            text_offsets.append(text_offsets[-1] + len(line))
+        if run_hi > run_lo:
+            copy_range(old, handle, run_lo, run_hi)
+    return chunk_offsets, text_offsets
+
+
+def doc_arrays(
+    chunks: list[Chunk], sources: list[dict[str, Any]], chunk_offsets: list[int], text_offsets: list[int]
+) -> dict[str, Any]:
+    """The doc-table arrays of the cache."""
+    import numpy as np
+
+    source_ids = [s["source_id"] for s in sources]
+    position = {sid: i for i, sid in enumerate(source_ids)}
+    return {
+        "doc_source": np.array([position[c.source_id] for c in chunks], dtype=np.int32),
+        "doc_paths": np.frombuffer("\n".join(c.path for c in chunks).encode("utf-8"), dtype=np.uint8),
+        "chunk_offsets": np.array(chunk_offsets, dtype=np.int64),
+        "text_offsets": np.array(text_offsets, dtype=np.int64),
+        "source_ids": np.frombuffer(json.dumps(source_ids).encode("utf-8"), dtype=np.uint8),
+    }
+
+
+def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: str = CACHE_NAME) -> None:
+    import numpy as np
+
+    prints = {name: fingerprint(out / name) for name in depends_on}
+    arrays = dict(arrays, fingerprints=np.frombuffer(json.dumps(prints).encode("utf-8"), dtype=np.uint8))
+    with open(out / name, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None:
+    """The cache arrays, or ``None`` when absent or no longer matching the files it came from."""
+    path = index_dir / name
+    if not path.is_file():
+        return None
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        prints = json.loads(arrays["fingerprints"].tobytes())
+        for name, expected in prints.items():
+            if fingerprint(index_dir / name) != expected:
+                return None
+    except (OSError, ValueError, KeyError):
+        return None
+    return arrays
+
+
+class DocTable:
+    """Per-chunk metadata and text of one index, read lazily by line offsets when a cache exists."""
+
+    def __init__(
+        self,
+        index_dir: Path,
+        source_ids: list[str],
+        doc_source,
+        paths: list[str] | None,
+        chunk_offsets=None,
+        text_offsets=None,
+        records: list[dict] | None = None,
+        texts: dict[str, str] | None = None,
+    ) -> None:
+        self.index_dir = index_dir
+        self.source_ids = source_ids
+        self.doc_source = doc_source
+        self._paths = paths
+        self._chunk_offsets = chunk_offsets
+        self._text_offsets = text_offsets
+        self._records = records
+        self._texts = texts
+
+    @classmethod
+    def from_cache(cls, index_dir: Path, arrays: dict[str, Any]) -> DocTable:
+        return cls(
+            index_dir,
+            json.loads(arrays["source_ids"].tobytes()),
+            arrays["doc_source"],
+            arrays.get("doc_paths"),
+            arrays["chunk_offsets"],
+            arrays["text_offsets"],
+        )
+
+    @classmethod
+    def from_records(cls, index_dir: Path, records: list[dict[str, Any]], texts: dict[str, str] | None) -> DocTable:
+        import numpy as np
+
+        source_ids = sorted({r["source_id"] for r in records})
+        position = {sid: i for i, sid in enumerate(source_ids)}
+        doc_source = np.array([position[r["source_id"]] for r in records], dtype=np.int32)
+        return cls(
+            index_dir, source_ids, doc_source, [r["artifact_path"] for r in records], records=records, texts=texts
+        )
+
+    def __len__(self) -> int:
+        return len(self.doc_source)
+
+    @property
+    def paths(self) -> list[str]:
+        if self._paths is None or not isinstance(self._paths, list):
+            raw = self._paths
+            self._paths = raw.tobytes().decode("utf-8").split("\n") if raw is not None and len(raw) else []
+        return self._paths
+
+    def mask(self, source_ids: list[str] | None, prefixes: list[str] | None):
+        """A boolean array of the docs passing the filters (``None`` when there are none)."""
+        import numpy as np
+
+        if not source_ids and not prefixes:
+            return None
+        keep = np.ones(len(self), dtype=bool)
+        if source_ids:
+            wanted = [i for i, sid in enumerate(self.source_ids) if sid in source_ids]
+            keep &= np.isin(self.doc_source, wanted)
+        if prefixes:
+            keep &= np.array([any(p.startswith(x) for x in prefixes) for p in self.paths], dtype=bool)
+        return keep
+
+    def _line(self, name: str, offsets, i: int) -> dict[str, Any]:
+        with open(self.index_dir / name, "rb") as handle:
+            handle.seek(int(offsets[i]))
+            return json.loads(handle.read(int(offsets[i + 1]) - int(offsets[i])))
+
+    def record(self, i: int) -> dict[str, Any]:
+        if self._records is not None:
+            return self._records[i]
+        return self._line(CHUNKS_NAME, self._chunk_offsets, i)
+
+    def text(self, i: int) -> str | None:
+        """The indexed text of doc ``i`` (``None`` when the index carries no texts)."""
+        if self._text_offsets is not None:
+            return self._line(TEXTS_NAME, self._text_offsets, i)["text"]
+        if self._texts is not None:
+            return self._texts.get(self.record(i)["chunk_id"])
+        return None
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_texts(index_dir: Path) -> dict[str, str] | None:
+    path = index_dir / TEXTS_NAME
+    if not path.is_file():
+        return None
+    return {r["chunk_id"]: r["text"] for r in read_jsonl(path)}
+
+
+class TextsFile:
+    """``texts.jsonl`` searched by chunk id (its lines are in chunk-id order): a binary search over
+    the memory-mapped file, so no offsets table has to be loaded. A line whose id does not match
+    (a file in another order) gives ``None``, and the caller reads the source instead."""
+
+    def __init__(self, data) -> None:
+        self._data = data
+
+    @classmethod
+    def open(cls, index_dir: Path) -> TextsFile | None:
+        try:
+            with open(index_dir / TEXTS_NAME, "rb") as handle:
+                if not handle.seek(0, 2):
+                    return None
+                return cls(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+        except OSError:
+            return None
+
+    def _line_at(self, pos: int) -> tuple[int, int]:
+        """The (start, end) of the line holding byte ``pos``."""
+        data = self._data
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        return start, len(data) if end < 0 else end
+
+    @staticmethod
+    def _id(line: bytes) -> str | None:
+        prefix = b'{"chunk_id":'
+        if not line.startswith(prefix):
+            return None
+        end = line.find(b',"file_sha256":')
+        try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
+            value = json.loads(line[len(prefix) : end]) if end > 0 else None
+        except ValueError:
+            value = None
+        if not isinstance(value, str):
+            try:
+                value, _ = json.JSONDecoder().raw_decode(line[len(prefix) :].decode("utf-8", "replace"))
+            except ValueError:
+                return None
+        return value if isinstance(value, str) else None
+
+    def find(self, chunk_id: str) -> str | None:
+        lo, hi = 0, len(self._data)
+        while lo < hi:
+            start, end = self._line_at((lo + hi) // 2)
+            line = self._data[start:end]
+            found = self._id(line)
+            if found is None:
+                return None
+            if found == chunk_id:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    return None
+                text = record.get("text")
+                return text if isinstance(text, str) else None
+            if found < chunk_id:
+                lo = end + 1
+            else:
+                hi = start
+        return None
+
+    def close(self) -> None:
+        self._data.close()

@@ -1,0 +1,229 @@
+"""``sqlite-fts-index-v1`` (spec 6.1.2): an SQLite FTS5 table of normalised token streams.
+
+Columns (the layout the reference runtime reads and writes):
+``chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256``
+(unindexed) and ``tokens`` (the chunk's terms, each repeated as often as it occurs,
+so FTS5's bm25 sees true term frequencies). Snippets come from ``texts.jsonl``
+(looked up by chunk id, ``chunkstore.TextsFile``); the indexed text is not stored in the
+database a second time, which keeps the file a refresh copies small. Databases
+that have a ``text`` column (older agentpack builds) are read from it.
+Query terms are quoted, so any table tokenizer accepts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentpack.errors import AgentpackError
+from agentpack.paths import resolve_under
+
+from .chunkstore import Chunk, TextsFile
+
+FORMAT = "sqlite-fts-index-v1"
+DB_NAME = "fts.sqlite"
+TABLE = "chunks"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+if TYPE_CHECKING:
+    import sqlite3
+
+
+def _sqlite(target: str | Path, **kwargs: Any) -> sqlite3.Connection:
+    import sqlite3  # only for FTS indexes: queries of keyword and vector indexes do without it
+
+    return sqlite3.connect(target, **kwargs)
+
+
+def _rows(chunks: list[Chunk], matrix):
+    indptr, term_ids, tfs = matrix.by_doc()
+    bounds, term_list, tf_list, terms = indptr.tolist(), term_ids.tolist(), tfs.tolist(), matrix.terms
+    return (
+        (
+            c.chunk_id,
+            c.source_id,
+            c.path,
+            c.start_line,
+            c.end_line,
+            c.file_sha256,
+            c.chunk_sha256,
+            " ".join(
+                itertools.chain.from_iterable(
+                    map(
+                        itertools.repeat,
+                        map(terms.__getitem__, term_list[bounds[i] : bounds[i + 1]]),
+                        tf_list[bounds[i] : bounds[i + 1]],
+                    )
+                )
+            ),
+        )
+        for i, c in enumerate(chunks)
+    )
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    con = _sqlite(path)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    return con
+
+
+def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table: str = TABLE) -> list[int]:
+    """Create the database; return the rowid of every chunk (``chunks`` order)."""
+    con = _connect(out / db_name)
+    try:
+        con.execute(
+            f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
+            "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
+            "tokenize=\"unicode61 tokenchars '_'\")"
+        )
+        with con:
+            con.executemany(
+                f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
+                ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)),
+            )
+            con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    finally:
+        con.close()
+    return list(range(1, len(chunks) + 1))
+
+
+def has_text_column(db: Path, table: str = TABLE) -> bool:
+    con = _sqlite(f"file:{db}?mode=ro", uri=True)
+    try:
+        return "text" in {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+    finally:
+        con.close()
+
+
+def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:
+    """Update a copy of the database in place: delete the rows of removed chunks, insert ``added``
+    (whose term counts are ``matrix``); return the rowids given to ``added``."""
+    con = _connect(db)
+    try:
+        with con:
+            for lo in range(0, len(removed_rowids), 500):
+                batch = removed_rowids[lo : lo + 500]
+                con.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch)
+            start = (con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0) + 1
+            con.executemany(
+                f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
+                "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
+                ((start + i, *row) for i, row in enumerate(_rows(added, matrix))),
+            )
+    finally:
+        con.close()
+    return list(range(start, start + len(added)))
+
+
+def _escape_like(prefix: str) -> str:
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class FtsIndex:
+    """A loaded sqlite-fts-index-v1: one read-only connection, kept open."""
+
+    kind = "fts"
+
+    def __init__(self, index_dir: Path, head: dict[str, Any]) -> None:
+        sqlite_cfg = head.get("sqlite") or {}
+        self.index_dir = index_dir
+        self.head = head
+        self.table = str(sqlite_cfg.get("table") or TABLE)
+        if not _IDENT.match(self.table):
+            raise AgentpackError(f"index_data.json: sqlite.table '{self.table}' is not a plain table name")
+        db = resolve_under(index_dir, str(sqlite_cfg.get("path") or DB_NAME))
+        if not db.is_file():
+            raise AgentpackError(f"SQLite database not found: {db.name}", file=str(db))
+        self._con = _sqlite(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+        columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
+        self.has_text = "text" in columns
+        self.texts = None if self.has_text else TextsFile.open(index_dir)
+        self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+        recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
+        # our builds record the row count; counting an FTS5 table reads all of its content rows
+        self.rows = (
+            recorded
+            if isinstance(recorded, int) and not isinstance(recorded, bool)
+            else self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+        )
+
+    def _informative(self, terms: list[str]) -> list[str]:
+        """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
+
+        FTS5 clamps the idf of a term found in more than half the rows to a negligible value, yet
+        decoding its long doclist dominates the query time; when every term is that common the
+        rarest one is kept so the query still matches.
+        """
+        marks = ",".join("?" * len(terms))
+        df = dict(self._con.execute(f"SELECT term, doc FROM temp.ecp_vocab WHERE term IN ({marks})", terms))
+        present = [t for t in terms if t in df]
+        keep = [t for t in present if df[t] * 2 <= self.rows]
+        return keep or sorted(present, key=lambda t: df[t])[:1]
+
+    def search(
+        self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
+    ) -> list[tuple[dict[str, Any], float]]:
+        if not terms:
+            return []
+        with self._lock:
+            terms = self._informative(terms)
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where, params = [f"{self.table} MATCH ?"], [match]
+        if source_ids:
+            where.append(f"source_id IN ({','.join('?' * len(source_ids))})")
+            params += list(source_ids)
+        if prefixes:
+            where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
+            params += [_escape_like(p) for p in prefixes]
+        text_column = "text" if self.has_text else "NULL"
+        ranked = (
+            f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
+            "ORDER BY score, rowid LIMIT ?"
+        )
+        with self._lock:
+            top = self._con.execute(ranked, [*params, int(k)]).fetchall()
+            if not top:
+                return []
+            rows = {
+                r[0]: r[1:]
+                for r in self._con.execute(
+                    f"SELECT rowid, chunk_id, source_id, path, start_line, end_line, chunk_sha256, {text_column} "
+                    f"FROM {self.table} WHERE rowid IN ({','.join('?' * len(top))})",
+                    [r[0] for r in top],
+                )
+            }
+        hits = []
+        for rowid, score in top:
+            r = rows[rowid]
+            text = r[6] if self.has_text else None
+            hits.append(
+                (
+                    {
+                        "chunk_id": r[0],
+                        "source_id": r[1],
+                        "artifact_path": r[2],
+                        "loc": {"start_line": int(r[3]), "end_line": int(r[4])},
+                        "chunk_hash": r[5],
+                        "text": text,
+                    },
+                    -float(score),
+                )
+            )
+        return hits
+
+    def text(self, chunk_id: str) -> str | None:
+        """The indexed text of a chunk from ``texts.jsonl`` (databases without a ``text`` column)."""
+        return self.texts.find(chunk_id) if self.texts is not None else None
+
+    def close(self) -> None:
+        self._con.close()
+        if self.texts is not None:
+            self.texts.close()

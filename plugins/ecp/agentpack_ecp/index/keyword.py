@@ -1,0 +1,267 @@
+"""``keyword-index-v2`` (spec 6.1.1): writing ``index_data.json`` and BM25 search over it.
+
+Postings are ``[chunk_id, tf]`` with true term frequencies; BM25 parameters are
+recorded in ``config.bm25``. ``index_data.json`` is streamed out term by term
+(no giant intermediate object); the cache holds the same postings as arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from bisect import bisect_left
+from contextlib import ExitStack
+from operator import add
+from pathlib import Path
+from typing import Any
+
+from .chunkstore import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
+from .fileops import copy_range
+
+FORMAT = "keyword-index-v2"
+BM25 = {"k1": 1.2, "b": 0.75}
+
+
+_PLAIN = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
+    """The members of the ``documents`` object (one C-encoder call for all of them)."""
+    return COMPACT(
+        {
+            c.chunk_id: {
+                "source_id": c.source_id,
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "file_sha256": c.file_sha256,
+                "chunk_sha256": c.chunk_sha256,
+                "length": n,
+            }
+            for c, n in zip(chunks, lengths, strict=False)
+        }
+    )[1:-1]
+
+
+def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous=None) -> dict[str, Any]:
+    """Stream ``index_data.json`` out; return the cache arrays of the postings (and term byte offsets).
+
+    ``previous`` (``(old file path, old term starts, old id of each term, reusable runs)``, see
+    ``incremental.py``): the entries of terms whose postings did not change are copied byte for byte
+    from the previous file (runs of consecutive terms at once, ``copy_file_range``) instead of being
+    serialised again; the file is identical to a full write.
+    """
+    import numpy as np
+
+    dumps = json.dumps
+    prefix = ["[" + _PLAIN(c.chunk_id) + "," for c in chunks]
+    # a full write converts every posting at once; a patch only those of the terms it serialises
+    doc_list, tf_list = (matrix.doc.tolist(), matrix.tf.tolist()) if previous is None else (matrix.doc, matrix.tf)
+    bounds = matrix.indptr.tolist()
+    nterms = len(matrix.terms)
+    starts = np.zeros(nterms + 1, dtype=np.int64)
+
+    def entry(t: int) -> bytes:
+        lo, hi = bounds[t], bounds[t + 1]
+        docs, tfs = doc_list[lo:hi], tf_list[lo:hi]
+        if previous is not None:
+            docs, tfs = docs.tolist(), tfs.tolist()
+        body = "],".join(map(add, map(prefix.__getitem__, docs), map(str, tfs)))
+        return f'{dumps(matrix.terms[t])}:{{"df":{hi - lo},"postings":[{body}]]}}'.encode()
+
+    with ExitStack() as stack:
+        handle = stack.enter_context(open(out / "index_data.json", "wb"))
+        old_file = stack.enter_context(open(previous[0], "rb")) if previous is not None else None
+        handle.write(
+            (
+                dumps(head, ensure_ascii=False)[:-1]
+                + ',"documents":{'
+                + _documents(chunks, matrix.doc_len.tolist())
+                + '},"terms":{'
+            ).encode("utf-8")
+        )
+        pos = handle.tell()
+        runs = [] if previous is None else previous[3]
+        t = 0
+        for run_lo, run_hi in [*runs, (nterms, nterms)]:
+            while t < run_lo:  # serialise the terms up to the next reusable run
+                data = (b"," if t else b"") + entry(t)
+                handle.write(data)
+                starts[t] = pos + (1 if t else 0)
+                pos += len(data)
+                t += 1
+            if run_lo == run_hi:
+                continue
+            old_starts, old_ids = previous[1:3]
+            o_lo, o_hi = int(old_ids[run_lo]), int(old_ids[run_hi - 1]) + 1
+            a, b = int(old_starts[o_lo]), int(old_starts[o_hi]) - 1
+            if t:
+                handle.write(b",")
+                pos += 1
+            copy_range(old_file, handle, a, b)
+            starts[run_lo:run_hi] = old_starts[o_lo:o_hi] - a + pos
+            pos += b - a
+            t = run_hi
+        starts[nterms] = pos + 1
+        handle.write(b"}}\n")
+    return {
+        "vocab": np.frombuffer("\n".join(matrix.terms).encode("utf-8"), dtype=np.uint8),
+        "indptr": matrix.indptr,
+        "post_doc": matrix.doc,
+        "post_tf": matrix.tf,
+        "term_starts": starts,
+    }
+
+
+class SortedVocab:
+    """Term ids of a sorted vocabulary by binary search (no dict of every term to build at load)."""
+
+    def __init__(self, terms: list[str]) -> None:
+        self.terms = terms
+
+    def get(self, term: str) -> int | None:
+        i = bisect_left(self.terms, term)
+        return i if i < len(self.terms) and self.terms[i] == term else None
+
+
+class KeywordIndex:
+    """A loaded keyword-index-v2: vocabulary, postings arrays and its doc table."""
+
+    kind = "keyword"
+
+    def __init__(
+        self,
+        index_dir: Path,
+        data_head: dict[str, Any],
+        vocab: dict[str, int] | SortedVocab,
+        indptr,
+        post_doc,
+        post_tf,
+        docs: DocTable,
+    ) -> None:
+        import numpy as np
+
+        self.index_dir = index_dir
+        self.head = data_head
+        self.vocab = vocab
+        self.indptr = indptr
+        self.post_doc = post_doc
+        self.post_tf = post_tf.astype(np.float32)
+        self.docs = docs
+        n = len(docs)
+        self.dl = np.bincount(post_doc, weights=self.post_tf, minlength=n).astype(np.float32)
+        self.avgdl = float(self.dl.mean()) if n else 0.0
+        bm25 = (data_head.get("config") or {}).get("bm25") or {}
+        self.k1 = float(bm25.get("k1", BM25["k1"]))
+        self.b = float(bm25.get("b", BM25["b"]))
+
+    @classmethod
+    def load(cls, index_dir: Path, data_path: Path) -> KeywordIndex:
+        import numpy as np
+
+        cache = load_cache(index_dir)
+        if cache is not None and "vocab" in cache:
+            head = json.loads(cache["head"].tobytes())
+            terms = cache["vocab"].tobytes().decode("utf-8").split("\n") if len(cache["vocab"]) else []
+            return cls(
+                index_dir,
+                head,
+                SortedVocab(terms),
+                cache["indptr"],
+                cache["post_doc"],
+                cache["post_tf"],
+                DocTable.from_cache(index_dir, cache),
+            )
+        with open(data_path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        documents = data.get("documents") or {}
+        order = {cid: i for i, cid in enumerate(documents)}
+        terms = sorted(data.get("terms") or {})
+        indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+        docs_flat: list[int] = []
+        tfs: list[int] = []
+        for t, term in enumerate(terms):
+            for cid, tf in data["terms"][term].get("postings") or []:
+                if cid in order:
+                    docs_flat.append(order[cid])
+                    tfs.append(int(tf))
+            indptr[t + 1] = len(docs_flat)
+        head = {k: v for k, v in data.items() if k not in ("documents", "terms", "doc_terms", "file_chunks")}
+        records = _records_for(index_dir, documents, head)
+        table = DocTable.from_records(index_dir, records, read_texts(index_dir))
+        return cls(
+            index_dir,
+            head,
+            {t: i for i, t in enumerate(terms)},
+            indptr,
+            np.array(docs_flat, dtype=np.int32),
+            np.array(tfs, dtype=np.int32),
+            table,
+        )
+
+    def search(self, terms: list[str], k: int, mask) -> list[tuple[int, float]]:
+        import numpy as np
+
+        n = len(self.docs)
+        if not n:
+            return []
+        scores = np.zeros(n, dtype=np.float32)
+        hit = False
+        for term in terms:
+            t = self.vocab.get(term)
+            if t is None:
+                continue
+            lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
+            if lo == hi:
+                continue
+            hit = True
+            docs = self.post_doc[lo:hi]
+            tf = self.post_tf[lo:hi]
+            df = hi - lo
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * self.dl[docs] / (self.avgdl or 1.0))
+            scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        if not hit:
+            return []
+        if mask is not None:
+            scores[~mask] = 0.0
+        return top_k(scores, k)
+
+
+def top_k(scores, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best positive scores, best first, ties broken by doc order (chunk id order)."""
+    import numpy as np
+
+    positive = np.flatnonzero(scores > 0)
+    if not len(positive):
+        return []
+    if len(positive) > k:
+        part = np.argpartition(-scores[positive], k - 1)[:k]
+        positive = positive[part]
+    ranked = sorted(positive.tolist(), key=lambda d: (-float(scores[d]), d))
+    return [(d, float(scores[d])) for d in ranked[:k]]
+
+
+def _records_for(index_dir: Path, documents: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
+    """Provenance records in ``documents`` order: from chunks.jsonl, else derived from the payload."""
+    path = index_dir / CHUNKS_NAME
+    by_id = {}
+    if path.is_file():
+        by_id = {r.get("chunk_id"): r for r in read_jsonl(path)}
+    sources = {s.get("source_id"): s for s in head.get("sources") or [] if isinstance(s, dict)}
+    records = []
+    for cid, meta in documents.items():
+        record = by_id.get(cid)
+        if record is None:
+            src = sources.get(meta.get("source_id")) or {}
+            record = {
+                "chunk_id": cid,
+                "source_id": meta.get("source_id"),
+                "uri": src.get("uri", ""),
+                "artifact_path": meta.get("path"),
+                "revision": src.get("revision") or {},
+                "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
+                "chunk_hash": meta.get("chunk_sha256") or "",
+            }
+        records.append(record)
+    return records

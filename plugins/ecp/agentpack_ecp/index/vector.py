@@ -1,0 +1,219 @@
+"""``vector-index-v1`` (spec 6.1.3): vectors as JSONL (dense or sparse), ``.npy`` or raw ``.bin``.
+
+Vectors are L2-normalised at build time for ``metric: cosine``; query vectors are
+normalised too. Binary payloads are row-major with rows in ``chunk_id_lex``
+order (our chunk order) unless ``chunk_id_order: chunks_jsonl`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import AgentpackError
+from agentpack.paths import resolve_under
+
+from .chunkstore import CHUNKS_NAME, DocTable, load_cache, read_jsonl, read_texts
+from .keyword import top_k
+
+FORMAT = "vector-index-v1"
+FORMATS = {".jsonl": ("sparse-jsonl-v1", "dense-jsonl-v1"), ".npy": ("dense-npy-v1",), ".bin": ("dense-bin-v1",)}
+
+
+def vector_config(entry: dict[str, Any]) -> dict[str, Any]:
+    """The ``config.vector`` of an index from its manifest entry (defaults: cosine, float32 ``vectors.npy``)."""
+    cfg = dict(entry)
+    path = str(cfg.get("vectors_path") or "vectors.npy")
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise AgentpackError(f"vector.vectors_path '{path}' must end in .jsonl, .npy or .bin")
+    fmt = str(cfg.get("vector_format") or FORMATS[suffix][0])
+    if fmt not in FORMATS[suffix]:
+        raise AgentpackError(
+            f"vector.vector_format '{fmt}' does not fit '{path}' (expected {' or '.join(FORMATS[suffix])})"
+        )
+    metric = str(cfg.get("metric") or "cosine")
+    if metric not in ("cosine", "dot"):
+        raise AgentpackError(f"vector.metric must be cosine or dot (got '{metric}')")
+    out = {"metric": metric, "vectors_path": path, "vector_format": fmt}
+    if fmt.startswith("dense-") and not fmt.endswith("jsonl-v1"):
+        out.update(
+            dtype=str(cfg.get("dtype") or "float32"),
+            endianness=str(cfg.get("endianness") or "little"),
+            encoding="row-major",
+            chunk_id_order=str(cfg.get("chunk_id_order") or "chunk_id_lex"),
+        )
+        if out["dtype"] not in ("float32", "float64") or out["endianness"] not in ("little", "big"):
+            raise AgentpackError("vector.dtype must be float32/float64 and vector.endianness little/big")
+        if out["chunk_id_order"] not in ("chunk_id_lex", "chunks_jsonl"):
+            raise AgentpackError("vector.chunk_id_order must be chunk_id_lex or chunks_jsonl")
+    return out
+
+
+def _dtype(cfg: dict[str, Any]):
+    import numpy as np
+
+    return np.dtype(
+        ("<" if cfg.get("endianness", "little") == "little" else ">")
+        + ("f4" if cfg.get("dtype", "float32") == "float32" else "f8")
+    )
+
+
+def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
+    """Write the payload; ``chunk_ids`` are in lexicographic order, rows of ``matrix`` match them."""
+    import numpy as np
+
+    target = out / cfg["vectors_path"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fmt = cfg["vector_format"]
+    if fmt == "dense-npy-v1":
+        np.save(target, matrix.astype(_dtype(cfg)), allow_pickle=False)
+    elif fmt == "dense-bin-v1":
+        matrix.astype(_dtype(cfg)).tofile(target)
+    else:
+        with open(target, "w", encoding="utf-8") as handle:
+            for cid, row in zip(chunk_ids, matrix, strict=False):
+                vector: list[Any]
+                if fmt == "sparse-jsonl-v1":
+                    nz = np.flatnonzero(row)
+                    vector = [[int(i), round(float(row[i]), 7)] for i in nz]
+                else:
+                    vector = [round(float(v), 7) for v in row]
+                handle.write(json.dumps({"chunk_id": cid, "vector": vector}, separators=(",", ":")) + "\n")
+
+
+def read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[str]):
+    """The matrix, rows aligned with ``row_ids``."""
+    import numpy as np
+
+    path = resolve_under(index_dir, str(cfg.get("vectors_path") or "vectors.jsonl"))
+    if not path.is_file():
+        raise AgentpackError(f"vector payload not found: {cfg.get('vectors_path')}", file=str(path))
+    fmt = str(cfg.get("vector_format") or "")
+    if path.suffix == ".npy":
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    elif path.suffix == ".bin":
+        raw = np.fromfile(path, dtype=_dtype(cfg))
+        if raw.size != len(row_ids) * dims:
+            raise AgentpackError(f"{path.name} holds {raw.size} values, expected {len(row_ids)} x {dims}")
+        matrix = raw.reshape(len(row_ids), dims)
+    else:
+        position = {cid: i for i, cid in enumerate(row_ids)}
+        matrix = np.zeros((len(row_ids), dims), dtype=np.float32)
+        with open(path, encoding="utf-8") as handle:
+            for n, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                row = position.get(record.get("chunk_id"))
+                if row is None:
+                    continue
+                vec = record.get("vector") or []
+                if (vec and isinstance(vec[0], list)) or fmt == "sparse-jsonl-v1":
+                    for i, v in vec:
+                        if not 0 <= int(i) < dims:
+                            raise AgentpackError(f"{path.name}:{n}: sparse index {i} outside 0..{dims - 1}")
+                        matrix[row, int(i)] = float(v)
+                else:
+                    if len(vec) != dims:
+                        raise AgentpackError(f"{path.name}:{n}: vector has {len(vec)} values, expected {dims}")
+                    matrix[row] = vec
+    if matrix.shape != (len(row_ids), dims):
+        raise AgentpackError(f"{path.name} has shape {tuple(matrix.shape)}, expected ({len(row_ids)}, {dims})")
+    return matrix
+
+
+def coerce_query_vector(value: Any, dims: int):
+    """A dense, L2-normalised query vector from a dense list or sparse ``[index, value]`` pairs."""
+    import numpy as np
+
+    if not isinstance(value, list) or not value:
+        raise AgentpackError("query_vector must be a non-empty list (dense numbers or [index, value] pairs)")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        if len(value) != dims:
+            raise AgentpackError(f"query_vector has {len(value)} dimensions, the index has {dims}")
+        vec = np.asarray(value, dtype=np.float32)
+    else:
+        vec = np.zeros(dims, dtype=np.float32)
+        seen = set()
+        for pair in value:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int)):
+                raise AgentpackError("a sparse query_vector entry must be [index, value]")
+            if not 0 <= pair[0] < dims or pair[0] in seen:
+                raise AgentpackError(f"sparse query_vector index {pair[0]} is out of range or repeated")
+            seen.add(pair[0])
+            vec[pair[0]] = float(pair[1])
+    norm = float(np.linalg.norm(vec))
+    if norm == 0:
+        raise AgentpackError("query_vector is all zeros")
+    return vec / norm
+
+
+class VectorIndex:
+    kind = "vector"
+
+    def __init__(self, index_dir: Path, head: dict[str, Any], matrix, docs: DocTable) -> None:
+        self.index_dir = index_dir
+        self.head = head
+        self.matrix = matrix
+        self.docs = docs
+        config = head.get("config") or {}
+        self.embedding = config.get("embedding") or {}
+        self.dimensions = int(self.embedding.get("dimensions") or 0)
+
+    @classmethod
+    def load(cls, index_dir: Path, data_path: Path) -> VectorIndex:
+        import numpy as np
+
+        cache = load_cache(index_dir)
+        if cache is not None and "chunk_ids" in cache:
+            head = json.loads(cache["head"].tobytes())
+            docs = DocTable.from_cache(index_dir, cache)
+            doc_ids = cache["chunk_ids"].tobytes().decode("utf-8").split("\n") if len(cache["chunk_ids"]) else []
+        else:
+            with open(data_path, encoding="utf-8") as handle:
+                head = json.load(handle)
+            documents = head.pop("documents", None) or {}
+            chunks_path = index_dir / CHUNKS_NAME
+            records = read_jsonl(chunks_path) if chunks_path.is_file() else []
+            known = {r.get("chunk_id") for r in records}
+            for cid, meta in documents.items():
+                if cid not in known:
+                    records.append(
+                        {
+                            "chunk_id": cid,
+                            "source_id": meta.get("source_id"),
+                            "artifact_path": meta.get("path"),
+                            "uri": "",
+                            "revision": {},
+                            "loc": {"start_line": meta.get("start_line", 1), "end_line": meta.get("end_line", 1)},
+                            "chunk_hash": meta.get("chunk_sha256") or "",
+                        }
+                    )
+            docs = DocTable.from_records(index_dir, records, read_texts(index_dir))
+            doc_ids = [r["chunk_id"] for r in records]
+        config = head.get("config") or {}
+        vcfg = config.get("vector") or {}
+        dims = int((config.get("embedding") or {}).get("dimensions") or 0)
+        if dims < 1:
+            raise AgentpackError("vector index config.embedding.dimensions is missing")
+        binary = Path(str(vcfg.get("vectors_path") or "")).suffix.lower() in (".npy", ".bin")
+        lex = binary and vcfg.get("chunk_id_order", "chunk_id_lex") == "chunk_id_lex"
+        row_ids = sorted(doc_ids) if lex else doc_ids
+        matrix: Any = np.asarray(read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
+        if row_ids != doc_ids:
+            order = {cid: i for i, cid in enumerate(row_ids)}
+            matrix = matrix[np.array([order[cid] for cid in doc_ids], dtype=np.int64)]
+        if vcfg.get("metric", "cosine") == "cosine" and len(matrix):
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = matrix / np.where(norms > 0, norms, 1.0)
+        return cls(index_dir, head, matrix, docs)
+
+    def search(self, query, k: int, mask) -> list[tuple[int, float]]:
+        if not len(self.matrix):
+            return []
+        scores = self.matrix @ query
+        if mask is not None:
+            scores[~mask] = 0.0
+        return top_k(scores, k)

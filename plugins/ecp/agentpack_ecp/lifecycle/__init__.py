@@ -1,0 +1,1 @@
+"""Keeping a pack current: refresh, publish, rollback, backups, state, status, watch, policy."""

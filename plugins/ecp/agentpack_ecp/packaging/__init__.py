@@ -1,0 +1,1 @@
+"""Shipping a pack: reproducible ZIP packages, ed25519 signatures and verification."""

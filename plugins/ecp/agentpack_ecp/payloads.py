@@ -1,0 +1,39 @@
+"""The JSON of the ECP commands that are also MCP tools, built here once for both.
+
+``ecp refresh --json`` and ``expert.refresh``, ``ecp status --json`` and
+``expert.status`` return the same envelope; ``expert.run_evals`` returns what
+``agentpack eval --json`` prints (the versioned report of one evaluation).
+``expert.query`` answers through ``query.answer.answer``, as ``agentpack query`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentpack.clikit import envelope
+from agentpack.clock import SYSTEM_CLOCK
+
+from .evals import run_suites
+from .lifecycle.refresh import refresh
+from .lifecycle.status import pack_status
+from .pack.manifest import load_pack
+
+
+def refresh_payload(root: str | Path, **options: Any) -> dict[str, Any]:
+    """Run ``lifecycle.refresh.refresh(root, **options)``; ``ok`` when its exit status is 0."""
+    result = refresh(root, **options)
+    return envelope("ecp refresh", result["exit_status"] == 0, **result)
+
+
+def status_payload(root: str | Path, *, check_sources: bool = True) -> dict[str, Any]:
+    return envelope("ecp status", True, **pack_status(root, check_sources=check_sources))
+
+
+def eval_payload(root: str | Path, suite_ids: list[str] | None = None) -> dict[str, Any]:
+    """The pack's suites (or ``suite_ids``) as the report ``agentpack eval --json`` prints."""
+    from agentpack.models import Report  # pydantic: only for the report, not for importing this module
+
+    started = SYSTEM_CLOCK.now()
+    report = run_suites(load_pack(root), suite_ids=suite_ids)
+    return Report(command="eval", generated_at=started, evaluations=[report]).model_dump(mode="json")

@@ -1,0 +1,73 @@
+"""The query hook's adapter: the core's ``QueryRequest`` in, the ECP response (as the payload) out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentpack.errors import AgentpackError
+from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
+
+from ..pack.manifest import ExpertPack
+from .answer import answer
+
+
+def read_query_vector(path: str) -> dict[str, Any]:
+    """``{"query_vector": [...], "query_embedding": {"model", "dimensions"}}`` from a JSON file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AgentpackError(f"cannot read the query vector: {exc}", file=path) from None
+    if not isinstance(data, dict) or "query_vector" not in data or not isinstance(data.get("query_embedding"), dict):
+        raise AgentpackError(
+            "expected a JSON object with query_vector and query_embedding {model, dimensions}", file=path
+        )
+    return {"query_vector": data["query_vector"], "query_embedding": data["query_embedding"]}
+
+
+def request_dict(request: QueryRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "question": request.question,
+        "top_k": request.top_k,
+        "mode": request.mode,
+        "filters": dict(request.filters),
+    }
+    options = dict(request.options)
+    if options.get("query_vector_file"):
+        out.update(read_query_vector(str(options.pop("query_vector_file"))))
+    for key in ("query_vector", "query_embedding"):
+        if key in options:
+            out[key] = options.pop(key)
+    if options.get("index"):
+        out["index_ids"] = [i for i in str(options.pop("index")).split(",") if i]
+    return out
+
+
+def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
+    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form."""
+    response = answer(pack, request_dict(request), request.options)
+    citations = [
+        Citation(
+            label=f"{c['artifact_path']}:{c['loc']['start_line']}-{c['loc']['end_line']} ({c['source_id']})",
+            source_id=c["source_id"],
+            path=c["artifact_path"],
+            line_start=c["loc"]["start_line"],
+            line_end=c["loc"]["end_line"],
+            snippet=chunk["snippet"],
+        )
+        for chunk in response["chunks"]
+        for c in [chunk["citation"]]
+    ]
+    findings = [
+        Finding.warning(
+            "ECP301" if r["status"] == "skipped" else "ECP302",
+            f"index '{r['index_id']}' {r['status']}: {r['reason']}",
+            file=str(pack.root),
+        )
+        for r in response["retrieval"]["indexes"]
+        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+    ]
+    return QueryResponse(
+        format="ecp", answer=response["answer"], citations=citations, payload=response, findings=findings
+    )

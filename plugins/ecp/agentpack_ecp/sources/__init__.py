@@ -1,0 +1,1 @@
+"""Reading a pack's declared sources (directories, git, web snapshots, SQLite) into snapshots."""

@@ -1,0 +1,1 @@
+"""Validating a pack: findings with stable codes, and the profile rules of --strict."""

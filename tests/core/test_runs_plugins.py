@@ -1,0 +1,84 @@
+"""Plugin commands record their runs: rpc run, skill test, dci resolve (and the DCI run view)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentpack.runs import open_store
+from agentpack.testing import run_cli
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("AGENTPACK_RUNS", str(path))
+    return path
+
+
+def _runs(store):
+    with open_store(store) as opened:
+        return [opened.get(r.id) for r in reversed(opened.find())]
+
+
+def test_rpc_run_records_scenarios_agent_and_tokens(store, tmp_path):
+    pytest.importorskip("agentpack_agent_rpc")
+    work = tmp_path / "rpc"
+    shutil.copytree(EXAMPLES / "agent_rpc", work)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env.pop("OPENAI_API_KEY", None)
+    result = subprocess.run(
+        [Path(sys.executable).with_name("agentpack"), "rpc", "run", "manifest.yaml", "--tag", "demo"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    (run,) = _runs(store)
+    assert (run.command, run.format, run.name, run.tags) == ("rpc run", "agent-rpc", "support-agent-demo", ["demo"])
+    assert run.agent["name"] == "support-agent" and "tool_calls" in run.agent["capabilities"]
+    assert run.total == 4 and run.total_tokens and run.settings["judge"]["model"] == "demo-judge"
+    assert run.input_digest == run.report["manifest"]["digest"]
+    steps = run.case_map()["support-agent-demo/order status"].detail["details"]["runs"][0]["steps"]
+    assert steps[0]["input"] and "public_output" in steps[0]
+
+
+def test_skill_test_records_its_run(store):
+    pytest.importorskip("agentpack_skillctl")
+    result = run_cli(["skill", "--root", EXAMPLES / "skills", "test", "fs.hash_tree", "--no-record"])
+    assert result.exit_code == 0 and not store.exists()
+    assert run_cli(["skill", "--root", EXAMPLES / "skills", "test", "fs.hash_tree"]).exit_code == 0
+    (run,) = _runs(store)
+    assert run.command == "skill test" and run.status == "passed" and run.total >= 1
+    assert run.input.endswith("fs-hash-tree") and run.settings["refs"] == ["fs.hash_tree"]
+
+
+def test_dci_resolve_records_capabilities_and_shows_candidates(store, tmp_path, agentpack_host):
+    pytest.importorskip("agentpack_dci")
+    workspace = tmp_path / "ws"
+    shutil.copytree(EXAMPLES / "dci" / "workspace", workspace, ignore=shutil.ignore_patterns("state"))
+    base = ["dci", "resolve", "-w", workspace, "--no-history", "--no-prompt"]
+    assert run_cli([*base, "--require", "web-search", "--optional", "summarization"]).exit_code == 0
+    assert run_cli([*base, "--require", "web-search,summarization", "--decision", "abort"]).exit_code == 1
+    first, second = _runs(store)
+    assert [(c.key, c.status) for c in first.cases] == [
+        ("required/web-search", "passed"),
+        ("optional/summarization", "skipped"),
+    ]
+    assert second.status == "failed" and second.case_map()["required/summarization"].status == "failed"
+    compared = run_cli(["runs", "compare", "--json"]).json()
+    assert [e["key"] for e in compared["changes"]["regressed"]] == ["required/web-search"]
+
+    from agentpack.viewer import pages
+
+    html = pages.run_page(first, list(agentpack_host.run_views().values()), None)
+    assert 'data-view="dci-candidates"' in html and "S_contract" in html
+    assert "web-search::skills/research/web-search" in html

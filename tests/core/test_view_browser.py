@@ -1,0 +1,176 @@
+"""``agentpack view`` in a real browser: Playwright driving the system's Chromium (Debian's /usr/bin/chromium).
+
+Every page is loaded, a run clicked through, two runs compared, a filter applied, and the browser's
+console must stay free of errors. Screenshots of each page go to ``$AGENTPACK_TEST_ARTIFACTS`` (CI keeps
+them) or a temporary folder. Skipped, with the reason, where Chromium or the ``playwright`` package is
+missing (``.ci/run`` installs both, so CI always runs these).
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import AGENTPACK, serving
+
+CHROMIUM = os.environ.get("AGENTPACK_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+EXAMPLE_PACK = Path(__file__).parents[2] / "examples" / "ecp" / "conformance-pack"
+
+pytest.importorskip("starlette", reason="agentpack view needs the mcp extra (starlette, uvicorn)")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
+)
+if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+    pytest.skip(
+        f"no Chromium at {CHROMIUM} (apt-get install chromium, or set AGENTPACK_CHROMIUM)", allow_module_level=True
+    )
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    folder = os.environ.get("AGENTPACK_TEST_ARTIFACTS")
+    path = Path(folder) / "viewer" if folder else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that records console errors and uncaught exceptions; the test fails on any."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    problems = []
+    tab.on(
+        "console",
+        lambda message: problems.append(f"console {message.type}: {message.text}") if message.type == "error" else None,
+    )
+    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    tab.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+    yield tab
+    context.close()
+    assert problems == []
+
+
+def shot(page, artifacts, name):
+    page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
+
+
+def test_the_run_list_and_a_filter(page, viewer_url, artifacts):
+    page.goto(viewer_url)
+    assert page.title() == "runs · agentpack view"
+    assert page.locator("#runs tbody tr").count() == 6
+    shot(page, artifacts, "runs-list")
+    page.select_option("#filter-status", "failed")
+    page.click("#apply-filters")
+    page.wait_for_url("**/?*status=failed*")
+    assert page.locator("#runs tbody tr").count() == 1
+    assert page.locator("#runs tbody tr").get_attribute("data-run") == "3"
+    shot(page, artifacts, "runs-filtered")
+
+
+def test_click_through_a_run(page, viewer_url, artifacts):
+    page.goto(viewer_url)
+    page.click("a.run-link:text-is('#3')")
+    page.wait_for_url("**/runs/3")
+    failing = page.locator("details.case.failing")
+    assert failing.count() == 1 and failing.get_attribute("open") is not None
+    assert page.locator("details.case").first.get_attribute("data-case") == "smoke/b"
+    assert "lookup_order" in failing.inner_text()
+    assert page.locator("svg.chart").count() == 3
+    shot(page, artifacts, "run")
+    page.check("#failures-only")
+    assert page.locator("#case-count").inner_text() == "1 shown"
+    page.uncheck("#failures-only")
+    page.fill("#case-filter", "alpha")
+    assert page.locator("#case-count").inner_text() == "1 shown"
+    page.click("text=compare with previous run #2")
+    page.wait_for_url("**/compare?a=2&b=3")
+    assert "1 regression" in page.locator("#verdict").inner_text()
+
+
+def test_an_aborted_run(page, viewer_url, artifacts):
+    page.goto(viewer_url + "runs/5")
+    banner = page.locator("#aborted")
+    assert "ImportError: no module x" in banner.inner_text()
+    shot(page, artifacts, "run-aborted")
+
+
+def test_compare_two_picked_runs(page, viewer_url, artifacts):
+    page.goto(viewer_url)
+    button = page.locator("#compare-selected")
+    assert button.is_disabled()
+    page.check("input.pick[value='3']")
+    page.check("input.pick[value='2']")
+    assert button.is_enabled() and button.inner_text() == "Compare #2 → #3"
+    button.click()
+    page.wait_for_url("**/compare?a=2&b=3")
+    assert page.locator("table.changes.regressed tbody tr").count() == 1
+    assert page.locator("#side-by-side .side").count() == 1
+    shot(page, artifacts, "compare")
+    page.goto(viewer_url + "compare")
+    shot(page, artifacts, "compare-picker")
+    page.select_option("#pick-a", "4")
+    page.select_option("#pick-b", "5")
+    page.click("text=Compare >> nth=-1")
+    page.wait_for_url("**/compare?a=4&b=5")
+    assert "the run error" in page.locator("#verdict").inner_text()
+
+
+def test_trend_pages(page, viewer_url, artifacts):
+    page.goto(viewer_url + "trend")
+    shot(page, artifacts, "trend-index")
+    page.click("a.trend-link:text-is('packs/alpha')")
+    page.wait_for_url("**/trend?input=packs%2Falpha")
+    assert page.locator("svg.chart").count() == 4
+    assert page.locator("#flaky tbody tr").count() == 1
+    assert "regression" in page.locator("#verdict").inner_text()
+    shot(page, artifacts, "trend")
+
+
+def test_the_issue_scenario_run_an_eval_twice_and_look(page, tmp_path, artifacts):
+    """Done when: run an eval twice, open agentpack view, see both runs, what changed and a trend chart."""
+    pack = tmp_path / "pack"
+    shutil.copytree(EXAMPLE_PACK, pack)
+    env = dict(os.environ, AGENTPACK_RUNS=str(tmp_path / "runs.sqlite"))
+    for _ in range(2):
+        result = subprocess.run(
+            [str(AGENTPACK), "eval", str(pack)],
+            check=False,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+    with serving(tmp_path / "runs.sqlite") as url:
+        page.goto(url)
+        assert page.locator("#runs tbody tr").count() == 2
+        shot(page, artifacts, "issue-runs")
+        page.click("a.run-link:text-is('#2')")
+        page.click("text=compare with previous run #1")
+        assert "no regressions" in page.locator("#verdict").inner_text()
+        shot(page, artifacts, "issue-compare")
+        page.goto(url + "trend?input=pack")
+        assert page.locator("svg.chart-line").count() == 2
+        shot(page, artifacts, "issue-trend")

@@ -1,0 +1,64 @@
+"""The HTML report shows what the viewer shows: charts, failures first, questions, tool calls, stderr."""
+
+import re
+
+from agentpack.models import CaseResult, EvalReport, Finding, Report, SuiteResult, ValidationItem
+from agentpack.reporters import html
+
+
+def _report(**evaluation):
+    cases = [
+        CaseResult(id="q1", name="What is the datum?", status="passed", duration_s=0.01),
+        CaseResult(
+            id="q2",
+            name="Which tool refunds?",
+            status="failed",
+            duration_s=0.2,
+            details={"tool_calls": [{"name": "refund", "arguments": {"order": 7}}]},
+        ),
+    ]
+    values = {"name": "pack", "format": "ecp", "suites": [SuiteResult(id="smoke", cases=cases)], **evaluation}
+    return Report(command="eval", evaluations=[EvalReport(**values)])
+
+
+def test_the_report_draws_the_three_charts():
+    page = html.render(_report())
+    assert 'class="chart chart-passrate"' in page and 'class="chart chart-suites"' in page
+    assert 'class="chart chart-hist"' in page
+    assert 'aria-label="pass rate 50%: 1 passed, 1 failed, 0 errors, 0 skipped"' in page
+    assert not re.search(r"https?://", page)
+
+
+def test_questions_and_tool_calls_are_shown_readably():
+    page = html.render(_report())
+    assert "What is the datum?" in page and "Which tool refunds?" in page
+    assert "&quot;arguments&quot;: {\n      &quot;order&quot;: 7\n    }" in page  # indented JSON
+    assert page.index("smoke / q2") < page.index("smoke / q1")
+
+
+def test_an_unreachable_agent_shows_its_stderr_first():
+    evaluation = {
+        "aborted": "agent unreachable",
+        "suites": [
+            SuiteResult(
+                id="s",
+                cases=[
+                    CaseResult(
+                        id="c",
+                        status="error",
+                        details={"runs": [{"status": "error", "stderr": "python: can't open file 'agent.py'"}]},
+                    )
+                ],
+            )
+        ],
+    }
+    page = html.render(_report(**evaluation))
+    banner = page.index('id="aborted"')
+    assert banner < page.index("chart-passrate") and "can&#x27;t open file" in page[banner : banner + 400]
+
+
+def test_infos_are_counted_apart_from_warnings():
+    findings = [Finding.warning("W1", "w"), Finding.info("I1", "i"), Finding.info("I2", "j")]
+    page = html.render(Report(command="validate", items=[ValidationItem(path="p", findings=findings)]))
+    assert '<span class="warn">1 warnings</span><span class="info">2 infos</span>' in page
+    assert page.count('data-status="info"') == 4  # two rows, two badges
