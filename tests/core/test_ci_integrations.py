@@ -20,7 +20,7 @@ BIN = Path(sys.executable).parent  # the environment agentpack is installed in, 
 
 
 def environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTPACK_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTPACK_")) or k == "AGENTPACK_RUNS"}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env.update(extra)
     return env

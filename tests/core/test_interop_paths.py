@@ -88,9 +88,17 @@ def test_upstream_skill_collection_validates_like_skills_ref():
 def test_eval_takes_several_paths(agentpack_host, register_plugin, sample_plugin, todo_pack, tmp_path):
     register_plugin(sample_plugin, name="sample")
     done, open_ = todo_pack("- [x] a\n", name="done"), todo_pack("- [x] a\n- [ ] b\n", name="open")
-    data = run_cli(["eval", "--json", str(done), str(open_)]).json()
+    store = tmp_path / "runs.sqlite"
+    data = run_cli(["eval", "--json", "--store", str(store), str(done), str(open_)]).json()
     assert [e["name"] for e in data["evaluations"]] == ["done", "open"]
     assert data["summary"]["cases"]["total"] == 3 and data["ok"] is False
+    from agentpack.runs import open_store
+
+    with open_store(store) as runs:  # one recorded run per pack
+        assert sorted((r.name, r.status, r.total) for r in runs.find()) == [
+            ("done", "passed", 1),
+            ("open", "failed", 2),
+        ]
     assert run_cli(["eval", str(done), str(done)]).exit_code == 0
     assert run_cli(["eval", "--json", str(tmp_path)]).json()["summary"]["cases"]["total"] == 3  # a folder of packs
 
