@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .plugins import Host
 
-SKIPPED = frozenset({"node_modules", "__pycache__"})
-"""Folders never searched (besides hidden ones): dependencies and caches, never packs."""
+SKIPPED = frozenset({"node_modules", "__pycache__", "__pypackages__", "site-packages", "venv"})
+"""Folders never searched (besides hidden ones): installed dependencies and caches, never packs."""
 
 
 def expand(host: Host, paths: tuple[Path, ...] | list[Path]) -> list[tuple[Path, str | None]]:
@@ -30,7 +30,7 @@ def expand(host: Host, paths: tuple[Path, ...] | list[Path]) -> list[tuple[Path,
 
 def packs_under(host: Host, folder: Path) -> list[tuple[Path, str | None]]:
     """The claimed folders below ``folder``, outermost only (a pack's own folders are not searched).
-    Hidden folders, ``node_modules`` and ``__pycache__`` are skipped and symbolic links not followed."""
+    Hidden folders and those in ``SKIPPED`` are not searched, and symbolic links not followed."""
     found: list[tuple[Path, str | None]] = []
     stack = _subfolders(folder)[::-1]
     while stack:

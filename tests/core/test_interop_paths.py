@@ -60,6 +60,7 @@ def test_validate_a_folder_of_skills_validates_each(tmp_path):
     write_skill(skills / "workflow" / "merge-pr")
     write_skill(skills / ".hidden" / "ignored")
     write_skill(skills / "node_modules" / "ignored")
+    write_skill(skills / "venv" / "lib" / "site-packages" / "ignored")
     (skills / "notes").mkdir()
     result = run_cli(["validate", "--json", str(skills)])
     assert result.exit_code == 1
