@@ -7,6 +7,7 @@ reference validator does. Each rule has a stable code (``SKL...``).
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ def find_skill_md(directory: str | Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def folder_name(directory: Path) -> str:
+    """The real name of ``directory``, also when it is given as ``.`` or ends in ``..``."""
+    return directory.name if directory.name not in ("", "..") else os.path.basename(os.path.abspath(directory))
 
 
 @dataclass
@@ -232,11 +238,11 @@ def _name_findings(raw: Any, directory: Path | None, error: Callable[..., None])
     if letters and not letters.isalnum():
         error("SKL017", "/name", f"name '{name}' may contain only letters, digits and hyphens")
     if directory is not None:
-        dir_name = unicodedata.normalize("NFKC", directory.name)
-        if dir_name != name:
+        folder = folder_name(directory)
+        if unicodedata.normalize("NFKC", folder) != name:
             error(
                 "SKL018",
                 "/name",
-                f"directory name '{directory.name}' must match the skill name '{name}'",
+                f"directory name '{folder}' must match the skill name '{name}'",
                 hint=f"rename the directory to '{name}' or change 'name'",
             )

@@ -9,7 +9,7 @@ from agentpack import hookimpl
 from agentpack.cli import cli
 from agentpack.testing import ClaimingPlugin, run_cli
 
-BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp"]
+BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp", "skill-md"]
 
 
 @pytest.fixture
@@ -25,7 +25,11 @@ def test_help_lists_core_and_plugin_commands(with_sample):
         assert f"  {name}" in result.stdout
 
 
-@pytest.mark.parametrize("command", [[c] for c in BUILTIN_COMMANDS] + [["mcp", "serve"], ["mcp", "tools"]])
+@pytest.mark.parametrize(
+    "command",
+    [[c] for c in BUILTIN_COMMANDS]
+    + [["mcp", "serve"], ["mcp", "tools"], ["skill-md", "read-properties"], ["skill-md", "to-prompt"]],
+)
 def test_every_command_has_help_with_short_flag(command):
     result = run_cli([*command, "-h"])
     assert result.exit_code == 0 and "Usage:" in result.stdout

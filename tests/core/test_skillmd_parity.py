@@ -163,6 +163,14 @@ def test_findings_point_at_file_line_and_field():
     assert "not UTF-8" in findings[0].message and findings[0].line == 3
 
 
+def test_a_tab_in_a_plain_scalar_points_at_the_tab():
+    _, findings = validate_skill_dir(FIXTURES / "tab-in-plain-scalar")
+    (tab,) = findings
+    assert (tab.code, tab.line, tab.column) == ("SKL002", 3, 19)
+    assert "tab character" in tab.message and tab.hint
+    assert read_skill(FIXTURES / "tab-in-quoted-and-block-scalars").meta["license"] == "MIT\tor Apache\n"
+
+
 def test_body_and_body_line():
     skill = read_skill(FIXTURES / "valid-basic")
     assert skill.body == "# Body\n\nInstructions."

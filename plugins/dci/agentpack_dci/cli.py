@@ -270,11 +270,23 @@ def _prompt(request: EmulationRequest) -> str:
 
 @group.command()
 @resolution_options
-@report_option("Also write the capability_resolution_report (JSON) to this file.")
+@report_option("Also write the capability_resolution_report (JSON, the origin's schema) to this file.")
+@click.option(
+    "--report-extensions",
+    is_flag=True,
+    help="Write --report with agentpack's extension fields inside (valid against agentpack's schema only).",
+)
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
 @record_options()
-def resolve(report_file: Path | None, output: str, recording: Recording, **options: Any) -> None:
+def resolve(
+    report_file: Path | None, report_extensions: bool, output: str, recording: Recording, **options: Any
+) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
+
+    -o json prints the envelope with the capability_resolution_report as the
+    origin's schema defines it (`report`) and agentpack's extension fields
+    beside it (`extensions`: status, query, statistics, per candidate name,
+    matches, flags, ranking...).
 
     \b
     Examples:
@@ -282,21 +294,22 @@ def resolve(report_file: Path | None, output: str, recording: Recording, **optio
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
-    from .report import build_report, render_text
+    from .report import build_report, render_text, split_report
 
     resolution = _resolve(options, output == "json")
-    report = build_report(resolution)
+    full = build_report(resolution)
+    report, extensions = split_report(full)
     if report_file is not None:
         from agentpack.fsutil import atomic_write_json
 
-        atomic_write_json(report_file, report)
+        atomic_write_json(report_file, full if report_extensions else report)
     if output == "json":
-        emit_json("dci resolve", resolution.ok, report=report)
+        emit_json("dci resolve", resolution.ok, report=report, extensions=extensions)
     else:
-        click.echo(render_text(report), nl=False)
+        click.echo(render_text(full), nl=False)
     from .runlog import record
 
-    record(report, resolution.ok, Path(options["workspace"]), recording)
+    record(full, resolution.ok, Path(options["workspace"]), recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -317,10 +330,13 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 
     With -o json: the explained candidates' report entries and the run's statistics.
 
+    --from-report takes what `dci resolve -o json` printed, or a report written
+    with `--report FILE --report-extensions`.
+
     \b
     Examples:
       agentpack dci explain --require web-search --candidate web-search
-      agentpack dci resolve --require web-search --report run.json && agentpack dci explain --from-report run.json
+      agentpack dci resolve --require web-search --json > run.json && agentpack dci explain --from-report run.json
     """
     from .report import build_report, explained, render_explain
 
@@ -338,9 +354,11 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 
 
 def _saved_report(path: Path) -> dict[str, Any]:
-    """A capability_resolution_report saved by ``resolve --report`` (or inside a ``--json`` envelope)."""
+    """The full report saved as ``resolve --json``'s envelope (report and extensions) or by
+    ``resolve --report FILE --report-extensions``."""
     from agentpack.errors import AgentpackError
 
+    from .report import EXTENSION_KEYS, join_report
     from .schemas_store import REPORT, store
 
     try:
@@ -348,10 +366,19 @@ def _saved_report(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise AgentpackError(f"cannot read the report: {exc}", file=str(path)) from None
     report = data.get("report", data) if isinstance(data, dict) else None
+    extensions = data.get("extensions") if isinstance(data, dict) and "report" in data else None
+    if isinstance(report, dict) and isinstance(extensions, dict) and isinstance(report.get("candidates"), list):
+        report = join_report(report, extensions)
     problems = store().validate(REPORT, report, file=str(path))
     if problems or not isinstance(report, dict):
         message = problems[0].message if problems else "not a JSON object"
         raise AgentpackError(f"not a capability_resolution_report: {message}", file=str(path))
+    if any(key not in report for key in EXTENSION_KEYS if key != "history_note"):
+        raise AgentpackError(
+            "the report has only the origin's fields; explaining it needs agentpack's extensions",
+            file=str(path),
+            hint="save 'dci resolve --json' output, or write the report with --report-extensions",
+        )
     return report
 
 
