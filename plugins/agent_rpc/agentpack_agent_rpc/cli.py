@@ -290,3 +290,49 @@ def conformance(
         click.echo(f"error: {result['checks'][0]['message']}", err=True)
         raise SystemExit(EXIT_USAGE)
     raise SystemExit(EXIT_OK if result["conformant"] else EXIT_PROBLEMS)
+
+
+@rpc.command()
+@click.argument("directory", default="agent_eval", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace agent.py and manifest.yaml if they exist.")
+def init(directory: Path, force: bool) -> None:
+    """Create a starter evaluation in DIRECTORY (default agent_eval): an SDK agent and a manifest that passes.
+
+    The manifest sets 'cwd: .', so it runs from any directory.
+
+    \b
+    Examples:
+      agentpack rpc init
+      agentpack rpc init evals/support --force
+    """
+    from .starter import write_starter
+
+    for path in write_starter(directory, force=force):
+        click.echo(f"created {path}")
+    manifest = directory / "manifest.yaml"
+    click.echo(f"next: agentpack rpc run -m {manifest}")
+    click.echo(f"      agentpack rpc validate {manifest} --portable")
+
+
+@rpc.command()
+@click.argument("manifest", required=False, type=EXISTING)
+@click.option("--no-start", is_flag=True, help="Do not start the manifest's agent.")
+@output_option(choices=("text", "json"), command="rpc doctor")
+def doctor(manifest: Path | None, no_start: bool, output: str) -> None:
+    """Check the environment a run needs and, given MANIFEST, its agent; exit 1 when a run would fail.
+
+    \b
+    Examples:
+      agentpack rpc doctor
+      agentpack rpc doctor manifest.yaml --json
+    """
+    from .doctor import run_doctor
+
+    checks = run_doctor(manifest, start=not no_start, host=host())
+    ok = not any(check.status == "fail" for check in checks)
+    if output == "json":
+        emit_json("rpc doctor", ok, checks=[check._asdict() for check in checks])
+    else:
+        for check in checks:
+            click.echo(f"{check.status.upper():4} {check.name}: {check.detail}")
+    raise SystemExit(EXIT_OK if ok else EXIT_PROBLEMS)

@@ -758,7 +758,8 @@ def load_manifest(
     """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``.
 
     ``strict`` adds the rules of ``rpc validate --strict``; ``portable`` the
-    features ecp-runtime would reject or ignore (``portable``).
+    features ecp-runtime would reject or ignore (``portable``), which do not
+    make the manifest invalid here.
     """
     path = Path(path)
     try:
@@ -785,12 +786,12 @@ def load_manifest(
     findings += builder.findings
     if strict:
         findings += _strict_findings(doc, manifest)
-    if portable:
+    if any(f.severity == "error" for f in findings):
+        manifest = None
+    if portable:  # errors, but about another runtime: the manifest still runs here
         from .portable import portable_findings
 
         findings += portable_findings(doc)
-    if any(f.severity == "error" for f in findings):
-        manifest = None
     return manifest, findings
 
 
