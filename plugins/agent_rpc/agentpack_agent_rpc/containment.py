@@ -14,9 +14,9 @@ Three layers, the first two always on:
   It repeats until the agents' process groups are empty and nothing of the
   run is left.
 * **Guard.** A ``/bin/sh`` process in its own session holds a pipe from the
-  runner. When the run ends, the runner tells it so and it exits; when the
-  runner dies first (SIGKILL included), the pipe closes and the guard kills
-  every process whose environment carries the marker.
+  runner. When the run ends, the runner kills it; when the runner dies first
+  (SIGKILL included), the pipe closes and the guard kills every process whose
+  environment carries the marker.
 * **PID namespace**, when a manifest asks for it (``pid_namespace: true``):
   ``wrap`` runs the agent under bubblewrap as the init of its own PID
   namespace, with ``--die-with-parent``; the kernel ends every process in the
@@ -33,7 +33,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from agentpack.proc import children, has_children, set_child_subreaper, spawn
 
@@ -48,8 +47,7 @@ EXCLUSIVE = False
 left at the end that the process did not have before the run is the run's, whatever its environment."""
 
 _GUARD = """
-IFS= read -r word
-[ "$word" = done ] && exit 0
+read -r _
 n=0
 while [ "$n" -lt 100 ]; do
   pids=$(grep -lsxzF -e "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
@@ -59,7 +57,8 @@ while [ "$n" -lt 100 ]; do
   sleep 0.02 2>/dev/null || sleep 1
 done
 """
-"""The guard: wait for "done" or the end of its input; at the end of input, kill every marked process."""
+"""The guard: wait for the end of its input (the runner died), then kill every marked process. A run that ends
+kills the guard first."""
 
 
 class Containment:
@@ -77,22 +76,24 @@ class Containment:
 
     def environment(self, env: dict[str, str] | None = None) -> dict[str, str]:
         """The environment for an agent: the runner's, ``env`` on top, and the run's marker."""
-        self._activate()
+        with self._lock:
+            if not self._active and not self.groups and EXCLUSIVE and has_children():  # before the first agent
+                self._before = {child.pid for child in children()}  # a command's process has none: no /proc scan
         return {**os.environ, **(env or {}), MARKER: self.token}
 
     def started(self, pid: int) -> None:
-        """Record an agent started with ``environment()``, in a new session (``agentpack.proc.spawn``)."""
+        """Record an agent started with ``environment()`` in a new session (``agentpack.proc.spawn``).
+
+        The first one makes the runner a subreaper and starts the guard: after
+        the spawn, so that the ``ctypes`` import and the guard's start overlap
+        the agent's own start-up instead of delaying it.
+        """
         with self._lock:
             self.groups.add(pid)
-
-    def _activate(self) -> None:
-        with self._lock:
             if self._active:
                 return
             self._active = True
             set_child_subreaper()
-            if EXCLUSIVE and has_children():  # a command's process has none: no /proc scan
-                self._before = {child.pid for child in children()}
             try:
                 self._guard = spawn(
                     ["/bin/sh", "-c", _GUARD, "agentpack-agent-rpc-guard", f"{MARKER}={self.token}"],
@@ -116,10 +117,12 @@ class Containment:
                 return
             self._active = False
             guard, self._guard = self._guard, None
-        groups_left = any(_group_exists(group) for group in self.groups)
-        if guard is not None:
-            _release(guard)
-        if groups_left or has_children():
+        if guard is not None:  # the run ended: the guard is not needed (SIGKILL: it must not sweep, and is quickest)
+            guard.kill()
+            guard.wait()
+            if guard.stdin is not None:
+                guard.stdin.close()
+        if any(_group_exists(group) for group in self.groups) or has_children():
             self._sweep()
 
     def _sweep(self) -> None:
@@ -195,15 +198,3 @@ def _reaped(pid: int) -> bool:
         return os.waitpid(pid, os.WNOHANG)[0] != 0
     except ChildProcessError:
         return True
-
-
-def _release(guard: subprocess.Popen[Any]) -> None:
-    """Tell the guard the run ended (it exits without sweeping) and reap it."""
-    try:
-        assert guard.stdin is not None
-        guard.stdin.write(b"done\n")
-        guard.stdin.close()
-        guard.wait(timeout=1.0)
-    except (OSError, subprocess.TimeoutExpired):
-        guard.kill()
-        guard.wait()
