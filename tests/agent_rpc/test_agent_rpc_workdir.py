@@ -95,6 +95,9 @@ def test_an_upstream_example_runs_from_the_repository_root(agentpack_cli, tmp_pa
     assert json.loads(Path("r.json").read_text())["agent"]["name"] == "UpstreamShaped"
     result = agentpack_cli("rpc", "validate", path, "--portable", "--json")
     assert result.exit_code == 0 and result.json()["items"][0]["findings"] == []
+    result = agentpack_cli("rpc", "conformance", "--target", "python examples/customer_support_demo/agent.py")
+    assert "PASS initialize result: name 'UpstreamShaped'" in result.stdout  # ecp conformance --target's form
+    assert agentpack_cli("rpc", "conformance").exit_code == 2
 
 
 def test_elsewhere_the_starter_is_unreachable_with_the_reason_and_a_hint(agentpack_cli, tmp_path, monkeypatch):

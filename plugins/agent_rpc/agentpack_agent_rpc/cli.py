@@ -239,7 +239,8 @@ def run(
 
 
 @rpc.command()
-@click.argument("target")
+@click.argument("target", required=False)
+@click.option("-t", "--target", "target_option", metavar="TARGET", help="TARGET, as ecp conformance takes it.")
 @click.option("--input", "step_input", default="hello", show_default=True, help="Input for the step calls.")
 @click.option("--timeout", default=10.0, show_default=True, type=SECONDS, help="Per-call timeout in seconds.")
 @click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
@@ -247,7 +248,14 @@ def run(
 @click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
 @output_option(choices=("text", "json"), command="rpc conformance")
 def conformance(
-    target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, json_out: Path | None, output: str
+    target: str | None,
+    target_option: str | None,
+    step_input: str,
+    timeout: float,
+    shell: bool,
+    cwd: str | None,
+    json_out: Path | None,
+    output: str,
 ) -> None:
     """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.
 
@@ -259,6 +267,7 @@ def conformance(
     Examples:
       agentpack rpc conformance "python agent.py"
       agentpack rpc conformance http://127.0.0.1:8765/ecp --json
+      agentpack rpc conformance --target "python examples/demo/agent.py"
     """
     import json
 
@@ -268,8 +277,10 @@ def conformance(
     from .manifest import make_target
     from .outputs import write_text
 
+    if (target is None) == (target_option is None):
+        raise click.UsageError("give the agent once: agentpack rpc conformance TARGET (or --target TARGET)")
     try:
-        spec = make_target(target, shell=shell, cwd=cwd)
+        spec = make_target(target or target_option or "", shell=shell, cwd=cwd)
     except ValueError as exc:
         raise AgentpackError(f"TARGET: {exc}") from None
     result = run_conformance(spec, step_input=step_input, timeout=timeout)
