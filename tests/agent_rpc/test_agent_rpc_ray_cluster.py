@@ -102,7 +102,13 @@ def job(tmp_path) -> Any:
         (folder / "data" / "fact.txt").write_text("the sky is blue\n")
         (folder / "agent.py").write_text(script)
         env = {"STARTED_DIR": str(tmp_path / "started"), **top.pop("env", {})}
-        data = {"manifest_version": "v1", "name": "ray run", "target": [sys.executable, "agent.py"], "env": env}
+        data = {
+            "manifest_version": "v1",
+            "name": "ray run",
+            "target": [sys.executable, "agent.py"],
+            "cwd": ".",
+            "env": env,
+        }
         path = folder / "manifest.yaml"
         path.write_text(yaml.safe_dump({**data, **top, "scenarios": scenarios}, sort_keys=False))
         return path
@@ -230,7 +236,7 @@ def test_an_agent_that_cannot_start_is_an_error_with_its_stderr(cluster, job, tm
     )
     code, report, stderr = rpc_run(manifest, tmp_path / "r.json", "-j", "2", executor=cluster.address)
     assert code == 2, stderr
-    assert "could not be started" in stderr
+    assert "exited with status 3 before answering" in stderr
     for scenario in report["scenarios"]:
         assert (scenario["status"], scenario["exit_reason"]) == ("error", "agent_unreachable")
         assert "cannot load the model on this node" in scenario["runs"][0]["stderr"]

@@ -163,18 +163,31 @@ def _case(value: Mapping[str, Any]) -> Case:
         name=None if value.get("name") is None else str(value.get("name")),
         duration_s=float(value.get("duration_s") or 0.0),
         message=str(value.get("message") or ""),
-        total_tokens=int(tokens) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else None,
+        total_tokens=_count(tokens),
         detail=detail,
     )
 
 
+_MAX_COUNT = 2**63 - 1
+"""The largest count SQLite stores as an INTEGER: an agent's report of more tokens is not a count."""
+
+
+def _count(value: Any) -> int | None:
+    """A token count from a report: a whole, finite number from 0 to ``_MAX_COUNT``, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    if not 0 <= value <= _MAX_COUNT:
+        return None
+    return int(value)
+
+
 def _total(usage: Mapping[str, Any]) -> int | None:
-    total = usage.get("total_tokens")
-    if isinstance(total, int):
+    total = _count(usage.get("total_tokens"))
+    if total is not None:
         return total
     parts = [usage.get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")]
-    numbers = [p for p in parts if isinstance(p, int)]
-    return sum(numbers) if numbers else None
+    numbers = [n for n in map(_count, parts) if n is not None]
+    return _count(sum(numbers)) if numbers else None
 
 
 def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]], cases: list[Case]) -> dict[str, int]:
@@ -184,8 +197,8 @@ def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]]
         if not isinstance(usage, Mapping):
             continue
         for key, alias in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-            value = usage.get(key, usage.get(alias))
-            if isinstance(value, int) and not isinstance(value, bool):
+            value = _count(usage.get(key, usage.get(alias)))
+            if value is not None:
                 totals[key] = totals.get(key, 0) + value
         total = _total(usage)
         if total is not None:
@@ -194,7 +207,7 @@ def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]]
         per_case = [c.total_tokens for c in cases if c.total_tokens is not None]
         if per_case:
             totals["total_tokens"] = sum(per_case)
-    return totals
+    return {key: value for key, value in totals.items() if _count(value) is not None}
 
 
 def _settings(given: Mapping[str, Any] | None, environment: dict[str, str]) -> dict[str, Any]:

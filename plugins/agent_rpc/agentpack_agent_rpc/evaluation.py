@@ -7,13 +7,13 @@ takes the keys of ``OPTIONS`` (``-`` and ``_`` alike), the rest of what
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
 
 from .api import open_manifest, require_manifest, running
+from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
 from .outputs import html, write_text
 from .report import dumps, to_eval_report
 
@@ -95,10 +95,7 @@ def _seconds(extra: dict[str, Any], key: str) -> float | None:
     value = extra.get(key)
     if value is None:
         return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise AgentpackError(f"option {key} must be a positive number of seconds, got {value!r}")
+    seconds = parse_seconds(value)
+    if seconds is None:
+        raise AgentpackError(f"option {key} must be {SECONDS_RULE}, got {value!r} ({SECONDS_LIMIT})")
     return seconds

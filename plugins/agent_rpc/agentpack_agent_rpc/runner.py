@@ -22,9 +22,10 @@ from typing import Any, ClassVar
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
 
+from .containment import Containment
 from .executors import LocalExecutor
 from .graders.base import Check, GradeContext
-from .manifest import Manifest, Scenario
+from .manifest import Manifest, Scenario, start_hint
 from .protocol import AgentTimeout, AgentUnreachable, CallError, ProtocolError
 from .session import Session
 
@@ -131,6 +132,8 @@ class Runner:
     ) -> None:
         self.manifest = manifest
         self._started = transport
+        self.scope: Containment = getattr(transport, "scope", None) or Containment()
+        """Where this run's agents start; ``finish`` ends whatever they started (see ``containment``)."""
         self.options = options or RunOptions()
         self.executor = executor
         self.cancel = threading.Event()
@@ -247,8 +250,11 @@ class Runner:
         """
         with self._lock:
             retired, self._retired = self._retired, []
-        for transport in retired:
-            transport.close()
+        try:
+            for transport in retired:
+                transport.close()
+        finally:
+            self.scope.close()
 
     def take_started(self) -> Any:
         """The agent started before the run (once; None afterwards or when there was none)."""
@@ -313,7 +319,9 @@ class _Worker:
                 self._discard()
                 session = None
         if session is None:
-            session = Session.open(self.manifest.target, self.manifest.config, timeout, self.runner.take_started())
+            session = Session.open(
+                self.manifest.target, self.manifest.config, timeout, self.runner.take_started(), self.runner.scope
+            )
             if session.transport.kind == "stdio":
                 session.transport.spin = self.runner.spin
             self.session = session
@@ -452,7 +460,9 @@ class _Worker:
         else:
             reason = exc.exit_reason if isinstance(exc, CallError) else "error"
             message = (
-                f"agent unreachable: {exc}" if isinstance(exc, AgentUnreachable) else f"agent/initialize failed: {exc}"
+                f"agent unreachable: {exc}{start_hint(self.manifest)}"
+                if isinstance(exc, AgentUnreachable)
+                else f"agent/initialize failed: {exc}"
             )
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]
