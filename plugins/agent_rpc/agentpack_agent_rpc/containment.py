@@ -26,7 +26,6 @@ Three layers, the first two always on:
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -171,6 +170,8 @@ def wrap_pid_namespace(argv: list[str]) -> list[str]:
 
     Raises ``OSError`` when bubblewrap is not installed.
     """
+    import shutil  # not on a run's path: it loads the compression modules
+
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise FileNotFoundError("pid_namespace needs bubblewrap ('bwrap' on PATH): install the bubblewrap package")
