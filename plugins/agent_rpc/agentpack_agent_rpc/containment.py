@@ -10,15 +10,14 @@ Three layers, the first two always on:
   session, a process whose environment carries the run's marker
   (``AGENTPACK_AGENT_RPC_RUN=<token>``, inherited from the agent), or, in a
   process that exists for the run (``EXCLUSIVE``: ``rpc run``), any child it
-  did not have before.
-  It repeats until the agents' process groups are empty and nothing of the
-  run is left.
+  did not have before. It repeats until the agents' process groups are empty
+  and nothing of the run is left.
 * **Guard.** A ``/bin/sh`` process in its own session holds a pipe from the
   runner. When the run ends, the runner kills it; when the runner dies first
   (SIGKILL included), the pipe closes and the guard kills every process whose
   environment carries the marker.
 * **PID namespace**, when a manifest asks for it (``pid_namespace: true``):
-  ``wrap`` runs the agent under bubblewrap as the init of its own PID
+  ``wrap_pid_namespace`` runs the agent under bubblewrap as the init of its own PID
   namespace, with ``--die-with-parent``; the kernel ends every process in the
   namespace when the agent or the runner ends.
 """
@@ -26,7 +25,6 @@ Three layers, the first two always on:
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -68,7 +66,6 @@ class Containment:
         self.token = f"{os.getpid()}-{os.urandom(6).hex()}"
         self.groups: set[int] = set()
         """The agents' process groups (each agent leads its own group and session)."""
-        self.guarded = False
         self._guard: subprocess.Popen[bytes] | None = None
         self._before: set[int] = set()
         self._active = False
@@ -101,7 +98,6 @@ class Containment:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
-                self.guarded = True
             except OSError:  # no /bin/sh: the subreaper still cleans up after a run that ends
                 self._guard = None
 
@@ -171,6 +167,8 @@ def wrap_pid_namespace(argv: list[str]) -> list[str]:
 
     Raises ``OSError`` when bubblewrap is not installed.
     """
+    import shutil  # not on a run's path: it loads the compression modules
+
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise FileNotFoundError("pid_namespace needs bubblewrap ('bwrap' on PATH): install the bubblewrap package")
