@@ -41,11 +41,11 @@ def test_rpc_run_records_scenarios_agent_and_tokens(store, tmp_path):
         timeout=300,
         check=False,
     )
-    assert result.returncode in (0, 1), result.stderr
+    assert result.returncode == 0, result.stderr  # the example runs offline, without a judge's API key
     (run,) = _runs(store)
     assert (run.command, run.format, run.name, run.tags) == ("rpc run", "agent-rpc", "support-agent-demo", ["demo"])
     assert run.agent["name"] == "support-agent" and "tool_calls" in run.agent["capabilities"]
-    assert run.total == 4 and run.total_tokens and run.settings["judge"]["model"] == "demo-judge"
+    assert run.total == 4 and run.status == "passed" and run.total_tokens and run.settings["judge"] == {}
     assert run.input_digest == run.report["manifest"]["digest"]
     steps = run.case_map()["support-agent-demo/order status"].detail["details"]["runs"][0]["steps"]
     assert steps[0]["input"] and "public_output" in steps[0]
