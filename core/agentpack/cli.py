@@ -31,6 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
+    with_quiet,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -55,10 +56,10 @@ class AgentpackGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
-        if command is not None:
-            return command
-        spec = self._plugin_specs().get(name)
-        return spec.load() if spec else None
+        if command is None:
+            spec = self._plugin_specs().get(name)
+            command = spec.load() if spec else None
+        return with_quiet(command) if command is not None else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         specs = self._plugin_specs()

@@ -135,7 +135,7 @@ def resolution_options(f: Any) -> Any:
             help="Required capabilities (repeatable, comma-separated).",
         ),
         click.option("--optional", "optional", multiple=True, metavar="CAP[,CAP]", help="Optional capabilities."),
-        click.option("--query", "-q", help="Query text for S_desc and S_namepath (default: the capability ids)."),
+        click.option("--query", help="Query text for S_desc and S_namepath (default: the capability ids)."),
         click.option(
             "--consumer",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
