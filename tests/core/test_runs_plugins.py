@@ -82,3 +82,22 @@ def test_dci_resolve_records_capabilities_and_shows_candidates(store, tmp_path, 
     html = pages.run_page(first, list(agentpack_host.run_views().values()), None)
     assert 'data-view="dci-candidates"' in html and "S_contract" in html
     assert "web-search::skills/research/web-search" in html
+
+
+def test_dci_resolve_report_file_by_suffix(store, tmp_path):
+    """--report: .html is the run page (candidates, score breakdown chart, tie-breaks), .json the report."""
+    pytest.importorskip("agentpack_dci")
+    import json
+
+    workspace = tmp_path / "ws"
+    shutil.copytree(EXAMPLES / "dci" / "workspace", workspace, ignore=shutil.ignore_patterns("state"))
+    base = ["dci", "resolve", "-w", workspace, "--no-history", "--no-prompt", "--require", "web-search"]
+    page, data = tmp_path / "resolve.html", tmp_path / "resolve.json"
+    assert run_cli([*base, "--report", page, "--no-record"]).exit_code == 0 and not store.exists()
+    html = page.read_text()
+    assert 'data-view="dci-candidates"' in html and 'class="chart chart-breakdown"' in html
+    assert "web-search::skills/research/web-search" in html and "0.60 S_contract" in html
+    assert "<script" in html and "http://" not in html and "https://" not in html
+    assert run_cli([*base, "--report", data, "--json"]).exit_code == 0
+    (run,) = _runs(store)
+    assert json.loads(data.read_text()) == run.report and run.report["candidates"]

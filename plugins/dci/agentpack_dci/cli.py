@@ -270,7 +270,10 @@ def _prompt(request: EmulationRequest) -> str:
 
 @group.command()
 @resolution_options
-@report_option("Also write the capability_resolution_report (JSON) to this file.")
+@report_option(
+    "Also write a report: .html (candidates, score breakdown, tie-breaks, charts), .json (the "
+    "capability_resolution_report), .xml, .sarif, .txt."
+)
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
 @record_options()
 def resolve(report_file: Path | None, output: str, recording: Recording, **options: Any) -> None:
@@ -286,17 +289,23 @@ def resolve(report_file: Path | None, output: str, recording: Recording, **optio
 
     resolution = _resolve(options, output == "json")
     report = build_report(resolution)
-    if report_file is not None:
-        from agentpack.fsutil import atomic_write_json
+    run = None
+    if report_file is not None or recording.enabled:
+        from .runlog import build
 
-        atomic_write_json(report_file, report)
+        run = build(report, resolution.ok, Path(options["workspace"]))
+    if run is not None and report_file is not None:
+        from agentpack.runs import write_run_report
+
+        write_run_report(run, report_file)
     if output == "json":
         emit_json("dci resolve", resolution.ok, report=report)
     else:
         click.echo(render_text(report), nl=False)
-    from .runlog import record
+    if run is not None:
+        from agentpack.runs import save_run
 
-    record(report, resolution.ok, Path(options["workspace"]), recording)
+        save_run(run, recording=recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
