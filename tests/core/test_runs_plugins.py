@@ -101,3 +101,43 @@ def test_dci_resolve_report_file_by_suffix(store, tmp_path):
     assert run_cli([*base, "--report", data, "--json"]).exit_code == 0
     (run,) = _runs(store)
     assert json.loads(data.read_text()) == run.report and run.report["candidates"]
+
+
+def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, agentpack_host):
+    """A case per checklist step and per planned operation with its approval tier; --report .html shows the plan."""
+    pytest.importorskip("agentpack_openexperts")
+    package = tmp_path / "acme-support"
+    shutil.copytree(EXAMPLES / "openexperts" / "acme-support", package)
+    page = tmp_path / "plan.html"
+    args = ["experts", "dry-run", package, "triage-ticket", "--input", "ticket_id=T-100", "--input", "customer_id=C-1"]
+    bindings = ["--bindings", EXAMPLES / "openexperts" / "bindings.yaml"]
+    result = run_cli([*args, *bindings, "--report", page, "--tag", "plan"])
+    assert result.exit_code == 0, result.stderr
+    assert "not executed: a real run asks for approval first" in result.stdout
+    assert "helpdesk.reply [manual]" in result.stdout and "not executed: a person does this" in result.stdout
+    (run,) = _runs(store)
+    assert (run.command, run.format, run.name, run.status, run.tags) == (
+        "experts dry-run",
+        "openexperts",
+        "triage-ticket",
+        "passed",
+        ["plan"],
+    )
+    cases = run.case_map()
+    assert sum(1 for key in cases if key.startswith("triage-ticket steps/")) == 8
+    confirm = cases["triage-ticket operations/helpdesk.set_status"]
+    assert confirm.status == "skipped" and confirm.detail["details"]["tier"] == "confirm"
+    assert "expert.yaml" in confirm.detail["details"]["tier_from"]
+    assert cases["triage-ticket operations/helpdesk.get_ticket"].status == "passed"
+    assert run.input_digest.startswith("sha256:") and run.settings["inputs"] == {
+        "ticket_id": "T-100",
+        "customer_id": "C-1",
+    }
+    html = page.read_text()
+    assert 'data-view="experts-plan"' in html and 'data-tier="confirm"' in html and "waits for a person" in html
+
+    from agentpack.viewer import pages
+
+    shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
+    assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
+    assert run_cli([*args, "--no-record"]).exit_code == 0 and len(_runs(store)) == 1
