@@ -141,3 +141,29 @@ def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, a
     shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
     assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
     assert run_cli([*args, "--no-record"]).exit_code == 0 and len(_runs(store)) == 1
+
+
+def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_path, agentpack_host):
+    """The refresh eval gate is an 'ecp refresh' run; expert.run_evals an 'eval' run tagged mcp; the ECP view
+    lists each question with what its suite expects and what the answer cited."""
+    pytest.importorskip("agentpack_ecp")
+    from agentpack.registry import McpContext
+
+    pack = tmp_path / "pack"
+    shutil.copytree(EXAMPLES / "ecp" / "conformance-pack", pack)
+    result = run_cli(["ecp", "refresh", pack, "--rebuild", "--tag", "gate"])
+    assert result.exit_code == 0, result.stderr
+    tools = agentpack_host.mcp_tools(McpContext(packs=[pack]))
+    payload = tools["expert.run_evals"].handler({"suite_id": "retrieval"})
+    assert payload["ok"] is True
+    gate, mcp = _runs(store)
+    assert (gate.command, gate.format, gate.status, gate.tags) == ("ecp refresh", "ecp", "passed", ["gate"])
+    assert gate.settings["decision"] == "published" and gate.total >= 1
+    assert (mcp.command, mcp.tags, mcp.total) == ("eval", ["mcp"], 4) and mcp.settings["suites"] == ["retrieval"]
+    assert mcp.total == payload["evaluations"][0]["totals"]["total"]
+
+    from agentpack.viewer import pages
+
+    shown = pages.run_page(mcp, list(agentpack_host.run_views().values()), None)
+    assert 'data-view="ecp-questions"' in shown and "What vertical datum do predicted heights use by default?" in shown
+    assert "✓ must_cite: docs/configuration.md" in shown and "corpus::docs/configuration.md#L1-L16" in shown

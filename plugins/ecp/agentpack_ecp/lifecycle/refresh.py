@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,12 @@ def refresh(
     clock: Clock = SYSTEM_CLOCK,
     who: str = "user",
     lock_timeout: float = 0.0,
+    on_evals: Callable[[Outcome], None] | None = None,
 ) -> dict[str, Any]:
-    """Refresh the pack at ``root``; returns the CLI's JSON payload (``exit_status`` says how it went)."""
+    """Refresh the pack at ``root``; returns the CLI's JSON payload (``exit_status`` says how it went).
+
+    ``on_evals`` receives the eval gate's ``Outcome`` (the staged build's evals) as soon as it is known,
+    so a caller can record it (``agentpack runs``)."""
     pack = load_pack(root)
     root = pack.root
     policy = Policy.load(pack)
@@ -148,7 +153,9 @@ def refresh(
         clean_staging(root)
         budget = Budget(policy, started=started, clock_monotonic=clock.monotonic)
         try:
-            _refresh_locked(root, pack, policy, result, budget, rebuild=rebuild, no_evals=no_evals, clock=clock)
+            _refresh_locked(
+                root, pack, policy, result, budget, rebuild=rebuild, no_evals=no_evals, clock=clock, on_evals=on_evals
+            )
         except BudgetExceeded as exc:
             clean_staging(root)
             result.update(decision="refused", exit_status=1)
@@ -236,6 +243,7 @@ def _refresh_locked(
     rebuild: bool,
     no_evals: bool,
     clock: Clock,
+    on_evals: Callable[[Outcome], None] | None = None,
 ) -> None:
     changes, needs = detect(pack, clock=clock)
     result["changes"] = [c.as_dict() for c in changes]
@@ -267,6 +275,8 @@ def _refresh_locked(
         result["messages"].append("evals skipped (--no-evals): publishing without the eval gate")
     else:
         report = _run_evals(pack, policy, staging_rel, budget, clock)
+        if on_evals is not None:
+            on_evals(report)
         budget.raise_if_exceeded()
         result["evals"] = eval_summary(report)
         crashpoint("refresh.after_evals")
