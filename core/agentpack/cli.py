@@ -197,22 +197,27 @@ def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, out
       agentpack validate expert-skill --strict -o sarif > results.sarif
       agentpack validate skills/* -o github
     """
+    from . import console
     from .clock import SYSTEM_CLOCK
     from .errors import PackError
     from .models import Finding, Report, ValidationItem
 
+    log = console.logger(__name__)
     h = host()
     items = []
     for path in paths:
         try:
             pack = h.load(path, format_name)
         except PackError as exc:
+            log.info("validate %s: cannot load: %s", path, exc.message)
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
             items.append(ValidationItem(path=str(path), findings=[finding]))
             continue
+        log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
     emit_report(report, output)
     if not report.ok:
@@ -269,7 +274,12 @@ def query(
     if query_vector_file:
         option_map["query_vector_file"] = str(query_vector_file)
     request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
+    from . import console
+
+    log = console.logger(__name__)
+    log.info("query %s (format %s): top %d, mode %s, filters %s", path, pack.format, top_k, mode, filter_map)
     response = h.query(pack, request)
+    log.info("query %s: %d citation(s), %d finding(s)", path, len(response.citations), len(response.findings))
     if output == "json":
         emit_json(
             "query",
@@ -323,19 +333,41 @@ def eval_(
       agentpack eval expert-skill --suite smoke -o junit > junit.xml
       agentpack eval manifest.yaml --report out.html --tag nightly
     """
-    from .clock import SYSTEM_CLOCK
-    from .models import EvalOptions, Report
+    import time
 
+    from . import console
+    from .clock import SYSTEM_CLOCK
+    from .models import EvalOptions, EvalReport, Report
+
+    log = console.logger(__name__)
     h = host()
     pack = h.load(path)
-    started = SYSTEM_CLOCK.now()
-    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
+    log.info("eval %s: format %s, suite %s, filter %s, %d job(s)", path, pack.format, suite, filter_, jobs)
+    started, t0 = SYSTEM_CLOCK.now(), time.monotonic()
+    interrupted = False
+    try:
+        result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
+    except KeyboardInterrupt:  # Ctrl-C: the report and the run say so, and the exit status is 130
+        interrupted = True
+        result = EvalReport(
+            name=pack.name or path.name,
+            format=pack.format,
+            path=str(path),
+            started_at=started,
+            duration_s=round(time.monotonic() - t0, 3),
+            aborted="interrupted (Ctrl-C) before the evaluation finished",
+        )
+    log.info("eval %s: %s", path, result.totals)
     report = Report(command="eval", generated_at=started, evaluations=[result])
     emit_report(report, output, report_file)
     from .runs import record_run
 
     settings = {"suite": suite, "filter": filter_, "jobs": jobs, "options": dict(options)}
-    record_run(report, command="eval", input=path, settings=settings, recording=recording)
+    status = "interrupted" if interrupted else None
+    record_run(report, command="eval", input=path, settings=settings, status=status, recording=recording)
+    if interrupted:
+        click.echo("interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     if result.aborted:
         click.echo(f"error: {result.aborted}", err=True)
         raise SystemExit(EXIT_USAGE)

@@ -257,11 +257,16 @@ def write_report(report: Report, path: Path | str) -> None:
 
 
 def emit_report(report: Report, output: str, report_file: Path | str | None = None) -> None:
-    """Render ``report`` on stdout with reporter ``output``, and to ``report_file`` if given."""
-    from . import __version__
+    """Render ``report`` on stdout with reporter ``output`` (coloured on a terminal where the reporter
+    colours), and to ``report_file`` if given."""
+    import sys
+
+    from . import __version__, console
 
     report.tool.version = __version__
-    click.echo(host().reporter(output).render(report), nl=False)
+    with console.styling(sys.stdout):  # the text reporter colours PASS/FAIL on a terminal; files stay plain
+        text = host().reporter(output).render(report)
+    click.echo(text, nl=False)
     if report_file:
         write_report(report, report_file)
 

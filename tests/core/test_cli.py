@@ -180,6 +180,26 @@ def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plug
     assert json.loads(out.read_text())["evaluations"][0]["aborted"] == "agent unreachable"
 
 
+def test_ctrl_c_during_an_eval_writes_the_report_records_the_run_and_exits_130(
+    with_sample, register_plugin, todo_pack, tmp_path
+):
+    class Interrupted(ClaimingPlugin):
+        @hookimpl
+        def agentpack_evaluate(self, pack, options):
+            raise KeyboardInterrupt
+
+    register_plugin(Interrupted(), name="interrupted")
+    out, store = tmp_path / "r.json", tmp_path / "runs.sqlite"
+    result = run_cli(["eval", str(todo_pack("- [ ] a\n")), "--report", str(out), "--store", str(store)])
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    assert "interrupted (Ctrl-C)" in json.loads(out.read_text())["evaluations"][0]["aborted"]
+    from agentpack.runs import open_store
+
+    with open_store(store) as opened:
+        (run,) = opened.find()
+    assert run.status == "interrupted"
+
+
 def _leaf_commands(command, path):
     if isinstance(command, click.Group):
         ctx = click.Context(command)
