@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.console import NO_PROGRESS, logger, progress
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json, file_lock
 
@@ -153,9 +154,19 @@ def refresh(
         clean_staging(root)
         budget = Budget(policy, started=started, clock_monotonic=clock.monotonic)
         try:
-            _refresh_locked(
-                root, pack, policy, result, budget, rebuild=rebuild, no_evals=no_evals, clock=clock, on_evals=on_evals
-            )
+            with progress(f"refreshing {root.name}") as bar:
+                _refresh_locked(
+                    root,
+                    pack,
+                    policy,
+                    result,
+                    budget,
+                    rebuild=rebuild,
+                    no_evals=no_evals,
+                    clock=clock,
+                    on_evals=on_evals,
+                    bar=bar,
+                )
         except BudgetExceeded as exc:
             clean_staging(root)
             result.update(decision="refused", exit_status=1)
@@ -244,15 +255,21 @@ def _refresh_locked(
     no_evals: bool,
     clock: Clock,
     on_evals: Callable[[Outcome], None] | None = None,
+    bar: Any = None,
 ) -> None:
+    bar = bar or NO_PROGRESS
+    log = logger(__name__)
+    bar.phase(f"refreshing {root.name}: detecting changes")
     changes, needs = detect(pack, clock=clock)
     result["changes"] = [c.as_dict() for c in changes]
     plan = _plan(policy, changes, needs, rebuild, root, pack, clock, result)
     result.update(plan=plan.as_dict(), strategy=plan.strategy)
+    log.info("refresh of %s: strategy %s (%s)", root.name, plan.strategy, "; ".join(plan.reasons))
     if plan.strategy == "up-to-date":
         result["decision"] = "up-to-date"
         return
     budget.check_time("change detection")
+    bar.phase(f"refreshing {root.name}: building ({plan.strategy})")
     run_id = result["run_id"] = new_run_id(clock)
     staging_rel = f"{layout.STAGING}/{run_id}"
     crashpoint("refresh.before_build")
@@ -274,7 +291,9 @@ def _refresh_locked(
     if no_evals:
         result["messages"].append("evals skipped (--no-evals): publishing without the eval gate")
     else:
+        bar.phase(f"refreshing {root.name}: the eval gate on the staged build")
         report = _run_evals(pack, policy, staging_rel, budget, clock)
+        log.info("refresh of %s: eval gate %s", root.name, "passed" if report.ok else "failed")
         if on_evals is not None:
             on_evals(report)
         budget.raise_if_exceeded()
@@ -324,6 +343,7 @@ def _refresh_locked(
         if evals_state:
             state.update(root, last_evals=evals_state)
         return
+    bar.phase(f"refreshing {root.name}: publishing")
     extra = {"last_refresh": _last_refresh({**result, "decision": "published"}, now)}
     if evals_state:
         extra["last_evals"] = evals_state
