@@ -167,3 +167,27 @@ def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_pa
     shown = pages.run_page(mcp, list(agentpack_host.run_views().values()), None)
     assert 'data-view="ecp-questions"' in shown and "What vertical datum do predicted heights use by default?" in shown
     assert "✓ must_cite: docs/configuration.md" in shown and "corpus::docs/configuration.md#L1-L16" in shown
+
+
+def test_ctrl_c_during_skill_test_reports_the_finished_skills_and_exits_130(store, tmp_path, monkeypatch):
+    pytest.importorskip("agentpack_skillctl")
+    from agentpack_skillctl import skilltest
+
+    real, calls = skilltest.run_suite, []
+
+    def interrupted_on_the_second(directory, *args, **kwargs):
+        calls.append(directory)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(directory, *args, **kwargs)
+
+    monkeypatch.setattr(skilltest, "run_suite", interrupted_on_the_second)
+    out = tmp_path / "report.json"
+    result = run_cli(["skill", "--root", EXAMPLES / "skills", "test", "--report", out])
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    import json
+
+    evaluation = json.loads(out.read_text())["evaluations"][0]
+    assert len(evaluation["suites"]) == 1 and evaluation["aborted"].startswith("interrupted (Ctrl-C)")
+    (run,) = _runs(store)
+    assert run.status == "interrupted" and run.total == len(evaluation["suites"][0]["cases"])
