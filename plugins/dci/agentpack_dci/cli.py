@@ -285,10 +285,22 @@ def resolve(report_file: Path | None, output: str, recording: Recording, **optio
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
+    from agentpack import console
+
     from .report import build_report, render_text
 
+    log = console.logger(__name__)
+    log.info(
+        "dci resolve in %s: required %s, optional %s", options["workspace"], options["required"], options["optional"]
+    )
     resolution = _resolve(options, output == "json")
     report = build_report(resolution)
+    log.info(
+        "dci resolve: %s, %d candidate(s), selected %s",
+        report.get("status"),
+        len(report.get("candidates") or []),
+        report.get("selected_candidates"),
+    )
     run = None
     if report_file is not None or recording.enabled:
         from .runlog import build
