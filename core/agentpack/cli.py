@@ -31,6 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
+    with_quiet,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -55,11 +56,11 @@ class AgentpackGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
+        if command is None:
+            spec = self._plugin_specs().get(name)
+            command = spec.load() if spec else None
         if command is not None:
-            return command
-        spec = self._plugin_specs().get(name)
-        if spec is not None:
-            return spec.load()
+            return with_quiet(command)
         from .known import install_hint, plugin_for_command
 
         known = plugin_for_command(name)
@@ -218,11 +219,13 @@ def validate(
       agentpack validate expert-skill --strict -o sarif > results.sarif
       agentpack validate . -o github --report results.sarif
     """
+    from . import console
     from .clock import SYSTEM_CLOCK
     from .errors import PackError
     from .models import Finding, Report, ValidationItem
     from .packwalk import expand
 
+    log = console.logger(__name__)
     h = host()
     items = []
     targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
@@ -230,12 +233,15 @@ def validate(
         try:
             pack = h.load(path, format)
         except PackError as exc:
+            log.info("validate %s: cannot load: %s", path, exc.message)
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
             items.append(ValidationItem(path=str(path), findings=[finding]))
             continue
+        log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
     emit_report(report, output, report_file)
     if not report.ok:
@@ -292,7 +298,12 @@ def query(
     if query_vector_file:
         option_map["query_vector_file"] = str(query_vector_file)
     request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
+    from . import console
+
+    log = console.logger(__name__)
+    log.info("query %s (format %s): top %d, mode %s, filters %s", path, pack.format, top_k, mode, filter_map)
     response = h.query(pack, request)
+    log.info("query %s: %d citation(s), %d finding(s)", path, len(response.citations), len(response.findings))
     if output == "json":
         emit_json(
             "query",
@@ -350,23 +361,51 @@ def eval_(
       agentpack eval skills/fs-hash-tree skills/text-word-count
       agentpack eval manifest.yaml --report out.html --tag nightly
     """
+    import time
+
+    from . import console
     from .clock import SYSTEM_CLOCK
-    from .models import EvalOptions, Report
+    from .models import EvalOptions, EvalReport, Report
     from .packwalk import expand
 
+    log = console.logger(__name__)
     h = host()
     packs = [h.load(path, format) for path, format in expand(h, paths)]
     started = SYSTEM_CLOCK.now()
     eval_options = EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options))
-    results = [h.evaluate(pack, eval_options) for pack in packs]
+    results: list[EvalReport] = []
+    interrupted = False
+    for pack in packs:
+        log.info("eval %s: format %s, suite %s, filter %s, %d job(s)", pack.path, pack.format, suite, filter_, jobs)
+        t0 = time.monotonic()
+        try:
+            result = h.evaluate(pack, eval_options)
+        except KeyboardInterrupt:  # Ctrl-C: the report and the run say so, and the exit status is 130
+            interrupted = True
+            result = EvalReport(
+                name=pack.name or pack.path.name,
+                format=pack.format,
+                path=str(pack.path),
+                started_at=started,
+                duration_s=round(time.monotonic() - t0, 3),
+                aborted="interrupted (Ctrl-C) before the evaluation finished",
+            )
+        log.info("eval %s: %s", pack.path, result.totals)
+        results.append(result)
+        if interrupted:
+            break
     report = Report(command="eval", generated_at=started, evaluations=results)
     emit_report(report, output, report_file)
     from .runs import record_run
 
     settings = {"suite": suite, "filter": filter_, "jobs": jobs, "options": dict(options)}
-    for pack, result in zip(packs, results, strict=True):
+    status = "interrupted" if interrupted else None
+    for pack, result in zip(packs, results, strict=False):  # an interrupted eval ran fewer packs
         one = Report(command="eval", tool=report.tool, generated_at=started, evaluations=[result])
-        record_run(one, command="eval", input=pack.path, settings=settings, recording=recording)
+        record_run(one, command="eval", input=pack.path, settings=settings, status=status, recording=recording)
+    if interrupted:
+        click.echo("interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     aborted = [result.aborted for result in results if result.aborted]
     for reason in aborted:
         click.echo(f"error: {reason}", err=True)

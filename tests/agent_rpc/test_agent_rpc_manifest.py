@@ -288,7 +288,7 @@ def test_the_example_manifest_is_strictly_valid(agentpack_cli):
     example = Path(__file__).parents[2] / "examples" / "agent_rpc" / "manifest.yaml"
     result = agentpack_cli("rpc", "validate", "--strict", example)
     assert result.exit_code == 0, result.stdout
-    assert "4 scenarios, 6 steps, 17 graders" in result.stdout
+    assert "4 scenarios, 6 steps, 16 graders" in result.stdout
 
 
 @pytest.mark.parametrize(

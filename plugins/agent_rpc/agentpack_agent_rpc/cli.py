@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from agentpack import console
 from agentpack.clikit import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -122,7 +124,7 @@ def _sigterm_as_interrupt() -> None:
 
 def _text_summary(report: dict[str, Any]) -> str:
     t, lat = report["totals"], report["latency"]
-    verdict = "PASSED" if report["ok"] else "FAILED"
+    verdict = console.style("PASSED", "passed") if report["ok"] else console.style("FAILED", "failed")
     lines = [
         f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
         f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
@@ -133,7 +135,8 @@ def _text_summary(report: dict[str, Any]) -> str:
         mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[s["status"]]
         flaky = " (flaky)" if s["flaky"] else ""
         first = s["message"].partition("\n")[0]  # the rest (an agent's stderr tail) once, in the error below
-        lines.append(f"  {mark:5} {s['id']}{flaky}" + (f": {first}" if first else ""))
+        mark = console.style(f"{mark:5}", s["status"])
+        lines.append(f"  {mark} {s['id']}{flaky}" + (f": {first}" if first else ""))
     agent = report["agent"]
     if agent:
         lines.append(f"agent: {agent['name']} (protocol {agent['protocol_version']})")
@@ -217,7 +220,9 @@ def run(
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
+    log = console.logger(__name__)
     h = host()
+    log.info("rpc run %s: starting the agent", path)
     with exclusive(executor == "local"):  # this process exists for the run: what the agents leave is the run's
         if executor == "local":
             loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
@@ -227,7 +232,15 @@ def run(
         from .report import dumps, unreachable
         from .runner import RunOptions
 
-        with console.progress(f"{loaded.name}", total=len(loaded.scenarios)) as bar:
+        total = len(loaded.scenarios)
+        log.info("rpc run %s: %d scenarios, jobs %d, executor %s", loaded.name, total, jobs, executor)
+        with console.progress(f"{loaded.name}: scenarios", total=total) as bar:
+
+            def finished(record: dict[str, Any]) -> None:
+                bar.update(description=f"{loaded.name}: {record['id']} {record['status']}")
+                bar.advance()
+                log.info("scenario %s: %s", record["id"], record["status"])
+
             options = RunOptions(
                 jobs=jobs,
                 filters=list(filters),
@@ -235,11 +248,12 @@ def run(
                 step_timeout=timeout,
                 max_duration=max_duration,
                 isolation=isolation,
-                on_result=lambda record: bar.advance(),
+                on_result=finished,
                 executor_options={k: v for k, v in ray.items() if v},
                 fail_fast=fail_fast,
             )
             with running(path, options, manifest=loaded, transport=transport, host=h) as report:
+                bar.phase(f"{loaded.name}: writing reports")
                 text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits
                 if json_out:
                     outputs.write_text(json_out, text)
@@ -247,7 +261,12 @@ def run(
                     outputs.write_report(report, report_file, text=text or None)
                 if junit:
                     outputs.write_text(junit, outputs.junit(report))
-    click.echo(text if as_json else _text_summary(report), nl=False)
+                bar.phase(f"{loaded.name}: stopping the agent")
+    with console.styling(sys.stdout):
+        summary = text if as_json else _text_summary(report)
+    click.echo(summary, nl=False)
+    verdict = "passed" if report["ok"] else "failed"
+    log.info("rpc run %s: %s (exit reason %s)", loaded.name, verdict, report["exit_reason"])
     from .runlog import record
 
     settings = {"judge": loaded.judge, "jobs": jobs, "filters": list(filters), "executor": executor, "timeout": timeout}

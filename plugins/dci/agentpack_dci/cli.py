@@ -135,7 +135,7 @@ def resolution_options(f: Any) -> Any:
             help="Required capabilities (repeatable, comma-separated).",
         ),
         click.option("--optional", "optional", multiple=True, metavar="CAP[,CAP]", help="Optional capabilities."),
-        click.option("--query", "-q", help="Query text for S_desc and S_namepath (default: the capability ids)."),
+        click.option("--query", help="Query text for S_desc and S_namepath (default: the capability ids)."),
         click.option(
             "--consumer",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -270,11 +270,14 @@ def _prompt(request: EmulationRequest) -> str:
 
 @group.command()
 @resolution_options
-@report_option("Also write the capability_resolution_report (JSON, the origin's schema) to this file.")
+@report_option(
+    "Also write a report by its suffix: .json the capability_resolution_report (the origin's schema), "
+    ".html (candidates, score breakdown, tie-breaks, charts), .xml, .sarif, .txt."
+)
 @click.option(
     "--report-extensions",
     is_flag=True,
-    help="Write --report with agentpack's extension fields inside (valid against agentpack's schema only).",
+    help="Write a .json --report with agentpack's extension fields inside (valid against agentpack's schema only).",
 )
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
 @record_options()
@@ -294,22 +297,44 @@ def resolve(
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
+    from agentpack import console
+
     from .report import build_report, render_text, split_report
 
+    log = console.logger(__name__)
+    log.info(
+        "dci resolve in %s: required %s, optional %s", options["workspace"], options["required"], options["optional"]
+    )
     resolution = _resolve(options, output == "json")
     full = build_report(resolution)
     report, extensions = split_report(full)
-    if report_file is not None:
+    log.info(
+        "dci resolve: %s, %d candidate(s), selected %s",
+        full.get("status"),
+        len(full.get("candidates") or []),
+        full.get("selected_candidates"),
+    )
+    run = None
+    if (report_file is not None and report_file.suffix.lower() != ".json") or recording.enabled:
+        from .runlog import build
+
+        run = build(full, resolution.ok, Path(options["workspace"]))
+    if report_file is not None and report_file.suffix.lower() == ".json":
         from agentpack.fsutil import atomic_write_json
 
         atomic_write_json(report_file, full if report_extensions else report)
+    elif report_file is not None and run is not None:
+        from agentpack.runs import write_run_report
+
+        write_run_report(run, report_file)
     if output == "json":
         emit_json("dci resolve", resolution.ok, report=report, extensions=extensions)
     else:
         click.echo(render_text(full), nl=False)
-    from .runlog import record
+    if run is not None:
+        from agentpack.runs import save_run
 
-    record(full, resolution.ok, Path(options["workspace"]), recording)
+        save_run(run, recording=recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

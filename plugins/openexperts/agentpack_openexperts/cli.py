@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from agentpack import clikit
-from agentpack.clikit import EXIT_PROBLEMS, emit_json, output_option, pairs_option, print_json
+from agentpack.clikit import (
+    EXIT_PROBLEMS,
+    Recording,
+    emit_json,
+    output_option,
+    pairs_option,
+    print_json,
+    record_options,
+    report_option,
+)
 from agentpack.errors import AgentpackError
 
 from .names import RUNTIME_DB, WORKDIR
@@ -134,31 +143,45 @@ def server_options(f: F) -> F:
     return f
 
 
-def _print_outcome(outcome: RunOutcome) -> None:
-    click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
+def _print_outcome(outcome: RunOutcome, *, narrative: bool = True) -> None:
+    if outcome.dry_run:
+        _print_plan(outcome)
+    else:
+        click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
     if outcome.error:
         click.echo(f"  error: {outcome.error}")
-    if outcome.dry_run:
-        for step in outcome.steps:
-            click.echo(f"  [{'x' if step['completed'] else ' '}] {step['step']}. {step['text']}")
-        for call in outcome.plan:
-            state = "executed" if call["executed"] else f"not executed ({call.get('note')})"
-            click.echo(f"  {call['operation']} [{call['tier']}] {json.dumps(call['arguments'])}: {state}")
     result = outcome.result or {}
-    if result.get("narrative"):
+    if narrative and result.get("narrative"):
         click.echo(result["narrative"])
     if result.get("structured") is not None:
         click.echo(json.dumps(result["structured"], indent=2, sort_keys=True))
 
 
-def _report_outcome(outcome: RunOutcome, output: str, command: str) -> None:
+def _print_plan(outcome: RunOutcome) -> None:
+    """A dry run in plain words: the steps it would take, what ran, what did not and why."""
+    from .runlog import not_executed_because
+
+    ran = [c for c in outcome.plan if c["executed"]]
+    click.echo(f"dry run of {outcome.process} ({outcome.run_id}): {outcome.status} after {outcome.attempts} attempt(s)")
+    click.echo(f"steps ({len(outcome.steps)}):")
+    for step in outcome.steps:
+        click.echo(f"  {step['step']}. {step['text']}" + ("" if step["completed"] else "  (not reached)"))
+    click.echo(f"operations: {len(ran)} executed, {len(outcome.plan) - len(ran)} not executed")
+    for call in outcome.plan:
+        state = "executed (auto)" if call["executed"] else f"not executed: {not_executed_because(call)}"
+        click.echo(f"  {call['operation']} [{call['tier']}] {json.dumps(call['arguments'])}: {state}")
+    if len(ran) < len(outcome.plan):
+        click.echo("nothing was done for the operations not executed; a real run does them as their tier says")
+
+
+def _report_outcome(outcome: RunOutcome, output: str, command: str, *, narrative: bool = True) -> None:
     """Print one run's outcome; exit 1 unless it succeeded."""
     from .commands import run_envelope
 
     if output == "json":
         print_json(run_envelope(command, outcome))
     else:
-        _print_outcome(outcome)
+        _print_outcome(outcome, narrative=narrative)
     if not outcome.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -317,22 +340,67 @@ def _announce(rt: Any) -> None:
 @INPUT
 @INPUTS
 @runtime_options
+@report_option(
+    "Also write a report: .html (the plan, what ran and what did not, with approval tiers), .json, .xml, .txt."
+)
+@record_options()
 @OUTPUT
 def dry_run(
-    pack: Path, process: str, pairs: dict[str, str], inputs_file: str | None, output: str, **options: Any
+    pack: Path,
+    process: str,
+    pairs: dict[str, str],
+    inputs_file: str | None,
+    report_file: Path | None,
+    recording: Recording,
+    output: str,
+    **options: Any,
 ) -> None:
     """Plan a process: checklist steps, each operation with its effective tier; auto operations run,
     confirm and manual ones are only described. Uses a throwaway workdir unless --workdir is given.
+    The dry run is recorded (agentpack runs, agentpack view).
 
     \b
     Examples:
       agentpack experts dry-run my-expert inbound-email-triage --input message_id=m-1
       agentpack experts dry-run my-expert triage --bindings b.yaml --script script.yaml --json
+      agentpack experts dry-run my-expert triage --bindings b.yaml --report plan.html
     """
-    from .commands import dry_run as plan
+    import logging
 
-    outcome = plan(_load(pack), clikit.host(), process, _inputs(pairs, inputs_file), **options)
-    _report_outcome(outcome, output, "dry-run")
+    from agentpack.clock import SYSTEM_CLOCK
+
+    from .commands import dry_run as plan
+    from .effective import tier
+
+    log = logging.getLogger(__name__)
+    package = _load(pack)
+    inputs = _inputs(pairs, inputs_file)
+    log.info("dry run of %s in %s with inputs %s", process, pack, sorted(inputs))
+    started, clock = SYSTEM_CLOCK.now(), time.monotonic()
+    outcome = plan(package, clikit.host(), process, inputs, **options)
+    duration = time.monotonic() - clock
+    log.info("dry run %s: %s, %d operations planned", outcome.run_id, outcome.status, len(outcome.plan))
+    run = None
+    if report_file is not None or recording.enabled:
+        from .runlog import build
+
+        tiers = {c["operation"]: tier(package, c["operation"]).source for c in outcome.plan}
+        settings = {k: str(v) if isinstance(v, Path) else v for k, v in options.items() if v is not None}
+        run = build(
+            outcome.to_json(), package, {**settings, "inputs": inputs}, tiers, started_at=started, duration_s=duration
+        )
+    if run is not None and report_file is not None:
+        from agentpack.runs import write_run_report
+
+        write_run_report(run, report_file)
+    driver = options.get("driver") or ("scripted" if options.get("script") else "plan")
+    try:
+        _report_outcome(outcome, output, "dry-run", narrative=driver != "plan")  # the plan's narrative is the steps
+    finally:
+        if run is not None:
+            from agentpack.runs import save_run
+
+            save_run(run, recording=recording)
 
 
 @group.command()

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
@@ -50,9 +50,17 @@ def fresh_workspace(skill_dir: Path) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None) -> EvalReport:
+INTERRUPTED = "interrupted (Ctrl-C): the skills that finished are reported"
+"""``EvalReport.aborted`` of a test run stopped by Ctrl-C."""
+
+
+def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None, bar: Any = None) -> EvalReport:
     """The fixtures and tests of the skill folder ``root`` (whose loaded ``skill.yaml`` is ``skill``, when
-    the caller has it) or of every skill of the tree ``root``."""
+    the caller has it) or of every skill of the tree ``root``. ``bar`` (``agentpack.console.progress``)
+    counts the skills."""
+    from agentpack.console import NO_PROGRESS
+
+    bar = bar or NO_PROGRESS
     started = SYSTEM_CLOCK.now()
     t0 = time.monotonic()
     single = is_skill_dir(root)
@@ -61,8 +69,16 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
     if not single:  # one manifest for the whole tree, read once
         access = load_access(root / ACCESS_FILE) if (root / ACCESS_FILE).is_file() else (None, [])
     suites = []
+    aborted = None
+    bar.phase(f"skill test {root.name}", total=len(dirs))
     for directory in dirs:
-        suite = run_suite(directory, options, skill=skill if single else None, access=access)
+        bar.update(description=f"skill test: {directory.name}")
+        try:
+            suite = run_suite(directory, options, skill=skill if single else None, access=access)
+        except KeyboardInterrupt:  # Ctrl-C: report the skills that finished
+            aborted = INTERRUPTED
+            break
+        bar.advance()
         if options.suite and suite.id != options.suite and directory.name != options.suite:
             continue
         suites.append(suite)
@@ -74,6 +90,7 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
         duration_s=round(time.monotonic() - t0, 3),
         suites=suites,
         metadata={"check_determinism": bool(options.options.get("check_determinism"))},
+        aborted=aborted,
     )
 
 

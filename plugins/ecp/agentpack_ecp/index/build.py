@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import progress
+from agentpack.console import logger, progress
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_text, file_lock, replace_directory
 from agentpack.hashing import sha256_file, sha256_text
@@ -482,24 +482,31 @@ def build_pack(
     started = clock.monotonic()
     result = BuildResult(pack.root, out_dir=Path(out_dir).resolve() if out_dir else None)
     guard = file_lock(lock_path(pack.root), what=f"pack {pack.root.name}") if lock else nullcontext()
-    with guard:
+    log = logger(__name__)
+    with guard, progress(f"building {pack.root.name}", total=len(pack.sources)) as bar:
         max_bytes = max([int(e.raw.get("max_file_bytes") or 0) for e in entries] + [0]) or DEFAULT_MAX_FILE_BYTES
         given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
             given = {}
         stat_cache = StatCache.for_pack(pack.root)
-        snaps = [
-            given.get(s.source_id)
-            or snapshot_source(
-                pack,
-                s,
-                clock=clock,
-                max_file_bytes=max_bytes,
-                revision=(revisions or {}).get(s.source_id),
-                stat_cache=stat_cache,
+        snaps = []
+        for s in pack.sources:
+            bar.update(description=f"scanning source {s.source_id}")
+            snaps.append(
+                given.get(s.source_id)
+                or snapshot_source(
+                    pack,
+                    s,
+                    clock=clock,
+                    max_file_bytes=max_bytes,
+                    revision=(revisions or {}).get(s.source_id),
+                    stat_cache=stat_cache,
+                )
             )
-            for s in pack.sources
-        ]
+            log.info(
+                "source %s: %d files in scope, %d text", s.source_id, len(snaps[-1].manifest), len(snaps[-1].texts)
+            )
+            bar.advance()
         stat_cache.save()
         for snap, source in zip(snaps, pack.sources, strict=False):
             result.revisions[snap.source_id] = snap.revision
@@ -525,6 +532,7 @@ def build_pack(
             entry_snaps = [s for s in snaps if not isinstance(wanted, list) or s.source_id in wanted]
             target = resolve_under(pack.root, entry.path)
             if result.out_dir is None and not rebuild and not changed and _up_to_date(target, config, entry_snaps):
+                log.info("index %s: up to date", entry.id)
                 result.indexes.append(
                     {"index_id": entry.id, "format": entry.format, "path": entry.path, "status": "up-to-date"}
                 )
@@ -537,6 +545,7 @@ def build_pack(
             )
             inc = None
             if not rebuild and not staged_link and target.is_dir():
+                bar.phase(f"{entry.id}: chunking the changed files")
                 found = _increment(target, entry, config, entry_snaps, chunking, changed, inc_memo)
                 if found is not None:
                     chunks, matrix, inc = found
@@ -544,9 +553,10 @@ def build_pack(
                 key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
                 if key not in chunk_memo:
                     previous = {} if rebuild else _previous_chunks(target, chunking)
-                    total = sum(len(s.texts) for s in entry_snaps)
-                    with progress(f"chunking for {entry.id}", total=total) as bar:
-                        chunk_memo[key] = chunk_counts(make_chunks(entry_snaps, chunking, previous, changed, bar))
+                    bar.phase(f"chunking for {entry.id}", total=sum(len(s.texts) for s in entry_snaps))
+                    made = make_chunks(entry_snaps, chunking, previous, changed, bar)
+                    bar.phase(f"counting the terms of {len(made)} chunks for {entry.id}")
+                    chunk_memo[key] = chunk_counts(made)
                 chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
             if result.out_dir is not None:
@@ -559,9 +569,13 @@ def build_pack(
             staged.mkdir(parents=True)
             try:
                 if staged_link:
+                    log.info("index %s: unchanged, linked into the staged build", entry.id)
                     link_tree(target, staged)
                     stats = {"linked": True}
                 else:
+                    how = "patching" if inc is not None else "writing"
+                    bar.phase(f"{how} {entry.id} ({entry.format}): {len(chunks)} chunks")
+                    log.info("index %s: %s %s with %d chunks", entry.id, how, entry.format, len(chunks))
                     stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
                 if result.out_dir is None:
                     replace_directory(staged, target)
