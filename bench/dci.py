@@ -9,14 +9,29 @@ includes waiting for a core).
 Peak memory is measured in a separate pass with tracemalloc (it slows Python
 down, so it is not timed). Prints figures; asserts nothing.
 
+``--cli`` measures what a user waits for instead, beside the reference in the same run: a cold
+``agentpack dci resolve`` process on a just-generated workspace (first) and again, against a cold
+process of agentskills-retrieval 0.7.0 (``LexicalSelector`` over agentskills-fs's
+``LocalFileSystemSkillProvider``: BM25 only). Runs alternate between the tools; the medians and
+minimums of wall time, the median CPU time (the machine may be shared) and the ratios print. The
+reference needs Python >= 3.12: it is installed once in a throwaway venv under the temporary
+directory, made with the first of ``$AGENTPACK_BENCH_PYTHON312``, ``python3.13``, ``python3.12`` or
+a pyenv 3.12+ that runs.
+
     .venv/bin/python bench/dci.py [--sizes 100,1000,10000] [--repeat 5]
+    .venv/bin/python bench/dci.py --cli [--sizes 1000,10000] [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -89,16 +104,18 @@ COMPARABLE = {1000: (2.5, 0.0075), 10000: (25.0, 0.038)}
 TARGETS = {1000: (0.5, 0.005), 10000: (3.0, 0.030)}
 
 
-def generate(root: Path, count: int, seed: int = 7) -> None:
+def generate(root: Path, count: int, seed: int = 7, flat: bool = False) -> None:
+    """``count`` skills under ``root/skills``: in 50 group folders, or directly beneath it when ``flat``
+    (the layout agentskills-fs discovers, and without ``compatibility``, which it wants as a mapping)."""
     rng = random.Random(seed)
     for i in range(count):
         words = rng.sample(WORDS, 3)
         name = f"{words[0]}-{words[1]}-{i}"
-        directory = root / "skills" / f"group-{i % 50:02d}" / name
+        directory = root / "skills" / ("" if flat else f"group-{i % 50:02d}") / name
         directory.mkdir(parents=True)
         description = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20)))
         lines = ["---", f"name: {name}", f"description: {description.capitalize()}."]
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and not flat:
             lines.append(f"compatibility: {', '.join(rng.sample(RUNTIMES, 2))}")
         if rng.random() < 0.7:
             caps = {f"{rng.choice(WORDS)}-{rng.choice(WORDS)}" for _ in range(rng.randint(1, 4))}
@@ -159,11 +176,120 @@ def run(size: int, repeat: int) -> dict:
     }
 
 
+REFERENCE = ("agentskills-retrieval==0.7.0", "agentskills-fs==0.7.0")
+QUERY = "search the web and summarize documents"
+REFERENCE_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from agentskills_core import SkillRegistry
+from agentskills_fs import LocalFileSystemSkillProvider
+from agentskills_retrieval import LexicalSelector
+
+async def main():
+    registry = SkillRegistry()
+    await registry.register_all(LocalFileSystemSkillProvider(Path(sys.argv[1])))
+    selection = await LexicalSelector(registry).select(sys.argv[2])
+    print(len(selection.skill_ids))
+
+asyncio.run(main())
+"""
+
+
+def reference_python() -> Path | None:
+    """The reference venv's python (built once), or None without a Python >= 3.12 or a registry."""
+    home = Path(tempfile.gettempdir()) / "agentpack-interop" / "agentskills-retrieval-0.7.0-py312"
+    python = home / "bin" / "python"
+    if (home / ".ready").exists():
+        return python
+    candidates = [os.environ.get("AGENTPACK_BENCH_PYTHON312"), shutil.which("python3.13"), shutil.which("python3.12")]
+    candidates += sorted(map(str, Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python")), reverse=True)
+    base = next((c for c in candidates if c and _is_312(c)), None)
+    if not base:
+        print("no Python >= 3.12 for agentskills-retrieval (set AGENTPACK_BENCH_PYTHON312): ours only")
+        return None
+    subprocess.run([base, "-m", "venv", "--clear", str(home)], check=True)
+    pip = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *REFERENCE],
+        capture_output=True,
+        text=True,
+    )
+    if pip.returncode != 0:
+        print(f"cannot install {' '.join(REFERENCE)}: {pip.stderr[-300:]}: ours only")
+        return None
+    (home / ".ready").touch()
+    return python
+
+
+def _is_312(python: str) -> bool:
+    check = "import sys; sys.exit(sys.version_info < (3, 12))"
+    return subprocess.run([python, "-c", check], capture_output=True).returncode == 0
+
+
+def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float]:
+    """Wall and CPU seconds of one process; an exit status outside ``ok`` stops the bench."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in ok:
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tuple[float, float]]]:
+    """Cold processes, alternating: ours on a just-generated workspace (first), ours again, the reference."""
+    agentpack = str(Path(sys.executable).with_name("agentpack"))
+    ours = [agentpack, "dci", "resolve", "-r", "search-web,summarize-document", "--optional", "review-code"]
+    ours += ["-q", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
+    times: dict[str, list[tuple[float, float]]] = {"first": [], "again": [], "reference": []}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="dci-bench-cli-") as tmp:
+            root = Path(tmp)
+            generate(root, size, flat=True)
+            times["first"].append(timed(ours, root))
+            times["again"].append(timed(ours, root))
+            if reference is not None:
+                times["reference"].append(timed([str(reference), "-c", REFERENCE_SCRIPT, "skills", QUERY], root, (0,)))
+    return times
+
+
+def cli_main(sizes: list[int], repeat: int) -> None:
+    load = os.getloadavg()
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    reference = reference_python()
+    print("wall s median/min (CPU s median); ratios: ours / reference, of the medians")
+    print(f"{'skills':>7}  {'first':>20}  {'again':>20}  {'reference':>20}  {'first/ref wall':>14}  {'CPU':>5}")
+    for size in sizes:
+        t = run_cli(size, repeat, reference)
+
+        def cell(key: str, t: dict[str, list[tuple[float, float]]] = t) -> tuple[str, float, float]:
+            rows = t[key]
+            if not rows:
+                return f"{'-':>20}", float("nan"), float("nan")
+            wall = statistics.median(w for w, _ in rows)
+            cpu = statistics.median(c for _, c in rows)
+            return f"{wall:6.3f}/{min(w for w, _ in rows):6.3f} ({cpu:5.3f})", wall, cpu
+
+        first, again, ref = cell("first"), cell("again"), cell("reference")
+        print(
+            f"{size:>7}  {first[0]:>20}  {again[0]:>20}  {ref[0]:>20}"
+            f"  {first[1] / ref[1]:>13.2f}x  {first[2] / ref[2]:>4.2f}x"
+        )
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; target: first at most 0.2x the reference")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--sizes", default=None, help="Default 100,1000,10000 (--cli: 1000,10000).")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--cli", action="store_true", help="Cold CLI processes beside agentskills-retrieval.")
     args = parser.parse_args()
+    if args.cli:
+        cli_main([int(s) for s in (args.sizes or "1000,10000").split(",")], args.repeat)
+        return
+    args.sizes = args.sizes or "100,1000,10000"
     print(
         f"{'skills':>7}  {'cold s':>8}  {'cpu s':>6}  {'warm ms':>8}  {'report ms':>9}  {'rescan ms':>9}"
         f"  {'peak MB':>8}  {'target cold/warm':>17}  {'agentskills-retrieval cold/warm':>31}"

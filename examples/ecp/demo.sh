@@ -16,6 +16,8 @@ step agentpack query "$pack" "How is the prediction cache invalidated when const
 step agentpack query "$pack" "station fingerprint" --path-prefix src/ --mode fts -k 2
 step agentpack eval "$pack"
 step agentpack ecp build "$pack" --rebuild
+# the pack as an agent of the evaluation protocol, graded like any agent (agent-manifest.yaml)
+step agentpack rpc run -m agent-manifest.yaml --no-record
 
 step agentpack ecp init "$work/harbour-expert"
 step agentpack validate "$work/harbour-expert" --strict

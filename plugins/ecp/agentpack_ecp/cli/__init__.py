@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentpack.clikit import group
 
-from . import build, lifecycle, packaging
+from . import agent, build, lifecycle, packaging
 
 
 @group()
@@ -12,5 +12,5 @@ def ecp() -> None:
     """Build, query, evaluate, refresh and ship Expert Context Packs."""
 
 
-for _command in (*build.COMMANDS, *lifecycle.COMMANDS, *packaging.COMMANDS):
+for _command in (*build.COMMANDS, *lifecycle.COMMANDS, *packaging.COMMANDS, *agent.COMMANDS):
     ecp.add_command(_command)

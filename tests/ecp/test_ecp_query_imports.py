@@ -1,0 +1,30 @@
+"""A cold ``agentpack query`` imports only what the answer needs (speed, checked without timing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = {"httpx", "jsonschema", "referencing", "cryptography", "croniter", "pathspec", "sentence_transformers", "mcp"}
+
+
+def _imported(pack: Path, *args: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agentpack", "query", str(pack), "prediction cache", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "fts", "vector", "hybrid"])
+def test_cold_query_skips_heavy_modules(example_pack: Path, mode: str) -> None:
+    modules = _imported(example_pack, "--mode", mode, "--json")
+    assert not modules & HEAVY, sorted(modules & HEAVY)
+    if mode == "fts":  # FTS5 answers from SQLite alone: no numpy
+        assert "numpy" not in modules
