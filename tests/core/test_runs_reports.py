@@ -128,7 +128,12 @@ def test_dci_resolve(store, tmp_path, agentpack_host):
     data = result.json()["report"]
     assert schemas_store.store().validate(schemas_store.REPORT, data) == []
     run = the_run(store)
-    assert run.report == data and run.total == len(data["query"]["required"]) + len(data["query"]["optional"])
+    from agentpack_dci.report import split_report
+
+    full = run.report  # the origin's report and agentpack's extension fields, as the viewer shows them
+    assert split_report(full)[0] == data and run.total == len(full["query"]["required"]) + len(
+        full["query"]["optional"]
+    )
     html, shown = page.read_text(), viewer_page(run, agentpack_host)
     assert chart_counts(html) == run_counts(run) == chart_counts(shown)
     for candidate in data["candidates"]:
