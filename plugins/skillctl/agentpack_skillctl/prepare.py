@@ -21,6 +21,7 @@ from .access import (
     load_access,
 )
 from .diskcache import stamp
+from .io_schemas import schema_problem
 from .manifest import MANIFEST, JsonSchema, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
@@ -113,6 +114,8 @@ def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool
         return False
     if any(not r.startswith("#") for s in schemas for r in schema_refs(s)):
         return False
+    if any(schema_problem(s) for s in schemas):  # a schema its own dialect rejects is never applied to a run
+        return False
     return access is None or not check_skill(skill, access)
 
 
@@ -203,9 +206,7 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
             access = AccessManifest(
                 YamlDocument(entry["access"]["data"], str(directory.parent / ACCESS_FILE), entry["access"]["lines"])
             )
-        skill._schemas.update(
-            input=entry["inputSchema"], output=entry["outputSchema"]
-        )
+        skill._schemas.update(input=entry["inputSchema"], output=entry["outputSchema"])
         prepared = Prepared(
             skill,
             Grants(**entry["grants"]),

@@ -8,6 +8,7 @@ into the repository and each case starts from the same files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -17,8 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
+from agentpack.userfiles import read_bytes
 
 from .access import ACCESS_FILE, load_access
 from .iopump import pump
@@ -58,7 +61,7 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
     dirs = [root] if single else tree_skill_dirs(root)
     access: LoadedAccess | None = None
     if not single:  # one manifest for the whole tree, read once
-        access = load_access(root / ACCESS_FILE) if (root / ACCESS_FILE).is_file() else (None, [])
+        access = load_access(root / ACCESS_FILE) if os.path.lexists(root / ACCESS_FILE) else (None, [])
     suites = []
     for directory in dirs:
         suite = run_suite(directory, options, skill=skill if single else None, access=access)
@@ -128,15 +131,16 @@ def _fixture(
 
     t0 = time.monotonic()
     cid = f"fixture:{case}"
-    want_status = fixture_status(input_path.parent, case)
     runs = 2 if options.options.get("check_determinism") else 1
     results = []
     directory = skill.directory
     try:
+        want_status = fixture_status(input_path.parent, case)
+        raw = read_bytes(input_path)
         prepared = prepare(directory, skill, access)
         for _ in range(runs):  # each run in its own fresh workspace, so writes cannot leak between them
             with fresh_workspace(directory) as workspace:
-                results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=input_path.read_bytes()))
+                results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=raw))
     except AgentpackError as exc:
         return CaseResult(id=cid, status="error", message=str(exc), file=str(input_path))
     result = results[0]
@@ -166,10 +170,14 @@ def _fixture(
         )
     ]
     if expected is not None and want_status == "ok":
-        want = json.loads(expected.read_text(encoding="utf-8"))
-        assertions.append(
-            AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
-        )
+        try:
+            want = jsonio.load_file(expected)
+        except jsonio.JsonError as exc:
+            assertions.append(AssertionResult(name="output", passed=False, message=f"unusable expected output: {exc}"))
+        else:
+            assertions.append(
+                AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
+            )
     passed = all(a.passed for a in assertions)
     message = (
         ""

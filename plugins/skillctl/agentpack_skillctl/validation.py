@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from pathlib import Path
 
+from agentpack import jsonio
 from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
+from agentpack.userfiles import read_text
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
 from .io_schemas import schema_problem, user_validator
@@ -270,7 +272,7 @@ def fixture_cases(directory: Path) -> list[tuple[str, Path, Path | None]]:
     for path in sorted(folder.glob("*.input.json")):
         case = path.name[: -len(".input.json")]
         expected = folder / f"{case}.expected.json"
-        cases.append((case, path, expected if expected.is_file() else None))
+        cases.append((case, path, expected if os.path.lexists(expected) else None))
     return cases
 
 
@@ -278,12 +280,12 @@ STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "viola
 
 
 def fixture_status(folder: Path, case: str) -> str:
-    """The status a fixture expects: ``fixtures/<case>.status`` (one word), else ``ok``."""
+    """The status a fixture expects: ``fixtures/<case>.status`` (one word), else ``ok``.
+
+    ``PackError`` when that file cannot be read (a folder, a FIFO, not UTF-8...).
+    """
     path = folder / f"{case}.status"
-    try:
-        return path.read_text(encoding="utf-8").strip() if path.is_file() else "ok"
-    except (OSError, UnicodeDecodeError):
-        return "?"
+    return read_text(path).strip() if os.path.lexists(path) else "ok"
 
 
 def _fixtures(skill: SkillManifest) -> list[Finding]:
@@ -299,7 +301,11 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
         if orphan.name[: -len(".expected.json")] not in inputs:
             out.append(Finding.warning("SKC141", f"{orphan.name} has no matching .input.json", file=str(orphan)))
     for case, input_path, expected in cases:
-        status = fixture_status(input_path.parent, case)
+        try:
+            status = fixture_status(input_path.parent, case)
+        except PackError as exc:
+            out.append(Finding.error("SKC141", exc.message, file=exc.file, line=exc.line))
+            continue
         if status not in STATUSES:
             out.append(
                 Finding.error(
@@ -316,16 +322,9 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
             ):
                 continue
             try:
-                value = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                out.append(
-                    Finding.error(
-                        "SKC141", f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno, column=exc.colno
-                    )
-                )
-                continue
-            except (OSError, UnicodeDecodeError) as exc:
-                out.append(Finding.error("SKC141", f"cannot read: {exc}", file=str(path)))
+                value = jsonio.load_file(path)
+            except jsonio.JsonError as exc:
+                out.append(Finding.error("SKC141", exc.message, file=str(path), line=exc.line, column=exc.column))
                 continue
             try:
                 schema = skill.io_schema(which)
@@ -350,7 +349,7 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     access: AccessManifest | None = None
     access_path = tree / ACCESS_FILE
-    if access_path.is_file():
+    if os.path.lexists(access_path):
         access, findings = load_access(access_path)
     elif strict:
         findings.append(Finding.error("SKC156", "strict mode needs an access manifest", file=str(access_path)))
@@ -382,7 +381,7 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
                 )
             else:
                 seen[skill_id] = skill.file
-    if access is None and not strict and not access_path.is_file():
+    if access is None and not strict and not os.path.lexists(access_path):
         findings.append(
             Finding.info(
                 "SKC156",
