@@ -64,13 +64,13 @@ def read_bytes(
 ) -> bytes:
     """The bytes of the regular file at ``path``; ``error`` for anything else, an I/O error or a file too large.
 
-    Opened without blocking and checked on the open descriptor, so a FIFO swapped in
-    between a check and the read cannot hang the reader.
+    Opened without blocking and checked on the open file, so a FIFO swapped in between a
+    check and the read cannot hang the reader.
     """
     name = display or os.fspath(path)
     with reading(name, error):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            handle = open(path, "rb", buffering=0, opener=_nonblocking)  # noqa: SIM115 - closed below
         except OSError as exc:
             if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.EISDIR):
                 raise  # permissions and the like: reading() says why
@@ -78,18 +78,18 @@ def read_bytes(
             if found.startswith("nothing"):
                 raise error("cannot read: no such file", file=name) from None
             raise error(f"expected {expected}, found {found}", file=name) from None
-        try:
-            info = os.fstat(fd)
+        with handle:
+            info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise error(f"expected {expected}, found {what_is(path)}", file=name)
             if max_bytes is not None and info.st_size > max_bytes:
                 raise error(f"the file is {info.st_size} bytes, more than the limit of {max_bytes}", file=name)
-            chunks = []
-            while chunk := os.read(fd, max(info.st_size, 65536)):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+            return handle.readall()
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    """Open without waiting: a FIFO opens at once (and is then refused) instead of blocking for a writer."""
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def read_text(
