@@ -1,4 +1,5 @@
-"""A run killed mid-process resumes from its execution log and scratchpad without repeating side effects."""
+"""A run killed mid-process resumes from its execution log and scratchpad without repeating side effects; a call
+the kill left in an unknown state holds the run until a human settles it."""
 
 import json
 import os
@@ -92,6 +93,26 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
     runs = json.loads(log.stdout)["runs"]
     assert [r["status"] for r in runs] == ["running"]
 
+    held = subprocess.run(
+        [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # set_status was killed while it ran and the tool cannot tell whether it took effect: held for a human
+    assert held.returncode == 1, held.stdout + held.stderr
+    outcome = json.loads(held.stdout)["runs"][0]
+    assert outcome["status"] == "held" and "helpdesk.set_status may or may not have happened" in outcome["error"]
+    assert [json.loads(line)["op"] for line in ledger.read_text().splitlines()][-1] == "add_internal_note"
+    settled = subprocess.run(
+        [AGENTPACK, "experts", "settle", str(acme), runs[0]["run_id"], "--not-happened", "--workdir", str(work)],
+        capture_output=True,
+        text=True,
+    )
+    assert settled.returncode == 0, settled.stderr
+
     resumed = subprocess.run(
         [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
         check=False,
@@ -116,7 +137,11 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
         check=True,
     )
     data = json.loads(detail.stdout)
-    assert [s["reason"] for s in data["segments"]] == ["start", "resumed after interruption"]
+    reasons = ["start", "resumed after interruption", "resumed after interruption"]  # killed, then held
+    assert [s["reason"] for s in data["segments"]] == reasons
+    set_status = [c for c in data["calls"] if c["operation"] == "helpdesk.set_status"]
+    assert [c["status"] for c in set_status] == ["superseded", "executed"]  # settled as not having happened
+    assert set_status[0]["key"] == set_status[1]["key"]  # the call made again is the same call, by its key
     assert [s["step"] for s in data["steps"]] == list(range(1, 9))
     assert [m["kind"] for m in data["messages"]].count("draft") == 1
     again = subprocess.run(

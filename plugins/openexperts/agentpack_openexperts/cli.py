@@ -378,6 +378,61 @@ def log(pack: Path, run_id: str, workdir: Path | None, output: str) -> None:
         click.echo(f"  event {event['kind']} {json.dumps(event['data'], sort_keys=True)}")
 
 
+@group.command()
+@PACK
+@click.argument("run_id")
+@click.option(
+    "--happened/--not-happened",
+    required=True,
+    help="Whether the call took effect (checked in the tool's own system).",
+)
+@click.option("--result", "result_json", help="With --happened: what the call returned, as JSON (default {}).")
+@WORKDIR_OPTION
+@OUTPUT
+def settle(pack: Path, run_id: str, happened: bool, result_json: str | None, workdir: Path | None, output: str) -> None:
+    """Settle the tool calls a crash left unknown in a held run; --resume then finishes the run.
+
+    A run is held when it was killed while a tool call ran and nothing could tell whether the call took
+    effect (see 'experts log RUN_ID'). --happened: the agent gets --result as the call's answer and the
+    call is not made again; --not-happened: the call is made again when the run resumes.
+
+    \b
+    Example:
+      agentpack experts settle my-expert run-18c2-0001 --happened --result '{"ok": true}'
+      agentpack experts run my-expert --resume --bindings b.yaml
+    """
+    from agentpack import jsonio
+
+    from .runtime.journal import settle as settle_calls
+
+    result: Any = {}
+    if result_json is not None:
+        if not happened:
+            raise click.UsageError("--result goes with --happened")
+        try:
+            result = jsonio.loads(result_json)
+        except jsonio.JsonError as exc:
+            raise click.BadParameter(exc.message, param_hint="--result") from None
+    store = _store(pack, workdir)
+    try:
+        run_row = store.run(run_id)
+        if run_row is None:
+            raise AgentpackError(f"no run '{run_id}'")
+        if run_row["status"] != "held":
+            raise AgentpackError(f"run '{run_id}' is {run_row['status']}, not held: nothing to settle")
+        seqs = settle_calls(store, run_id, happened, result)
+        now = time.time()
+        store.event(run_id, "settled", {"calls": seqs, "happened": happened}, now)
+        store.update_run(run_id, now, status="running", error=None)  # --resume finishes it, no attempt used
+    finally:
+        store.close()
+    if output == "json":
+        emit_json("experts settle", True, run_id=run_id, calls=seqs, happened=happened)
+        return
+    what = "happened" if happened else "did not happen (it runs again)"
+    click.echo(f"{run_id}: call(s) {', '.join(map(str, seqs))} settled: {what}; finish it with 'experts run --resume'")
+
+
 @group.group(name="dead-letters", context_settings=clikit.CONTEXT_SETTINGS)
 def dead_letters() -> None:
     """List and replay invocations that failed with on_failure: dead_letter."""

@@ -4,6 +4,11 @@ A ``ToolBox`` maps each abstract tool name to a ``ToolBinding`` (``call(operatio
 arguments) -> JSON-able``, ``close()``). Built-in binders: ``python`` (callables),
 ``skill`` (deterministic skills of the skillctl format) and ``mcp`` (an MCP server
 over stdio). Bindings come from the Python API or from a bindings file.
+
+Crash safety (see ``journal``): a binding whose ``call`` takes an ``idempotency_key`` keyword
+receives the key of each call; optional ``honours_idempotency_keys(operation)`` and
+``reconcile(operation, arguments, idempotency_key)`` let a resumed run account for a call whose
+outcome a crash left unknown.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -18,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.userfiles import check_file
 from agentpack.yamlio import load_yaml
 
 from ..registry import lookup
@@ -43,8 +50,11 @@ class PythonBinding:
             raise ToolError(f"operation '{operation}' is not bound")
         return fn
 
-    def call(self, operation: str, arguments: dict[str, Any]) -> Any:
+    def call(self, operation: str, arguments: dict[str, Any], idempotency_key: str | None = None) -> Any:
+        """Call the operation; one with an ``idempotency_key`` parameter also gets the call's key."""
         fn = self._callable(operation)
+        if idempotency_key is not None and self.honours_idempotency_keys(operation):
+            arguments = {**arguments, "idempotency_key": idempotency_key}
         try:
             inspect.signature(fn).bind(**arguments)
         except TypeError as exc:
@@ -52,6 +62,20 @@ class PythonBinding:
         except ValueError:  # no signature available (a builtin): just call it
             pass
         return fn(**arguments)
+
+    def honours_idempotency_keys(self, operation: str) -> bool:
+        """An operation with an ``idempotency_key`` parameter promises that a repeat with the same key
+        has no second effect (it answers as the first call did)."""
+        try:
+            return "idempotency_key" in inspect.signature(self._callable(operation)).parameters
+        except (ToolError, TypeError, ValueError):
+            return False
+
+    def reconcile(self, operation: str, arguments: dict[str, Any], idempotency_key: str | None) -> Any:
+        """The target's ``reconcile(operation, arguments, idempotency_key)``, when it has one: whether a call
+        whose outcome a crash left unknown happened (``{"happened": bool, "result": ...}``), else None."""
+        fn = None if isinstance(self.target, Mapping) else getattr(self.target, "reconcile", None)
+        return fn(operation, arguments, idempotency_key) if callable(fn) else None
 
     def close(self) -> None:
         close = getattr(self.target, "close", None)
@@ -77,10 +101,17 @@ class ToolBox:
     def missing(self, tools: list[str]) -> list[str]:
         return [t for t in tools if t not in self.bindings]
 
-    def call(self, tool: str, operation: str, arguments: dict[str, Any]) -> Any:
+    def binding(self, tool: str) -> Any:
         binding = self.bindings.get(tool)
         if binding is None:
             raise ToolError(f"tool '{tool}' is not bound")
+        return binding
+
+    def call(self, tool: str, operation: str, arguments: dict[str, Any], idempotency_key: str | None = None) -> Any:
+        """Call ``tool.operation``; the key goes to bindings whose ``call`` takes an ``idempotency_key``."""
+        binding = self.binding(tool)
+        if idempotency_key is not None and _takes_key(binding):
+            return binding.call(operation, arguments, idempotency_key=idempotency_key)
         return binding.call(operation, arguments)
 
     def close(self) -> None:
@@ -91,15 +122,23 @@ class ToolBox:
                 pass
 
 
+def _takes_key(binding: Any) -> bool:
+    try:
+        return "idempotency_key" in inspect.signature(binding.call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def import_object(spec: str, base: Path) -> Any:
     """``module:attr`` or ``path/to/file.py:attr`` (relative to ``base``)."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not attr:
         raise AgentpackError(f"'{spec}' is not MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE")
     if module_name.endswith(".py"):
-        path = (base / module_name).resolve()
-        if not path.is_file():
+        path = Path(os.path.realpath(base / module_name))
+        if not os.path.lexists(path):
             raise AgentpackError(f"binding module {path} does not exist")
+        check_file(path, error=AgentpackError, expected="a Python file")  # a folder, a link loop, a FIFO
         name = f"_openexperts_binding_{abs(hash(str(path)))}"
         module = sys.modules.get(name)
         if module is None:

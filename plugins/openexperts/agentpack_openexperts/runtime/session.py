@@ -3,8 +3,8 @@
 Every tool operation passes through ``AgentSession.call``: its declaration and
 arguments are checked, its effective approval tier enforced (``auto`` runs,
 ``confirm`` waits for an approval broker, ``manual`` delivers a draft), and it is
-journaled in the execution log so a resumed run never repeats a side effect that
-already happened.
+journalled before it runs (``journal``) so a resumed run never repeats a side effect
+that already happened, nor one whose outcome a crash left unknown.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentpack import jsonio
+from agentpack.crashpoints import crashpoint as _crashpoint
 from agentpack.hashing import sha256_json
 
 from .. import effective
@@ -22,9 +24,26 @@ from ..model import Component
 from .approvals import ApprovalRequest
 from .bindings import ToolError
 from .errors import Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .journal import DONE, EXECUTED, FAILED, RECONCILED, SUPERSEDED, Entry, Journal, idempotency_key
 from .workspace import AccessError
 
 STEP = re.compile(r"^\s*[-*] \[[ xX]\] (.+)$", re.MULTILINE)
+
+
+def crashpoint(name: str) -> None:
+    """A named point where crash tests kill the run (``AGENTPACK_OPENEXPERTS_CRASH_AT``)."""
+    _crashpoint(name, prefix="AGENTPACK_OPENEXPERTS")
+
+
+def strict_json(value: Any, operation: str) -> Any:
+    """A tool's result as strict JSON (other values as strings); ``ToolFailure`` when it cannot be one:
+    NaN or infinity, a cycle, or nesting deeper than ``agentpack.jsonio`` reads back."""
+    try:
+        return jsonio.loads(json.dumps(value, default=str, allow_nan=False))
+    except (ValueError, RecursionError) as exc:  # JsonError is a ValueError
+        raise ToolFailure(f"{operation} returned a result that is not JSON: {exc}") from None
+
+
 SEP = "__"
 
 
@@ -252,20 +271,12 @@ class AgentSession:
         if problem and not (self.dry_run and (tier != "auto" or not rt.tools.has(tool))):
             return {"ok": False, "error": problem}
         digest = sha256_json(arguments)
-        replay = self._replay(full, digest)
-        if replay is not None:
-            rt.store.record_call(
-                self.run_id,
-                self.segment,
-                full,
-                digest,
-                rt.redact(arguments),
-                replay["result"],
-                tier,
-                "replayed",
-                rt.now(),
-            )
-            return {"ok": True, "result": replay["result"], "replayed": True, "tier": tier}
+        occurrence = self._seen.get((full, digest), 0)
+        self._seen[(full, digest)] = occurrence + 1
+        key = idempotency_key(self.run_id, full, digest, occurrence)
+        earlier = self._earlier(full, digest, occurrence)
+        if earlier is not None and earlier.status in DONE:
+            return self._replayed(full, digest, arguments, earlier.result, tier)
         description = declared.get(op, {}).get("description", full)
         if self.dry_run and (tier != "auto" or not rt.tools.has(tool)):
             why = "not executed in a dry run" if tier != "auto" else "no binding for this tool"
@@ -285,30 +296,29 @@ class AgentSession:
             )
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
-            return self._draft(full, digest, arguments, description)
+            return self._draft(full, digest, arguments, description, key, earlier)
+        if earlier is not None:  # started in a segment that was killed: its outcome is unknown
+            try:
+                happened, result = self.journal.resolve_unknown(earlier, rt.tools.binding(tool), full, arguments, tier)
+            except ToolError as exc:
+                return {"ok": False, "error": str(exc)}
+            if happened:
+                return self._replayed(full, digest, arguments, result, tier)
         if tier == "confirm":
             self._approve(full, digest, arguments, description)
+        seq = self.journal.begin(self.segment, full, digest, rt.redact(arguments), tier, key, rt.now())
+        crashpoint("call.journalled")
         try:
-            result = rt.tools.call(tool, op, arguments)
+            result = strict_json(rt.tools.call(tool, op, arguments, idempotency_key=key), full)
         except ToolError as exc:
+            self.journal.finish(seq, FAILED, {"error": rt.redact(str(exc))}, rt.now())
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # the tool itself failed: the attempt fails and the retry policy applies
-            rt.store.record_call(
-                self.run_id,
-                self.segment,
-                full,
-                digest,
-                rt.redact(arguments),
-                {"error": rt.redact(repr(exc))},
-                tier,
-                "failed",
-                rt.now(),
-            )
+            self.journal.finish(seq, FAILED, {"error": rt.redact(repr(exc))}, rt.now())
             raise ToolFailure(f"{full} failed: {exc}") from exc
-        result = json.loads(json.dumps(result, default=str))
-        rt.store.record_call(
-            self.run_id, self.segment, full, digest, rt.redact(arguments), rt.redact(result), tier, "executed", rt.now()
-        )
+        crashpoint("call.returned")
+        self.journal.finish(seq, EXECUTED, rt.redact(result), rt.now())
+        crashpoint("call.recorded")
         if self.dry_run:
             self.plan.append(
                 {
@@ -322,19 +332,45 @@ class AgentSession:
             )
         return {"ok": True, "result": result, "tier": tier}
 
-    def _replay(self, full: str, digest: str) -> dict[str, Any] | None:
-        """The earlier real execution this call repeats, for non-idempotent processes being resumed."""
+    @property
+    def journal(self) -> Journal:
+        return Journal(self.runtime.store, self.run_id)
+
+    def _earlier(self, full: str, digest: str, occurrence: int) -> Entry | None:
+        """The call this one repeats, for a non-idempotent process that resumes or retries."""
         if self.policy.idempotent or self.segment == 1:
             return None
-        key = (full, digest)
-        index = self._seen.get(key, 0)
-        self._seen[key] = index + 1
-        earlier = self.runtime.store.executed_calls(self.run_id, full, digest, self.segment)
-        return earlier[index] if index < len(earlier) else None
+        return self.journal.earlier(full, digest, occurrence, self.segment)
 
-    def _draft(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> dict[str, Any]:
+    def _replayed(self, full: str, digest: str, arguments: dict[str, Any], result: Any, tier: str) -> dict[str, Any]:
         rt = self.runtime
-        draft_id = rt.new_id("draft-")
+        rt.store.record_call(
+            self.run_id, self.segment, full, digest, rt.redact(arguments), result, tier, "replayed", rt.now()
+        )
+        return {"ok": True, "result": result, "replayed": True, "tier": tier}
+
+    def _draft(
+        self,
+        full: str,
+        digest: str,
+        arguments: dict[str, Any],
+        description: str,
+        key: str,
+        earlier: Entry | None,
+    ) -> dict[str, Any]:
+        """A ``manual`` operation: a draft for a human, delivered once (its id comes from the call's key, so a
+        resumed run finds a draft it delivered before it was killed instead of sending a second one)."""
+        rt = self.runtime
+        draft_id = f"draft-{key.removeprefix('oex-')[:16]}"
+        result = {"draft_id": draft_id, "draft_delivered": True, "executed": False}
+        if earlier is not None and any(
+            m["data"].get("draft_id") == draft_id for m in rt.store.messages(self.run_id, kind="draft")
+        ):
+            rt.store.set_call(self.run_id, earlier.seq, RECONCILED, result)
+            return self._replayed(full, digest, arguments, result, "manual")
+        if earlier is not None:
+            rt.store.set_call(self.run_id, earlier.seq, SUPERSEDED)
+        seq = self.journal.begin(self.segment, full, digest, rt.redact(arguments), "manual", key, rt.now())
         rt.outbox.send(
             self.policy.channel,
             "draft",
@@ -348,6 +384,7 @@ class AgentSession:
                 "note": "manual tier: prepared for a human to execute; it was not executed",
             },
         )
+        crashpoint("draft.delivered")
         if self.policy.on_manual_ready:
             rt.outbox.escalate(
                 self.policy.escalation_channel,
@@ -357,10 +394,7 @@ class AgentSession:
                 {"inputs": self.inputs, "arguments": arguments},
                 f"review draft {draft_id} and execute {full} yourself",
             )
-        result = {"draft_id": draft_id, "draft_delivered": True, "executed": False}
-        rt.store.record_call(
-            self.run_id, self.segment, full, digest, rt.redact(arguments), result, "manual", "draft_delivered", rt.now()
-        )
+        self.journal.finish(seq, "draft_delivered", result, rt.now())
         return {"ok": True, "result": result, "tier": "manual"}
 
     def _approve(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> None:
@@ -481,6 +515,7 @@ class AgentSession:
             return {"ok": False, "error": f"step must be between 1 and {len(steps)}"}
         rt = self.runtime
         rt.store.complete_step(self.run_id, step, rt.redact(summary), self.segment, rt.now())
+        crashpoint("step.completed")
         return {"ok": True, "step": step}
 
     def _builtin_escalate(
