@@ -90,3 +90,17 @@ def test_lint_rejects_timestamps_that_are_not_rfc3339(workspace):
     assert lint.exit_code == 1 and "DCI103" in lint.stdout and "date-time" in lint.stdout
     record = run_cli(["dci", "record", "web-search", "--success", "-w", workspace])
     assert record.exit_code == 2 and "reliability" in record.stderr
+
+
+def test_record_removes_what_a_killed_record_left(workspace):
+    import subprocess
+    import sys
+
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
+    state = workspace / ".dci" / "state"
+    state.mkdir()
+    debris = state / f".reliability.v1.json.{gone}.123.tmp"
+    debris.write_text("{half a wri")
+    result = run_cli(["dci", "record", "web-search", "--success", "-w", workspace])
+    assert result.exit_code == 0, result.stderr
+    assert not debris.exists() and json.loads((state / "reliability.v1.json").read_text())["candidates"]
