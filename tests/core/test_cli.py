@@ -197,3 +197,22 @@ def test_every_command_of_every_plugin_has_help_with_an_example():
         result = run_cli([*path, "-h"])
         assert result.exit_code == 0, (path, result.stderr)
         assert "xample" in (command.help or ""), f"'agentpack {' '.join(path)} -h' shows no example"
+
+
+def test_an_os_error_is_a_one_line_error_not_an_internal_error(register_plugin, monkeypatch):
+    from agentpack.registry import CommandSpec
+
+    @click.command(name="denied")
+    def denied() -> None:
+        raise PermissionError(13, "Permission denied", "/srv/packs")
+
+    class Plugin:
+        @hookimpl
+        def agentpack_register_commands(self, register):
+            register(CommandSpec(name="denied", target=denied))
+
+    register_plugin(Plugin())
+    result = run_cli(["denied"])
+    assert result.exit_code == 2 and result.stderr == "error: /srv/packs: Permission denied\n"
+    monkeypatch.setenv("AGENTPACK_DEBUG", "1")
+    assert "Traceback" in run_cli(["denied"]).stderr
