@@ -202,8 +202,11 @@ def run(
         rt = make_runtime(package, host, **options)
         try:
             outcomes = rt.resume_interrupted()
+            held = [r["run_id"] for r in rt.store.runs(("held",))]
         finally:
             rt.stop()
+        for run_id in held:  # not resumed: a person must settle a call first
+            click.echo(f"note: run {run_id} is held; see 'experts log', then 'experts settle'", err=True)
         if output == "json":
             emit_json("experts run", all(o.ok for o in outcomes), runs=[o.to_json() for o in outcomes])
         else:

@@ -309,7 +309,7 @@ class AgentSession:
         seq = self.journal.begin(self.segment, full, digest, rt.redact(arguments), tier, key, rt.now())
         crashpoint("call.journalled")
         try:
-            result = strict_json(rt.tools.call(tool, op, arguments, idempotency_key=key), full)
+            answer = rt.tools.call(tool, op, arguments, idempotency_key=key)
         except ToolError as exc:
             self.journal.finish(seq, FAILED, {"error": rt.redact(str(exc))}, rt.now())
             return {"ok": False, "error": str(exc)}
@@ -317,6 +317,11 @@ class AgentSession:
             self.journal.finish(seq, FAILED, {"error": rt.redact(repr(exc))}, rt.now())
             raise ToolFailure(f"{full} failed: {exc}") from exc
         crashpoint("call.returned")
+        try:
+            result = strict_json(answer, full)
+        except ToolFailure as exc:
+            self.journal.finish(seq, FAILED, {"error": rt.redact(str(exc))}, rt.now())
+            raise
         self.journal.finish(seq, EXECUTED, rt.redact(result), rt.now())
         crashpoint("call.recorded")
         if self.dry_run:
