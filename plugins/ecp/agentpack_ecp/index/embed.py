@@ -20,6 +20,7 @@ from typing import Any
 
 from agentpack.errors import AgentpackError, require
 
+from ..pack.spec import MAX_DIMENSIONS
 from .tokenize import term_counts
 
 BUILTIN_MODEL = "agentpack-hash-v1"
@@ -40,8 +41,10 @@ class HashEmbedder:
     provider = BUILTIN_PROVIDER
 
     def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
-        if dimensions < 8:
-            raise AgentpackError(f"embedding.dimensions must be at least 8 for {BUILTIN_MODEL} (got {dimensions})")
+        if not 8 <= dimensions <= MAX_DIMENSIONS:
+            raise AgentpackError(
+                f"embedding.dimensions must be from 8 to {MAX_DIMENSIONS} for {BUILTIN_MODEL} (got {dimensions})"
+            )
         self.dimensions = dimensions
 
     def config(self) -> dict[str, Any]:

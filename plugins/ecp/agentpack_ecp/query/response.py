@@ -166,6 +166,9 @@ def query_pack(
         except AgentpackError as exc:
             report.append(dict(status, status="error", reason=exc.message))
             continue
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # files damaged since the index was opened
+            report.append(dict(status, status="error", reason=f"unreadable index ({type(exc).__name__}: {exc})"))
+            continue
         if skipped:
             report.append(dict(status, status="skipped", reason=skipped))
             continue

@@ -8,7 +8,6 @@ returns the hits of one index, ``search_summaries`` those of the pack's summarie
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -29,8 +28,9 @@ from ..index.fts import FtsIndex
 from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
 from ..index.vector import VectorIndex, coerce_query_vector
+from ..pack.files import file_kind, load_json_payload, read_json_doc
 from ..pack.layout import MANIFEST_PATH
-from ..pack.manifest import ExpertPack, IndexEntry
+from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.recipes import file_record, iso_utc, manifest_hash
 
@@ -102,9 +102,9 @@ class IndexCache:
                     s.get("source_id"): s for s in item.index.head.get("sources") or [] if isinstance(s, dict)
                 }
             except AgentpackError as exc:
-                item.error = exc.message
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                item.error = f"unreadable index: {exc}"
+                item.error = f"{exc.location()}: {exc.message}" if exc.file else exc.message
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, RecursionError) as exc:
+                item.error = f"unreadable index ({type(exc).__name__}: {exc})"
             return item
 
     def forget(self, root: str | Path) -> None:
@@ -126,12 +126,15 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     index_dir = resolve_under(pack.root, entry.path)
     descriptor = resolve_under(pack.root, entry.descriptor) if entry.descriptor else index_dir / "index.json"
     data_rel = "index_data.json"
-    if descriptor.is_file():
-        prov = (json.loads(descriptor.read_text(encoding="utf-8")) or {}).get("provenance") or {}
-        data_rel = str(prov.get("index_data_path") or data_rel)
+    if os.path.lexists(descriptor):
+        prov = as_dict(read_json_doc(descriptor, entry.descriptor).data).get("provenance")
+        data_rel = str(as_dict(prov).get("index_data_path") or data_rel)
     data_path = resolve_under(index_dir, data_rel)
-    if not data_path.is_file():
+    if not os.path.lexists(data_path):
         raise AgentpackError(f"not built yet ({entry.path}/{data_rel} missing; run agentpack ecp build)")
+    kind = file_kind(data_path)
+    if kind is not None:
+        raise AgentpackError(f"{entry.path}/{data_rel}: expected a JSON file, found {kind}")
     with open(data_path, "rb") as handle:
         head = handle.read(4096).decode("utf-8", "replace")
     fmt = next((f for f in ("keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1") if f'"{f}"' in head), None)
@@ -140,7 +143,7 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     if fmt == "keyword-index-v2":
         return fmt, KeywordIndex.load(index_dir, data_path)
     if fmt == "sqlite-fts-index-v1":
-        return fmt, FtsIndex(index_dir, json.loads(data_path.read_text(encoding="utf-8")))
+        return fmt, FtsIndex(index_dir, as_dict(load_json_payload(data_path, f"{entry.path}/{data_rel}")))
     return fmt, VectorIndex.load(index_dir, data_path)
 
 
