@@ -137,7 +137,9 @@ def check_database(db: Path, table: str = TABLE) -> str | None:
             header = handle.read(100)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
-    if len(header) < 100 or not header.startswith(HEADER):
+    if len(header) < 100:
+        return f"is not an SQLite database ({size} bytes: a placeholder until the index is built)"
+    if not header.startswith(HEADER):
         return f"is not an SQLite database ({size} bytes)"
     page_size = int.from_bytes(header[16:18], "big")
     pages = int.from_bytes(header[28:32], "big")

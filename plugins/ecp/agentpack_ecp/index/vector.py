@@ -250,6 +250,10 @@ class VectorIndex:
                     )
             docs = DocTable.from_records(index_dir, records, read_texts(index_dir))
             doc_ids = [r["chunk_id"] for r in records]
+        if not doc_ids:
+            raise AgentpackError(
+                "not built yet: the index lists no chunk (a placeholder)", hint="run agentpack ecp build"
+            )
         config = head.get("config") or {}
         vcfg = config.get("vector") or {}
         dims = check_dimensions((config.get("embedding") or {}).get("dimensions"), "config.embedding.dimensions")

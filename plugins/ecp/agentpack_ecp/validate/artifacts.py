@@ -43,6 +43,8 @@ class IndexArtifacts:
     data: dict[str, Any] | None = None
     chunk_records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     """``(line number, record)`` of the chunks.jsonl objects read (the first ``CHUNK_SAMPLE`` lines)."""
+    has_payload: bool = False
+    """Whether ``index_data.json`` exists and is JSON (``data`` is set only for a known format)."""
     has_chunks: bool = False
     chunks_complete: bool = False
     """Whether ``chunk_records`` holds every record of chunks.jsonl (the file is within the sample)."""
@@ -191,6 +193,7 @@ def _load_payload(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[F
     except AgentpackError as exc:
         out.append(Finding.error("ECP133", f"index payload: {exc.message}", file=display, line=exc.line))
         return
+    art.has_payload = True
     if data == {}:
         out.append(
             Finding.warning(

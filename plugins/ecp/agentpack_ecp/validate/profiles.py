@@ -171,7 +171,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
         )
     if rules.get("payloads"):
         for art in arts:
-            if art.data is None or not art.has_chunks:
+            if not art.has_payload or not art.has_chunks:
                 out.append(
                     Finding.error(
                         "ECP214",
