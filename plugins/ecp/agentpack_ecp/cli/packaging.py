@@ -55,7 +55,8 @@ def package(
 ) -> None:
     """Package PACK as a reproducible ZIP with expert/package.json (spec 6.5).
 
-    Logs, backups, staging and lifecycle state are left out. Set
+    Logs, backups, staging and lifecycle state are left out, and so is anything under
+    expert/ that EXPERT.yaml does not declare (listed as left_out). Set
     SOURCE_DATE_EPOCH to fix the timestamps; otherwise the newest file
     modification time is used, so an unchanged tree gives the same bytes.
 

@@ -33,17 +33,17 @@ from agentpack.fsutil import atomic_write_json, file_lock
 
 from ..evals import Outcome, evaluate
 from ..index.build import build_pack
-from ..pack import layout
+from ..pack import journal, layout, leftovers
+from ..pack.crashpoints import crashpoint
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack, load_pack
+from ..pack.revisions import current_revisions
 from ..query.retrieve import IndexCache, forget
 from ..query.synthesis import query_synthesizer, usage_cost
 from . import publish, state
 from .changes import SourceChanges, changed_paths, detect, git_targets, snapshots
-from .crashpoints import crashpoint
 from .policy import Budget, BudgetExceeded, Plan, Policy, plan_refresh
-from .revisions import current_revisions
-from .staging import clean_staging, staged_pack
+from .staging import staged_pack
 
 
 def new_run_id(clock: Clock) -> str:
@@ -137,7 +137,7 @@ def refresh(
         result.update(plan=plan.as_dict(), strategy=plan.strategy)
         return result
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        finished = publish.recover(root)
+        finished = journal.recover(root)
         if finished:
             result["messages"].append(f"finished the interrupted {finished['action']} of run {finished['run_id']}")
             pack = load_pack(root)
@@ -145,16 +145,16 @@ def refresh(
         if pending:
             result["messages"].append(f"superseded pending run {pending.get('run_id')}")
             layout.pending_path(root).unlink(missing_ok=True)
-        clean_staging(root)
+        leftovers.remove(root, [e.path for e in pack.indexes])
         budget = Budget(policy, started=started, clock_monotonic=clock.monotonic)
         try:
             _refresh_locked(root, pack, policy, result, budget, rebuild=rebuild, no_evals=no_evals, clock=clock)
         except BudgetExceeded as exc:
-            clean_staging(root)
+            leftovers.remove(root, [e.path for e in pack.indexes])
             result.update(decision="refused", exit_status=1)
             result["messages"].append(str(exc))
         except AgentpackError as exc:
-            clean_staging(root)
+            leftovers.remove(root, [e.path for e in pack.indexes])
             logger.update(
                 "refresh",
                 who=who,
@@ -338,7 +338,7 @@ def publish_pending(
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        if publish.recover(root):
+        if journal.recover(root):
             pack = load_pack(root)
         pending = state.read_json(layout.pending_path(root))
         if not pending:
@@ -402,7 +402,7 @@ def rollback_pack(
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        publish.recover(root)
+        journal.recover(root)
         done = publish.rollback(root, clock=clock)
         logger_for(root, pack.manifest, pack.policy, clock=clock).update(
             "rollback",

@@ -40,9 +40,14 @@ def load(root: Path) -> dict[str, Any]:
     return state
 
 
-def save(root: Path, state: dict[str, Any]) -> None:
+def trimmed(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` keeping the last ``MAX_GENERATIONS`` generations (what ``save`` writes)."""
     state["generations"] = state.get("generations", [])[-MAX_GENERATIONS:]
-    atomic_write_json(layout.state_path(root), state)
+    return state
+
+
+def save(root: Path, state: dict[str, Any]) -> None:
+    atomic_write_json(layout.state_path(root), trimmed(state))
 
 
 def update(root: Path, **fields: Any) -> dict[str, Any]:

@@ -332,17 +332,6 @@ def load_pack(root: str | Path) -> ExpertPack:
     return pack
 
 
-def read_manifest(root: Path) -> YamlDocument:
-    """Only ``expert/EXPERT.yaml``, as a ``YamlDocument`` (located errors for unreadable YAML)."""
-    path = Path(root) / MANIFEST_PATH
-    if not path.is_file():
-        raise PackError(f"{MANIFEST_PATH} not found: {root} is not an Expert Context Pack", file=str(path))
-    doc = load_yaml(path, display=str(path))
-    if not isinstance(doc.data, dict):
-        raise PackError("EXPERT.yaml must be a mapping", file=str(path), line=1)
-    return doc
-
-
 def security(manifest: dict[str, Any]) -> dict[str, Any]:
     value = manifest.get("security")
     return value if isinstance(value, dict) else {}

@@ -28,6 +28,7 @@ from ..index.fts import FtsIndex
 from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
 from ..index.vector import VectorIndex, coerce_query_vector
+from ..pack import journal, layout
 from ..pack.files import file_kind, load_json_payload, read_json_doc
 from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack, IndexEntry, as_dict
@@ -82,12 +83,19 @@ class IndexCache:
         self._lock = threading.RLock()
 
     def loaded(self, pack: ExpertPack) -> LoadedPack:
+        """The pack's cache entry, after any interrupted publish was finished (``journal.settle``)."""
+        journal.settle(pack.root)
         signature = _signature(pack)
         with self._lock:
             cached = self._packs.get(pack.root)
             if cached is None or cached.signature != signature:
                 cached = self._packs[pack.root] = LoadedPack(signature)
             return cached
+
+    def current(self, pack: ExpertPack, loaded: LoadedPack) -> bool:
+        """Whether nothing was published since ``loaded`` was read: no journal, the same signature
+        (a query that read some indexes before a swap and some after reads them all again)."""
+        return not layout.journal_path(pack.root).exists() and _signature(pack) == loaded.signature
 
     def index(self, loaded: LoadedPack, pack: ExpertPack, entry: IndexEntry) -> LoadedIndex:
         """``entry``'s index, opened on first use (an index that cannot be opened records why)."""
@@ -159,8 +167,14 @@ class Hit:
     """Reads ``text`` when it is needed (only the hits that make the answer are read)."""
 
     def get_text(self) -> str | None:
+        """The indexed text (``None`` when the index has none, or its texts file is damaged: the
+        snippet is then read from the source)."""
         if self.text is None and self.load is not None:
-            self.text, self.load = self.load(), None
+            load, self.load = self.load, None
+            try:
+                self.text = load()
+            except (AgentpackError, OSError, ValueError):
+                self.text = None
         return self.text
 
 

@@ -17,8 +17,9 @@ from agentpack.errors import AgentpackError
 from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
+from ..pack import leftovers
 from ..pack.files import file_kind, read_json_doc
-from ..pack.layout import PACKAGE_JSON, has_skill_md
+from ..pack.layout import LIFECYCLE, PACKAGE_JSON, has_skill_md
 from ..pack.manifest import ExpertPack, as_dict, as_list
 from ..pack.schemas import MANIFEST_SCHEMA, PACKAGE_SCHEMA, POLICY_SCHEMA, SUITE_SCHEMA, schema_store
 from ..pack.spec import COMMIT_RE, KNOWN_ASSERTIONS, REVISION_IDENTITY
@@ -382,6 +383,31 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
                 )
 
 
+def _check_leftovers(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
+    """What killed runs left (ECP113): an unfinished publish journal, staging folders. Nothing
+    serves them, but a pack in that state is not what its files say until they are dealt with."""
+    make = Finding.error if strict else Finding.warning
+    journal_file = f"{LIFECYCLE}/journal.json"
+    if os.path.lexists(pack.root / journal_file):
+        out.append(
+            make(
+                "ECP113",
+                "an interrupted publish is pending: the next query, build, refresh or prune finishes it",
+                file=journal_file,
+                hint="run agentpack ecp prune",
+            )
+        )
+    for rel in leftovers.find(pack.root, [e.path for e in pack.indexes]):
+        out.append(
+            make(
+                "ECP113",
+                f"{rel} was left by a killed build or refresh",
+                file=rel,
+                hint="agentpack ecp prune (or the next build or refresh) deletes it",
+            )
+        )
+
+
 def _check_security(pack: ExpertPack, out: list[Finding]) -> None:
     sec = pack.security
     if sec.get("allow_remote_llm") is True and not sec.get("allowed_remote_llm_providers"):
@@ -428,6 +454,7 @@ def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     _check_summaries_and_snapshots(pack, strict, out)
     _check_security(pack, out)
     _check_package(pack, out)
+    _check_leftovers(pack, strict, out)
     seen: set[str] = set()
     arts = []
     for entry in pack.indexes:
