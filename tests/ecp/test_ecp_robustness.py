@@ -135,9 +135,11 @@ def test_damaged_file_is_a_finding_never_a_crash(example_pack: Path, name: str) 
     for strict in ([], ["--strict"]):
         result = run_cli(["validate", example_pack, "--json", *strict])
         assert result.exit_code == 1, (name, result.stdout, result.stderr)
-        findings = [f for item in result.json()["items"] for f in item["findings"] if f["severity"] == "error"]
-        assert code in {f["code"] for f in findings}, (name, findings)
-        assert all(f["file"] and not Path(f["file"]).is_absolute() for f in findings), findings
+        findings = [f for item in result.json()["items"] for f in item["findings"]]
+        assert code in {f["code"] for f in findings if f["severity"] == "error"}, (name, findings)
+        for f in findings:  # relative to the pack root, so reporters can resolve them (SARIF, -o github)
+            assert f["file"] and not Path(f["file"]).is_absolute() and ".." not in Path(f["file"]).parts, f
+            assert (example_pack / f["file"]).parent.is_dir(), f
     answer = run_cli(["query", example_pack, QUESTION, "--json"])
     assert answer.exit_code in (0, 1, 2) and "internal error" not in answer.stderr, (name, answer.stderr)
     if answer.exit_code == 0:
@@ -154,6 +156,10 @@ def test_damaged_index_is_reported_and_the_others_answer(example_pack: Path) -> 
     assert status["corpus-fts"]["status"] == "error" and "not an SQLite database" in status["corpus-fts"]["reason"]
     assert status["corpus-keyword"]["status"] == "ok" and response["citations"]
     assert "corpus-fts" in response["limitations"]
+    findings = run_cli(["query", example_pack, QUESTION, "-o", "sarif"])
+    assert (
+        findings.exit_code == 0 and "expert/EXPERT.yaml" in findings.stdout and str(example_pack) not in findings.stdout
+    )
 
 
 def test_wrong_types_in_a_suite_are_findings_with_pointers(example_pack: Path) -> None:

@@ -298,6 +298,8 @@ def _present(root: Path, rel: str) -> bool:
 def load_pack(root: str | Path) -> ExpertPack:
     """Load the pack at ``root`` (a skill directory, its SKILL.md or its expert/EXPERT.yaml)."""
     given = Path(root)
+    if not given.exists():
+        raise PackError(f"{given} does not exist", file=str(given))
     found = find_pack_root(given)
     if found is None:
         base = given.parent if given.is_file() else given

@@ -191,9 +191,9 @@ def zip_info(name: str, epoch: int, executable: bool = False) -> zipfile.ZipInfo
 def write_zip(out: Path, entries: Sequence[tuple[zipfile.ZipInfo, Path | bytes]]) -> None:
     """Write ``entries`` to ``out`` through a temporary file and an atomic rename."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
             for info, content in entries:
                 if isinstance(content, bytes):
@@ -204,6 +204,9 @@ def write_zip(out: Path, entries: Sequence[tuple[zipfile.ZipInfo, Path | bytes]]
                     while block := src.read(1 << 20):
                         dst.write(block)
         os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise AgentpackError(f"cannot write the package: {exc.strerror or exc}", file=str(out)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -242,9 +245,8 @@ def package_pack(
     allow_secrets: bool = False,
 ) -> dict[str, Any]:
     """Package the pack at ``root`` into the ZIP ``out``; returns a summary (the CLI's JSON)."""
-    root = Path(root).resolve()
     pack = load_pack(root)
-    doc, manifest = pack.manifest_doc, pack.manifest
+    root, doc, manifest = pack.root, pack.manifest_doc, pack.manifest
     if contains_secrets(manifest) and not allow_secrets:
         raise AgentpackError(
             "refusing to package a pack with security.contains_secrets: true (spec 5.5: it must not be "
