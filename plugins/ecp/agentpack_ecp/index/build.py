@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.console import progress
 from agentpack.errors import AgentpackError
@@ -165,7 +166,7 @@ def _identity(revision: dict[str, Any]) -> dict[str, Any]:
 
 def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot]) -> bool:
     try:
-        info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+        info = jsonio.loads((target / "build_info.json").read_bytes())
     except (OSError, ValueError):
         return False
     if info.get("config") != json.loads(json.dumps(config)):
@@ -179,7 +180,7 @@ def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot
 def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, str, str], list[Chunk]]:
     """Chunks of the previous build by (source_id, path, file sha256), when its chunking was the same."""
     try:
-        info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+        info = jsonio.loads((target / "build_info.json").read_bytes())
         if (info.get("config") or {}).get("chunking") != chunking:
             return {}
         records = read_jsonl(target / CHUNKS_NAME)
@@ -650,7 +651,7 @@ def changed_here(changed: Mapping[str, Iterable[str]] | None, snaps: list[Source
 
 def _created_at(target: Path) -> str | None:
     try:
-        value = json.loads((target / "index.json").read_text(encoding="utf-8")).get("created_at")
+        value = jsonio.loads((target / "index.json").read_bytes()).get("created_at")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None

@@ -376,7 +376,7 @@ class TextsFile:
             return None
         end = line.find(b',"file_sha256":')
         try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
-            value = json.loads(line[len(prefix) : end]) if end > 0 else None
+            value = jsonio.loads(line[len(prefix) : end]) if end > 0 else None
         except ValueError:
             value = None
         if not isinstance(value, str):
@@ -396,7 +396,7 @@ class TextsFile:
                 return None
             if found == chunk_id:
                 try:
-                    record = json.loads(line)
+                    record = jsonio.loads(line)
                 except ValueError:
                     return None
                 text = record.get("text")

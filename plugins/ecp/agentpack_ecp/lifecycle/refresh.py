@@ -20,13 +20,13 @@ at any point leaves the last published index intact and queryable.
 
 from __future__ import annotations
 
-import json
 import secrets
 import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json, file_lock
@@ -58,7 +58,7 @@ def _last_full_rebuild(root: Path, pack: ExpertPack, current: dict[str, Any]) ->
     stamps = []
     for entry in pack.indexes:
         try:
-            stamp = state.parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at"))
+            stamp = state.parse_time(jsonio.loads((root / entry.path / "index.json").read_bytes()).get("created_at"))
         except (OSError, ValueError, AttributeError):
             continue
         if stamp is not None:

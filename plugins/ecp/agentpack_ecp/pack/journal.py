@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import os
 import shutil
 import time
@@ -31,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import LockedError, atomic_write_json, file_lock, fsync_dir
 
@@ -152,7 +152,7 @@ def read(root: Path) -> dict[str, Any] | None:
     """The pending journal of the pack at ``root``, or ``None``."""
     path = layout.journal_path(root)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads(path.read_bytes())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

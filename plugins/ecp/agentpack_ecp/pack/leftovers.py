@@ -11,11 +11,12 @@ build, refresh or prune leaves none of them; ``validate --strict`` reports those
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from agentpack import jsonio
 
 from . import layout
 
@@ -27,7 +28,7 @@ def _kept(root: Path) -> set[Path]:
     kept = set()
     for path, key in ((layout.pending_path(root), "staging"), (layout.journal_path(root), "cleanup")):
         try:
-            value = json.loads(path.read_text(encoding="utf-8")).get(key)
+            value = jsonio.loads(path.read_bytes()).get(key)
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(value, str) and value:
