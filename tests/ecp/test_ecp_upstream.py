@@ -100,3 +100,24 @@ def test_strict_requires_declared_indexes_to_be_built(tmp_path: Path, upstream) 
     assert _findings(pack)[1]["ECP136"] == "warning"
     ok, codes = _findings(pack, "--strict")
     assert not ok and codes["ECP136"] == "error"
+
+
+def test_errors_of_upstream_shaped_packs_are_json_envelopes(tmp_path: Path, upstream) -> None:
+    pack = upstream.placeholder_hybrid(tmp_path)  # its git source ../Lockbox is not there
+    for argv in (["ecp", "build", pack, "--json"], ["ecp", "refresh", pack, "--json"]):
+        result = run_cli(argv)
+        assert result.exit_code == 2, result.stdout + result.stderr
+        error = result.json()["error"]
+        assert "repository not found" in error["message"] and error["file"] == "expert/EXPERT.yaml" and error["line"]
+
+
+@pytest.mark.parametrize("shape", ["placeholder", "docs", "web", "mixed"])
+def test_findings_of_upstream_shaped_packs_resolve_from_the_pack_root(tmp_path: Path, upstream, shape: str) -> None:
+    """Every finding names a file relative to the pack root (reporters resolve it against the pack)."""
+    pack = upstream.placeholder_hybrid(tmp_path) if shape == "placeholder" else upstream.profile_pack(tmp_path, shape)
+    report = run_cli(["validate", pack, "--strict", "--json"]).json()
+    findings = [f for item in report["items"] for f in item["findings"]]
+    assert findings
+    for f in findings:
+        assert f["file"] and not Path(f["file"]).is_absolute(), f
+        assert (pack / f["file"]).exists() or (pack / f["file"]).parent.is_dir(), f

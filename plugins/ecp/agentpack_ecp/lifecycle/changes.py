@@ -106,9 +106,17 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     old = dict(source.revision)
     changes = SourceChanges(source.source_id, "git-diff", old=old)
     repo = resolve_location(source.uri, pack.root)
+    where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(f"{source.pointer}/uri")}
+    if not repo.is_dir():
+        raise SourceError(f"git source '{source.source_id}': repository not found: {repo}", **where)
     recorded_branch = old.get("branch")
     branch = recorded_branch if isinstance(recorded_branch, str) and recorded_branch else "HEAD"
-    new_commit = resolve_commit(repo, branch)
+    try:
+        new_commit = resolve_commit(repo, branch)
+    except SourceError as exc:
+        raise SourceError(
+            f"git source '{source.source_id}': cannot resolve '{branch}' to a commit ({exc.message})", **where
+        ) from None
     changes.new = {"commit": new_commit, **({"branch": branch} if branch != "HEAD" else {})}
     recorded = str(old.get("commit") or "")
     if not recorded or recorded.upper() == "HEAD":
