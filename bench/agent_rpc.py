@@ -17,6 +17,7 @@ sets ``PYTHONDONTWRITEBYTECODE``) and each cell is warmed up once; ``--cold``
 measures without that cache.
 
     .venv/bin/python bench/agent_rpc.py [--steps 200] [--repeat 3] [--shape 1xN] [--no-ref] [--cold] [--editable]
+                                        [--pid-namespace]
 """
 
 from __future__ import annotations
@@ -247,7 +248,10 @@ def main() -> None:
     parser.add_argument("--no-ref", action="store_true", help="skip the reference runtime")
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
     parser.add_argument("--editable", action="store_true", help="run ours from the development venv")
+    parser.add_argument("--pid-namespace", action="store_true", help="our agents in PID namespaces (bubblewrap)")
     args = parser.parse_args()
+    if args.pid_namespace:
+        ENV["AGENTPACK_AGENT_RPC_PID_NAMESPACE"] = "1"
     bin_dir = DEV_BIN if args.editable else wheel_venv("agent_rpc") / "bin"
     if args.cold:
         ENV["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -263,6 +267,7 @@ def main() -> None:
         f"load average {_load()}; {os.cpu_count()} CPUs; median of {args.repeat} runs per cell; "
         f"{'no bytecode cache' if args.cold else 'bytecode cache on'}; agentpack from "
         f"{'the development venv' if args.editable else 'wheels'} ({bin_dir.parent})"
+        + ("; our agents in PID namespaces" if args.pid_namespace else "")
     )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -213,3 +213,49 @@ def bar_chart(
     parts.append(f'<text x="{width}" y="10" text-anchor="end" {FONT} fill="{INK}">max {fmt(most)}</text>')
     label = f"{title} over {len(points)} runs: from {fmt(points[0][1])} to {fmt(points[-1][1])}"
     return _svg(width, height, label, "".join(parts), "bars", f' data-points="{len(points)}"')
+
+
+PARTS = ("#0969da", "#54aeff", "#bf8700", "#8250df", "#1a7f37", "#cf222e")
+"""Colours of the parts of ``breakdown`` bars, in order."""
+
+
+def breakdown(
+    rows: Sequence[tuple[str, Sequence[float], float]],
+    parts: Sequence[str],
+    *,
+    title: str = "score breakdown",
+    fmt: Callable[[float], str] = lambda v: f"{v:.3f}",
+    width: int = 560,
+) -> str:
+    """One horizontal bar per ``(label, part values, total)`` row, its parts stacked and named by ``parts``
+    (a legend above), the total written at its end; for example each candidate's weighted scores."""
+    label_width, row_height, legend = 170, 22, 20
+    bar_width = width - label_width - 60
+    height = legend + row_height * max(len(rows), 1) + 4
+    most = max((max(sum(max(v, 0.0) for v in values), total) for _, values, total in rows), default=0.0) or 1.0
+    body = []
+    x = 0
+    for i, name in enumerate(parts):
+        colour = PARTS[i % len(PARTS)]
+        body.append(f'<rect x="{x}" y="3" width="10" height="10" fill="{colour}"/>')
+        body.append(f'<text x="{x + 14}" y="12" {FONT} fill="{INK}">{escape(name)}</text>')
+        x += 24 + 7 * len(name)
+    for i, (name, values, total) in enumerate(rows):
+        y = legend + 4 + i * row_height
+        short = name if len(name) <= 28 else name[:27] + "…"
+        body.append(f'<text x="0" y="{y + 13}" {FONT} fill="{INK}">{escape(short)}<title>{escape(name)}</title></text>')
+        left = float(label_width)
+        for j, value in enumerate(values):
+            if value <= 0:
+                continue
+            w = bar_width * value / most
+            body.append(
+                f'<rect x="{_num(left)}" y="{y}" width="{_num(w)}" height="16" fill="{PARTS[j % len(PARTS)]}">'
+                f"<title>{escape(name)}: {escape(parts[j])} {fmt(value)}</title></rect>"
+            )
+            left += w
+        end = label_width + bar_width * max(total, 0.0) / most
+        body.append(f'<line x1="{_num(end)}" y1="{y - 2}" x2="{_num(end)}" y2="{y + 18}" stroke="{INK}"/>')
+        body.append(f'<text x="{_num(max(left, end) + 6)}" y="{y + 13}" {FONT} fill="{INK}">{fmt(total)}</text>')
+    label = f"{title}: " + "; ".join(f"{name} {fmt(total)}" for name, _, total in rows)
+    return _svg(width, height, label, "".join(body), "breakdown", f' data-rows="{len(rows)}"')

@@ -31,6 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
+    with_quiet,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -55,10 +56,25 @@ class AgentpackGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
+        if command is None:
+            spec = self._plugin_specs().get(name)
+            command = spec.load() if spec else None
         if command is not None:
-            return command
-        spec = self._plugin_specs().get(name)
-        return spec.load() if spec else None
+            return with_quiet(command)
+        from .known import install_hint, plugin_for_command
+
+        known = plugin_for_command(name)
+        if known is None:
+            return None
+        from .entrypoints import entry_points
+        from .plugins import ENTRY_POINT_GROUP
+
+        if any(ep.name == known.name for ep in entry_points(ENTRY_POINT_GROUP)):
+            ctx.fail(
+                f"'{name}' comes with plugin '{known.name}', which is installed but not loaded "
+                "(check AGENTPACK_PLUGINS and AGENTPACK_DISABLE_PLUGINS)"
+            )
+        ctx.fail(f"'{name}' comes with plugin '{known.name}', which is not installed: {install_hint(known)}")
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         specs = self._plugin_specs()
@@ -186,34 +202,48 @@ def detect(path: Path, output: str) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@report_option()
 @output_option(command="validate")
-def validate(paths: tuple[Path, ...], strict: bool, format_name: str | None, output: str) -> None:
+def validate(
+    paths: tuple[Path, ...], strict: bool, format_name: str | None, report_file: Path | None, output: str
+) -> None:
     """Validate packs; exit 1 when any has an error.
+
+    A folder that no format claims stands for every pack under it, so
+    `agentpack validate skills/` validates each skill.
 
     \b
     Examples:
       agentpack validate skills/my-skill
+      agentpack validate skills/
       agentpack validate expert-skill --strict -o sarif > results.sarif
-      agentpack validate skills/* -o github
+      agentpack validate . -o github --report results.sarif
     """
+    from . import console
     from .clock import SYSTEM_CLOCK
     from .errors import PackError
     from .models import Finding, Report, ValidationItem
+    from .packwalk import expand
 
+    log = console.logger(__name__)
     h = host()
     items = []
-    for path in paths:
+    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
+    for path, format in targets:
         try:
-            pack = h.load(path, format_name)
+            pack = h.load(path, format)
         except PackError as exc:
+            log.info("validate %s: cannot load: %s", path, exc.message)
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
             items.append(ValidationItem(path=str(path), findings=[finding]))
             continue
+        log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
-    emit_report(report, output)
+    emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -268,7 +298,12 @@ def query(
     if query_vector_file:
         option_map["query_vector_file"] = str(query_vector_file)
     request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
+    from . import console
+
+    log = console.logger(__name__)
+    log.info("query %s (format %s): top %d, mode %s, filters %s", path, pack.format, top_k, mode, filter_map)
     response = h.query(pack, request)
+    log.info("query %s: %d citation(s), %d finding(s)", path, len(response.citations), len(response.findings))
     if output == "json":
         emit_json(
             "query",
@@ -296,7 +331,7 @@ def query(
 
 
 @cli.command(name="eval")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--suite", help="Run only this suite.")
 @click.option("--filter", "filter_", help="Run only cases whose id matches this substring or tag.")
 @jobs_option("Cases or scenarios in parallel, for formats that can run them so.")
@@ -305,7 +340,7 @@ def query(
 @record_options()
 @output_option(command="eval")
 def eval_(
-    path: Path,
+    paths: tuple[Path, ...],
     suite: str | None,
     filter_: str | None,
     jobs: int,
@@ -314,32 +349,126 @@ def eval_(
     recording: Recording,
     output: str,
 ) -> None:
-    """Run a pack's evaluations; exit 1 when any case fails. The run is recorded (agentpack runs).
+    """Run the evaluations of packs, one report for all; exit 1 when any case fails. Each pack's run is
+    recorded (agentpack runs).
+
+    A folder that no format claims stands for every pack under it.
 
     \b
     Examples:
       agentpack eval expert-skill
       agentpack eval expert-skill --suite smoke -o junit > junit.xml
+      agentpack eval skills/fs-hash-tree skills/text-word-count
       agentpack eval manifest.yaml --report out.html --tag nightly
     """
-    from .clock import SYSTEM_CLOCK
-    from .models import EvalOptions, Report
+    import time
 
+    from . import console
+    from .clock import SYSTEM_CLOCK
+    from .models import EvalOptions, EvalReport, Report
+    from .packwalk import expand
+
+    log = console.logger(__name__)
     h = host()
-    pack = h.load(path)
+    packs = [h.load(path, format) for path, format in expand(h, paths)]
     started = SYSTEM_CLOCK.now()
-    result = h.evaluate(pack, EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options)))
-    report = Report(command="eval", generated_at=started, evaluations=[result])
+    eval_options = EvalOptions(suite=suite, filter=filter_, jobs=jobs, options=dict(options))
+    results: list[EvalReport] = []
+    interrupted = False
+    for pack in packs:
+        log.info("eval %s: format %s, suite %s, filter %s, %d job(s)", pack.path, pack.format, suite, filter_, jobs)
+        t0 = time.monotonic()
+        try:
+            result = h.evaluate(pack, eval_options)
+        except KeyboardInterrupt:  # Ctrl-C: the report and the run say so, and the exit status is 130
+            interrupted = True
+            result = EvalReport(
+                name=pack.name or pack.path.name,
+                format=pack.format,
+                path=str(pack.path),
+                started_at=started,
+                duration_s=round(time.monotonic() - t0, 3),
+                aborted="interrupted (Ctrl-C) before the evaluation finished",
+            )
+        log.info("eval %s: %s", pack.path, result.totals)
+        results.append(result)
+        if interrupted:
+            break
+    report = Report(command="eval", generated_at=started, evaluations=results)
     emit_report(report, output, report_file)
     from .runs import record_run
 
     settings = {"suite": suite, "filter": filter_, "jobs": jobs, "options": dict(options)}
-    record_run(report, command="eval", input=path, settings=settings, recording=recording)
-    if result.aborted:
-        click.echo(f"error: {result.aborted}", err=True)
+    status = "interrupted" if interrupted else None
+    for pack, result in zip(packs, results, strict=False):  # an interrupted eval ran fewer packs
+        one = Report(command="eval", tool=report.tool, generated_at=started, evaluations=[result])
+        record_run(one, command="eval", input=pack.path, settings=settings, status=status, recording=recording)
+    if interrupted:
+        click.echo("interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
+    aborted = [result.aborted for result in results if result.aborted]
+    for reason in aborted:
+        click.echo(f"error: {reason}", err=True)
+    if aborted:
         raise SystemExit(EXIT_USAGE)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
+
+
+# -- skill-md: what hosts read from SKILL.md (skills-ref's read-properties and to-prompt) ---------
+@cli.group(name="skill-md")
+def skill_md() -> None:
+    """Read Agent Skills as hosts do, with the output of skills-ref (read-properties, to-prompt)."""
+
+
+@skill_md.command(name="read-properties")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md read-properties")
+def read_properties(path: Path, output: str) -> None:
+    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md).
+
+    The default output is skills-ref's, byte for byte; -o json wraps the
+    properties in agentpack's envelope.
+
+    \b
+    Examples:
+      agentpack skill-md read-properties skills/pdf-tools
+      agentpack skill-md read-properties skills/pdf-tools/SKILL.md --json
+    """
+    from .skillmd import find_skill_md, read_skill
+    from .skillprompt import properties, properties_json, skill_directory
+
+    directory = skill_directory(path)
+    skill = read_skill(directory, display=str(find_skill_md(directory) or directory))
+    if output == "json":
+        emit_json("skill-md read-properties", True, path=str(path), properties=properties(skill))
+    else:
+        click.echo(properties_json(skill))
+
+
+@skill_md.command(name="to-prompt")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md to-prompt")
+def to_prompt(paths: tuple[Path, ...], output: str) -> None:
+    """Print the <available_skills> block a host puts in its system prompt (PATHS: skill folders or
+    their SKILL.md files).
+
+    The default output is skills-ref's, byte for byte; -o json gives the
+    block and each skill's name, description and location in agentpack's envelope.
+
+    \b
+    Examples:
+      agentpack skill-md to-prompt skills/pdf-tools skills/merge-pr
+      agentpack skill-md to-prompt skills/*/ --json
+    """
+    from .skillprompt import prompt_entries
+    from .skillprompt import to_prompt as render
+
+    entries = prompt_entries(list(paths))
+    if output == "json":
+        emit_json("skill-md to-prompt", True, skills=entries, prompt=render(entries))
+    else:
+        click.echo(render(entries))
 
 
 @cli.group()
@@ -464,6 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import AgentpackError
 
     _json_command.clear()
+    if "agentpack.skillmd" in sys.modules:  # one parse per file per command, also for in-process callers
+        sys.modules["agentpack.skillmd"].forget_parsed()
     try:
         result = cli.main(args=argv, prog_name="agentpack", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK

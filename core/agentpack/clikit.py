@@ -105,6 +105,41 @@ def output_option(
     return decorate
 
 
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from . import console
+
+        console.QUIET = True
+
+
+_QUIET: dict[str, Any] = {
+    "is_flag": True,
+    "expose_value": False,
+    "is_eager": True,
+    "callback": _set_quiet,
+    "help": "No progress bars, heartbeats or notes on stderr.",
+}
+
+
+def quiet_option() -> Callable[[F], F]:
+    """``-q/--quiet``: sets ``console.QUIET`` (no progress, heartbeats or notes); the function receives nothing."""
+    return click.option("-q", "--quiet", **_QUIET)
+
+
+def with_quiet(command: click.Command) -> click.Command:
+    """Give ``command`` and every subcommand under it ``-q/--quiet`` where it has no ``-q`` of its own.
+
+    The ``agentpack`` group applies it to each command it hands out, so ``-q`` means ``--quiet``
+    before or after the subcommand's name, for the core's commands and every plugin's alike.
+    """
+    names = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    if not names & {"-q", "--quiet"}:
+        command.params.append(click.Option(["-q", "--quiet"], **_QUIET))
+    for sub in getattr(command, "commands", {}).values():
+        with_quiet(sub)
+    return command
+
+
 def report_option(help_text: str | None = None) -> Callable[[F], F]:
     """``--report FILE``: also write a report; its format follows the file's suffix."""
     return click.option(
@@ -222,11 +257,16 @@ def write_report(report: Report, path: Path | str) -> None:
 
 
 def emit_report(report: Report, output: str, report_file: Path | str | None = None) -> None:
-    """Render ``report`` on stdout with reporter ``output``, and to ``report_file`` if given."""
-    from . import __version__
+    """Render ``report`` on stdout with reporter ``output`` (coloured on a terminal where the reporter
+    colours), and to ``report_file`` if given."""
+    import sys
+
+    from . import __version__, console
 
     report.tool.version = __version__
-    click.echo(host().reporter(output).render(report), nl=False)
+    with console.styling(sys.stdout):  # the text reporter colours PASS/FAIL on a terminal; files stay plain
+        text = host().reporter(output).render(report)
+    click.echo(text, nl=False)
     if report_file:
         write_report(report, report_file)
 
@@ -255,8 +295,10 @@ __all__ = [
     "pairs_option",
     "parse_pairs",
     "print_json",
+    "quiet_option",
     "record_options",
     "report_option",
     "reporter_for_suffix",
+    "with_quiet",
     "write_report",
 ]

@@ -4,6 +4,16 @@ rich progress bars appear when stderr is a terminal (not ``TERM=dumb``) and the
 command is not in ``--json``/``--quiet`` mode; ``NO_COLOR`` removes their colour,
 not the bars. Off a terminal (a CI log), a long task prints a heartbeat line
 every ``AGENTPACK_HEARTBEAT_S`` seconds (default 5; 0 turns it off) instead.
+
+Long work moves through phases (``bar.phase("writing docs-keyword: 812 chunks")``):
+each phase starts its own count, and a phase of unknown length shows a moving
+bar, so a bar never sits at 100 % while work goes on. A progress opened inside
+another (a refresh building a pack) is a second line of the same display.
+
+``style`` colours a word (PASS, FAIL...) for stdout inside ``styling(stream)``,
+only when that stream is a terminal and ``NO_COLOR`` is unset; files never get
+colour. ``logger(name)`` is ``logging.getLogger`` imported on first use, for the
+``-v``/``-vv`` log lines of commands (start-up paths import no logging).
 """
 
 from __future__ import annotations
@@ -12,13 +22,19 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 
 QUIET = False
 """Set by ``--quiet``/``--json`` in the CLI: no progress and no notes."""
 
 
 HEARTBEAT_S = 5.0
+_LIVE: list[Any] = []
+"""The rich display (``[Progress]``) or the heartbeats open now, outermost first."""
+_STYLED = False
 
 
 def progress_enabled() -> bool:
@@ -42,9 +58,19 @@ class _NullProgress:
     def update(self, *, total: float | None = None, description: str | None = None) -> None:
         pass
 
+    def phase(self, description: str, total: float | None = None) -> None:
+        """Start the next phase of the work: its own description and count (``total=None``: unknown)."""
+
+
+NO_PROGRESS = _NullProgress()
+"""A progress that shows nothing: the default of a function that takes an optional ``bar``."""
+
 
 class _Heartbeat(_NullProgress):
-    """Progress for a log: ``description: done/total (N s)`` on stderr every ``interval`` seconds."""
+    """Progress for a log: ``description: done/total (N s)`` on stderr every ``interval`` seconds (without a
+    total, the count alone; before any, just the description).
+
+    Only the outermost heartbeat has a thread; it reports the innermost one open."""
 
     def __init__(self, description: str, total: float | None, interval: float) -> None:
         import threading
@@ -54,13 +80,23 @@ class _Heartbeat(_NullProgress):
         self._start = self._clock()
         self.description, self.total, self.done = description, total, 0.0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, args=(interval,), name="agentpack-heartbeat", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if not _LIVE:
+            self._thread = threading.Thread(
+                target=self._beat, args=(interval,), name="agentpack-heartbeat", daemon=True
+            )
+            self._thread.start()
 
     def _beat(self, interval: float) -> None:
         while not self._stop.wait(interval):
-            count = f"{self.done:g}/{self.total:g}" if self.total else f"{self.done:g}"
-            print(f"{self.description}: {count} ({self._clock() - self._start:.0f} s)", file=sys.stderr, flush=True)
+            shown = _LIVE[-1] if _LIVE and isinstance(_LIVE[-1], _Heartbeat) else self
+            count = f"{shown.done:g}/{shown.total:g}" if shown.total else (f"{shown.done:g}" if shown.done else "")
+            elapsed = f"({self._clock() - self._start:.0f} s)"
+            print(
+                f"{shown.description}: {count} {elapsed}" if count else f"{shown.description} {elapsed}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def advance(self, amount: float = 1) -> None:
         self.done += amount
@@ -69,9 +105,13 @@ class _Heartbeat(_NullProgress):
         self.total = total if total is not None else self.total
         self.description = description or self.description
 
+    def phase(self, description: str, total: float | None = None) -> None:
+        self.description, self.total, self.done = description, total, 0.0
+
     def close(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
 
 class _RichProgress:
@@ -86,6 +126,13 @@ class _RichProgress:
         kwargs = {k: v for k, v in (("total", total), ("description", description)) if v is not None}
         self._progress.update(self._task, **kwargs)
 
+    def phase(self, description: str, total: float | None = None) -> None:
+        self._progress.remove_task(self._task)  # a fresh task: its own count, and a moving bar without a total
+        self._task = self._progress.add_task(description, total=total)
+
+    def close(self) -> None:
+        self._progress.remove_task(self._task)
+
 
 @contextmanager
 def progress(description: str, total: float | None = None) -> Iterator[_NullProgress | _RichProgress]:
@@ -96,10 +143,20 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
             yield _NullProgress()
             return
         beat = _Heartbeat(description, total, interval)
+        _LIVE.append(beat)
         try:
             yield beat
         finally:
+            _LIVE.remove(beat)
             beat.close()
+        return
+    if _LIVE and not isinstance(_LIVE[0], _Heartbeat):  # inside another bar: a line of the same display
+        outer = _LIVE[0]
+        inner = _RichProgress(outer, outer.add_task(description, total=total))
+        try:
+            yield inner
+        finally:
+            inner.close()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -112,10 +169,51 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
         console=Console(stderr=True),
         transient=True,
     ) as bar:
-        yield _RichProgress(bar, bar.add_task(description, total=total))
+        _LIVE.append(bar)
+        try:
+            yield _RichProgress(bar, bar.add_task(description, total=total))
+        finally:
+            _LIVE.remove(bar)
 
 
 def note(message: str) -> None:
     """A message for the person at the terminal (stderr), suppressed by ``--quiet``."""
     if not QUIET:
         print(message, file=sys.stderr, flush=True)
+
+
+def colour_enabled(stream: IO[str]) -> bool:
+    """Whether text for ``stream`` may be coloured: a terminal, ``NO_COLOR`` unset, not ``TERM=dumb``."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+@contextmanager
+def styling(stream: IO[str]) -> Iterator[None]:
+    """Inside the block, ``style`` colours text when ``stream`` takes colour (see ``colour_enabled``)."""
+    global _STYLED
+    before, _STYLED = _STYLED, colour_enabled(stream)
+    try:
+        yield
+    finally:
+        _STYLED = before
+
+
+STATUS_COLOURS = {"passed": "green", "failed": "red", "error": "magenta", "skipped": "bright_black"}
+
+
+def style(text: str, status: str) -> str:
+    """``text`` coloured for ``status`` (passed, failed, error, skipped) inside ``styling``; as it is otherwise."""
+    colour = STATUS_COLOURS.get(status)
+    if not (_STYLED and colour):
+        return text
+    import click
+
+    return click.style(text, fg=colour, bold=True if status in ("failed", "error") else None)
+
+
+def logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)``; ``-v`` shows its INFO lines and ``-vv`` its DEBUG lines on stderr."""
+    import logging
+
+    return logging.getLogger(name)

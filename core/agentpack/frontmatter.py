@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PackError, reading
+from .errors import PackError, YamlError, reading
 from .yamlio import YamlDocument, parse_yaml
 
 _YAML11_BREAKS = {ord("\x85"): "\ufdd0", ord("\u2028"): "\ufdd1", ord("\u2029"): "\ufdd2"}
@@ -73,8 +73,13 @@ def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only:
         return parse_yaml(front, file=file)
     protect = any(chr(c) in front for c in _YAML11_BREAKS) and not any(chr(c) in front for c in _RESTORE)
     if not protect:
+        if "\t" in front:
+            _refuse_tabs(front, file)
         return parse_yaml(front, file=file, strings_only=True, strict=True)
-    document = parse_yaml(_swap(front, _YAML11_BREAKS), file=file, strings_only=True, strict=True)
+    swapped = _swap(front, _YAML11_BREAKS)
+    if "\t" in swapped:
+        _refuse_tabs(swapped, file)
+    document = parse_yaml(swapped, file=file, strings_only=True, strict=True)
     return YamlDocument(
         data=_swap(document.data, _RESTORE),
         file=document.file,
@@ -82,6 +87,34 @@ def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only:
         columns={_swap(k, _RESTORE): v for k, v in document.columns.items()},
         merged={_swap(k, _RESTORE) for k in document.merged},
     )
+
+
+def _refuse_tabs(front: str, file: str | None) -> None:
+    """Refuse a tab where the reference parser does: anywhere but in quoted scalars, block scalar
+    content and comments (``description: a<TAB>b`` included).
+
+    The reference parser (ruamel) shares that rule with PyYAML's pure-Python scanner, while libyaml
+    reads tabs inside plain scalars; so frontmatter holding a tab (rare) is also scanned in Python,
+    and only a stop at a tab counts: every other syntax error is left to the parse.
+    """
+    import yaml  # already imported by yamlio
+
+    try:
+        for _ in yaml.scan(front, Loader=yaml.SafeLoader):
+            pass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        if mark is not None and front[mark.index : mark.index + 1] == "\t":
+            raise YamlError(
+                "invalid YAML: a tab character is not allowed here; the Agent Skills reference parser "
+                "accepts tabs only inside quoted or block scalars and comments",
+                file=file,
+                line=mark.line + 1,
+                column=mark.column + 1,
+                hint="replace the tab with spaces, or quote the value",
+            ) from None
+    except yaml.YAMLError:
+        pass  # not a tab: the parse reports it with libyaml's message
 
 
 def read_markdown(

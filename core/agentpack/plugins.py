@@ -215,11 +215,13 @@ class Host:
         if format is None:
             detection = self.detect(path)
             if detection is None:
-                known = ", ".join(sorted(self.formats())) or "none"
-                raise PackError(
-                    f"{path}: not a pack of any installed format (installed formats: {known})",
-                    hint="install the plugin for its format, e.g. pip install 'agentpack-core[ecp]'",
-                )
+                from .known import not_a_pack
+
+                formats = list(self.formats())
+                loaded = {name for name, _ in self.pm.list_name_plugin()}
+                installed = {ep.name for ep in entry_points(ENTRY_POINT_GROUP)}
+                message, hint = not_a_pack(path, formats, loaded, installed)
+                raise PackError(message, hint=hint)
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")

@@ -7,6 +7,7 @@ reference validator does. Each rule has a stable code (``SKL...``).
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ def find_skill_md(directory: str | Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def folder_name(directory: Path) -> str:
+    """The real name of ``directory``, also when it is given as ``.`` or ends in ``..``."""
+    return directory.name if directory.name not in ("", "..") else os.path.basename(os.path.abspath(directory))
 
 
 @dataclass
@@ -84,12 +90,42 @@ def read_skill(directory: str | Path, *, display: str | None = None, text: str |
     (see ``read_markdown``); the directory is then not searched and the file not opened.
     """
     directory = directory if isinstance(directory, Path) else Path(directory)
-    if text is None:
-        path = find_skill_md(directory)
-        if path is None:
-            raise PackError("missing required file SKILL.md", file=display or str(directory))
-    else:
-        path = directory / SKILL_FILENAMES[0]
+    if text is not None:
+        return _parse_skill(directory, directory / SKILL_FILENAMES[0], display, text)
+    path = find_skill_md(directory)
+    if path is None:
+        raise PackError("missing required file SKILL.md", file=display or str(directory))
+    try:
+        st = path.stat()
+    except OSError:
+        return _parse_skill(directory, path, display, None)  # read_markdown reports why
+    key = (str(directory), display or str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    hit = _READ.get(key)
+    if hit is None:
+        try:
+            hit = _parse_skill(directory, path, display, None)
+        except PackError as exc:
+            hit = exc
+        if len(_READ) >= _READ_SIZE:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = hit
+    if isinstance(hit, PackError):
+        raise hit
+    return hit
+
+
+_READ: dict[tuple[str, str, int, int, int], Skill | PackError] = {}
+"""Parsed SKILL.md files by path and stat, so the plugins and the core that check one pack in one
+command parse it once (a changed file has another stat, and is parsed again)."""
+_READ_SIZE = 256
+
+
+def forget_parsed() -> None:
+    """Drop the parsed SKILL.md files: a new command starts from the files (``cli.main`` calls it)."""
+    _READ.clear()
+
+
+def _parse_skill(directory: Path, path: Path, display: str | None, text: str | None) -> Skill:
     from .frontmatter import read_markdown
 
     shown = display or str(path)
@@ -202,11 +238,11 @@ def _name_findings(raw: Any, directory: Path | None, error: Callable[..., None])
     if letters and not letters.isalnum():
         error("SKL017", "/name", f"name '{name}' may contain only letters, digits and hyphens")
     if directory is not None:
-        dir_name = unicodedata.normalize("NFKC", directory.name)
-        if dir_name != name:
+        folder = folder_name(directory)
+        if unicodedata.normalize("NFKC", folder) != name:
             error(
                 "SKL018",
                 "/name",
-                f"directory name '{directory.name}' must match the skill name '{name}'",
+                f"directory name '{folder}' must match the skill name '{name}'",
                 hint=f"rename the directory to '{name}' or change 'name'",
             )

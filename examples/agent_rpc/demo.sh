@@ -17,6 +17,7 @@ step agentpack detect manifest.yaml
 step agentpack rpc validate manifest.yaml --strict
 step agentpack rpc conformance "python support_agent.py"
 step agentpack rpc run -m manifest.yaml --report "$out/report.html" --json-out "$out/report.json" --junit "$out/junit.xml"
+step agentpack rpc run judge.yaml
 step agentpack rpc run manifest.yaml --filter smoke -j 2 --isolation process
 step agentpack eval manifest.yaml --filter security -o junit
 

@@ -22,7 +22,7 @@ agentpack dci resolve -r web-search,summarization --selection cover
 
 echo; echo "== a capability nobody provides: emulate it (degraded mode)"
 agentpack dci resolve -r image-tagging --decision emulate --json > "$out/emulated.json"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['report']; print(r['status'], r['emulated_capabilities'])" \
+python3 -c "import json,sys; e=json.load(open(sys.argv[1])); print(e['extensions']['status'], e['report']['emulated_capabilities'])" \
   "$out/emulated.json"
 
 echo; echo "== why the over-claimer lost"

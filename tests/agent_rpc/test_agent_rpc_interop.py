@@ -229,3 +229,98 @@ def test_reference_validates_what_we_validate(ref, tmp_path):
         [str(ref / "bin" / "ecp"), "validate", str(manifest)], check=False, capture_output=True, text=True
     )
     assert ours.returncode == theirs.returncode == 0, ours.stdout + theirs.stderr
+
+
+def test_the_ecp_init_starter_runs_unchanged_from_where_ecp_init_ran(ref, tmp_path):
+    """`ecp init` with its default, relative folder: the manifest's target is `python ecp_eval/agent.py`."""
+    subprocess.run([str(ref / "bin" / "ecp"), "init"], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    assert "ecp_eval/agent.py" in (tmp_path / "ecp_eval" / "manifest.yaml").read_text()
+    env = {**os.environ, "PATH": f"{ref / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+    def ours(*args: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
+        command = [AGENTPACK, *args]
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    for args in (["rpc", "run", "-m", "ecp_eval/manifest.yaml"], ["eval", "ecp_eval/manifest.yaml"]):
+        result = ours(*args)
+        assert result.returncode == 0, result.stdout + result.stderr
+    result = ours("rpc", "conformance", "python ecp_eval/agent.py", "--json")
+    assert json.loads(result.stdout)["reachable"], result.stdout
+    result = ours("rpc", "validate", "ecp_eval/manifest.yaml", "--portable", "--strict")
+    assert result.returncode == 0, result.stdout
+    elsewhere = ours("rpc", "run", "-m", "manifest.yaml", cwd=tmp_path / "ecp_eval")
+    assert elsewhere.returncode == 2 and "can't open file" in elsewhere.stderr
+    assert f"run from {tmp_path}" in elsewhere.stderr
+
+
+# one feature each, on top of a manifest both runtimes accept
+FEATURES: list[tuple[str, str, str]] = [
+    (where, feature, value)
+    for where, keys in (
+        (
+            "top",
+            "description: d|cwd: .|shell: false|env: {A: b}|config: {a: 1}|require_capabilities: true|"
+            "isolation: process|timeout: 5|scenario_timeout: 5|retries: 1|repeat: 2|pass_threshold: 0.5|"
+            "judge: {model: m}|limits: {stderr_bytes: 10}|pid_namespace: false",
+        ),
+        ("scenario", "tags: [a]|description: d|skip: false|timeout: 5|step_timeout: 5|retries: 1|repeat: 2"),
+        ("step", "name: n|timeout: 5|expect_status: done|constraints: {}"),
+        ("grader", "name: n|case_sensitive: false|field: evaluation_context"),
+        ("tool_grader", "not_called: false|count: 1|min_count: 1|max_count: 1|sequence: [echo]"),
+        ("condition", "not_equals|not_regex|does_not_contain|regex"),
+        ("dataset", "condition: contains|input_column: q"),
+        ("target", "argv|string"),
+        ("version", "missing|v1"),
+    )
+    for feature, value in [(item.split(":")[0], item) for item in keys.split("|")]
+]
+
+
+def _feature_manifest(folder: Path, where: str, value: str) -> Path:
+    version = "" if (where, value) == ("version", "missing") else "manifest_version: v1\n"
+    target = "[python, agent.py]" if (where, value) == ("target", "argv") else "python agent.py"
+    top = f"{value}\n" if where == "top" else ""
+    scenario = f"\n    {value}" if where == "scenario" else ""
+    step = f"\n        {value}" if where == "step" else ""
+    grader = f", {value}" if where == "grader" else ""
+    tool = "tool_name: echo" + (f", {value}" if where == "tool_grader" else "")
+    if value.startswith("sequence"):
+        tool = value
+    condition = value if where == "condition" else "contains"
+    pattern = "pattern" if condition.endswith("regex") else "value"
+    dataset = f", {value}" if where == "dataset" else ""
+    (folder / "rows.csv").write_text("input,output,q\nhello,Echo: hello,hello\n")
+    path = folder / f"{where}-{value.split(':')[0]}.yaml"
+    path.write_text(
+        f"{version}name: feature\ntarget: {target}\n{top}scenarios:\n"
+        f"  - name: a{scenario}\n    steps:\n      - input: hello{step}\n        graders:\n"
+        f"          - {{type: text_match, condition: {condition}, {pattern}: hello{grader}}}\n"
+        f"          - {{type: tool_usage, {tool}}}\n"
+        f"  - name: rows\n    dataset: {{type: csv, source: rows.csv{dataset}}}\n"
+    )
+    return path
+
+
+def test_validate_portable_agrees_with_what_the_reference_accepts(ref, tmp_path):
+    from agentpack_agent_rpc.api import validate_manifest
+
+    paths = [_feature_manifest(tmp_path, where, value) for where, _, value in FEATURES]
+    script = (
+        "import sys\nfrom ecp_runtime.manifest import ECPManifest\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n        ECPManifest.from_yaml(path)\n        print('ok')\n"
+        "    except Exception:\n        print('rejected')\n"
+    )
+    answer = subprocess.run(
+        [str(ref / "bin" / "python"), "-c", script, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    theirs = dict(zip(paths, answer.stdout.split(), strict=True))
+    for path in paths:
+        manifest, findings = validate_manifest(path, portable=True)
+        assert manifest is not None, (path.name, findings)
+        codes = {f.code for f in findings}
+        assert ("ARP401" in codes) == (theirs[path] == "rejected"), (path.name, theirs[path], findings)

@@ -24,8 +24,8 @@ def opened(monkeypatch) -> list:
     seen: list = []
     original = manifest_module.Target.open
 
-    def spy(self):
-        transport = original(self)
+    def spy(self, scope=None):
+        transport = original(self, scope)
         seen.append(transport)
         return transport
 
@@ -129,9 +129,9 @@ def events(monkeypatch, opened) -> list:
         seen.append(("parse", text.count("\n")))
         return parse(text, **kwargs)
 
-    def spy_open(self):
+    def spy_open(self, scope=None):
         seen.append("open")
-        return original(self)
+        return original(self, scope)
 
     monkeypatch.setattr(agentpack.yamlio, "parse_yaml", spy_parse)
     monkeypatch.setattr(manifest_module, "parse_yaml", spy_parse)

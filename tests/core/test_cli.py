@@ -9,7 +9,7 @@ from agentpack import hookimpl
 from agentpack.cli import cli
 from agentpack.testing import ClaimingPlugin, run_cli
 
-BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp"]
+BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp", "skill-md"]
 
 
 @pytest.fixture
@@ -25,7 +25,11 @@ def test_help_lists_core_and_plugin_commands(with_sample):
         assert f"  {name}" in result.stdout
 
 
-@pytest.mark.parametrize("command", [[c] for c in BUILTIN_COMMANDS] + [["mcp", "serve"], ["mcp", "tools"]])
+@pytest.mark.parametrize(
+    "command",
+    [[c] for c in BUILTIN_COMMANDS]
+    + [["mcp", "serve"], ["mcp", "tools"], ["skill-md", "read-properties"], ["skill-md", "to-prompt"]],
+)
 def test_every_command_has_help_with_short_flag(command):
     result = run_cli([*command, "-h"])
     assert result.exit_code == 0 and "Usage:" in result.stdout
@@ -180,6 +184,26 @@ def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plug
     assert json.loads(out.read_text())["evaluations"][0]["aborted"] == "agent unreachable"
 
 
+def test_ctrl_c_during_an_eval_writes_the_report_records_the_run_and_exits_130(
+    with_sample, register_plugin, todo_pack, tmp_path
+):
+    class Interrupted(ClaimingPlugin):
+        @hookimpl
+        def agentpack_evaluate(self, pack, options):
+            raise KeyboardInterrupt
+
+    register_plugin(Interrupted(), name="interrupted")
+    out, store = tmp_path / "r.json", tmp_path / "runs.sqlite"
+    result = run_cli(["eval", str(todo_pack("- [ ] a\n")), "--report", str(out), "--store", str(store)])
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    assert "interrupted (Ctrl-C)" in json.loads(out.read_text())["evaluations"][0]["aborted"]
+    from agentpack.runs import open_store
+
+    with open_store(store) as opened:
+        (run,) = opened.find()
+    assert run.status == "interrupted"
+
+
 def _leaf_commands(command, path):
     if isinstance(command, click.Group):
         ctx = click.Context(command)
@@ -197,3 +221,22 @@ def test_every_command_of_every_plugin_has_help_with_an_example():
         result = run_cli([*path, "-h"])
         assert result.exit_code == 0, (path, result.stderr)
         assert "xample" in (command.help or ""), f"'agentpack {' '.join(path)} -h' shows no example"
+
+
+def test_quiet_is_an_option_of_every_command_and_group():
+    """-q is --quiet everywhere: before or after a subcommand's name, on the core's and every plugin's commands."""
+    for path, command in _leaf_commands(cli, []):
+        opts = {opt for param in command.params for opt in getattr(param, "opts", ())}
+        assert {"-q", "--quiet"} <= opts, f"'agentpack {' '.join(path)}' has no -q/--quiet"
+
+
+def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_path):
+    from agentpack import console
+
+    pack = todo_pack("- [x] done\n")
+    store = ["--store", tmp_path / "runs.sqlite"]
+    loud = run_cli(["eval", pack, *store])
+    assert loud.exit_code == 0 and "recorded in" in loud.stderr
+    quiet = run_cli(["eval", pack, "-q", *store])
+    assert quiet.exit_code == 0 and "recorded in" not in quiet.stderr and console.QUIET
+    assert "recorded in" in run_cli(["eval", pack, *store]).stderr and not console.QUIET  # reset per invocation

@@ -102,3 +102,70 @@ def test_note_goes_to_stderr_unless_quiet(capsys, monkeypatch):
     monkeypatch.setattr(console, "QUIET", True)
     console.note("hidden")
     assert capsys.readouterr() == ("", "")
+
+
+def test_phases_on_a_terminal_each_start_their_own_count(tty):
+    stream = tty()
+    with console.progress("ecp build", total=None) as bar:
+        bar.phase("scanning docs")
+        bar.phase("chunking docs-keyword", total=2)
+        bar.advance(2)
+        with console.progress("eval gate", total=3) as inner:  # nested: a second line of the same display
+            inner.advance()
+            assert len(console._LIVE) == 1
+        bar.phase("writing docs-keyword: 12 chunks")
+    assert console._LIVE == []
+    assert "ecp build" in stream.getvalue() or "writing docs-keyword" in stream.getvalue()
+
+
+def test_heartbeats_report_the_current_phase_and_the_innermost_work(capsys, monkeypatch):
+    import time
+
+    monkeypatch.setattr(console, "QUIET", False)
+    monkeypatch.setenv("AGENTPACK_HEARTBEAT_S", "0.04")
+    with console.progress("ecp refresh") as bar:
+        bar.phase("chunking docs", total=10)
+        bar.advance(4)
+        time.sleep(0.15)
+        with console.progress("eval gate", total=3) as inner:
+            inner.advance(2)
+            time.sleep(0.15)
+        bar.phase("publishing")
+        time.sleep(0.15)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("chunking docs: 4/10 (") for line in lines)
+    assert any(line.startswith("eval gate: 2/3 (") for line in lines)
+    assert lines[-1].startswith("publishing (")
+    assert console._LIVE == []
+
+
+def test_style_colours_words_for_a_terminal_only(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert console.style("FAIL", "failed") == "FAIL"  # outside styling: plain
+    with console.styling(FakeTty()):
+        assert console.style("FAIL", "failed") == "\x1b[31m\x1b[1mFAIL\x1b[0m"
+        assert console.style("PASS", "passed") == "\x1b[32mPASS\x1b[0m"
+        assert console.style("x", "unknown") == "x"
+    with console.styling(io.StringIO()):
+        assert console.style("PASS", "passed") == "PASS"
+    monkeypatch.setenv("NO_COLOR", "1")
+    with console.styling(FakeTty()):
+        assert console.style("PASS", "passed") == "PASS"
+
+
+def test_the_text_reporter_colours_on_a_terminal_and_never_in_files(monkeypatch, tmp_path):
+    from agentpack.models import CaseResult, EvalReport, Report, SuiteResult
+    from agentpack.reporters import text
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    cases = [CaseResult(id="a", status="passed"), CaseResult(id="b", status="failed", message="no")]
+    report = Report(
+        command="eval", evaluations=[EvalReport(name="p", format="x", suites=[SuiteResult(id="s", cases=cases)])]
+    )
+    plain = text.render(report)
+    assert "\x1b[" not in plain and "    FAIL b - no" in plain
+    with console.styling(FakeTty()):
+        coloured = text.render(report)
+    assert "\x1b[31m\x1b[1mFAIL\x1b[0m b - no" in coloured and "\x1b[32mPASS\x1b[0m a" in coloured

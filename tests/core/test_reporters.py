@@ -307,6 +307,7 @@ def test_sarif_is_structurally_valid(render):
 
 def test_sarif_uris_are_uri_references(render):
     report = sample_report()
+    report.items[0].path = "my skills"
     report.items[0].findings[0] = report.items[0].findings[0].model_copy(update={"file": "my skills/100%/SKILL.md"})
     sarif = json.loads(render("sarif", report))
     store = SchemaStore([SARIF_SUBSET])

@@ -41,11 +41,11 @@ def test_rpc_run_records_scenarios_agent_and_tokens(store, tmp_path):
         timeout=300,
         check=False,
     )
-    assert result.returncode in (0, 1), result.stderr
+    assert result.returncode == 0, result.stderr  # the example runs offline, without a judge's API key
     (run,) = _runs(store)
     assert (run.command, run.format, run.name, run.tags) == ("rpc run", "agent-rpc", "support-agent-demo", ["demo"])
     assert run.agent["name"] == "support-agent" and "tool_calls" in run.agent["capabilities"]
-    assert run.total == 4 and run.total_tokens and run.settings["judge"]["model"] == "demo-judge"
+    assert run.total == 4 and run.status == "passed" and run.total_tokens and run.settings["judge"] == {}
     assert run.input_digest == run.report["manifest"]["digest"]
     steps = run.case_map()["support-agent-demo/order status"].detail["details"]["runs"][0]["steps"]
     assert steps[0]["input"] and "public_output" in steps[0]
@@ -82,3 +82,112 @@ def test_dci_resolve_records_capabilities_and_shows_candidates(store, tmp_path, 
     html = pages.run_page(first, list(agentpack_host.run_views().values()), None)
     assert 'data-view="dci-candidates"' in html and "S_contract" in html
     assert "web-search::skills/research/web-search" in html
+
+
+def test_dci_resolve_report_file_by_suffix(store, tmp_path):
+    """--report: .html is the run page (candidates, score breakdown chart, tie-breaks), .json the report."""
+    pytest.importorskip("agentpack_dci")
+    import json
+
+    workspace = tmp_path / "ws"
+    shutil.copytree(EXAMPLES / "dci" / "workspace", workspace, ignore=shutil.ignore_patterns("state"))
+    base = ["dci", "resolve", "-w", workspace, "--no-history", "--no-prompt", "--require", "web-search"]
+    page, data = tmp_path / "resolve.html", tmp_path / "resolve.json"
+    assert run_cli([*base, "--report", page, "--no-record"]).exit_code == 0 and not store.exists()
+    html = page.read_text()
+    assert 'data-view="dci-candidates"' in html and 'class="chart chart-breakdown"' in html
+    assert "web-search::skills/research/web-search" in html and "0.60 S_contract" in html
+    assert "<script" in html and "http://" not in html and "https://" not in html
+    assert run_cli([*base, "--report", data, "--json"]).exit_code == 0
+    (run,) = _runs(store)
+    assert json.loads(data.read_text()) == run.report and run.report["candidates"]
+
+
+def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, agentpack_host):
+    """A case per checklist step and per planned operation with its approval tier; --report .html shows the plan."""
+    pytest.importorskip("agentpack_openexperts")
+    package = tmp_path / "acme-support"
+    shutil.copytree(EXAMPLES / "openexperts" / "acme-support", package)
+    page = tmp_path / "plan.html"
+    args = ["experts", "dry-run", package, "triage-ticket", "--input", "ticket_id=T-100", "--input", "customer_id=C-1"]
+    bindings = ["--bindings", EXAMPLES / "openexperts" / "bindings.yaml"]
+    result = run_cli([*args, *bindings, "--report", page, "--tag", "plan"])
+    assert result.exit_code == 0, result.stderr
+    assert "not executed: a real run asks for approval first" in result.stdout
+    assert "helpdesk.reply [manual]" in result.stdout and "not executed: a person does this" in result.stdout
+    (run,) = _runs(store)
+    assert (run.command, run.format, run.name, run.status, run.tags) == (
+        "experts dry-run",
+        "openexperts",
+        "triage-ticket",
+        "passed",
+        ["plan"],
+    )
+    cases = run.case_map()
+    assert sum(1 for key in cases if key.startswith("triage-ticket steps/")) == 8
+    confirm = cases["triage-ticket operations/helpdesk.set_status"]
+    assert confirm.status == "skipped" and confirm.detail["details"]["tier"] == "confirm"
+    assert "expert.yaml" in confirm.detail["details"]["tier_from"]
+    assert cases["triage-ticket operations/helpdesk.get_ticket"].status == "passed"
+    assert run.input_digest.startswith("sha256:") and run.settings["inputs"] == {
+        "ticket_id": "T-100",
+        "customer_id": "C-1",
+    }
+    html = page.read_text()
+    assert 'data-view="experts-plan"' in html and 'data-tier="confirm"' in html and "waits for a person" in html
+
+    from agentpack.viewer import pages
+
+    shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
+    assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
+    assert run_cli([*args, "--no-record"]).exit_code == 0 and len(_runs(store)) == 1
+
+
+def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_path, agentpack_host):
+    """The refresh eval gate is an 'ecp refresh' run; expert.run_evals an 'eval' run tagged mcp; the ECP view
+    lists each question with what its suite expects and what the answer cited."""
+    pytest.importorskip("agentpack_ecp")
+    from agentpack.registry import McpContext
+
+    pack = tmp_path / "pack"
+    shutil.copytree(EXAMPLES / "ecp" / "conformance-pack", pack)
+    result = run_cli(["ecp", "refresh", pack, "--rebuild", "--tag", "gate"])
+    assert result.exit_code == 0, result.stderr
+    tools = agentpack_host.mcp_tools(McpContext(packs=[pack]))
+    payload = tools["expert.run_evals"].handler({"suite_id": "retrieval"})
+    assert payload["ok"] is True
+    gate, mcp = _runs(store)
+    assert (gate.command, gate.format, gate.status, gate.tags) == ("ecp refresh", "ecp", "passed", ["gate"])
+    assert gate.settings["decision"] == "published" and gate.total >= 1
+    assert (mcp.command, mcp.tags, mcp.total) == ("eval", ["mcp"], 4) and mcp.settings["suites"] == ["retrieval"]
+    assert mcp.total == payload["evaluations"][0]["totals"]["total"]
+
+    from agentpack.viewer import pages
+
+    shown = pages.run_page(mcp, list(agentpack_host.run_views().values()), None)
+    assert 'data-view="ecp-questions"' in shown and "What vertical datum do predicted heights use by default?" in shown
+    assert "✓ must_cite: docs/configuration.md" in shown and "corpus::docs/configuration.md#L1-L16" in shown
+
+
+def test_ctrl_c_during_skill_test_reports_the_finished_skills_and_exits_130(store, tmp_path, monkeypatch):
+    pytest.importorskip("agentpack_skillctl")
+    from agentpack_skillctl import skilltest
+
+    real, calls = skilltest.run_suite, []
+
+    def interrupted_on_the_second(directory, *args, **kwargs):
+        calls.append(directory)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(directory, *args, **kwargs)
+
+    monkeypatch.setattr(skilltest, "run_suite", interrupted_on_the_second)
+    out = tmp_path / "report.json"
+    result = run_cli(["skill", "--root", EXAMPLES / "skills", "test", "--report", out])
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    import json
+
+    evaluation = json.loads(out.read_text())["evaluations"][0]
+    assert len(evaluation["suites"]) == 1 and evaluation["aborted"].startswith("interrupted (Ctrl-C)")
+    (run,) = _runs(store)
+    assert run.status == "interrupted" and run.total == len(evaluation["suites"][0]["cases"])

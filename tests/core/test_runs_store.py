@@ -184,3 +184,20 @@ def test_record_run_without_a_store_argument_uses_the_environment(tmp_path, monk
     run = record_run({"evaluations": []}, command="eval", input=tmp_path)
     with open_store(tmp_path / "env.sqlite") as store:
         assert store.get(run.id).input == "."
+
+
+def test_token_counts_a_store_cannot_hold_are_left_out(tmp_path):
+    """An agent may report any number: one beyond SQLite's INTEGER, negative or NaN is not a count."""
+    from agentpack.runs import record_run
+    from agentpack.runs.store import open_store
+
+    store_path = tmp_path / "runs.sqlite"
+    report = {"evaluations": []}
+    cases = [
+        {"suite": "s", "id": "huge", "status": "passed", "total_tokens": 10**30},
+        {"suite": "s", "id": "nan", "status": "passed", "total_tokens": float("nan")},
+        {"suite": "s", "id": "ok", "status": "passed", "total_tokens": 7},
+    ]
+    run = record_run(report, command="test", input=tmp_path, cases=cases, usage={"input_tokens": -1}, store=store_path)
+    stored = open_store(store_path).get(run.id)
+    assert [c.total_tokens for c in stored.cases] == [None, None, 7] and stored.input_tokens is None

@@ -65,6 +65,12 @@ VALUES = [
     "'a\n\n  b'",
     "null",
     "---",
+    "a\tb",
+    "x\t",
+    "\tx",
+    "x\t# c",
+    "'a\tb'",
+    "|\t",
 ]
 LINE_ENDINGS = ["\n", "\n", "\n", "\r\n", "\r"]
 

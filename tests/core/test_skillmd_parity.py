@@ -163,6 +163,14 @@ def test_findings_point_at_file_line_and_field():
     assert "not UTF-8" in findings[0].message and findings[0].line == 3
 
 
+def test_a_tab_in_a_plain_scalar_points_at_the_tab():
+    _, findings = validate_skill_dir(FIXTURES / "tab-in-plain-scalar")
+    (tab,) = findings
+    assert (tab.code, tab.line, tab.column) == ("SKL002", 3, 19)
+    assert "tab character" in tab.message and tab.hint
+    assert read_skill(FIXTURES / "tab-in-quoted-and-block-scalars").meta["license"] == "MIT\tor Apache\n"
+
+
 def test_body_and_body_line():
     skill = read_skill(FIXTURES / "valid-basic")
     assert skill.body == "# Body\n\nInstructions."
@@ -182,3 +190,19 @@ def test_cli_reports_the_same_codes():
         findings = [f for item in result.json()["items"] for f in item["findings"]]
         assert sorted({f["code"] for f in findings if f["severity"] == "error"}) == expected["errors"], case
         assert result.exit_code == (1 if expected["errors"] else 0), case
+
+
+def test_one_skill_md_is_parsed_once_per_state(tmp_path, monkeypatch):
+    """Plugins and the core checking one pack share a parse; a changed file is parsed again."""
+    from agentpack import frontmatter, skillmd
+
+    skill = tmp_path / "demo"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: A demo.\n---\nBody\n")
+    parses = []
+    real = frontmatter.read_markdown
+    monkeypatch.setattr(frontmatter, "read_markdown", lambda *a, **k: parses.append(a[0]) or real(*a, **k))
+    first = skillmd.read_skill(skill)
+    assert skillmd.validate_skill_dir(skill)[0] is first and len(parses) == 1
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: Another, longer description.\n---\n")
+    assert skillmd.read_skill(skill).meta["description"].startswith("Another") and len(parses) == 2

@@ -24,7 +24,8 @@ ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-EXAMPLE_PACK = Path(__file__).parents[2] / "examples" / "ecp" / "conformance-pack"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+EXAMPLE_PACK = EXAMPLES / "ecp" / "conformance-pack"
 
 pytest.importorskip("starlette", reason="agentpack view needs the mcp extra (starlette, uvicorn)")
 sync_api = pytest.importorskip(
@@ -174,3 +175,78 @@ def test_the_issue_scenario_run_an_eval_twice_and_look(page, tmp_path, artifacts
         page.goto(url + "trend?input=pack")
         assert page.locator("svg.chart-line").count() == 2
         shot(page, artifacts, "issue-trend")
+
+
+@pytest.fixture(scope="module")
+def plugin_runs(tmp_path_factory):
+    """Runs of the formats that add run views (ECP eval, openexperts dry run, DCI resolution), recorded by
+    the real commands, with their HTML reports; yields the viewer's URL and the report files."""
+    folder = tmp_path_factory.mktemp("plugin-runs")
+    for plugin in ("agentpack_ecp", "agentpack_openexperts", "agentpack_dci"):
+        pytest.importorskip(plugin)
+    shutil.copytree(EXAMPLE_PACK, folder / "pack")
+    shutil.copytree(EXAMPLES / "openexperts" / "acme-support", folder / "acme-support")
+    shutil.copytree(EXAMPLES / "dci" / "workspace", folder / "ws", ignore=shutil.ignore_patterns("state"))
+    store = folder / "runs.sqlite"
+    env = dict(os.environ, AGENTPACK_RUNS=str(store))
+    bindings = str(EXAMPLES / "openexperts" / "bindings.yaml")
+    plan = ["acme-support", "triage-ticket", "--input", "ticket_id=T-100", "--input", "customer_id=C-1"]
+    resolve = ["-w", "ws", "--require", "web-search,summarization", "--selection", "cover", "--no-history"]
+    commands = [
+        ["eval", "pack", "--report", "eval.html"],
+        ["experts", "dry-run", *plan, "--bindings", bindings, "--report", "plan.html"],
+        ["dci", "resolve", *resolve, "--no-prompt", "--report", "resolve.html"],
+    ]
+    for args in commands:
+        result = subprocess.run(
+            [str(AGENTPACK), *args], check=False, env=env, cwd=folder, capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, (args, result.stderr)
+    with serving(store) as url:
+        yield url, folder
+
+
+def test_the_ecp_view_shows_questions_expectations_and_citations(page, plugin_runs, artifacts):
+    url, _ = plugin_runs
+    page.goto(url + "runs/1")
+    view = page.locator("section[data-view='ecp-questions']")
+    assert view.locator("table.ecp-questions tbody tr").count() == 7
+    assert "What vertical datum do predicted heights use by default?" in view.inner_text()
+    assert "✓ must_cite: docs/configuration.md" in view.inner_text()
+    shot(page, artifacts, "run-ecp")
+
+
+def test_the_dry_run_view_shows_the_plan_and_its_approvals(page, plugin_runs, artifacts):
+    url, _ = plugin_runs
+    page.goto(url + "runs/2")
+    view = page.locator("section[data-view='experts-plan']")
+    assert view.locator("table.experts-plan tbody tr").count() == 5
+    confirm = view.locator("tr", has=page.locator("[data-tier='confirm']"))
+    assert "not executed" in confirm.inner_text() and "waits for a person's approval" in confirm.inner_text()
+    assert view.locator("ol.experts-steps li").count() == 8
+    shot(page, artifacts, "run-experts-dry-run")
+
+
+def test_the_dci_view_shows_candidates_scores_and_a_chart(page, plugin_runs, artifacts):
+    url, _ = plugin_runs
+    page.goto(url + "runs/3")
+    view = page.locator("section[data-view='dci-candidates']")
+    assert view.locator("svg.chart-breakdown").count() == 1
+    assert view.locator("table.dci-candidates tbody tr").count() >= 2
+    assert "web-search::skills/research/web-search" in view.inner_text()
+    shot(page, artifacts, "run-dci")
+
+
+@pytest.mark.parametrize(
+    ("name", "view"),
+    [("eval.html", None), ("plan.html", "experts-plan"), ("resolve.html", "dci-candidates")],
+)
+def test_the_html_reports_open_offline_and_match_the_viewer(page, plugin_runs, artifacts, name, view):
+    """The report files are self-contained (the page fixture fails on any request) and show the same sections."""
+    _, folder = plugin_runs
+    page.goto((folder / name).as_uri())
+    assert page.locator("svg.chart-passrate").count() == 1
+    if view:
+        assert page.locator(f"section[data-view='{view}']").count() == 1
+    page.check("#failures-only")
+    shot(page, artifacts, f"report-{name.removesuffix('.html')}")

@@ -52,3 +52,16 @@ def test_line_and_bar_charts_over_runs():
     assert parse(charts.line_chart([("#1", 0.4)])).get("data-points") == "1"
     bars = parse(charts.bar_chart([("#1", 1200), ("#2", 900)]))
     assert bars.get("aria-label") == "tokens over 2 runs: from 1,200 to 900"
+
+
+def test_breakdown_bars_stack_parts_and_mark_the_total():
+    rows = [("everything::skills/misc/everything", [0.6, 0.0, 0.0, 0.1], 0.35), ("web-search", [0.6, 0.2, 0.1, 0.1], 1)]
+    root = parse(charts.breakdown(rows, ["contract", "desc", "name", "runtime"], title="scores"))
+    assert root.get("data-rows") == "2" and root.get("aria-label") == "scores: " + "; ".join(
+        ["everything::skills/misc/everything 0.350", "web-search 1.000"]
+    )
+    segments = [r for r in root.iter("rect") if r.find("title") is not None]
+    assert len(segments) == 2 + 4  # zero parts are not drawn
+    assert [t.text for t in root.iter("text")][:4] == ["contract", "desc", "name", "runtime"]
+    assert len(list(root.iter("line"))) == 2
+    assert parse(charts.breakdown([], ["a"])).get("data-rows") == "0"

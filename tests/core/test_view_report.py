@@ -62,3 +62,30 @@ def test_infos_are_counted_apart_from_warnings():
     page = html.render(Report(command="validate", items=[ValidationItem(path="p", findings=findings)]))
     assert '<span class="warn">1 warnings</span><span class="info">2 infos</span>' in page
     assert page.count('data-status="info"') == 4  # two rows, two badges
+
+
+def test_a_run_report_file_follows_its_suffix(tmp_path, synthetic_report, agentpack_host):
+    """``write_run_report``: the viewer's run page as HTML, the command's report as JSON, a reporter otherwise."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    from agentpack.registry import RunView
+    from agentpack.runs import build_run, open_store, save_run, write_run_report
+
+    report = synthetic_report("alpha", "ecp", {"smoke/a": "passed", "smoke/b": ("failed", 0.5, {"question": "Why?"})})
+    run = build_run(report, command="eval", input="packs/alpha")
+    assert run.id == 0 and (run.total, run.passed, run.failed) == (2, 1, 1)
+    view = RunView("v", "A view", ("ecp",), lambda r: f"<p id=from-view>{r.failed} failing</p>")
+    write_run_report(run, tmp_path / "r.html", views=[view])
+    page = (tmp_path / "r.html").read_text()
+    assert "<p id=from-view>1 failing</p>" in page and "Why?" in page and "chart-passrate" in page
+    assert "/api/runs" not in page and "trend of this input" not in page and not re.search(r"https?://", page)
+    write_run_report(run, tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text()) == report
+    write_run_report(run, tmp_path / "r.xml")
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    saved = save_run(run, store=tmp_path / "runs.sqlite")
+    assert saved is run and run.id == 1
+    with open_store(tmp_path / "runs.sqlite") as opened:
+        assert opened.get(1).case_map()["smoke/b"].status == "failed"

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from dci_helpers import FileReads, write_skill
 
+from agentpack import skillmd
 from agentpack_dci import schemas_store
+from agentpack_dci.report import join_report
 
 AGENTPACK = Path(sys.executable).parent / "agentpack"
 
@@ -102,18 +104,31 @@ def test_resolve_text_json_and_report_file(agentpack_cli, ws, tmp_path):
     )
     envelope = result.json()
     assert result.exit_code == 0 and envelope["ok"] and envelope["command"] == "dci resolve"
-    report = envelope["report"]
+    report, extensions = envelope["report"], envelope["extensions"]
     assert report["run_id"] == "r1" and report["generated_at"] == "2026-02-03T04:05:06Z"
+    assert "status" not in report and extensions["status"] == "resolved"
+    assert [c["id"] for c in extensions["candidates"]] == [c["id"] for c in report["candidates"]]
     assert schemas_store.store().validate(schemas_store.REPORT, report) == []
-    assert json.loads(out.read_text()) == report
-    explained = agentpack_cli("dci", "explain", "--from-report", str(out), "--candidate", "summarizer")
-    assert explained.exit_code == 0 and "summarizer::skills/summarizer" in explained.stdout
-    assert "S_total" in explained.stdout and "web-search::" not in explained.stdout.split("\n\n", 2)[-1]
+    assert json.loads(out.read_text()) == report  # --report FILE: the origin's fields only
+    refused = agentpack_cli("dci", "explain", "--from-report", str(out))
+    assert refused.exit_code == 2 and "--report-extensions" in refused.stderr
+    saved = tmp_path / "envelope.json"
+    saved.write_text(result.stdout)
+    full = tmp_path / "full.json"
+    rerun = agentpack_cli(
+        "dci", "resolve", "-w", str(ws), "-r", "web-search,summarize", "--selection", "cover", "--mode", "strict",
+        "--run-id", "r1", "--at", "2026-02-03T04:05:06Z", "--report", str(full), "--report-extensions",
+    )  # fmt: skip
+    assert rerun.exit_code == 0 and json.loads(full.read_text()) == join_report(report, extensions)
+    for path in (saved, full):
+        explained = agentpack_cli("dci", "explain", "--from-report", str(path), "--candidate", "summarizer")
+        assert explained.exit_code == 0 and "summarizer::skills/summarizer" in explained.stdout
+        assert "S_total" in explained.stdout and "web-search::" not in explained.stdout.split("\n\n", 2)[-1]
 
 
 def test_resolve_failures_and_decisions(agentpack_cli, ws):
     failed = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--mode", "strict", "--json")
-    assert failed.exit_code == 1 and failed.json()["report"]["status"] == "failed"
+    assert failed.exit_code == 1 and failed.json()["extensions"]["status"] == "failed"
     emulated = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "translation", "--decision", "emulate", "--json")
     assert emulated.exit_code == 0 and emulated.json()["report"]["emulated_capabilities"] == ["translation"]
     prompted = agentpack_cli(
@@ -174,6 +189,7 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
     assert result.exit_code == 0 and reads.each_once([*providers, consumer / "SKILL.md"])
     # --format: detection alone peeks at the head of SKILL.md files to find a contract
     for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
+        monkeypatch.setattr(skillmd, "_READ", {})  # each command as a fresh process: nothing parsed yet
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
         assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)
@@ -216,7 +232,23 @@ def test_example_workspace(agentpack_cli):
         "web-search::skills/research/web-search",
         "summarizer::skills/writing/summarizer",
     ]
-    everything = next(c for c in report["candidates"] if c["name"] == "everything")
+    everything = next(c for c in result.json()["extensions"]["candidates"] if c["name"] == "everything")
     assert "contract-inflated" in everything["flags"] and "overclaim" in everything["flags"]
     lint = agentpack_cli("dci", "lint", str(example), "--json")
     assert lint.exit_code == 0 and {f["code"] for f in lint.json()["items"][0]["findings"]} >= {"DCI050", "DCI010"}
+
+
+def test_annotations_name_files_from_the_working_directory(agentpack_cli, monkeypatch):
+    """DCI findings are relative to the workspace; SARIF and GitHub annotations show them from the cwd."""
+    import re
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    for command in (("validate", "examples/dci/workspace"), ("dci", "lint", "examples/dci/workspace")):
+        annotations = agentpack_cli(*command, "-o", "github").stdout
+        files = re.findall(r"file=([^,]*)", annotations)
+        assert files and all(f.startswith("examples/dci/workspace/") and Path(f).is_file() for f in files), files
+        sarif = json.loads(agentpack_cli(*command, "-o", "sarif").stdout)
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]]
+        assert uris == files

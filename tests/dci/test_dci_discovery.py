@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from pathlib import Path
@@ -17,7 +16,7 @@ from agentpack.errors import AgentpackError
 from agentpack_dci import schemas_store
 from agentpack_dci.config import load_config, state_root
 from agentpack_dci.discovery import discover
-from agentpack_dci.report import CANDIDATE_EXTENSION_KEYS, EXTENSION_KEYS, build_report
+from agentpack_dci.report import build_report, join_report, split_report
 from agentpack_dci.resolve import Resolver, ResolveRequest
 
 
@@ -134,17 +133,7 @@ def test_real_skills_discovery_and_fuzzy_matching(reference_dir, tmp_path):
     assert provisional and all(m["similarity"] >= 0.9 for m in provisional)
 
 
-def _strip_extensions(report: dict) -> dict:
-    out = copy.deepcopy(report)
-    for key in EXTENSION_KEYS:
-        out.pop(key, None)
-    for candidate in out["candidates"]:
-        for key in CANDIDATE_EXTENSION_KEYS:
-            candidate.pop(key, None)
-    return out
-
-
-def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_path):
+def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_path, agentpack_cli):
     from jsonschema import Draft202012Validator
 
     origin = {
@@ -156,14 +145,28 @@ def test_report_and_state_shapes_match_the_origin_schemas(reference_dir, tmp_pat
         )
     }
     write_skill(tmp_path, "skills/web-search", description="Search the web.", contract="DCI/1 P(web-search)")
+    write_skill(tmp_path, "skills/notes", description="Take notes from the web.")  # no contract: provisional
     r = Resolver(tmp_path)
     r.history.record("web-search::skills/web-search", True)
     validator = Draft202012Validator(origin["capability-resolution-report.v1.schema.json"])
-    decided = build_report(r.resolve(ResolveRequest(required=["web-search", "translation"], decision="emulate")))
-    assert list(validator.iter_errors(_strip_extensions(decided))) == []
+
+    def written(*args: str) -> dict:
+        """The report as `dci resolve -o json` writes it."""
+        return agentpack_cli("dci", "resolve", "-w", str(tmp_path), "--json", *args).json()["report"]
+
+    for args in (
+        ("-r", "web-search,translation", "--decision", "emulate"),
+        ("-r", "web-search,translation", "--decision", "abort", "--mode", "strict"),
+        ("-r", "web-search", "--selection", "cover", "--policy", "on-missing-required=hard-fail", "--no-history"),
+        ("-r", "translation", "--policy", "on-missing-required=auto-emulate", "--all-candidates"),
+    ):
+        assert [e.message for e in validator.iter_errors(written(*args))] == [], args
     # the one documented divergence: no user_decision when nothing was missing (nobody was asked)
-    quiet = _strip_extensions(build_report(r.resolve(ResolveRequest(required=["web-search"]))))
+    quiet = written("-r", "web-search")
     assert [e.message for e in validator.iter_errors(quiet)] == ["'user_decision' is a required property"]
+    full = build_report(r.resolve(ResolveRequest(required=["web-search", "translation"], decision="emulate")))
+    report, extensions = split_report(full)
+    assert list(validator.iter_errors(report)) == [] and join_report(report, extensions) == full
     state = json.loads(r.history.path.read_text())
     assert Draft202012Validator(origin["reliability.v1.schema.json"]).is_valid(state)
     ours = json.loads((Path(schemas_store.__file__).parent / "data" / "builtin-aliases.v1.json").read_text())

@@ -58,7 +58,7 @@ def reads(monkeypatch, example_pack: Path) -> Counter:
     "args",
     [
         ["query", "{pack}", "How is the prediction cache invalidated?", "--json"],
-        ["eval", "{pack}", "--json", "--no-record"],  # the run store hashes the input on its own
+        ["eval", "{pack}", "--json", "--no-record"],  # recording hashes the pack once more: reads, no parse
     ],
     ids=["query", "eval"],
 )
@@ -75,6 +75,5 @@ def test_validate_reads_each_pack_file_once(ecp_host, example_pack: Path, reads:
     assert {f: reads[f] for f in PACK_FILES} == dict.fromkeys(PACK_FILES, 1)
     index_files = [f for f in reads if f.startswith("expert/context/indexes/")]
     assert index_files and all(reads[f] == 1 for f in index_files), reads
-    # once for ECP's linkage check (ECP101), once for the core's own SKILL.md rules (SKL codes),
-    # which every format gets and which reads the file itself
-    assert reads["SKILL.md"] == 2
+    # ECP's linkage check (ECP101) and the core's own SKILL.md rules (SKL codes) share one parse
+    assert reads["SKILL.md"] == 1

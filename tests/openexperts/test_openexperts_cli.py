@@ -260,10 +260,13 @@ def test_export_to_skills(acme, tmp_path, agentpack_host):
 
 
 def test_serve_triggers_for_a_while(acme, tmp_path):
-    """Serving mode: a real subprocess on a free port, posting one webhook, printing JSON lines."""
+    """Serving mode: a real subprocess on a free port, posting one signed webhook, printing JSON lines."""
+    import os
     import socket
     import time
     import urllib.request
+
+    from agentpack_openexperts.runtime.webhooks import signature
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -287,13 +290,16 @@ def test_serve_triggers_for_a_while(acme, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "AGENTPACK_OPENEXPERTS_WEBHOOK_SECRET_NEW_TICKET": "cli-test-secret"},
     )
     try:
         body = json.dumps({"ticket": {"id": "T-100", "customer_id": "C-1"}}).encode()
+        headers = {"Content-Type": "application/json", "X-Hub-Signature-256": signature("cli-test-secret", body)}
         deadline, status = time.monotonic() + 20, None
         while status is None and time.monotonic() < deadline:
             try:
-                request = urllib.request.Request(f"http://127.0.0.1:{port}/hooks/new_ticket", data=body, method="POST")
+                url = f"http://127.0.0.1:{port}/hooks/new_ticket"
+                request = urllib.request.Request(url, data=body, method="POST", headers=headers)
                 status = urllib.request.urlopen(request, timeout=5).status
             except OSError:
                 time.sleep(0.1)
@@ -303,7 +309,9 @@ def test_serve_triggers_for_a_while(acme, tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    assert f"webhook new_ticket: POST http://127.0.0.1:{port}/hooks/new_ticket" in err
+    assert f"webhook new_ticket: POST http://127.0.0.1:{port}/hooks/new_ticket (signed)" in err
+    token = (tmp_path / "work" / "server-token").read_text().strip()
+    assert f"approval token: {token} (saved in" in err and len(token) >= 40
     kinds = [json.loads(line)["kind"] for line in out.splitlines()]
     assert kinds.count("result") == 1 and "draft" in kinds and "approval_request" in kinds
 

@@ -305,6 +305,61 @@ def test_private_knowledge_never_leaves_the_session(make_runtime, acme, ledger, 
     assert "Dana" not in rt.prompts.system()  # private knowledge is not preloaded
 
 
+def test_private_knowledge_is_redacted_from_every_file_the_runtime_writes(
+    make_runtime, fast, ledger, edit_yaml, caplog
+):
+    marker = "PRIVATE-MARKER-7731 the vault code for night escalations"
+    contacts = fast / "knowledge" / "escalation-contacts.md"
+    contacts.write_text(contacts.read_text() + f"\n{marker}\n")
+    edit_yaml(fast / "expert.yaml", lambda d: d["execution"].update(on_failure="dead_letter"))
+    script = {
+        "processes": {
+            "triage-ticket": {
+                "steps": [
+                    [{"read": "knowledge/escalation-contacts.md", "save": "contacts"}],
+                    [{"call": "helpdesk.add_internal_note", "args": {"ticket_id": "T-1", "body": "${saved.contacts}"}}],
+                    [{"write": "state/queue.md", "content": "notes: ${saved.contacts}"}],
+                    [{"write": "state/session-notes.md", "content": "${saved.contacts}"}],
+                    [{"escalate": "call ${saved.contacts}", "recommended_action": "${saved.contacts}"}],
+                    [],
+                    [],
+                    [],
+                ],
+                "finish": {"narrative": "${saved.contacts}", "structured": {"c": "${saved.contacts}"}},
+            },
+            "daily-digest": {"steps": [[{"fail": f"it broke near {marker}"}]]},
+        }
+    }
+
+    class Crashing:
+        """Crashes in answer-chat with the private line in its message (logged with a traceback)."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def run(self, session):
+            if session.process.name == "answer-chat":
+                raise RuntimeError(marker)
+            return self.inner.run(session)
+
+    from agentpack_openexperts.runtime.drivers import ScriptedDriver
+
+    rt = make_runtime(fast, tools=ledger.tools(), driver=Crashing(ScriptedDriver(script)), keep_scratch=True)
+    with caplog.at_level("DEBUG", logger="agentpack.openexperts"):
+        assert rt.run_process("triage-ticket", {"ticket_id": "T-1"}).ok
+        assert rt.run_process("daily-digest", {"note": marker}).status == "dead_lettered"
+        assert not rt.run_process("answer-chat", {"customer_id": "C-1", "question": marker}).ok
+    rt.stop()
+    assert any(marker in json.dumps(args) for _, args in ledger.calls)  # the agent and its tools may use it
+    assert "driver crashed" in caplog.text and "RuntimeError" in caplog.text
+    assert marker not in caplog.text
+    written = [p for p in rt.workdir.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "scratch" for p in written) and any(p.name == "queue.md" for p in written)
+    for path in written:
+        assert marker.encode() not in path.read_bytes(), path
+    assert "[private knowledge redacted]" in (rt.workdir / "state" / "queue.md").read_text()
+
+
 def test_system_prompt_strategy(make_runtime, acme, ledger):
     rt = make_runtime(acme, tools=ledger.tools())
     prompt = rt.prompts.system()

@@ -1,4 +1,8 @@
-"""Triggers end to end: real HTTP on 127.0.0.1, bursts with duplicates, lanes, channels, cron, presets."""
+"""Triggers end to end: real HTTP on 127.0.0.1, bursts with duplicates, lanes, channels, cron, presets.
+
+These tests are about triggers, so the server accepts unsigned deliveries (``--insecure-webhooks``
+on loopback); signatures, tokens and the attacks are in test_openexperts_server_security.py.
+"""
 
 import json
 import threading
@@ -10,10 +14,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from agentpack_openexperts.runtime.serverconfig import ServerSettings
 
-def post(url, body, raw=None):
+LOCAL = ServerSettings(insecure_webhooks=True)
+
+
+def post(url, body, raw=None, token=None):
     data = raw if raw is not None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(url, data=data, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
@@ -21,8 +30,9 @@ def post(url, body, raw=None):
         return exc.code, json.loads(exc.read())
 
 
-def get(url):
-    with urllib.request.urlopen(url, timeout=10) as response:
+def get(url, token=None):
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(request, timeout=10) as response:
         return response.status, json.loads(response.read())
 
 
@@ -58,7 +68,7 @@ def ticket(ticket_id, customer, seq=0):
 
 def test_webhook_over_http(make_runtime, acme, ledger, script):
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
         url = rt.webhook_urls()["new_ticket"]
         assert url.startswith("http://127.0.0.1:")
         status, body = post(url, ticket("T-100", "C-1"))
@@ -78,7 +88,7 @@ def test_webhook_over_http(make_runtime, acme, ledger, script):
 def test_burst_with_duplicates_keeps_order_per_key_and_runs_keys_in_parallel(make_runtime, acme, ledger):
     recorder = Recorder("customer_id", pause=0.01)
     rt = make_runtime(acme, tools=ledger.tools(), driver=recorder, workers=4)
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
         url = rt.webhook_urls()["new_ticket"]
         accepted = 0
         for seq in range(80):
@@ -171,7 +181,7 @@ def test_dedupe_window_is_persisted_across_restarts(make_runtime, acme, ledger, 
 
 def test_channel_messages_over_http(make_runtime, acme, ledger, script):
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script})
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
         status, body = post(f"{rt.url}/channels/slack", {"event": {"user": "C-2", "text": "How do I export?"}})
         assert status == 202 and body["accepted"]
         run_id = body["invocations"][0]["run_id"]
@@ -203,7 +213,7 @@ def test_channel_trigger_bound_to_one_source(make_runtime, acme, edit_yaml, ledg
 def test_requires_tool_trigger_is_inactive_without_binding(make_runtime, acme, edit_yaml, ledger):
     edit_yaml(acme / "expert.yaml", lambda d: d["triggers"][0].update(requires_tool="zendesk"))
     rt = make_runtime(acme, tools=ledger.tools(), driver="noop")
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
         assert "new_ticket" in rt.inactive
         status, body = post(rt.webhook_urls()["new_ticket"], ticket("T-1", "C-1"))
         assert status == 503 and "inactive" in body["error"]
@@ -233,7 +243,7 @@ def test_cron_next_time_honours_the_time_zone():
 def test_gmail_preset_on_the_reference_package(make_runtime, reference_pack):
     tools = {"crm": {"get_contact": lambda email: {"contact_id": "c-1"}}, "email": {}, "calendar": {}}
     rt = make_runtime(reference_pack, tools=tools, driver="noop")
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
         payload = {"messages": [{"id": "m-1", "threadId": "t-1", "from": "Ann Lee <Ann@Example.com>"}]}
         status, body = post(rt.webhook_urls()["new_email"], payload)
         assert status == 202 and body["lane"] == 'key:new_email:"ann@example.com"'
@@ -244,19 +254,20 @@ def test_gmail_preset_on_the_reference_package(make_runtime, reference_pack):
 
 def test_http_approvals(make_runtime, acme, ledger, script):
     rt = make_runtime(acme, tools=ledger.tools(), driver="scripted", driver_options={"script": script}, broker="http")
-    with rt.started(http=True):
+    with rt.started(http=True, server=LOCAL):
+        token = rt.server.token.value
         rt.fire("new_ticket", ticket("T-100", "C-1"))
         pending = []
         deadline = time.monotonic() + 10
         while not pending and time.monotonic() < deadline:
-            pending = get(f"{rt.url}/approvals")[1]["pending"]
+            pending = get(f"{rt.url}/approvals", token)[1]["pending"]
             time.sleep(0.05)
         assert pending and pending[0]["operation"] == "helpdesk.set_status"
-        assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": "yes"})[0] == 400
-        assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": True}) == (
+        assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": "yes"}, token=token)[0] == 400
+        assert post(f"{rt.url}/approvals/{pending[0]['id']}", {"approve": True}, token=token) == (
             200,
             {"id": pending[0]["id"], "approved": True},
         )
-        assert post(f"{rt.url}/approvals/nope", {"approve": True})[0] == 404
+        assert post(f"{rt.url}/approvals/nope", {"approve": True}, token=token)[0] == 404
         assert rt.wait_idle(10)
         assert ledger.count("helpdesk.set_status") == 1

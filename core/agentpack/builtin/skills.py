@@ -58,11 +58,12 @@ def agentpack_detect(path: Path) -> Detection | None:
 def agentpack_load(path: Path, format: str) -> Pack:
     from ..errors import PackError
     from ..models import Pack
+    from ..skillmd import folder_name
 
     directory = _skill_dir(path)
     if directory is None:
         raise PackError("not an Agent Skill directory: no SKILL.md", file=str(path))
-    return Pack(path=path, root=directory, format=FORMAT, name=directory.name)
+    return Pack(path=path, root=directory, format=FORMAT, name=folder_name(directory))
 
 
 @hookimpl

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..models import Report
+from .locate import base_dir, locate
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -16,10 +17,12 @@ def _escape_property(text: str) -> str:
 
 
 def render(report: Report) -> str:
+    """One annotation per finding and failed case; files relative to the repository root (``locate``)."""
+    base = base_dir()
     lines = []
     for item in report.items:
         for f in item.findings:
-            props = [f"file={_escape_property(f.file or item.path)}"]
+            props = [f"file={_escape_property(locate(f.file, item.path, base))}"]
             if f.line:
                 props.append(f"line={f.line}")
             if f.column:
@@ -31,7 +34,8 @@ def render(report: Report) -> str:
         for s in ev.suites:
             for c in s.cases:
                 if c.status in ("failed", "error"):
-                    props = [f"file={_escape_property(c.file or s.file or ev.path or ev.name)}"]
+                    where = locate(c.file or s.file, ev.path, base) or ev.name
+                    props = [f"file={_escape_property(where)}"]
                     if c.line:
                         props.append(f"line={c.line}")
                     props.append(f"title={_escape_property(f'{s.id}/{c.id}')}")

@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import EvalReport, Finding, Report, ValidationItem
-from ..viewer.assets import CSS, JS
 from ..viewer.fragments import case_block, failures_first, first_stderr, summary_charts
-from ..viewer.html import Html, badge, esc, join, json_block, tag
-
-REPORT_CSS = "body{margin:1.5rem 2rem;max-width:1200px}.totals span{margin-right:1rem}"
+from ..viewer.html import Html, badge, join, json_block, tag
+from ..viewer.standalone import document
 
 
 def _finding_row(f: Finding) -> Html:
@@ -144,8 +142,4 @@ def render(report: Report) -> str:
             join(_evaluation(e) for e in report.evaluations),
         ]
     )
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{esc(f'agentpack {report.command} report')}</title><style>{CSS}{REPORT_CSS}</style></head>"
-        f"<body>{body}<script>{JS}</script></body></html>\n"
-    )
+    return document(f"agentpack {report.command} report", body)

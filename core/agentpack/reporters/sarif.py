@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..models import Report
+from .locate import base_dir, locate
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -19,6 +20,8 @@ def _uri(path: str) -> str:
 
 
 def render(report: Report) -> str:
+    """SARIF with every file relative to the repository root or the working directory (``locate``)."""
+    base = base_dir()
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     for item in report.items:
@@ -31,7 +34,9 @@ def render(report: Report) -> str:
                     "defaultConfiguration": {"level": LEVELS[f.severity]},
                 },
             )
-            location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.file or item.path)}}}
+            location: dict[str, Any] = {
+                "physicalLocation": {"artifactLocation": {"uri": _uri(locate(f.file, item.path, base))}}
+            }
             if f.line:
                 region = {"startLine": f.line}
                 if f.column:
@@ -52,9 +57,8 @@ def render(report: Report) -> str:
                 if c.status in ("failed", "error"):
                     code = "EVAL-FAIL" if c.status == "failed" else "EVAL-ERROR"
                     rules.setdefault(code, {"id": code, "shortDescription": {"text": f"evaluation case {c.status}"}})
-                    loc: dict[str, Any] = {
-                        "physicalLocation": {"artifactLocation": {"uri": _uri(c.file or s.file or ev.path or ev.name)}}
-                    }
+                    where = locate(c.file or s.file, ev.path, base) or ev.name
+                    loc: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": _uri(where)}}}
                     if c.line:
                         loc["physicalLocation"]["region"] = {"startLine": c.line}
                     results.append(

@@ -1,8 +1,14 @@
-"""Plain text for people: findings as ``file:line: severity code message``, then totals."""
+"""Plain text for people: findings as ``file:line: severity code message``, then totals.
+
+PASS, FAIL, ERROR and SKIP are coloured when printed on a terminal (``console.styling``), never in files.
+"""
 
 from __future__ import annotations
 
+from ..console import style
 from ..models import EvalReport, Report
+
+MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
 def _evaluation(ev: EvalReport) -> list[str]:
@@ -12,7 +18,7 @@ def _evaluation(ev: EvalReport) -> list[str]:
         lines.append(f"  suite {suite.id}: {t.passed}/{t.total} passed")
         ordered = sorted(suite.cases, key=lambda c: c.status == "passed")
         for case in ordered:
-            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[case.status]
+            mark = style(MARKS[case.status], case.status)
             lines.append(f"    {mark} {case.id}" + (f" - {case.message}" if case.message else ""))
             if case.status != "passed":
                 for a in case.assertions:
@@ -22,8 +28,9 @@ def _evaluation(ev: EvalReport) -> list[str]:
         lines.append(f"  {f.severity}: {f.code} {f.message}")
     t = ev.totals
     lines.append(
-        f"  {t.passed} passed, {t.failed} failed"
-        + (f", {t.errors} errors" if t.errors else "")
+        f"  {style(f'{t.passed} passed', 'passed') if t.passed else '0 passed'}, "
+        + (style(f"{t.failed} failed", "failed") if t.failed else "0 failed")
+        + (", " + style(f"{t.errors} errors", "error") if t.errors else "")
         + (f", {t.skipped} skipped" if t.skipped else "")
     )
     return lines
@@ -38,7 +45,7 @@ def render(report: Report) -> str:
             lines.append(f"{where}: {f.severity} {f.code} {f.message}{pointer}")
             if f.hint:
                 lines.append(f"    hint: {f.hint}")
-        status = "ok" if item.ok else "invalid"
+        status = style("ok", "passed") if item.ok else style("invalid", "failed")
         fmt = f" ({item.format})" if item.format else ""
         lines.append(f"{item.path}{fmt}: {status}")
     for ev in report.evaluations:

@@ -275,6 +275,15 @@ def compare(base: str | None, head: str | None, input_key: str | None, store: Pa
                 )
             older = opened.get(before.id)
     result = comparing.compare(older, newer)
+    from .. import console
+
+    console.logger(__name__).info(
+        "compare #%d (base) with #%d (head): %d regressed, %d fixed",
+        older.id,
+        newer.id,
+        result["counts"]["regressed"],
+        result["counts"]["fixed"],
+    )
     if output == "json":
         emit_json("runs compare", result["ok"], **{k: v for k, v in result.items() if k != "ok"})
     elif output == "markdown":
@@ -331,6 +340,9 @@ def trend(
     if not history:
         raise StoreError(f"no runs of '{input_key}' recorded", hint="agentpack runs list shows the inputs")
     result = trending.trend(history, threshold=threshold, min_runs=min_runs)
+    from .. import console
+
+    console.logger(__name__).info("trend of %s over %d runs: slope %s", input_key, len(history), result["slope"])
     if output == "json":
         emit_json("runs trend", result["ok"], **{k: v for k, v in result.items() if k != "ok"})
     elif output == "markdown":

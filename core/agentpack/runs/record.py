@@ -1,4 +1,8 @@
-"""``record_run``: the one call a command makes to put a finished run into the store."""
+"""``record_run``: the one call a command makes to put a finished run into the store.
+
+``build_run`` makes the ``Run`` without storing it (for a report file that shows the run as the
+viewer will), and ``save_run`` stores a built run; ``record_run`` is the two in one call.
+"""
 
 from __future__ import annotations
 
@@ -54,16 +58,73 @@ def record_run(
 
     Raises ``StoreError`` when the store cannot be written; the run is then not recorded at all.
     """
-    from .. import __version__, console
-    from .provenance import environment_settings, git_state, input_key
-    from .provenance import input_digest as digest_of
-    from .store import default_store_path, open_store, project_root
+    if recording is not None and not recording.enabled:
+        return None
+    run = build_run(
+        report,
+        command=command,
+        input=input,
+        format=format,
+        name=name,
+        cases=cases,
+        status=status,
+        message=message,
+        started_at=started_at,
+        duration_s=duration_s,
+        agent=agent,
+        settings=settings,
+        usage=usage,
+        input_digest=input_digest,
+        tags=tags,
+    )
+    return save_run(run, recording=recording, store=store)
+
+
+def save_run(run: Run, *, recording: Recording | None = None, store: str | Path | None = None) -> Run | None:
+    """Store a ``build_run`` result (its ``id`` is set); ``None`` when ``--no-record`` turned recording off.
+
+    ``recording`` (from ``clikit.record_options``) names the store and adds its tags; ``store`` names a
+    store file directly. Raises ``StoreError`` when the store cannot be written.
+    """
+    from .. import console
+    from .store import default_store_path, open_store
 
     if recording is not None:
         if not recording.enabled:
             return None
         store = recording.store or store
-        tags = [*tags, *recording.tags]
+        run.tags = sorted({*run.tags, *(str(t) for t in recording.tags if str(t))})
+    path = Path(store) if store is not None else default_store_path()
+    with open_store(path) as opened:
+        opened.add(run)
+    console.note(f"run #{run.id} recorded in {_display(path)} (agentpack runs show {run.id}; agentpack view)")
+    return run
+
+
+def build_run(
+    report: Any,
+    *,
+    command: str,
+    input: str | Path,
+    format: str | None = None,
+    name: str | None = None,
+    cases: Iterable[Mapping[str, Any]] | None = None,
+    status: str | None = None,
+    message: str | None = None,
+    started_at: datetime | str | None = None,
+    duration_s: float | None = None,
+    agent: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
+    input_digest: str | None = None,
+    tags: Iterable[str] = (),
+) -> Run:
+    """The ``Run`` ``record_run`` would store (id 0 until it is saved); the arguments are ``record_run``'s."""
+    from .. import __version__
+    from .provenance import environment_settings, git_state, input_key
+    from .provenance import input_digest as digest_of
+    from .store import project_root
+
     data = _as_json(report)
     evaluations = (
         [e for e in data.get("evaluations") or [] if isinstance(e, Mapping)] if isinstance(data, Mapping) else []
@@ -117,10 +178,6 @@ def record_run(
         report=data,
         cases=case_rows,
     )
-    path = Path(store) if store is not None else default_store_path()
-    with open_store(path) as opened:
-        opened.add(run)
-    console.note(f"run #{run.id} recorded in {_display(path)} (agentpack runs show {run.id}; agentpack view)")
     return run
 
 
@@ -163,18 +220,31 @@ def _case(value: Mapping[str, Any]) -> Case:
         name=None if value.get("name") is None else str(value.get("name")),
         duration_s=float(value.get("duration_s") or 0.0),
         message=str(value.get("message") or ""),
-        total_tokens=int(tokens) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else None,
+        total_tokens=_count(tokens),
         detail=detail,
     )
 
 
+_MAX_COUNT = 2**63 - 1
+"""The largest count SQLite stores as an INTEGER: an agent's report of more tokens is not a count."""
+
+
+def _count(value: Any) -> int | None:
+    """A token count from a report: a whole, finite number from 0 to ``_MAX_COUNT``, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    if not 0 <= value <= _MAX_COUNT:
+        return None
+    return int(value)
+
+
 def _total(usage: Mapping[str, Any]) -> int | None:
-    total = usage.get("total_tokens")
-    if isinstance(total, int):
+    total = _count(usage.get("total_tokens"))
+    if total is not None:
         return total
     parts = [usage.get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")]
-    numbers = [p for p in parts if isinstance(p, int)]
-    return sum(numbers) if numbers else None
+    numbers = [n for n in map(_count, parts) if n is not None]
+    return _count(sum(numbers)) if numbers else None
 
 
 def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]], cases: list[Case]) -> dict[str, int]:
@@ -184,8 +254,8 @@ def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]]
         if not isinstance(usage, Mapping):
             continue
         for key, alias in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-            value = usage.get(key, usage.get(alias))
-            if isinstance(value, int) and not isinstance(value, bool):
+            value = _count(usage.get(key, usage.get(alias)))
+            if value is not None:
                 totals[key] = totals.get(key, 0) + value
         total = _total(usage)
         if total is not None:
@@ -194,7 +264,7 @@ def _usage(given: Mapping[str, Any] | None, evaluations: list[Mapping[str, Any]]
         per_case = [c.total_tokens for c in cases if c.total_tokens is not None]
         if per_case:
             totals["total_tokens"] = sum(per_case)
-    return totals
+    return {key: value for key, value in totals.items() if _count(value) is not None}
 
 
 def _settings(given: Mapping[str, Any] | None, environment: dict[str, str]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ def view(store: Path | None, bind_host: str, port: int, open_browser: bool) -> N
       agentpack view
       agentpack view --port 0 --store ci-runs.sqlite
     """
+    from .. import console
     from ..clikit import host
     from ..runs.store import default_store_path
     from .server import bind, serve, url_of
@@ -35,6 +36,8 @@ def view(store: Path | None, bind_host: str, port: int, open_browser: bool) -> N
     path = (store or default_store_path()).resolve()
     sock = bind(bind_host, port)
     url = url_of(sock)
+    views = list(host().run_views().values())
+    console.logger(__name__).info("serving %s on %s with run views %s", path, url, [v.name for v in views])
     click.echo(f"agentpack view: {url}  (store {path}; Ctrl-C to stop)")
     if not path.is_file():
         click.echo(f"note: no runs recorded yet in {path}; run agentpack eval PATH to record one", err=True)
@@ -42,4 +45,4 @@ def view(store: Path | None, bind_host: str, port: int, open_browser: bool) -> N
         import webbrowser
 
         webbrowser.open(url)
-    serve(sock, path, list(host().run_views().values()))
+    serve(sock, path, views)

@@ -193,15 +193,14 @@ def suite_rows(cases: Iterable[Mapping[str, Any]]) -> list[tuple[str, int, int, 
 
 
 def summary_charts(cases: Sequence[Mapping[str, Any]]) -> Html:
-    """Pass-rate bar, per-suite breakdown and latency histogram (ms) of ``cases``."""
+    """Pass-rate bar, per-suite breakdown and latency histogram (ms) of ``cases`` (no histogram when
+    no case has a duration, as in a resolution or a plan)."""
     rows = suite_rows(cases)
     totals = [sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows), sum(r[4] for r in rows)]
     latencies = [float(c.get("duration_s") or 0) * 1000 for c in cases if c.get("status") != "skipped"]
-    figures = [
-        ("pass rate", charts.pass_rate_bar(*totals)),
-        ("per suite", charts.stacked_bars(rows)),
-        ("latency per case", charts.histogram(latencies, title="latency per case", unit="ms")),
-    ]
+    figures = [("pass rate", charts.pass_rate_bar(*totals)), ("per suite", charts.stacked_bars(rows))]
+    if any(latencies):
+        figures.append(("latency per case", charts.histogram(latencies, title="latency per case", unit="ms")))
     return tag(
         "div",
         join(tag("figure", Html(Html(svg) + tag("figcaption", caption))) for caption, svg in figures),

@@ -168,7 +168,8 @@ def _views(run: Run, views: Sequence[RunView]) -> Html:
     return join(parts)
 
 
-def run_page(run: Run, views: Sequence[RunView], previous: Run | None) -> Html:
+def run_page(run: Run, views: Sequence[RunView], previous: Run | None, *, standalone: bool = False) -> Html:
+    """A run's page; ``standalone`` leaves out what needs the viewer (links to trends, compare, the API)."""
     cases = [c.to_json() for c in run.cases]
     banner: Html = Html("")
     if run.status in ("error", "interrupted"):
@@ -185,10 +186,11 @@ def run_page(run: Run, views: Sequence[RunView], previous: Run | None) -> Html:
             class_="banner",
             id="aborted",
         )
-    links = [link("/trend?" + urlencode({"input": run.input}), "trend of this input"), " · "]
+    links: list[Any] = [link("/trend?" + urlencode({"input": run.input}), "trend of this input"), " · "]
     if previous is not None:
         links += [link(f"/compare?a={previous.id}&b={run.id}", f"compare with previous run #{previous.id}"), " · "]
     links.append(link(f"/api/runs/{run.id}", "JSON"))
+    title = f" Run #{run.id} · {run.command} · {run.input}" if run.id else f" {run.command} · {run.input}"
     agent = run.agent or {}
     info = facts(
         [
@@ -240,9 +242,9 @@ def run_page(run: Run, views: Sequence[RunView], previous: Run | None) -> Html:
     body = join(case_block(c) for c in failures_first(cases)) if cases else empty("this run recorded no cases")
     return join(
         [
-            tag("h1", join([badge(run.status), f" Run #{run.id} · {run.command} · {run.input}"])),
+            tag("h1", join([badge(run.status), title])),
             banner,
-            tag("p", join(links)),
+            "" if standalone else tag("p", join(links)),
             info,
             summary_charts(cases) if cases else "",
             _views(run, views),

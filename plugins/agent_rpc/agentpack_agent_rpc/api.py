@@ -61,14 +61,21 @@ def executors(host: Host | None = None) -> dict[str, ExecutorInfo]:
 
 
 def validate_manifest(
-    path: str | Path, *, strict: bool = False, document: Document | None = None, host: Host | None = None
+    path: str | Path,
+    *,
+    strict: bool = False,
+    portable: bool = False,
+    document: Document | None = None,
+    host: Host | None = None,
 ) -> tuple[Manifest | None, list[Finding]]:
     """``(Manifest or None, findings)`` for the manifest at ``path`` (a file or a folder with manifest.yaml).
 
-    ``document``: the manifest already read and parsed (``Pack.data``), so it is not read again.
+    ``portable``: also flag what ecp-runtime 0.10 would reject or ignore. ``document``: the manifest already read
+    and parsed (``Pack.data``), so it is not read again.
     """
     path = Path(path)
-    return load_manifest(manifest_file(path) or path, graders(host), strict=strict, document=document)
+    file = manifest_file(path) or path
+    return load_manifest(file, graders(host), strict=strict, portable=portable, document=document)
 
 
 def require_manifest(path: str | Path, *, document: Document | None = None, host: Host | None = None) -> Manifest:
@@ -119,25 +126,38 @@ def open_manifest(
             raise _invalid([yaml_error_finding(exc, file)]) from None
         manifest = require_manifest(file, document=document, host=host)
     except BaseException:
-        if transport is not None:
-            transport.kill()
-            transport.close()
+        _discard(transport)
         raise
     if transport is not None and manifest.target != early:
-        transport.kill()
-        transport.close()
+        _discard(transport)
         transport = None
     return manifest, transport
 
 
 def _start(target: Target | None) -> tuple[Target | None, Any]:
-    """``(target, its transport)``, or ``(target, None)`` when there is none or it cannot start (the run reports it)."""
+    """``(target, its transport)``, or ``(target, None)`` when there is none or it cannot start (the run reports it).
+
+    The transport's ``scope`` (a new ``Containment``) goes on to the run.
+    """
     if target is None:
         return None, None
+    from .containment import Containment
+
+    scope = Containment()
     try:
-        return target, target.open()
+        return target, target.open(scope)
     except CallError:
+        scope.close()
         return target, None
+
+
+def _discard(transport: Any) -> None:
+    """Kill an agent no run will use, and whatever it started."""
+    if transport is not None:
+        transport.kill()
+        transport.close()
+        if transport.scope is not None:
+            transport.scope.close()
 
 
 def run_manifest(
@@ -189,8 +209,6 @@ def running(
         transport = None  # the runner owns it now
         yield build_report(manifest, runner.run(), filters=options.filters)
     finally:
-        if transport is not None:
-            transport.kill()
-            transport.close()
+        _discard(transport)
         if runner is not None:
             runner.finish()

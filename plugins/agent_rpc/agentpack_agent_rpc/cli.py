@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from agentpack import console
 from agentpack.clikit import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -30,15 +32,34 @@ EXISTING = click.Path(exists=True, path_type=Path)
 OUT_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
+class _Seconds(click.ParamType):
+    """A positive, finite number of seconds up to a week (``manifest.parse_seconds``)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
+
+        seconds = parse_seconds(value)
+        if seconds is None:
+            self.fail(f"must be {SECONDS_RULE}, got {value!r} ({SECONDS_LIMIT})", param, ctx)
+        return seconds
+
+
+SECONDS = _Seconds()
+
+
 @group()
 def rpc() -> None:
     """Run agent evaluation manifests over JSON-RPC (stdio or Streamable HTTP).
 
     \b
     Examples:
-      agentpack rpc validate manifest.yaml
+      agentpack rpc init my_eval && agentpack rpc run -m my_eval/manifest.yaml
+      agentpack rpc validate manifest.yaml --portable
       agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
       agentpack rpc conformance "python agent.py"
+      agentpack rpc doctor manifest.yaml
     """
 
 
@@ -49,14 +70,20 @@ def rpc() -> None:
     is_flag=True,
     help="Also require manifest_version, graders on every step, current field names and a command found on PATH.",
 )
+@click.option(
+    "--portable",
+    is_flag=True,
+    help="Also flag every feature ecp-runtime 0.10 would reject (errors) or ignore (warnings).",
+)
 @output_option()
-def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
+def validate(manifests: tuple[Path, ...], strict: bool, portable: bool, output: str) -> None:
     """Validate manifests without running an agent; exit 1 when any has an error.
 
     \b
     Examples:
       agentpack rpc validate manifest.yaml
       agentpack rpc validate evals/*.yaml --strict --json
+      agentpack rpc validate manifest.yaml --portable    # runs under ecp-runtime too?
     """
     from agentpack.clock import SYSTEM_CLOCK
     from agentpack.models import Report, ValidationItem
@@ -67,7 +94,7 @@ def validate(manifests: tuple[Path, ...], strict: bool, output: str) -> None:
     items = []
     summaries = []
     for path in manifests:
-        manifest, findings = validate_manifest(path, strict=strict, host=h)
+        manifest, findings = validate_manifest(path, strict=strict, portable=portable, host=h)
         items.append(ValidationItem(path=str(path), format="agent-rpc", findings=findings))
         if manifest is not None:
             steps = sum(len(s.steps) for s in manifest.scenarios)
@@ -97,7 +124,7 @@ def _sigterm_as_interrupt() -> None:
 
 def _text_summary(report: dict[str, Any]) -> str:
     t, lat = report["totals"], report["latency"]
-    verdict = "PASSED" if report["ok"] else "FAILED"
+    verdict = console.style("PASSED", "passed") if report["ok"] else console.style("FAILED", "failed")
     lines = [
         f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
         f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
@@ -107,7 +134,9 @@ def _text_summary(report: dict[str, Any]) -> str:
     for s in report["scenarios"]:
         mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[s["status"]]
         flaky = " (flaky)" if s["flaky"] else ""
-        lines.append(f"  {mark:5} {s['id']}{flaky}" + (f": {s['message']}" if s["message"] else ""))
+        first = s["message"].partition("\n")[0]  # the rest (an agent's stderr tail) once, in the error below
+        mark = console.style(f"{mark:5}", s["status"])
+        lines.append(f"  {mark} {s['id']}{flaky}" + (f": {first}" if first else ""))
     agent = report["agent"]
     if agent:
         lines.append(f"agent: {agent['name']} (protocol {agent['protocol_version']})")
@@ -136,14 +165,17 @@ def _text_summary(report: dict[str, Any]) -> str:
 @jobs_option("Scenarios in parallel (each worker has its own agent process).")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=SECONDS,
     help="Per-call timeout in seconds (overrides the manifest and AGENTPACK_AGENT_RPC_TIMEOUT).",
 )
-@click.option("--max-duration", type=click.FloatRange(min=0, min_open=True), help="Budget for the whole run, seconds.")
+@click.option("--max-duration", type=SECONDS, help="Budget for the whole run, seconds.")
 @click.option("--isolation", type=click.Choice(["reset", "process"]), help="Override the manifest's isolation.")
 @click.option("--executor", default="local", show_default=True, help="Where scenarios run (a registered executor).")
 @output_option(choices=("text", "json"), command="rpc run")
 @record_options()
+@click.option("--ray-address", metavar="ADDR", help="--executor ray: the cluster (default: RAY_ADDRESS).")
+@click.option("--ray-local", is_flag=True, help="--executor ray: start a throwaway Ray instance on this machine.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first scenario that fails or errs.")
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -158,6 +190,9 @@ def run(
     executor: str,
     output: str,
     recording: Recording,
+    ray_address: str | None,
+    ray_local: bool,
+    fail_fast: bool,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -168,80 +203,113 @@ def run(
     Examples:
       agentpack rpc run -m manifest.yaml --report out.html --json-out out.json
       agentpack rpc run manifest.yaml --filter smoke -j 4 --junit junit.xml
+      agentpack rpc run manifest.yaml --executor ray --ray-address 10.0.0.5:6379 -j 32
     """
     from agentpack import console
 
-    from .api import open_manifest, running
+    from .api import open_manifest, require_manifest, running
+    from .containment import exclusive
 
     path = manifest or manifest_arg
     if path is None:
         raise click.UsageError("give the manifest: agentpack rpc run -m manifest.yaml")
+    ray = {"address": ray_address, "local": ray_local}
+    if executor != "ray" and any(ray.values()):
+        raise click.UsageError("--ray-address and --ray-local go with --executor ray")
     as_json = output == "json"
     if as_json:
         console.QUIET = True
     _sigterm_as_interrupt()
+    log = console.logger(__name__)
     h = host()
-    loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
-    from . import outputs
-    from .report import dumps
-    from .runner import RunOptions
+    log.info("rpc run %s: starting the agent", path)
+    with exclusive(executor == "local"):  # this process exists for the run: what the agents leave is the run's
+        if executor == "local":
+            loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
+        else:  # the executor starts agents where it runs scenarios
+            loaded, transport = require_manifest(path, host=h), None
+        from . import outputs
+        from .report import dumps, unreachable
+        from .runner import RunOptions
 
-    with console.progress(f"{loaded.name}", total=len(loaded.scenarios)) as bar:
-        options = RunOptions(
-            jobs=jobs,
-            filters=list(filters),
-            executor=executor,
-            step_timeout=timeout,
-            max_duration=max_duration,
-            isolation=isolation,
-            on_result=lambda record: bar.advance(),
-        )
-        with running(path, options, manifest=loaded, transport=transport, host=h) as report:
-            text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits
-            if json_out:
-                outputs.write_text(json_out, text)
-            if report_file:
-                outputs.write_report(report, report_file, text=text or None)
-            if junit:
-                outputs.write_text(junit, outputs.junit(report))
-    click.echo(text if as_json else _text_summary(report), nl=False)
+        total = len(loaded.scenarios)
+        log.info("rpc run %s: %d scenarios, jobs %d, executor %s", loaded.name, total, jobs, executor)
+        with console.progress(f"{loaded.name}: scenarios", total=total) as bar:
+
+            def finished(record: dict[str, Any]) -> None:
+                bar.update(description=f"{loaded.name}: {record['id']} {record['status']}")
+                bar.advance()
+                log.info("scenario %s: %s", record["id"], record["status"])
+
+            options = RunOptions(
+                jobs=jobs,
+                filters=list(filters),
+                executor=executor,
+                step_timeout=timeout,
+                max_duration=max_duration,
+                isolation=isolation,
+                on_result=finished,
+                executor_options={k: v for k, v in ray.items() if v},
+                fail_fast=fail_fast,
+            )
+            with running(path, options, manifest=loaded, transport=transport, host=h) as report:
+                bar.phase(f"{loaded.name}: writing reports")
+                text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits
+                if json_out:
+                    outputs.write_text(json_out, text)
+                if report_file:
+                    outputs.write_report(report, report_file, text=text or None)
+                if junit:
+                    outputs.write_text(junit, outputs.junit(report))
+                bar.phase(f"{loaded.name}: stopping the agent")
+    with console.styling(sys.stdout):
+        summary = text if as_json else _text_summary(report)
+    click.echo(summary, nl=False)
+    verdict = "passed" if report["ok"] else "failed"
+    log.info("rpc run %s: %s (exit reason %s)", loaded.name, verdict, report["exit_reason"])
     from .runlog import record
 
     settings = {"judge": loaded.judge, "jobs": jobs, "filters": list(filters), "executor": executor, "timeout": timeout}
     record(report, path, recording, settings)
     if report["run"]["interrupted"]:
         raise SystemExit(EXIT_INTERRUPTED)
-    if any(s["exit_reason"] == "agent_unreachable" for s in report["scenarios"]):
-        click.echo("error: the agent could not be started or reached", err=True)
+    problem = unreachable(report)
+    if problem:
+        click.echo(f"error: {problem}", err=True)
         raise SystemExit(EXIT_USAGE)
     raise SystemExit(EXIT_OK if report["ok"] else EXIT_PROBLEMS)
 
 
 @rpc.command()
-@click.argument("target")
+@click.argument("target", required=False)
+@click.option("-t", "--target", "target_option", metavar="TARGET", help="TARGET, as ecp conformance takes it.")
 @click.option("--input", "step_input", default="hello", show_default=True, help="Input for the step calls.")
-@click.option(
-    "--timeout",
-    default=10.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Per-call timeout in seconds.",
-)
+@click.option("--timeout", default=10.0, show_default=True, type=SECONDS, help="Per-call timeout in seconds.")
 @click.option("--shell", is_flag=True, help="Run TARGET through /bin/sh.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Working directory of the agent.")
 @click.option("--json-out", type=OUT_FILE, help="Write the JSON report here.")
 @output_option(choices=("text", "json"), command="rpc conformance")
 def conformance(
-    target: str, step_input: str, timeout: float, shell: bool, cwd: str | None, json_out: Path | None, output: str
+    target: str | None,
+    target_option: str | None,
+    step_input: str,
+    timeout: float,
+    shell: bool,
+    cwd: str | None,
+    json_out: Path | None,
+    output: str,
 ) -> None:
     """Check an agent (a command or an http(s)://.../ecp URL) against the protocol.
 
-    Exit status: 0 conformant, 1 a required check failed, 2 unreachable.
+    Exit status: 0 conformant, 1 a required check failed, 2 unreachable (as
+    for rpc run: it cannot start, or gives no answer to agent/initialize).
+    The agent starts in the current directory unless --cwd says otherwise.
 
     \b
     Examples:
       agentpack rpc conformance "python agent.py"
       agentpack rpc conformance http://127.0.0.1:8765/ecp --json
+      agentpack rpc conformance --target "python examples/demo/agent.py"
     """
     import json
 
@@ -251,8 +319,10 @@ def conformance(
     from .manifest import make_target
     from .outputs import write_text
 
+    if (target is None) == (target_option is None):
+        raise click.UsageError("give the agent once: agentpack rpc conformance TARGET (or --target TARGET)")
     try:
-        spec = make_target(target, shell=shell, cwd=cwd)
+        spec = make_target(target or target_option or "", shell=shell, cwd=cwd)
     except ValueError as exc:
         raise AgentpackError(f"TARGET: {exc}") from None
     result = run_conformance(spec, step_input=step_input, timeout=timeout)
@@ -270,5 +340,52 @@ def conformance(
             f"{result['passed']}/{result['total']} checks passed"
         )
     if not result["reachable"]:
+        click.echo(f"error: {result['checks'][0]['message']}", err=True)
         raise SystemExit(EXIT_USAGE)
     raise SystemExit(EXIT_OK if result["conformant"] else EXIT_PROBLEMS)
+
+
+@rpc.command()
+@click.argument("directory", default="agent_eval", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace agent.py and manifest.yaml if they exist.")
+def init(directory: Path, force: bool) -> None:
+    """Create a starter evaluation in DIRECTORY (default agent_eval): an SDK agent and a manifest that passes.
+
+    The manifest sets 'cwd: .', so it runs from any directory.
+
+    \b
+    Examples:
+      agentpack rpc init
+      agentpack rpc init evals/support --force
+    """
+    from .starter import write_starter
+
+    for path in write_starter(directory, force=force):
+        click.echo(f"created {path}")
+    manifest = directory / "manifest.yaml"
+    click.echo(f"next: agentpack rpc run -m {manifest}")
+    click.echo(f"      agentpack rpc validate {manifest} --portable")
+
+
+@rpc.command()
+@click.argument("manifest", required=False, type=EXISTING)
+@click.option("--no-start", is_flag=True, help="Do not start the manifest's agent.")
+@output_option(choices=("text", "json"), command="rpc doctor")
+def doctor(manifest: Path | None, no_start: bool, output: str) -> None:
+    """Check the environment a run needs and, given MANIFEST, its agent; exit 1 when a run would fail.
+
+    \b
+    Examples:
+      agentpack rpc doctor
+      agentpack rpc doctor manifest.yaml --json
+    """
+    from .doctor import run_doctor
+
+    checks = run_doctor(manifest, start=not no_start, host=host())
+    ok = not any(check.status == "fail" for check in checks)
+    if output == "json":
+        emit_json("rpc doctor", ok, checks=[check._asdict() for check in checks])
+    else:
+        for check in checks:
+            click.echo(f"{check.status.upper():4} {check.name}: {check.detail}")
+    raise SystemExit(EXIT_OK if ok else EXIT_PROBLEMS)

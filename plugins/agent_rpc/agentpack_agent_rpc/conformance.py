@@ -10,9 +10,10 @@ import json
 import time
 from typing import Any
 
+from .containment import Containment
 from .manifest import Target
 from .protocol import AgentRpcError, AgentUnreachable, CallError
-from .session import Session
+from .session import Session, with_stderr
 
 
 class _Checks:
@@ -37,30 +38,27 @@ def run_conformance(target: Target, *, step_input: str = "hello", timeout: float
     """
     checks = _Checks()
     dl = lambda: time.monotonic() + timeout  # noqa: E731
+    scope = Containment()
     try:
-        transport = target.open()
+        session = Session.open(target, {}, timeout, scope=scope)  # unreachable exactly as for a run
     except AgentUnreachable as exc:
-        checks.add("agent starts", False, str(exc))
+        scope.close()
+        checks.add("agent starts and answers agent/initialize", False, str(exc), method="agent/initialize")
         return _report(target, checks, reachable=False)
-    session = Session(transport)
-    reachable = True
+    except CallError as exc:
+        scope.close()
+        checks.add("initialize result", False, with_stderr(str(exc), exc.stderr), method="agent/initialize")
+        return _report(target, checks, reachable=True)
+    transport = session.transport
+    info = session.info
     try:
-        try:
-            info = session.initialize({}, dl())
-            checks.add(
-                "initialize result",
-                True,
-                f"name {info['name']!r}, protocol {info['protocol_version']}"
-                + (" (legacy: no protocol_version)" if info["legacy"] else ""),
-                method="agent/initialize",
-            )
-        except AgentUnreachable as exc:
-            reachable = False
-            checks.add("initialize result", False, str(exc), method="agent/initialize")
-            return _report(target, checks, reachable=False)
-        except CallError as exc:
-            checks.add("initialize result", False, str(exc), method="agent/initialize")
-            return _report(target, checks, reachable=True)
+        checks.add(
+            "initialize result",
+            True,
+            f"name {info['name']!r}, protocol {info['protocol_version']}"
+            + (" (legacy: no protocol_version)" if info["legacy"] else ""),
+            method="agent/initialize",
+        )
         checks.add(
             "protocol_version sent",
             not info["legacy"],
@@ -98,7 +96,8 @@ def run_conformance(target: Target, *, step_input: str = "hello", timeout: float
             _http_rules(checks, transport, dl)
     finally:
         session.close()
-    return _report(target, checks, reachable=reachable)
+        scope.close()
+    return _report(target, checks, reachable=True)
 
 
 def _call_check(checks: _Checks, name: str, method: str, call, describe) -> bool:

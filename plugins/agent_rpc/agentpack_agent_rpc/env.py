@@ -15,6 +15,7 @@ JUDGE_MODEL = "AGENTPACK_AGENT_RPC_JUDGE_MODEL"
 JUDGE_TEMPERATURE = "AGENTPACK_AGENT_RPC_JUDGE_TEMPERATURE"
 JUDGE_BASE_URL = "AGENTPACK_AGENT_RPC_JUDGE_BASE_URL"
 JUDGE_API_KEY = "AGENTPACK_AGENT_RPC_JUDGE_API_KEY"
+PID_NAMESPACE = "AGENTPACK_AGENT_RPC_PID_NAMESPACE"
 
 ALIASES: dict[str, tuple[str, ...]] = {
     TIMEOUT: ("ECP_RPC_TIMEOUT",),
@@ -22,6 +23,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     JUDGE_TEMPERATURE: ("ECP_LLM_JUDGE_TEMPERATURE",),
     JUDGE_BASE_URL: ("ECP_LLM_JUDGE_BASE_URL", "OPENAI_BASE_URL"),
     JUDGE_API_KEY: ("OPENAI_API_KEY",),
+    PID_NAMESPACE: (),
 }
 """Each variable and its aliases, in the order they are looked up."""
 
@@ -38,4 +40,4 @@ def getenv(name: str, environ: Mapping[str, str] | None = None) -> str | None:
 
 def described(name: str) -> str:
     """``name`` with its aliases, for messages: ``AGENTPACK_AGENT_RPC_TIMEOUT (or ECP_RPC_TIMEOUT)``."""
-    return f"{name} (or {' or '.join(ALIASES[name])})"
+    return f"{name} (or {' or '.join(ALIASES[name])})" if ALIASES[name] else name

@@ -7,13 +7,13 @@ takes the keys of ``OPTIONS`` (``-`` and ``_`` alike), the rest of what
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.errors import AgentpackError
 
-from .api import open_manifest, running
+from .api import open_manifest, require_manifest, running
+from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
 from .outputs import html, write_text
 from .report import dumps, to_eval_report
 
@@ -26,6 +26,9 @@ OPTIONS = {
     "max_duration": "budget for the whole run in seconds (rpc run --max-duration)",
     "isolation": "reset or process (rpc run --isolation)",
     "executor": "where scenarios run, a registered executor (rpc run --executor)",
+    "ray_address": "executor=ray: the cluster's address (rpc run --ray-address; default RAY_ADDRESS)",
+    "ray_local": "executor=ray: true starts a throwaway local Ray instance (rpc run --ray-local)",
+    "fail_fast": "true stops at the first scenario that fails or errs (rpc run --fail-fast)",
     "tags": "comma-separated tags: also run the scenarios that carry one (rpc run --filter tag:X)",
     "html": "also write this plugin's HTML report to this file (rpc run --report FILE.html)",
     "json_out": "also write the native JSON report to this file (rpc run --json-out)",
@@ -36,7 +39,10 @@ OPTIONS = {
 def evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport:
     """Run the manifest ``agentpack_load`` read and parsed; its agent starts before validation and the runner load."""
     settings, files = run_settings(options)  # a bad option is an error before the agent starts
-    manifest, transport = open_manifest(pack.path, document=pack.data, host=host)
+    if settings["executor"] == "local":
+        manifest, transport = open_manifest(pack.path, document=pack.data, host=host)
+    else:  # the executor starts agents where it runs scenarios
+        manifest, transport = require_manifest(pack.path, document=pack.data, host=host), None
     from .runner import RunOptions  # loads while the agent starts
 
     with running(
@@ -64,10 +70,13 @@ def run_settings(options: EvalOptions) -> tuple[dict[str, Any], dict[str, Path]]
     isolation = extra.get("isolation")
     if isolation not in (None, "reset", "process"):
         raise AgentpackError(f"option isolation must be 'reset' or 'process', got {isolation!r}")
+    ray = {"address": extra.get("ray_address"), "local": _flag(extra, "ray_local")}
     settings = {
         "jobs": options.jobs,
         "filters": filters,
         "executor": str(extra.get("executor", "local")),
+        "executor_options": {key: value for key, value in ray.items() if value},
+        "fail_fast": _flag(extra, "fail_fast"),
         "step_timeout": _seconds(extra, "timeout"),
         "max_duration": _seconds(extra, "max_duration"),
         "isolation": isolation,
@@ -75,14 +84,18 @@ def run_settings(options: EvalOptions) -> tuple[dict[str, Any], dict[str, Path]]
     return settings, {key: Path(str(extra[key])) for key in ("html", "json_out") if extra.get(key)}
 
 
+def _flag(extra: dict[str, Any], key: str) -> bool:
+    value = str(extra.get(key, "false")).lower()
+    if value not in ("true", "false", "1", "0", "yes", "no"):
+        raise AgentpackError(f"option {key} must be true or false, got {extra.get(key)!r}")
+    return value in ("true", "1", "yes")
+
+
 def _seconds(extra: dict[str, Any], key: str) -> float | None:
     value = extra.get(key)
     if value is None:
         return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise AgentpackError(f"option {key} must be a positive number of seconds, got {value!r}")
+    seconds = parse_seconds(value)
+    if seconds is None:
+        raise AgentpackError(f"option {key} must be {SECONDS_RULE}, got {value!r} ({SECONDS_LIMIT})")
     return seconds

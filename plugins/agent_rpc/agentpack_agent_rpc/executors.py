@@ -6,6 +6,11 @@ and calls ``on_result(record)`` for each finished scenario. Scenario records
 are plain JSON, so an executor that ships scenarios to other machines (each
 loading the manifest by path and running a worker there) fits the same
 interface. Executors register through ``agentpack_agent_rpc_register_executors``.
+
+An executor whose workers live in other processes or machines also has
+``bind(run)``: the runner calls it before ``run`` with itself (see ``Run``),
+so the executor can ship the manifest and settings and build workers there
+with ``Runner(manifest, options).worker()``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,27 @@ class Executor(Protocol):
         on_result: Callable[[dict[str, Any]], None],
         cancel: threading.Event,
     ) -> None: ...
+
+
+class Run(Protocol):
+    """What ``bind(run)`` gets: the run, as an executor that works outside this process needs it.
+
+    ``deadline`` is the ``time.monotonic()`` of ``--max-duration`` (inf without);
+    to stop the run, set ``stop_reason`` then ``cancel``; ``note_agent(info)``
+    takes the ``agent/initialize`` answer a remote worker got; ``skipped``
+    builds a scenario record that did not run.
+    """
+
+    manifest: Any
+    options: Any
+    deadline: float
+    cancel: threading.Event
+    stop_reason: str
+    warnings: list[str]
+
+    def note_agent(self, info: dict[str, Any]) -> None: ...
+
+    def skipped(self, scenario: Any, reason: str, message: str) -> dict[str, Any]: ...
 
 
 class ExecutorInfo(NamedTuple):

@@ -8,11 +8,11 @@ the server keeps the stream open or drips bytes.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from agentpack.errors import require
+from agentpack.jsonio import JsonError, loads
 
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
 from .sse import Event, SseParser
@@ -24,6 +24,7 @@ ACCEPT = "application/json, text/event-stream"
 class HttpTransport:
     kind = "http"
     pid = None
+    scope = None
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, max_message: int = 64 * 1024 * 1024) -> None:
         httpx = require("httpx", distribution="agentpack-agent-rpc", feature="Streamable HTTP agents")
@@ -94,8 +95,10 @@ class HttpTransport:
             return self._from_stream(response, request_id, deadline)
         body = self._body(response, deadline)
         try:
-            message = json.loads(body) if body else None
-        except ValueError:
+            message = loads(body) if body else None
+        except JsonError as exc:
+            if status < 400 and b'"jsonrpc"' in body:
+                raise ProtocolError(f"the agent's reply is not usable JSON: {exc.message}") from None
             message = None
         if status >= 400:
             if isinstance(message, dict) and "error" in message:
@@ -126,8 +129,10 @@ class HttpTransport:
         """The JSON-RPC response among ``events`` (None when there is none yet); other events are skipped."""
         for event in events:
             try:
-                message = json.loads(event.data)
-            except ValueError:
+                message = loads(event.data)
+            except JsonError as exc:
+                if '"jsonrpc"' in event.data:
+                    raise ProtocolError(f"the agent's reply is not usable JSON: {exc.message}") from None
                 self.warnings.append(f"skipped non-JSON SSE event: {event.data[:200]!r}")
                 continue
             if isinstance(message, dict) and ("result" in message or "error" in message):

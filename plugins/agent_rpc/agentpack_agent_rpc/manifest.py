@@ -7,31 +7,34 @@ errors. Regexes are compiled, datasets read and paths resolved here, once.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from agentpack.errors import PathEscapeError, YamlError, reading
+from agentpack.jsonio import JsonError, loads
 from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
 from . import schema_store
-from .env import TIMEOUT, described, getenv
+from .env import PID_NAMESPACE, TIMEOUT, described, getenv
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
     from agentpack.models import Finding, Severity
     from agentpack.schemas import SchemaStore
 
+    from .containment import Containment
     from .graders.base import GraderType
 
 DEFAULT_STEP_TIMEOUT = 30.0
+MAX_SECONDS = 604_800
+"""The longest timeout or budget accepted anywhere (a week; the manifest schema's ``seconds`` says the same)."""
 MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
 
 
@@ -111,7 +114,7 @@ class Scenario(Record):
 class Target(Record):
     """How to reach the agent: a command (stdio) or a URL (Streamable HTTP)."""
 
-    __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message")
+    __slots__ = ("command", "url", "shell", "cwd", "env", "stderr_limit", "max_message", "pid_namespace")
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "command": constant(None),
         "url": constant(None),
@@ -120,14 +123,17 @@ class Target(Record):
         "env": dict,
         "stderr_limit": constant(64 * 1024),
         "max_message": constant(64 * 1024 * 1024),
+        "pid_namespace": constant(False),
     }
     command: list[str] | str | None
     url: str | None
     shell: bool
     cwd: str | None
+    """The agent's working directory; None: the caller's (``cwd:`` unset, as ecp-runtime does)."""
     env: dict[str, str]
     stderr_limit: int
     max_message: int
+    pid_namespace: bool
 
     @property
     def kind(self) -> str:
@@ -138,22 +144,23 @@ class Target(Record):
             return self.url
         return self.command if isinstance(self.command, str) else shlex.join(self.command or [])
 
-    def open(self):
-        """A connected transport (spawns the agent for stdio)."""
+    def open(self, scope: Containment | None = None):
+        """A connected transport (spawns the agent for stdio, within ``scope`` when given)."""
         if self.url:
             from .http_transport import HttpTransport
 
             return HttpTransport(self.url, max_message=self.max_message)
         from .stdio import StdioTransport
 
-        env = {**os.environ, **self.env} if self.env else None
+        assert self.command is not None  # a target is a URL or a command
         return StdioTransport(
             self.command,
             cwd=self.cwd,
-            env=env,
-            shell=self.shell,
+            env=self.env,
             stderr_limit=self.stderr_limit,
             max_message=self.max_message,
+            scope=scope,
+            pid_namespace=self.pid_namespace,
         )
 
 
@@ -215,6 +222,35 @@ def manifest_file(path: Path) -> Path | None:
     return path if path.suffix.lower() in (".yaml", ".yml") and path.is_file() else None
 
 
+SECONDS_RULE = "a positive number of seconds"
+SECONDS_LIMIT = f"at most {MAX_SECONDS}, a week; not NaN or infinity"
+
+
+def parse_seconds(value: Any) -> float | None:
+    """``value`` as seconds (a number or its text); None when not within ``SECONDS_RULE`` and ``SECONDS_LIMIT``."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return seconds if math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS else None
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` as seen from the working directory when it lies below it, else as it is.
+
+    Findings and report locations use it, so SARIF and GitHub annotations can
+    place them (GitHub resolves them against the checkout, the usual working
+    directory).
+    """
+    text = str(path)
+    if not os.path.isabs(text):
+        return text
+    try:
+        return str(Path(text).relative_to(Path.cwd()))
+    except (ValueError, OSError):  # elsewhere, or the working directory is gone
+        return text
+
+
 def looks_like_manifest(data: Any) -> bool:
     return isinstance(data, dict) and "scenarios" in data and ("target" in data or "manifest_version" in data)
 
@@ -240,10 +276,20 @@ class _Builder:
     def warning(self, code: str, message: str, pointer: str, **extra: Any) -> None:
         self.findings.append(_finding("warning", code, message, **self.doc.where(pointer), **extra))
 
+    def json_values(self, value: Any, pointer: str) -> bool:
+        """Whether ``value`` holds only what JSON can carry; each YAML timestamp or binary is an error (``ARP108``)."""
+        ok = True
+        for where, kind in _non_json(value, pointer):
+            ok = False
+            self.error("ARP108", f"a YAML {kind} is not a JSON value; quote it to send it as text", where)
+        return ok
+
     # -- pieces ------------------------------------------------------------------------
     def grader(self, spec: dict[str, Any], pointer: str) -> GraderSpec | None:
         from .graders.base import GraderConfigError
 
+        if not self.json_values(spec, pointer):  # the entry goes into reports, which are JSON
+            return None
         kind = spec["type"]
         gtype = self.graders.get(kind)
         if gtype is None:
@@ -300,6 +346,7 @@ class _Builder:
         if not path.is_file():
             self.error("ARP102", f"dataset file not found: {spec['source']} (looked in {path.parent})", where)
             return []
+        shown = display_path(path)
         in_col, out_col = spec.get("input_column", "input"), spec.get("output_column", "output")
         condition = spec.get("condition", "equals")
         rows: list[tuple[int, dict[str, Any]]] = []
@@ -321,16 +368,18 @@ class _Builder:
                         if not line.strip():
                             continue
                         try:
-                            row = json.loads(line)
-                        except ValueError as exc:
+                            row = loads(line)
+                        except JsonError as exc:
+                            detail = exc.message.removeprefix("not valid JSON: ")
+                            detail += f" at column {exc.column}" if exc.column else ""
                             self.findings.append(
-                                _finding("error", "ARP102", f"invalid JSON line: {exc}", file=str(path), line=number)
+                                _finding("error", "ARP102", f"invalid JSON line: {detail}", file=shown, line=number)
                             )
                             continue
                         if not isinstance(row, dict):
                             self.findings.append(
                                 _finding(
-                                    "error", "ARP102", "each JSONL line must be an object", file=str(path), line=number
+                                    "error", "ARP102", "each JSONL line must be an object", file=shown, line=number
                                 )
                             )
                             continue
@@ -343,7 +392,7 @@ class _Builder:
             text = row.get(in_col)
             if not isinstance(text, str):
                 self.findings.append(
-                    _finding("error", "ARP102", f"row has no string '{in_col}' value", file=str(path), line=number)
+                    _finding("error", "ARP102", f"row has no string '{in_col}' value", file=shown, line=number)
                 )
                 continue
             expected = row.get(out_col)
@@ -376,26 +425,30 @@ class _Builder:
                 except ValueError as exc:
                     self.error("ARP106", f"target is not a valid command line: {exc}", "/target")
                     return None
+                syntax = _shell_syntax(target.command)
+                if syntax:
+                    self.warning(
+                        "ARP109",
+                        f"the target uses shell syntax ({syntax!r}) but runs without a shell (ecp-runtime always "
+                        "uses one); set 'shell: true' to run it through /bin/sh",
+                        "/target",
+                    )
         else:
             if shell:
                 self.error("ARP106", "'shell: true' needs a string target, not an argv list", "/shell")
                 return None
             target.command = list(raw)
-        cwd = self.root
-        if "cwd" in data:
-            try:
-                cwd = resolve_under(self.root, data["cwd"])
-            except PathEscapeError as exc:
-                self.error("ARP105", f"cwd {exc.message}", "/cwd")
-                return None
+        if "cwd" in data:  # the manifest's own file: the folder may lie outside the manifest's
+            cwd = (self.root / data["cwd"]).resolve()
             if not cwd.is_dir():
-                self.error("ARP106", f"cwd is not a directory: {data['cwd']}", "/cwd")
+                self.error("ARP106", f"cwd is not a directory: {data['cwd']} (resolved to {cwd})", "/cwd")
                 return None
-        target.cwd = str(cwd)
+            target.cwd = str(cwd)
         target.env = {key: _env_text(value) for key, value in (data.get("env") or {}).items()}
         limits = data.get("limits") or {}
         target.stderr_limit = limits.get("stderr_bytes", target.stderr_limit)
         target.max_message = limits.get("max_message_bytes", target.max_message)
+        target.pid_namespace = bool(data.get("pid_namespace", False)) or getenv(PID_NAMESPACE) not in (None, "0")
         return target
 
     def env_timeout(self, path: Path) -> float | None:
@@ -403,25 +456,22 @@ class _Builder:
         value = getenv(TIMEOUT)
         if value is None:
             return None
-        try:
-            seconds = float(value)
-        except ValueError:
-            seconds = math.nan
-        if not (math.isfinite(seconds) and seconds > 0):
+        seconds = parse_seconds(value)
+        if seconds is None:
             self.findings.append(
                 _finding(
                     "error",
                     "ARP107",
-                    f"{described(TIMEOUT)} must be a positive number of seconds, got {value!r}",
-                    file=str(path),
+                    f"{described(TIMEOUT)} must be {SECONDS_RULE}, got {value!r} ({SECONDS_LIMIT})",
+                    file=display_path(path),
                 )
             )
-            return None
         return seconds
 
     def build(self, path: Path, digest: str) -> Manifest | None:
         data = self.doc.data
         target = self.target(data)
+        self.json_values(data.get("config"), "/config")  # sent to the agent as JSON
         step_timeout = float(data.get("timeout") or self.env_timeout(path) or DEFAULT_STEP_TIMEOUT)
         scenarios: list[Scenario] = []
         seen: dict[str, int] = {}
@@ -524,6 +574,32 @@ def _friendlier(finding: Finding) -> Finding:
     return finding
 
 
+def _non_json(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """``(pointer, kind)`` of every value below ``value`` that JSON cannot carry (YAML timestamps and binary)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_json(item, join_pointer(pointer, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_json(item, join_pointer(pointer, index))
+    elif isinstance(value, (bytes, bytearray)):
+        yield pointer, "binary value"
+    elif not isinstance(value, (str, int, float)) and value is not None:  # bool is an int
+        yield pointer, "timestamp" if hasattr(value, "isoformat") else type(value).__name__
+
+
+_SHELL_WORDS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "&>"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _shell_syntax(words: list[str]) -> str | None:
+    """The first word of a split command line that only a shell understands, if any."""
+    for index, word in enumerate(words):
+        if word in _SHELL_WORDS or "$" in word or "`" in word or (index == 0 and _ASSIGNMENT.match(word)):
+            return word
+    return None
+
+
 def _env_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -544,7 +620,7 @@ def _file_key(path: Path) -> tuple[str, int, int, int]:
 
 def _read(path: Path) -> tuple[str, bytes, YamlDocument | None]:
     """Text, bytes and (when ``sniff`` parsed it) the document: what ``sniff`` kept of the unchanged file, else read."""
-    with reading(str(path), YamlError):
+    with reading(display_path(path), YamlError):
         kept = _kept.pop(_file_key(path), None)
         if kept is not None:
             return kept
@@ -560,7 +636,7 @@ def read_text(path: Path) -> tuple[str, bytes]:
 
 def parse_document(text: str, raw: bytes, path: Path) -> Document:
     """The manifest's text parsed; raises ``YamlError`` (file:line:col) for broken YAML."""
-    return parse_yaml(text, file=str(path)), raw
+    return parse_yaml(text, file=display_path(path)), raw
 
 
 def read_document(path: Path) -> Document:
@@ -584,7 +660,7 @@ def sniff(path: Path) -> bool:
     the file once.
     """
     try:
-        with reading(str(path), YamlError):
+        with reading(display_path(path), YamlError):
             key = _file_key(path)
             raw = path.read_bytes()
             text = raw.decode("utf-8-sig")
@@ -596,7 +672,7 @@ def sniff(path: Path) -> bool:
         found = bool(keys & {"target", "manifest_version"})
     elif "scenarios" in text and _FLOW_START.match(text):
         try:
-            doc = parse_yaml(text, file=str(path))
+            doc = parse_yaml(text, file=display_path(path))
         except YamlError:
             return False
         found = looks_like_manifest(doc.data)
@@ -609,7 +685,7 @@ def sniff(path: Path) -> bool:
 
 
 _SCENARIOS_LINE = re.compile(r"^scenarios[ \t]*:", re.M)
-_TARGET_KEY_LINE = re.compile(r"^(?:target|shell|cwd|env|limits)[ \t]*:", re.M)
+_TARGET_KEY_LINE = re.compile(r"^(?:target|shell|cwd|env|limits|pid_namespace)[ \t]*:", re.M)
 
 
 def document_head(text: str, path: Path) -> YamlDocument | None:
@@ -624,7 +700,7 @@ def document_head(text: str, path: Path) -> YamlDocument | None:
     if match is None or _TARGET_KEY_LINE.search(text, match.end()):
         return None
     try:
-        head = parse_yaml(text[: match.start()], file=str(path))
+        head = parse_yaml(text[: match.start()], file=display_path(path))
     except YamlError:
         return None
     return head if isinstance(head.data, dict) else None
@@ -648,7 +724,9 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
         return None
     if (
         not isinstance(data.get("shell", False), bool)
-        or not isinstance(data.get("cwd", ""), str)
+        or not isinstance(data.get("pid_namespace", False), bool)
+        or not isinstance(data.get("cwd", "."), str)
+        or not data.get("cwd", ".")
         or not isinstance(env, dict)
         or not isinstance(limits, dict)
         or not all(isinstance(value, (str, int, float, bool)) for value in env.values())
@@ -659,12 +737,14 @@ def early_target(doc: YamlDocument, path: Path) -> Target | None:
         return None
     builder = _Builder(doc, path.parent.resolve(), {})
     target = builder.target(data)
-    return None if builder.findings else target
+    return None if any(f.severity == "error" for f in builder.findings) else target
 
 
 def yaml_error_finding(exc: YamlError, path: Path) -> Finding:
     """The finding (``ARP001``) for a manifest that cannot be read or parsed."""
-    return _finding("error", "ARP001", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column)
+    return _finding(
+        "error", "ARP001", exc.message, file=display_path(exc.file or path), line=exc.line, column=exc.column
+    )
 
 
 def load_manifest(
@@ -672,9 +752,15 @@ def load_manifest(
     graders: dict[str, GraderType],
     *,
     strict: bool = False,
+    portable: bool = False,
     document: Document | None = None,
 ) -> tuple[Manifest | None, list[Finding]]:
-    """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``."""
+    """Validate the manifest at ``path`` (or its already read ``document``): ``(manifest or None, findings)``.
+
+    ``strict`` adds the rules of ``rpc validate --strict``; ``portable`` the
+    features ecp-runtime would reject or ignore (``portable``), which do not
+    make the manifest invalid here.
+    """
     path = Path(path)
     try:
         doc, raw = document or read_document(path)
@@ -686,7 +772,7 @@ def load_manifest(
                 "error",
                 "ARP002",
                 "a manifest must be a YAML mapping with name, target and scenarios",
-                file=str(path),
+                file=display_path(path),
                 line=1,
             )
         ]
@@ -702,6 +788,10 @@ def load_manifest(
         findings += _strict_findings(doc, manifest)
     if any(f.severity == "error" for f in findings):
         manifest = None
+    if portable:  # errors, but about another runtime: the manifest still runs here
+        from .portable import portable_findings
+
+        findings += portable_findings(doc)
     return manifest, findings
 
 
@@ -737,6 +827,38 @@ def _strict_findings(doc: YamlDocument, manifest: Manifest | None) -> list[Findi
                 _finding("error", "ARP204", f"strict: program '{program}' not found on PATH", **doc.where("/target"))
             )
     return found
+
+
+def start_hint(manifest: Manifest) -> str:
+    """A hint for an agent that did not start, when a file its command names is found from another folder.
+
+    Without ``cwd:`` the agent starts in the caller's working directory (as
+    with ecp-runtime): a manifest written for its own folder, or one that
+    ``ecp init`` wrote to be run from its parent, then names files that are
+    not there. Looks in the manifest's folder and the two above it; empty
+    when the file is in none of them (or the manifest sets ``cwd:``).
+    """
+    target = manifest.target
+    if target.cwd is not None or target.command is None:
+        return ""
+    try:
+        words = shlex.split(target.command) if isinstance(target.command, str) else target.command
+    except ValueError:
+        return ""
+    here = Path.cwd()
+    for word in words:
+        if word.startswith("-") or os.path.isabs(word) or (here / word).exists():
+            continue
+        for folder in (manifest.root, *manifest.root.parents[:2]):
+            if (folder / word).exists():
+                fix = f"add 'cwd: {os.path.relpath(folder, manifest.root)}' to the manifest"
+                if folder != manifest.root:
+                    fix = f"run from {folder}, or {fix}"
+                return (
+                    f"\nhint: without 'cwd:' the agent starts in the current directory ({here}), as with "
+                    f"ecp-runtime; '{word}' is found from {folder}: {fix}"
+                )
+    return ""
 
 
 def make_target(raw: str | list[str], *, shell: bool = False, cwd: str | None = None) -> Target:

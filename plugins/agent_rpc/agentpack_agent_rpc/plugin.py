@@ -69,8 +69,10 @@ def agentpack_agent_rpc_register_graders(register: Callable[[GraderType], None])
 @hookimpl
 def agentpack_agent_rpc_register_executors(register: Callable[[ExecutorInfo], None]) -> None:
     from .executors import ExecutorInfo, LocalExecutor
+    from .ray_executor.executor import RayExecutor
 
     register(ExecutorInfo("local", LocalExecutor, "worker threads on this machine (--jobs N)"))
+    register(ExecutorInfo("ray", RayExecutor, "scenario slots on a Ray cluster (--ray-address, --ray-local)"))
 
 
 @hookimpl

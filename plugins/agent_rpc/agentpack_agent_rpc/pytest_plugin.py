@@ -56,6 +56,12 @@ class AgentHandle:
 
 @pytest.fixture
 def rpc_agent(request: pytest.FixtureRequest) -> Iterator[AgentHandle]:
+    """The agent of the test's ``agent_rpc`` marker, started and initialized; stopped (with all it started) after.
+
+    An agent that does not answer ``agent/initialize`` fails the test with the
+    last lines of its stderr in the message.
+    """
+    from .containment import Containment
     from .manifest import make_target
     from .session import Session
 
@@ -68,8 +74,12 @@ def rpc_agent(request: pytest.FixtureRequest) -> Iterator[AgentHandle]:
         pytest.skip("no agent: use @pytest.mark.agent_rpc(target=...) or --agent-rpc-target")
     timeout = float(options.get("timeout") or request.config.getoption("--agent-rpc-timeout"))
     spec = make_target(target, shell=bool(options.get("shell")), cwd=options.get("cwd"))
-    session = Session.open(spec, options.get("config") or {}, timeout)
+    scope = Containment()
     try:
-        yield AgentHandle(session, timeout)
+        session = Session.open(spec, options.get("config") or {}, timeout, scope=scope)
+        try:
+            yield AgentHandle(session, timeout)
+        finally:
+            session.close()
     finally:
-        session.close()
+        scope.close()

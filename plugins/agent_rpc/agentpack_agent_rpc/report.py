@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.clikit import envelope
 
 from . import __version__
-from .manifest import Manifest
+from .manifest import Manifest, display_path
 
 if TYPE_CHECKING:  # pydantic loads only when an evaluation report is made
     from agentpack.models import EvalReport
@@ -133,9 +133,13 @@ def _assertion_name(step: dict[str, Any], check: dict[str, Any], prefix: str) ->
 
 
 def to_eval_report(report: dict[str, Any]) -> EvalReport:
-    """The core's ``EvalReport``: one suite (the manifest), one case per scenario, one assertion per check."""
+    """The core's ``EvalReport``: one suite (the manifest), one case per scenario, one assertion per check.
+
+    Locations are shown from the working directory (``display_path``), as SARIF and GitHub annotations need.
+    """
     from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 
+    where = display_path(report["manifest"]["path"])
     cases = []
     for scenario in report["scenarios"]:
         assertions = []
@@ -192,7 +196,7 @@ def to_eval_report(report: dict[str, Any]) -> EvalReport:
                 status=scenario["status"],
                 duration_s=scenario["duration_ms"] / 1000,
                 message=scenario["message"],
-                file=report["manifest"]["path"],
+                file=where,
                 line=scenario["line"],
                 assertions=assertions,
                 details=details,
@@ -203,14 +207,14 @@ def to_eval_report(report: dict[str, Any]) -> EvalReport:
     return EvalReport(
         name=manifest["name"],
         format="agent-rpc",
-        path=manifest["path"],
+        path=where,
         started_at=datetime.fromisoformat(started.replace("Z", "+00:00")) if started else None,
         duration_s=report["run"]["duration_ms"] / 1000,
         suites=[
             SuiteResult(
                 id=manifest["name"],
                 name=manifest["name"],
-                file=manifest["path"],
+                file=where,
                 duration_s=report["run"]["duration_ms"] / 1000,
                 cases=cases,
             )
@@ -224,21 +228,22 @@ def to_eval_report(report: dict[str, Any]) -> EvalReport:
             "usage": report["usage"],
             "runtime": report["runtime"],
         },
-        findings=[Finding.warning("ARP300", w, file=manifest["path"]) for w in report["warnings"]]
+        findings=[Finding.warning("ARP300", w, file=where) for w in report["warnings"]]
         + (
-            [Finding.error("ARP301", f"run ended early: {report['exit_reason']}", file=manifest["path"])]
+            [Finding.error("ARP301", f"run ended early: {report['exit_reason']}", file=where)]
             if report["run"]["interrupted"]
             else []
         ),
-        aborted=next(
-            (
-                f"agent unreachable in scenario '{s['name']}'"
-                for s in report["scenarios"]
-                if s["exit_reason"] == "agent_unreachable"
-            ),
-            None,
-        ),
+        aborted=unreachable(report),
     )
+
+
+def unreachable(report: dict[str, Any]) -> str | None:
+    """Why the agent could not be started or reached (with its stderr tail), or None when it could."""
+    for scenario in report["scenarios"]:
+        if scenario["exit_reason"] == "agent_unreachable":
+            return f"scenario '{scenario['name']}': {scenario['message']}"
+    return None
 
 
 def junit_xml(report: dict[str, Any]) -> str:

@@ -22,20 +22,37 @@ from typing import Any, ClassVar
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.records import Record, constant
 
+from .containment import Containment
 from .executors import LocalExecutor
 from .graders.base import Check, GradeContext
-from .manifest import Manifest, Scenario
+from .manifest import Manifest, Scenario, start_hint
 from .protocol import AgentTimeout, AgentUnreachable, CallError, ProtocolError
 from .session import Session
 
 OK = "ok"
 RETRYABLE = {"timeout", "transport_error", "protocol_error", "agent_error", "agent_unreachable", "scenario_timeout"}
+NOT_RUN = {
+    "interrupted": "not run: the run was interrupted",
+    "max_duration_exceeded": "not run: --max-duration was exceeded",
+    "fail_fast": "not run: --fail-fast stopped the run after a failure",
+}
 
 
 class RunOptions(Record):
-    """How to run: workers, filters, executor, timeouts and a result callback."""
+    """How to run: workers, filters, executor (and its settings), timeouts, fail-fast and a result callback."""
 
-    __slots__ = ("jobs", "filters", "executor", "step_timeout", "max_duration", "isolation", "clock", "on_result")
+    __slots__ = (
+        "jobs",
+        "filters",
+        "executor",
+        "step_timeout",
+        "max_duration",
+        "isolation",
+        "clock",
+        "on_result",
+        "executor_options",
+        "fail_fast",
+    )
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "jobs": constant(1),
         "filters": list,
@@ -45,6 +62,8 @@ class RunOptions(Record):
         "isolation": constant(None),
         "clock": constant(SYSTEM_CLOCK),
         "on_result": constant(None),
+        "executor_options": dict,
+        "fail_fast": constant(False),
     }
     jobs: int
     filters: list[str]
@@ -54,6 +73,8 @@ class RunOptions(Record):
     isolation: str | None
     clock: Clock
     on_result: Callable[[dict[str, Any]], None] | None
+    executor_options: dict[str, Any]
+    fail_fast: bool
 
 
 def select_scenarios(scenarios: list[Scenario], filters: list[str]) -> list[Scenario]:
@@ -111,6 +132,8 @@ class Runner:
     ) -> None:
         self.manifest = manifest
         self._started = transport
+        self.scope: Containment = getattr(transport, "scope", None) or Containment()
+        """Where this run's agents start; ``finish`` ends whatever they started (see ``containment``)."""
         self.options = options or RunOptions()
         self.executor = executor
         self.cancel = threading.Event()
@@ -148,13 +171,19 @@ class Runner:
 
         def done(record: dict[str, Any]) -> None:
             records[record["index"]] = record
+            if self.options.fail_fast and record["status"] in ("failed", "error") and not self.cancel.is_set():
+                self.stop_reason = "fail_fast"
+                self.cancel.set()
             if self.options.on_result:
                 self.options.on_result(record)
 
         executor = self.executor or LocalExecutor()
+        bind = getattr(executor, "bind", None)
+        if bind is not None:  # an executor that runs scenarios elsewhere (see executors.Run)
+            bind(self)
         interrupted = False
         try:
-            executor.run(chosen, lambda: _Worker(self), jobs, done, self.cancel)
+            executor.run(chosen, self.worker, jobs, done, self.cancel)
         except KeyboardInterrupt:
             interrupted = True
             self.cancel.set()
@@ -167,13 +196,7 @@ class Runner:
             interrupted = True
         for scenario in chosen:
             if scenario.index not in records:
-                records[scenario.index] = self.skipped(
-                    scenario,
-                    self.stop_reason,
-                    "not run: the run was interrupted"
-                    if self.stop_reason == "interrupted"
-                    else "not run: --max-duration was exceeded",
-                )
+                records[scenario.index] = self.skipped(scenario, self.stop_reason, NOT_RUN[self.stop_reason])
         ordered = [records[s.index] for s in chosen]
         return {
             "scenarios": ordered,
@@ -188,6 +211,10 @@ class Runner:
             "selected": len(chosen),
             "total_scenarios": len(self.manifest.scenarios),
         }
+
+    def worker(self) -> _Worker:
+        """A worker of this run: one agent session that runs scenarios one after another."""
+        return _Worker(self)
 
     def skipped(self, scenario: Scenario, reason: str, message: str) -> dict[str, Any]:
         return {
@@ -223,8 +250,11 @@ class Runner:
         """
         with self._lock:
             retired, self._retired = self._retired, []
-        for transport in retired:
-            transport.close()
+        try:
+            for transport in retired:
+                transport.close()
+        finally:
+            self.scope.close()
 
     def take_started(self) -> Any:
         """The agent started before the run (once; None afterwards or when there was none)."""
@@ -289,7 +319,9 @@ class _Worker:
                 self._discard()
                 session = None
         if session is None:
-            session = Session.open(self.manifest.target, self.manifest.config, timeout, self.runner.take_started())
+            session = Session.open(
+                self.manifest.target, self.manifest.config, timeout, self.runner.take_started(), self.runner.scope
+            )
             if session.transport.kind == "stdio":
                 session.transport.spin = self.runner.spin
             self.session = session
@@ -428,7 +460,9 @@ class _Worker:
         else:
             reason = exc.exit_reason if isinstance(exc, CallError) else "error"
             message = (
-                f"agent unreachable: {exc}" if isinstance(exc, AgentUnreachable) else f"agent/initialize failed: {exc}"
+                f"agent unreachable: {exc}{start_hint(self.manifest)}"
+                if isinstance(exc, AgentUnreachable)
+                else f"agent/initialize failed: {exc}"
             )
         run.update(status="error", exit_reason=reason, message=message)
         run["steps"] = [self._skipped_step(step, message) for step in scenario.steps]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocol import (
     PROTOCOL_VERSION,
@@ -25,7 +25,29 @@ from .protocol import (
     unwrap,
 )
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per call
+if TYPE_CHECKING:
+    from .containment import Containment
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode  # one for every call
+STDERR_LINES = 5
+"""How many of the agent's last stderr lines an ``AgentUnreachable`` message quotes."""
+
+
+def with_stderr(message: str, stderr: str) -> str:
+    """``message`` with the agent's last stderr line, then its last lines (clipped) below, when it wrote any.
+
+    The first line alone says why (``ModuleNotFoundError: ...``); the lines
+    below give the context (the traceback's end).
+    """
+    lines = [_clip(line.rstrip()) for line in stderr.splitlines() if line.strip()][-STDERR_LINES:]
+    if not lines:
+        return message
+    context = "".join(f"\n    {line}" for line in lines) if len(lines) > 1 else ""
+    return f"{message}; its stderr ends with: {lines[-1].strip()}{context}"
+
+
+def _clip(line: str, limit: int = 300) -> str:
+    return line if len(line) <= limit else line[:limit] + " [...]"
 
 
 def _encode(request_id: int, method: str, params: dict[str, Any]) -> bytes:
@@ -41,19 +63,29 @@ class Session:
         """True once a step ran since the last reset (the next scenario must reset first)."""
 
     @classmethod
-    def open(cls, target: Any, config: dict[str, Any] | None, timeout: float, transport: Any = None) -> Session:
-        """Connect (spawn, unless ``transport`` is one already started for ``target``) and initialize.
+    def open(
+        cls,
+        target: Any,
+        config: dict[str, Any] | None,
+        timeout: float,
+        transport: Any = None,
+        scope: Containment | None = None,
+    ) -> Session:
+        """Connect (spawn within ``scope``, unless ``transport`` is one already started for ``target``), initialize.
 
+        No answer to ``agent/initialize`` (a crash, a hang, a closed stream) is
+        ``AgentUnreachable``, whose message ends with the last lines the agent
+        wrote on stderr (the ``ModuleNotFoundError``, the ``can't open file``).
         Closes the transport again if initialization fails.
         """
-        session = cls(transport if transport is not None else target.open())
+        session = cls(transport if transport is not None else target.open(scope))
         try:
             session.initialize(config or {}, time.monotonic() + timeout)
         except BaseException as exc:
             session.close()
             stderr = session.transport.stderr.take()
             if isinstance(exc, (TransportError, AgentTimeout)) and not isinstance(exc, AgentUnreachable):
-                unreachable = AgentUnreachable(f"no answer to agent/initialize: {exc}")
+                unreachable = AgentUnreachable(with_stderr(f"no answer to agent/initialize: {exc}", stderr))
                 unreachable.stderr = stderr
                 raise unreachable from None
             if isinstance(exc, CallError):

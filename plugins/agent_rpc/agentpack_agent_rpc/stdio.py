@@ -10,7 +10,6 @@ the whole group down, so no grandchild outlives the run.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
@@ -18,15 +17,16 @@ import subprocess
 import time
 from typing import Any
 
+from agentpack.jsonio import JsonError, loads
 from agentpack.proc import kill_group, pidfd, spawn
 
+from .containment import Containment, wrap_pid_namespace
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
 
 READ_SIZE = 1 << 16
 MAX_WARNINGS = 20
 SPIN_S = 0.0002
 """How long ``spin`` busy-polls for an answer before sleeping in ``poll``."""
-_DECODE = json.JSONDecoder().decode
 
 
 class TailBuffer:
@@ -56,7 +56,26 @@ class TailBuffer:
         return text
 
 
+def parse_line(line: bytes) -> Any:
+    """One line of the agent's stdout as JSON (``agentpack.jsonio``: a nesting limit, no NaN).
+
+    ``JsonError`` for a line that is not JSON (the caller skips it: libraries
+    print); ``ProtocolError`` for a JSON-RPC message the runtime cannot accept
+    (nested deeper than ``agentpack.jsonio.MAX_DEPTH``, holding NaN or
+    infinity, cut short), since skipping it would leave the call waiting for
+    an answer that already came.
+    """
+    try:
+        return loads(line)
+    except JsonError as exc:
+        if b'"jsonrpc"' in line:
+            raise ProtocolError(f"the agent's reply is not usable JSON: {exc.message}") from None
+        raise
+
+
 class StdioTransport:
+    """One agent process over stdio: ``env`` is added to the runner's environment, ``scope`` contains it."""
+
     kind = "stdio"
 
     def __init__(
@@ -65,28 +84,36 @@ class StdioTransport:
         *,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
-        shell: bool = False,
         stderr_limit: int = 64 * 1024,
         max_message: int = 64 * 1024 * 1024,
+        scope: Containment | None = None,
+        pid_namespace: bool = False,
     ) -> None:
         self.argv = argv
         self.max_message = max_message
         self.stderr = TailBuffer(stderr_limit)
         self.warnings: list[str] = []
+        command = ["/bin/sh", "-c", argv] if isinstance(argv, str) else argv  # a string: a shell command line
         try:
+            if pid_namespace:
+                command = wrap_pid_namespace(command)
             self.proc = spawn(
-                [argv] if isinstance(argv, str) else argv,  # a string only with shell=True: the shell's command
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
-                env=env,
-                shell=shell,
+                env=scope.environment(env) if scope is not None else {**os.environ, **env} if env else None,
                 bufsize=0,
             )
         except OSError as exc:
             shown = argv if isinstance(argv, str) else " ".join(argv)
-            raise AgentUnreachable(f"cannot start agent '{shown}': {exc.strerror or exc}") from None
+            where = f" in {cwd}" if cwd else ""
+            raise AgentUnreachable(f"cannot start agent '{shown}'{where}: {exc.strerror or exc}") from None
+        self.scope = scope
+        """The containment the agent was started in, if any (see ``containment``)."""
+        if scope is not None:
+            scope.started(self.proc.pid)
         self.pid = self.pgid = self.proc.pid
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
@@ -176,18 +203,21 @@ class StdioTransport:
             self.warnings.append("(further warnings suppressed)")
 
     def receive(self, deadline: float) -> Any:
-        """The next JSON value the agent writes; non-JSON lines are skipped with a warning."""
+        """The next JSON value the agent writes; non-JSON lines are skipped with a warning (see ``parse_line``)."""
         while True:
             line = self._line()
             if line is not None:
                 if not line.strip():
                     continue
                 try:
-                    return _DECODE(line.decode("utf-8-sig"))
-                except ValueError:  # UnicodeDecodeError included
+                    return parse_line(line)
+                except JsonError:
                     shown = line[:200].decode("utf-8", "replace")
                     self._warn(f"skipped non-JSON stdout line: {shown!r}")
                     continue
+                except ProtocolError:
+                    self.broken = True
+                    raise
             if self._out not in self._open or (self._dead and not self._more_stdout()):
                 raise self._exited()
             remaining = deadline - time.monotonic()

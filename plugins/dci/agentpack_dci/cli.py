@@ -135,7 +135,7 @@ def resolution_options(f: Any) -> Any:
             help="Required capabilities (repeatable, comma-separated).",
         ),
         click.option("--optional", "optional", multiple=True, metavar="CAP[,CAP]", help="Optional capabilities."),
-        click.option("--query", "-q", help="Query text for S_desc and S_namepath (default: the capability ids)."),
+        click.option("--query", help="Query text for S_desc and S_namepath (default: the capability ids)."),
         click.option(
             "--consumer",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -270,11 +270,26 @@ def _prompt(request: EmulationRequest) -> str:
 
 @group.command()
 @resolution_options
-@report_option("Also write the capability_resolution_report (JSON) to this file.")
+@report_option(
+    "Also write a report by its suffix: .json the capability_resolution_report (the origin's schema), "
+    ".html (candidates, score breakdown, tie-breaks, charts), .xml, .sarif, .txt."
+)
+@click.option(
+    "--report-extensions",
+    is_flag=True,
+    help="Write a .json --report with agentpack's extension fields inside (valid against agentpack's schema only).",
+)
 @output_option(choices=TEXT_OR_JSON, command="dci resolve")
 @record_options()
-def resolve(report_file: Path | None, output: str, recording: Recording, **options: Any) -> None:
+def resolve(
+    report_file: Path | None, report_extensions: bool, output: str, recording: Recording, **options: Any
+) -> None:
     """Select provider skills for the required capabilities; exit 1 when resolution fails or aborts.
+
+    -o json prints the envelope with the capability_resolution_report as the
+    origin's schema defines it (`report`) and agentpack's extension fields
+    beside it (`extensions`: status, query, statistics, per candidate name,
+    matches, flags, ranking...).
 
     \b
     Examples:
@@ -282,21 +297,44 @@ def resolve(report_file: Path | None, output: str, recording: Recording, **optio
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
-    from .report import build_report, render_text
+    from agentpack import console
 
+    from .report import build_report, render_text, split_report
+
+    log = console.logger(__name__)
+    log.info(
+        "dci resolve in %s: required %s, optional %s", options["workspace"], options["required"], options["optional"]
+    )
     resolution = _resolve(options, output == "json")
-    report = build_report(resolution)
-    if report_file is not None:
+    full = build_report(resolution)
+    report, extensions = split_report(full)
+    log.info(
+        "dci resolve: %s, %d candidate(s), selected %s",
+        full.get("status"),
+        len(full.get("candidates") or []),
+        full.get("selected_candidates"),
+    )
+    run = None
+    if (report_file is not None and report_file.suffix.lower() != ".json") or recording.enabled:
+        from .runlog import build
+
+        run = build(full, resolution.ok, Path(options["workspace"]))
+    if report_file is not None and report_file.suffix.lower() == ".json":
         from agentpack.fsutil import atomic_write_json
 
-        atomic_write_json(report_file, report)
-    if output == "json":
-        emit_json("dci resolve", resolution.ok, report=report)
-    else:
-        click.echo(render_text(report), nl=False)
-    from .runlog import record
+        atomic_write_json(report_file, full if report_extensions else report)
+    elif report_file is not None and run is not None:
+        from agentpack.runs import write_run_report
 
-    record(report, resolution.ok, Path(options["workspace"]), recording)
+        write_run_report(run, report_file)
+    if output == "json":
+        emit_json("dci resolve", resolution.ok, report=report, extensions=extensions)
+    else:
+        click.echo(render_text(full), nl=False)
+    if run is not None:
+        from agentpack.runs import save_run
+
+        save_run(run, recording=recording)
     if not resolution.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -317,10 +355,13 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 
     With -o json: the explained candidates' report entries and the run's statistics.
 
+    --from-report takes what `dci resolve -o json` printed, or a report written
+    with `--report FILE --report-extensions`.
+
     \b
     Examples:
       agentpack dci explain --require web-search --candidate web-search
-      agentpack dci resolve --require web-search --report run.json && agentpack dci explain --from-report run.json
+      agentpack dci resolve --require web-search --json > run.json && agentpack dci explain --from-report run.json
     """
     from .report import build_report, explained, render_explain
 
@@ -338,9 +379,11 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 
 
 def _saved_report(path: Path) -> dict[str, Any]:
-    """A capability_resolution_report saved by ``resolve --report`` (or inside a ``--json`` envelope)."""
+    """The full report saved as ``resolve --json``'s envelope (report and extensions) or by
+    ``resolve --report FILE --report-extensions``."""
     from agentpack.errors import AgentpackError
 
+    from .report import EXTENSION_KEYS, join_report
     from .schemas_store import REPORT, store
 
     try:
@@ -348,10 +391,19 @@ def _saved_report(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise AgentpackError(f"cannot read the report: {exc}", file=str(path)) from None
     report = data.get("report", data) if isinstance(data, dict) else None
+    extensions = data.get("extensions") if isinstance(data, dict) and "report" in data else None
+    if isinstance(report, dict) and isinstance(extensions, dict) and isinstance(report.get("candidates"), list):
+        report = join_report(report, extensions)
     problems = store().validate(REPORT, report, file=str(path))
     if problems or not isinstance(report, dict):
         message = problems[0].message if problems else "not a JSON object"
         raise AgentpackError(f"not a capability_resolution_report: {message}", file=str(path))
+    if any(key not in report for key in EXTENSION_KEYS if key != "history_note"):
+        raise AgentpackError(
+            "the report has only the origin's fields; explaining it needs agentpack's extensions",
+            file=str(path),
+            hint="save 'dci resolve --json' output, or write the report with --report-extensions",
+        )
     return report
 
 

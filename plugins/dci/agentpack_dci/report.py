@@ -1,8 +1,11 @@
 """The ``capability_resolution_report`` (JSON) and its text renderings (``resolve`` and ``explain``).
 
-The report has every field of the origin's schema, plus agentpack extension
-fields listed in ``EXTENSION_KEYS`` / ``CANDIDATE_EXTENSION_KEYS`` (the test
-that compares shapes with the origin strips exactly these).
+``build_report`` gives the full report: every field of the origin's schema plus
+agentpack's extension fields, listed in ``EXTENSION_KEYS`` / ``CANDIDATE_EXTENSION_KEYS``.
+The origin's schema allows no other field, so what is written for others
+(``resolve -o json``'s ``report``, ``resolve --report FILE``) is ``split_report``'s
+first half, valid against it; the extensions travel beside it and ``join_report``
+puts them back (``explain --from-report``).
 """
 
 from __future__ import annotations
@@ -174,7 +177,8 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
 
 
 def build_report(res: Resolution) -> dict[str, Any]:
-    """The run artifact; valid against ``capability-resolution-report.v1.schema.json``."""
+    """The run artifact in full: the origin's fields and agentpack's extensions (valid against agentpack's
+    ``capability-resolution-report.v1.schema.json``; ``split_report`` gives the origin's form)."""
     q, sel, out, d = res.query, res.selection, res.outcome, res.discovery
     store = res.history
     aliases = res.aliases
@@ -246,6 +250,31 @@ def build_report(res: Resolution) -> dict[str, Any]:
     if store.reason and store.reason != "requested":
         report["history_note"] = store.reason
     return report
+
+
+def split_report(full: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The origin's report (valid against its schema) and agentpack's extensions apart: the top-level
+    extension fields, and under ``candidates`` each listed candidate's, with its ``id``, in report order."""
+    report = {key: value for key, value in full.items() if key not in EXTENSION_KEYS}
+    extensions = {key: full[key] for key in EXTENSION_KEYS if key in full}
+    report["candidates"] = [
+        {key: value for key, value in c.items() if key not in CANDIDATE_EXTENSION_KEYS} for c in full["candidates"]
+    ]
+    extensions["candidates"] = [
+        {"id": c["id"], **{key: c[key] for key in CANDIDATE_EXTENSION_KEYS if key in c}} for c in full["candidates"]
+    ]
+    return report, extensions
+
+
+def join_report(report: dict[str, Any], extensions: dict[str, Any]) -> dict[str, Any]:
+    """``split_report`` undone: the full report."""
+    full = {**report, **{key: value for key, value in extensions.items() if key != "candidates"}}
+    by_id = {c["id"]: c for c in extensions.get("candidates", [])}
+    full["candidates"] = [
+        {**c, **{key: value for key, value in by_id.get(c["id"], {}).items() if key != "id"}}
+        for c in report["candidates"]
+    ]
+    return full
 
 
 # -- text ---------------------------------------------------------------------------------------------

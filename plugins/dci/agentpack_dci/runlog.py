@@ -1,4 +1,5 @@
-"""Record a ``dci resolve`` in agentpack's run store (``agentpack runs``, ``agentpack view``)."""
+"""A ``dci resolve`` as a run: recorded in agentpack's run store (``agentpack runs``, ``agentpack view``) and
+written as ``--report FILE`` (``.html``: the run page with the candidates view below)."""
 
 from __future__ import annotations
 
@@ -39,10 +40,11 @@ def cases(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def record(report: dict[str, Any], ok: bool, workspace: Path, recording: Any) -> None:
-    from agentpack.runs import record_run
+def build(report: dict[str, Any], ok: bool, workspace: Path) -> Any:
+    """The resolution as an ``agentpack.runs.Run``: a case per queried capability, the policy as settings."""
+    from agentpack.runs import build_run
 
-    record_run(
+    return build_run(
         report,
         command="dci resolve",
         input=workspace,
@@ -57,14 +59,16 @@ def record(report: dict[str, Any], ok: bool, workspace: Path, recording: Any) ->
             "policy": (report.get("policy") or {}).get("effective"),
             "decision": report.get("decision"),
         },
-        recording=recording,
     )
 
 
 def view(run: Any) -> str:
-    """The run page's DCI section: the outcome, then each candidate's score breakdown and deciding tie-break."""
-    from agentpack.viewer.html import badge, facts, join, table, tag
+    """The run page's DCI section: the outcome, a chart of the candidates' weighted scores, then each
+    candidate's score breakdown and deciding tie-break."""
+    from agentpack.charts import breakdown
+    from agentpack.viewer.html import Html, badge, facts, join, table, tag
 
+    from .scoring import W_CONTRACT, W_DESC, W_NAMEPATH, W_RUNTIME
     from .selection import TIE_BREAKERS
 
     report = run.report if isinstance(run.report, dict) else {}
@@ -121,4 +125,20 @@ def view(run: Any) -> str:
         "tie-break",
         "rejected",
     ]
-    return join([outcome, table(headers, rows, class_="dci-candidates")])
+    weights = {"contract": W_CONTRACT, "desc": W_DESC, "namepath": W_NAMEPATH, "runtime": W_RUNTIME}
+    bars = [
+        (c["id"], [w * c["scores"][f"s_{n}"] for n, w in weights.items()], c["scores"]["s_total_final"])
+        for c in report["candidates"]
+    ]
+    parts = [f"{w:.2f} S_{n}" for n, w in weights.items()]
+    chart = tag(
+        "figure",
+        join(
+            [
+                Html(breakdown(bars, parts, title="weighted scores; the line marks S_total_final")),
+                tag("figcaption", "weighted scores of each candidate; the line and number: S_total_final"),
+            ]
+        ),
+        class_="dci-scores",
+    )
+    return join([outcome, tag("div", chart, class_="charts"), table(headers, rows, class_="dci-candidates")])

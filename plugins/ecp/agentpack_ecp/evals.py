@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.console import progress
 from agentpack.errors import AgentpackError
 from agentpack.hashing import normalize_newlines, sha256_text
 from agentpack.paths import check_relative, resolve_under
@@ -415,96 +416,107 @@ def evaluate(
     ]
     checker = CitationChecker(pack)
     suites = []
-    for ref in refs:
-        if ref.doc is None:
-            why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
-            line = ref.error.line if ref.error else None
-            findings.append(
-                ("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None, "line": line})
-            )
-            suites.append(
-                SuiteOutcome(
-                    id=ref.suite_id,
-                    file=ref.path,
-                    cases=[CaseOutcome(id="(suite)", status="error", message=why, file=ref.path, line=line)],
+    total = sum(
+        1
+        for r in refs
+        for i, c in enumerate(r.cases)
+        if not case_filter or case_filter in str(c.get("case_id") or f"case-{i + 1}")
+    )
+    with progress(f"evals of {pack.name}", total=total) as bar:
+        for ref in refs:
+            if ref.doc is None:
+                why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
+                line = ref.error.line if ref.error else None
+                findings.append(
+                    ("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None, "line": line})
                 )
-            )
-            continue
-        s0 = clock.monotonic()
-        cases = []
-        invalid = _suite_problems(ref, findings)
-        for i, case in enumerate(as_list(ref.data.get("cases"))):
-            if not isinstance(case, dict):
+                suites.append(
+                    SuiteOutcome(
+                        id=ref.suite_id,
+                        file=ref.path,
+                        cases=[CaseOutcome(id="(suite)", status="error", message=why, file=ref.path, line=line)],
+                    )
+                )
                 continue
-            case_id = str(case.get("case_id") or f"case-{i + 1}")
-            if case_filter and case_filter not in case_id:
-                continue
-            line = ref.doc.line_of(f"/cases/{i}")
-            if i in invalid:
-                cases.append(CaseOutcome(id=case_id, status="error", message=invalid[i], file=ref.path, line=line))
-                continue
-            for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
-                if key not in KNOWN_ASSERTIONS:
-                    findings.append(
-                        (
-                            "warning",
-                            "ECP151",
-                            f"case '{case_id}': unknown assertion '{key}' (ignored)",
-                            ref.doc.where(f"/cases/{i}/assertions/{key}"),
+            s0 = clock.monotonic()
+            cases = []
+            invalid = _suite_problems(ref, findings)
+            for i, case in enumerate(as_list(ref.data.get("cases"))):
+                if not isinstance(case, dict):
+                    continue
+                case_id = str(case.get("case_id") or f"case-{i + 1}")
+                if case_filter and case_filter not in case_id:
+                    continue
+                bar.update(description=f"evals of {pack.name}: {ref.suite_id}/{case_id}")
+                line = ref.doc.line_of(f"/cases/{i}")
+                if i in invalid:
+                    cases.append(CaseOutcome(id=case_id, status="error", message=invalid[i], file=ref.path, line=line))
+                    bar.advance()
+                    continue
+                for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
+                    if key not in KNOWN_ASSERTIONS:
+                        findings.append(
+                            (
+                                "warning",
+                                "ECP151",
+                                f"case '{case_id}': unknown assertion '{key}' (ignored)",
+                                ref.doc.where(f"/cases/{i}/assertions/{key}"),
+                            )
+                        )
+                c0 = clock.monotonic()
+                request = {
+                    "question": case.get("question") or "",
+                    "top_k": case.get("top_k") or 5,
+                    "mode": case.get("mode") or "ephemeral",
+                    "filters": case.get("filters") or {},
+                }
+                try:
+                    response = query_pack(pack, request, clock=clock, synthesize=synthesize, cache=cache)
+                except AgentpackError as exc:
+                    cases.append(
+                        CaseOutcome(
+                            id=case_id,
+                            name=case.get("question"),
+                            status="error",
+                            message=exc.message,
+                            file=ref.path,
+                            line=line,
+                            duration_s=clock.monotonic() - c0,
                         )
                     )
-            c0 = clock.monotonic()
-            request = {
-                "question": case.get("question") or "",
-                "top_k": case.get("top_k") or 5,
-                "mode": case.get("mode") or "ephemeral",
-                "filters": case.get("filters") or {},
-            }
-            try:
-                response = query_pack(pack, request, clock=clock, synthesize=synthesize, cache=cache)
-            except AgentpackError as exc:
+                    bar.advance()
+                    continue
+                results = check_assertions(pack, case, response, checker)
+                failed = [r for r in results if not r.passed]
                 cases.append(
                     CaseOutcome(
                         id=case_id,
                         name=case.get("question"),
-                        status="error",
-                        message=exc.message,
+                        status="failed" if failed else "passed",
+                        duration_s=round(clock.monotonic() - c0, 6),
                         file=ref.path,
                         line=line,
-                        duration_s=clock.monotonic() - c0,
+                        assertions=results,
+                        message="; ".join(f"{r.name}: {r.message}" for r in failed),
+                        details={
+                            "answer": response["answer"],
+                            "as_of": response["as_of"],
+                            "cited": [c.get("chunk_id") for c in response["citations"]],
+                            "retrieval": response["retrieval"]["indexes"],
+                        },
                     )
                 )
-                continue
-            results = check_assertions(pack, case, response, checker)
-            failed = [r for r in results if not r.passed]
-            cases.append(
-                CaseOutcome(
-                    id=case_id,
-                    name=case.get("question"),
-                    status="failed" if failed else "passed",
-                    duration_s=round(clock.monotonic() - c0, 6),
+                bar.advance()
+            description = ref.data.get("description")
+            suites.append(
+                SuiteOutcome(
+                    id=ref.suite_id,
+                    name=description if isinstance(description, str) and description else ref.suite_id,
                     file=ref.path,
-                    line=line,
-                    assertions=results,
-                    message="; ".join(f"{r.name}: {r.message}" for r in failed),
-                    details={
-                        "answer": response["answer"],
-                        "as_of": response["as_of"],
-                        "cited": [c.get("chunk_id") for c in response["citations"]],
-                        "retrieval": response["retrieval"]["indexes"],
-                    },
+                    duration_s=round(clock.monotonic() - s0, 6),
+                    cases=cases,
                 )
             )
-        description = ref.data.get("description")
-        suites.append(
-            SuiteOutcome(
-                id=ref.suite_id,
-                name=description if isinstance(description, str) and description else ref.suite_id,
-                file=ref.path,
-                duration_s=round(clock.monotonic() - s0, 6),
-                cases=cases,
-            )
-        )
     return Outcome(
         name=pack.name,
         path=str(pack.root),

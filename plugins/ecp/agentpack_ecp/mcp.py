@@ -7,17 +7,20 @@ the JSON of its CLI twin, built by the same function: ``expert.query`` the
 spec 6.3 response (the ``response`` of ``agentpack query --json``, from
 ``query.answer``), ``expert.refresh`` and ``expert.status`` the envelopes of
 ``agentpack ecp refresh/status --json``, ``expert.run_evals`` the report of
-``agentpack eval --json`` (``payloads.py``).
+``agentpack eval --json`` (``payloads.py``). ``expert.run_evals`` and the eval gate of
+``expert.refresh`` are recorded in the run store, as their CLI twins are (``runlog.py``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
 from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.runs import StoreError
 
 from .pack.layout import find_pack_root
 from .pack.manifest import ExpertPack, load_pack
@@ -25,6 +28,9 @@ from .pack.revisions import current_revisions
 from .pack.spec import REVISION_IDENTITY
 from .payloads import eval_payload, refresh_payload, status_payload
 from .query.answer import answer
+from .runlog import record_evals, record_gate
+
+log = logging.getLogger(__name__)
 
 STRINGS = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 ENVELOPE = {
@@ -119,18 +125,30 @@ class Tools:
         return answer(pack, request, {"actor": "service:mcp", "synthesis": arguments.get("synthesis")})
 
     def refresh(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return refresh_payload(
-            self.root(arguments),
+        root = self.root(arguments)
+        gate: list[Any] = []
+        payload = refresh_payload(
+            root,
             dry_run=bool(arguments.get("dry_run")),
             rebuild=bool(arguments.get("rebuild")),
             no_evals=bool(arguments.get("no_evals")),
             who="service:mcp",
+            on_evals=gate.append,
         )
+        if gate:
+            try:
+                record_gate(gate[0], root, payload)
+            except StoreError as exc:
+                log.warning("expert.refresh: the eval gate was not recorded: %s", exc.message)
+        return payload
 
     def run_evals(self, arguments: dict[str, Any]) -> dict[str, Any]:
         suites = arguments.get("suite_id")
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
-        return eval_payload(self.root(arguments), suite_ids or None)
+        root = self.root(arguments)
+        payload = eval_payload(root, suite_ids or None)
+        record_evals(payload, root, suite_ids or None)
+        return payload
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
         return status_payload(self.root(arguments))

@@ -21,7 +21,9 @@ from .pack.manifest import load_pack
 
 
 def refresh_payload(root: str | Path, **options: Any) -> dict[str, Any]:
-    """Run ``lifecycle.refresh.refresh(root, **options)``; ``ok`` when its exit status is 0."""
+    """Run ``lifecycle.refresh.refresh(root, **options)``; ``ok`` when its exit status is 0.
+
+    ``on_evals`` (an option) receives the eval gate's outcome, for recording it."""
     result = refresh(root, **options)
     return envelope("ecp refresh", result["exit_status"] == 0, **result)
 

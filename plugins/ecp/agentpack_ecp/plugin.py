@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, RunView
 
 from .pack.layout import MANIFEST_PATH, find_pack_root, has_skill_md, skill_root
 
@@ -37,6 +37,17 @@ def agentpack_register_commands(register):
             help="Build, query, evaluate, refresh and ship Expert Context Packs.",
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_views(register):
+    def render(run):
+        from .runlog import view
+
+        return view(run)
+
+    title = "Questions, expectations and citations"
+    register(RunView(name="ecp-questions", title=title, formats=(FORMAT,), render=render))
 
 
 @hookimpl

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from agentpack import clikit
-from agentpack.clikit import EXIT_PROBLEMS, emit_json, output_option, pairs_option, print_json
+from agentpack.clikit import (
+    EXIT_PROBLEMS,
+    Recording,
+    emit_json,
+    output_option,
+    pairs_option,
+    print_json,
+    record_options,
+    report_option,
+)
 from agentpack.errors import AgentpackError
 
 from .names import RUNTIME_DB, WORKDIR
@@ -93,31 +102,86 @@ def runtime_options(f: F) -> F:
     return f
 
 
-def _print_outcome(outcome: RunOutcome) -> None:
-    click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
+SERVER_OPTIONS = ("host", "tls_cert", "tls_key", "allow_plaintext", "allowed_hosts", "token_file", "insecure_webhooks")
+FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def server_options(f: F) -> F:
+    """Options of the HTTP server that serves the triggers (their values reach ``ServerSettings``)."""
+    options = [
+        click.option(
+            "--host",
+            default="127.0.0.1",
+            show_default=True,
+            help="Address to listen on; any but loopback needs --tls-cert/--tls-key or --allow-plaintext.",
+        ),
+        click.option("--tls-cert", type=FILE, help="TLS certificate chain (PEM): serve HTTPS."),
+        click.option("--tls-key", type=FILE, help="The TLS certificate's private key (PEM)."),
+        click.option(
+            "--allow-plaintext", is_flag=True, help="Plain HTTP on a non-loopback address (TLS proxy in front)."
+        ),
+        click.option(
+            "--allow-host",
+            "allowed_hosts",
+            multiple=True,
+            metavar="NAME",
+            help="Another name clients send in Host (a proxy's, the certificate's); repeatable.",
+        ),
+        click.option(
+            "--token-file",
+            type=FILE,
+            help="Bearer token for approvals. Default: $AGENTPACK_OPENEXPERTS_SERVER_TOKEN, else a new one.",
+        ),
+        click.option(
+            "--insecure-webhooks",
+            is_flag=True,
+            help="Accept unsigned deliveries for triggers and channels without a secret (loopback only).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _print_outcome(outcome: RunOutcome, *, narrative: bool = True) -> None:
+    if outcome.dry_run:
+        _print_plan(outcome)
+    else:
+        click.echo(f"{outcome.process} {outcome.run_id}: {outcome.status} after {outcome.attempts} attempt(s)")
     if outcome.error:
         click.echo(f"  error: {outcome.error}")
-    if outcome.dry_run:
-        for step in outcome.steps:
-            click.echo(f"  [{'x' if step['completed'] else ' '}] {step['step']}. {step['text']}")
-        for call in outcome.plan:
-            state = "executed" if call["executed"] else f"not executed ({call.get('note')})"
-            click.echo(f"  {call['operation']} [{call['tier']}] {json.dumps(call['arguments'])}: {state}")
     result = outcome.result or {}
-    if result.get("narrative"):
+    if narrative and result.get("narrative"):
         click.echo(result["narrative"])
     if result.get("structured") is not None:
         click.echo(json.dumps(result["structured"], indent=2, sort_keys=True))
 
 
-def _report_outcome(outcome: RunOutcome, output: str, command: str) -> None:
+def _print_plan(outcome: RunOutcome) -> None:
+    """A dry run in plain words: the steps it would take, what ran, what did not and why."""
+    from .runlog import not_executed_because
+
+    ran = [c for c in outcome.plan if c["executed"]]
+    click.echo(f"dry run of {outcome.process} ({outcome.run_id}): {outcome.status} after {outcome.attempts} attempt(s)")
+    click.echo(f"steps ({len(outcome.steps)}):")
+    for step in outcome.steps:
+        click.echo(f"  {step['step']}. {step['text']}" + ("" if step["completed"] else "  (not reached)"))
+    click.echo(f"operations: {len(ran)} executed, {len(outcome.plan) - len(ran)} not executed")
+    for call in outcome.plan:
+        state = "executed (auto)" if call["executed"] else f"not executed: {not_executed_because(call)}"
+        click.echo(f"  {call['operation']} [{call['tier']}] {json.dumps(call['arguments'])}: {state}")
+    if len(ran) < len(outcome.plan):
+        click.echo("nothing was done for the operations not executed; a real run does them as their tier says")
+
+
+def _report_outcome(outcome: RunOutcome, output: str, command: str, *, narrative: bool = True) -> None:
     """Print one run's outcome; exit 1 unless it succeeded."""
     from .commands import run_envelope
 
     if output == "json":
         print_json(run_envelope(command, outcome))
     else:
-        _print_outcome(outcome)
+        _print_outcome(outcome, narrative=narrative)
     if not outcome.ok:
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -166,7 +230,8 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @INPUTS
 @click.option("--resume", is_flag=True, help="Finish runs a previous process left queued or running, then exit.")
 @runtime_options
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 for webhooks/approvals (0: any).")
+@click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+@server_options
 @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
 @click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
 @OUTPUT
@@ -184,9 +249,11 @@ def run(
 ) -> None:
     """Run a package: one process (--process), interrupted runs (--resume), or its triggers.
 
-    Serving the triggers starts cron schedules and one HTTP server on 127.0.0.1 with
-    POST /hooks/<trigger>, POST /channels/<channel> and POST /approvals/<id>. Every
-    delivery, draft and escalation is printed as one JSON line on stdout.
+    Serving the triggers starts cron schedules and one HTTP server (127.0.0.1 unless --host)
+    with POST /hooks/<trigger>, POST /channels/<channel> and POST /approvals/<id>. Webhooks
+    and channel messages must be signed with their secret (X-Hub-Signature-256; secrets in
+    AGENTPACK_OPENEXPERTS_WEBHOOK_SECRET_<TRIGGER>); approvals need the bearer token printed
+    at start. Every delivery, draft and escalation is printed as one JSON line on stdout.
 
     \b
     Examples:
@@ -196,6 +263,7 @@ def run(
     """
     from .commands import make_runtime
 
+    server = {name: options.pop(name) for name in SERVER_OPTIONS}
     package = _load(pack)
     host = clikit.host()
     if resume:
@@ -228,12 +296,12 @@ def run(
         with lock:
             click.echo(json.dumps(message, sort_keys=True, default=str))
 
+    from .runtime.serverconfig import ServerSettings
+
     rt = make_runtime(package, host, listeners=(emit,), workers=workers, default_broker="http", **options)
     try:
-        rt.start(http=True, port=port)
-        click.echo(f"serving {package.name} on {rt.url}", err=True)
-        for name, url in rt.webhook_urls().items():
-            click.echo(f"  webhook {name}: POST {url}", err=True)
+        rt.start(http=True, server=ServerSettings(port=port, **server))
+        _announce(rt)
         for name, why in rt.inactive.items():
             click.echo(f"  trigger {name} inactive: {why}", err=True)
         end = time.monotonic() + duration if duration is not None else None
@@ -246,28 +314,93 @@ def run(
         rt.stop()
 
 
+def _announce(rt: Any) -> None:
+    """Where the server listens, its token (a generated one is shown this once) and each webhook's secret."""
+    from .runtime.webhooks import env_name, secret_for
+
+    token = rt.server.token
+    click.echo(f"serving {rt.package.name} on {rt.url}", err=True)
+    if token.path is not None:
+        click.echo(f"  approval token: {token.value} (saved in {token.path}, mode 0600)", err=True)
+    else:
+        click.echo(f"  approval token: from {token.source}", err=True)
+    for name, url in rt.webhook_urls().items():
+        if secret_for("webhook", name, rt.server.settings.webhook_secrets):
+            how = "signed"
+        elif rt.server.settings.insecure_webhooks:
+            how = "unsigned accepted (--insecure-webhooks)"
+        else:
+            how = f"refused until {env_name('webhook', name)} is set"
+        click.echo(f"  webhook {name}: POST {url} ({how})", err=True)
+
+
 @group.command(name="dry-run")
 @PACK
 @click.argument("process")
 @INPUT
 @INPUTS
 @runtime_options
+@report_option(
+    "Also write a report: .html (the plan, what ran and what did not, with approval tiers), .json, .xml, .txt."
+)
+@record_options()
 @OUTPUT
 def dry_run(
-    pack: Path, process: str, pairs: dict[str, str], inputs_file: str | None, output: str, **options: Any
+    pack: Path,
+    process: str,
+    pairs: dict[str, str],
+    inputs_file: str | None,
+    report_file: Path | None,
+    recording: Recording,
+    output: str,
+    **options: Any,
 ) -> None:
     """Plan a process: checklist steps, each operation with its effective tier; auto operations run,
     confirm and manual ones are only described. Uses a throwaway workdir unless --workdir is given.
+    The dry run is recorded (agentpack runs, agentpack view).
 
     \b
     Examples:
       agentpack experts dry-run my-expert inbound-email-triage --input message_id=m-1
       agentpack experts dry-run my-expert triage --bindings b.yaml --script script.yaml --json
+      agentpack experts dry-run my-expert triage --bindings b.yaml --report plan.html
     """
-    from .commands import dry_run as plan
+    import logging
 
-    outcome = plan(_load(pack), clikit.host(), process, _inputs(pairs, inputs_file), **options)
-    _report_outcome(outcome, output, "dry-run")
+    from agentpack.clock import SYSTEM_CLOCK
+
+    from .commands import dry_run as plan
+    from .effective import tier
+
+    log = logging.getLogger(__name__)
+    package = _load(pack)
+    inputs = _inputs(pairs, inputs_file)
+    log.info("dry run of %s in %s with inputs %s", process, pack, sorted(inputs))
+    started, clock = SYSTEM_CLOCK.now(), time.monotonic()
+    outcome = plan(package, clikit.host(), process, inputs, **options)
+    duration = time.monotonic() - clock
+    log.info("dry run %s: %s, %d operations planned", outcome.run_id, outcome.status, len(outcome.plan))
+    run = None
+    if report_file is not None or recording.enabled:
+        from .runlog import build
+
+        tiers = {c["operation"]: tier(package, c["operation"]).source for c in outcome.plan}
+        settings = {k: str(v) if isinstance(v, Path) else v for k, v in options.items() if v is not None}
+        run = build(
+            outcome.to_json(), package, {**settings, "inputs": inputs}, tiers, started_at=started, duration_s=duration
+        )
+    if run is not None and report_file is not None:
+        from agentpack.runs import write_run_report
+
+        write_run_report(run, report_file)
+    driver = options.get("driver") or ("scripted" if options.get("script") else "plan")
+    try:
+        _report_outcome(outcome, output, "dry-run", narrative=driver != "plan")  # the plan's narrative is the steps
+    finally:
+        if run is not None:
+            from agentpack.runs import save_run
+
+            save_run(run, recording=recording)
 
 
 @group.command()

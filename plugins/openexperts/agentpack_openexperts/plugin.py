@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool
+from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool, RunView
 
 from .names import FORMAT, MANIFEST
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only: this module is imported by every command
 
     from agentpack.models import Detection, Finding, Pack
     from agentpack.plugins import Host
+    from agentpack.runs import Run
 
     from .registry import BinderSpec, BrokerSpec, ChannelSpec, DriverSpec, PresetSpec, QueueSpec
 
@@ -84,6 +85,16 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
 
     for tool in tools(host, context):
         register(tool)
+
+
+@hookimpl
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    def render(run: Run) -> str:
+        from .runlog import view
+
+        return view(run)
+
+    register(RunView(name="experts-plan", title="Dry-run plan and approvals", formats=(FORMAT,), render=render))
 
 
 # -- this plugin's own registrations (hooks defined in hookspecs.py) -------------------------------

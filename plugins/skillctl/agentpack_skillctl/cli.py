@@ -10,6 +10,7 @@ import click
 from agentpack import clikit
 from agentpack.clikit import (
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
@@ -260,17 +261,26 @@ def test(
       skillctl test
       agentpack skill test fs.hash_tree --check-determinism -o junit > junit.xml
     """
+    from agentpack import console
     from agentpack.clock import SYSTEM_CLOCK
     from agentpack.models import EvalOptions, Report
 
     from .library import find_skill, library_root
-    from .skilltest import evaluate
+    from .skilltest import INTERRUPTED, evaluate
 
+    log = console.logger(__name__)
     options = EvalOptions(filter=filter_, options={"check_determinism": check_determinism})
     targets = [find_skill(ref, ctx.obj["root"]) for ref in refs] or [library_root(ctx.obj["root"])]
-    report = Report(
-        command="skill test", generated_at=SYSTEM_CLOCK.now(), evaluations=[evaluate(t, options) for t in targets]
-    )
+    started, evaluations = SYSTEM_CLOCK.now(), []
+    with console.progress("skill test", total=len(targets)) as bar:
+        for target in targets:
+            log.info("skill test: %s", target)
+            evaluations.append(evaluate(target, options, bar=bar))
+            log.info("skill test: %s: %s", target, evaluations[-1].totals)
+            if evaluations[-1].aborted == INTERRUPTED:
+                break
+    interrupted = evaluations[-1].aborted == INTERRUPTED
+    report = Report(command="skill test", generated_at=started, evaluations=evaluations)
     emit_report(report, output, report_file)
     from agentpack.runs import record_run
 
@@ -280,8 +290,12 @@ def test(
         command="skill test",
         input=targets[0] if len(targets) == 1 else library_root(ctx.obj["root"]),
         settings=settings,
+        status="interrupted" if interrupted else None,
         recording=recording,
     )
+    if interrupted:
+        click.echo("interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
 

@@ -8,6 +8,7 @@ into the repository and each case starts from the same files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -15,18 +16,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
 from .access import ACCESS_FILE, load_access
+from .fixtures import FixtureCase, fixture_cases
 from .iopump import pump
 from .manifest import SkillManifest, is_skill_dir, load_skill, tree_skill_dirs
 from .prepare import prepare
 from .runner import RunOptions, run_prepared
 from .sandbox import build_env, spawn_isolated
-from .validation import fixture_cases, fixture_status
 
 if TYPE_CHECKING:
     from .prepare import LoadedAccess
@@ -49,9 +50,17 @@ def fresh_workspace(skill_dir: Path) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None) -> EvalReport:
+INTERRUPTED = "interrupted (Ctrl-C): the skills that finished are reported"
+"""``EvalReport.aborted`` of a test run stopped by Ctrl-C."""
+
+
+def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None, bar: Any = None) -> EvalReport:
     """The fixtures and tests of the skill folder ``root`` (whose loaded ``skill.yaml`` is ``skill``, when
-    the caller has it) or of every skill of the tree ``root``."""
+    the caller has it) or of every skill of the tree ``root``. ``bar`` (``agentpack.console.progress``)
+    counts the skills."""
+    from agentpack.console import NO_PROGRESS
+
+    bar = bar or NO_PROGRESS
     started = SYSTEM_CLOCK.now()
     t0 = time.monotonic()
     single = is_skill_dir(root)
@@ -60,8 +69,16 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
     if not single:  # one manifest for the whole tree, read once
         access = load_access(root / ACCESS_FILE) if (root / ACCESS_FILE).is_file() else (None, [])
     suites = []
+    aborted = None
+    bar.phase(f"skill test {root.name}", total=len(dirs))
     for directory in dirs:
-        suite = run_suite(directory, options, skill=skill if single else None, access=access)
+        bar.update(description=f"skill test: {directory.name}")
+        try:
+            suite = run_suite(directory, options, skill=skill if single else None, access=access)
+        except KeyboardInterrupt:  # Ctrl-C: report the skills that finished
+            aborted = INTERRUPTED
+            break
+        bar.advance()
         if options.suite and suite.id != options.suite and directory.name != options.suite:
             continue
         suites.append(suite)
@@ -73,6 +90,7 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
         duration_s=round(time.monotonic() - t0, 3),
         suites=suites,
         metadata={"check_determinism": bool(options.options.get("check_determinism"))},
+        aborted=aborted,
     )
 
 
@@ -95,9 +113,9 @@ def run_suite(
     if options.suite and options.suite not in (suite_id, directory.name):
         return SuiteResult(id=suite_id)
     cases = []
-    for case, input_path, expected in fixture_cases(directory):
-        if not options.filter or options.filter in f"fixture:{case}":
-            cases.append(_fixture(skill, access, case, input_path, expected, options))
+    for fixture in fixture_cases(directory):
+        if not options.filter or options.filter in f"fixture:{fixture.name}":
+            cases.append(_fixture(skill, access, fixture, options))
     tests = directory / "tests"
     if tests.is_dir():
         for script in sorted(tests.iterdir()):
@@ -117,18 +135,14 @@ def run_suite(
 
 
 def _fixture(
-    skill: SkillManifest,
-    access: LoadedAccess | None,
-    case: str,
-    input_path: Path,
-    expected: Path | None,
-    options: EvalOptions,
+    skill: SkillManifest, access: LoadedAccess | None, fixture: FixtureCase, options: EvalOptions
 ) -> CaseResult:
     from agentpack.errors import AgentpackError
 
     t0 = time.monotonic()
+    case, input_path, expected = fixture.name, fixture.input, fixture.expected
     cid = f"fixture:{case}"
-    want_status = fixture_status(input_path.parent, case)
+    want_status = fixture.status()
     runs = 2 if options.options.get("check_determinism") else 1
     results = []
     directory = skill.directory
@@ -193,16 +207,38 @@ def _fixture(
     )
 
 
-def _interpreter(script: Path) -> list[str]:
+SUFFIX_INTERPRETERS = {".sh": ["sh"], ".js": ["node"], ".mjs": ["node"]}
+"""How a test without a ``#!`` line is run, by its suffix (``.py``: the Python running agentpack)."""
+
+
+def shebang(script: Path) -> list[str] | None:
+    """The interpreter and its one optional argument on the ``#!`` line of ``script`` (as the kernel reads
+    it), or None without one."""
+    try:
+        with script.open("rb") as handle:
+            head = handle.readline(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].decode("utf-8", "replace").strip()
+    interpreter, _, argument = line.replace("\t", " ").partition(" ")
+    if not interpreter:
+        return None
+    return [interpreter, argument.strip()] if argument.strip() else [interpreter]
+
+
+def script_command(script: Path) -> list[str]:
+    """How to run the test ``script``, as its ``#!`` line and executable bit say: an executable with a
+    ``#!`` line runs itself, one without the bit runs under its ``#!`` interpreter; a script without a
+    ``#!`` line by its suffix (``.py`` this Python, ``.sh`` sh, ``.js``/``.mjs`` node), else itself."""
     script = script.resolve()
-    suffix = script.suffix
-    if suffix == ".py":
+    interpreter = shebang(script)
+    if interpreter is not None:
+        return [str(script)] if os.access(script, os.X_OK) else [*interpreter, str(script)]
+    if script.suffix == ".py":
         return [sys.executable, str(script)]
-    if suffix == ".sh":
-        return ["sh", str(script)]
-    if suffix in (".js", ".mjs"):
-        return ["node", str(script)]
-    return [str(script)]
+    return [*SUFFIX_INTERPRETERS.get(script.suffix, []), str(script)]
 
 
 def _script(directory: Path, script: Path) -> CaseResult:
@@ -222,7 +258,7 @@ def _script(directory: Path, script: Path) -> CaseResult:
         )
         try:
             proc, _ = spawn_isolated(
-                _interpreter(script), network=False, stdin=-1, stdout=-1, stderr=-1, cwd=str(directory), env=env
+                script_command(script), network=False, stdin=-1, stdout=-1, stderr=-1, cwd=str(directory), env=env
             )
         except OSError as exc:
             return CaseResult(id=cid, status="error", message=f"cannot start {script.name}: {exc}", file=str(script))

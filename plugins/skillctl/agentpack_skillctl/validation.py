@@ -10,6 +10,7 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
+from .fixtures import STATUSES, fixture_cases, orphans
 from .io_schemas import schema_problem, user_validator
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
 from .schemas_store import SKILL_SCHEMA, store
@@ -261,31 +262,6 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
     return out
 
 
-def fixture_cases(directory: Path) -> list[tuple[str, Path, Path | None]]:
-    """``(case, input file, expected-output file or None)`` for ``fixtures/<case>.input.json``."""
-    folder = directory / "fixtures"
-    if not folder.is_dir():
-        return []
-    cases = []
-    for path in sorted(folder.glob("*.input.json")):
-        case = path.name[: -len(".input.json")]
-        expected = folder / f"{case}.expected.json"
-        cases.append((case, path, expected if expected.is_file() else None))
-    return cases
-
-
-STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
-
-
-def fixture_status(folder: Path, case: str) -> str:
-    """The status a fixture expects: ``fixtures/<case>.status`` (one word), else ``ok``."""
-    path = folder / f"{case}.status"
-    try:
-        return path.read_text(encoding="utf-8").strip() if path.is_file() else "ok"
-    except (OSError, UnicodeDecodeError):
-        return "?"
-
-
 def _fixtures(skill: SkillManifest) -> list[Finding]:
     out: list[Finding] = []
     folder = skill.directory / "fixtures"
@@ -293,22 +269,26 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
         return out
     cases = fixture_cases(skill.directory)
     if not cases:
-        out.append(Finding.warning("SKC142", "fixtures/ holds no '<case>.input.json' file", file=str(folder)))
-    inputs = {c for c, _, _ in cases}
-    for orphan in sorted(folder.glob("*.expected.json")):
-        if orphan.name[: -len(".expected.json")] not in inputs:
-            out.append(Finding.warning("SKC141", f"{orphan.name} has no matching .input.json", file=str(orphan)))
-    for case, input_path, expected in cases:
-        status = fixture_status(input_path.parent, case)
+        out.append(
+            Finding.warning(
+                "SKC142",
+                "fixtures/ holds no case: '<case>.input.json', 'input.json' or '<case>/input.json'",
+                file=str(folder),
+            )
+        )
+    for orphan in orphans(skill.directory, cases):
+        out.append(Finding.warning("SKC141", f"{orphan.name} has no matching input file", file=str(orphan)))
+    for fixture in cases:
+        case, status = fixture.name, fixture.status()
         if status not in STATUSES:
             out.append(
                 Finding.error(
                     "SKC141",
                     f"fixture '{case}' expects unknown status '{status}' (one of {', '.join(STATUSES)})",
-                    file=str(folder / f"{case}.status"),
+                    file=str(fixture.status_file),
                 )
             )
-        for which, path in (("input", input_path), ("output", expected)):
+        for which, path in (("input", fixture.input), ("output", fixture.expected)):
             if (
                 path is None
                 or (which == "input" and status == "invalid_input")

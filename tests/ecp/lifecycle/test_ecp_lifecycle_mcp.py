@@ -13,7 +13,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
 from agentpack.errors import AgentpackError
 from agentpack.plugins import Host, create_plugin_manager, set_host
@@ -121,6 +120,8 @@ def test_status_refresh_evals_handlers_match_the_cli(ecp_host, built: Path) -> N
 
 # -- through the official SDK ------------------------------------------------------------------
 def test_sdk_client_in_process(ecp_host, built: Path) -> None:
+    from mcp import Client  # here: the SDK costs collection about 0.4 s
+
     from agentpack.mcp_server import build_server
 
     server = build_server(ecp_host, McpContext(packs=[built]))
@@ -156,6 +157,8 @@ def _env() -> dict[str, str]:
 
 
 def test_stdio_subprocess(built: Path) -> None:
+    from mcp import Client, StdioServerParameters  # here: the SDK costs collection about 0.4 s
+
     params = StdioServerParameters(command=AGENTPACK, args=["mcp", "serve", "--pack", str(built)], env=_env())
 
     async def main():
@@ -180,6 +183,8 @@ def _free_port() -> int:
 
 
 def test_streamable_http_subprocess(built: Path) -> None:
+    from mcp import Client  # here: the SDK costs collection about 0.4 s
+
     pytest.importorskip("uvicorn")
     port = _free_port()
     proc = spawn(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from .wire import (
@@ -14,8 +13,9 @@ from .wire import (
     PARSE_ERROR,
     PROTOCOL_VERSION,
     VERSION_UNSUPPORTED,
-    dumps,
+    dump_response,
     error_response,
+    loads,
 )
 
 TYPE_CHECKING = False  # no ``typing`` import: annotations stay strings, keeping ``import sdk`` cheap
@@ -204,13 +204,13 @@ class Agent:
                 if not line.strip():
                     continue
                 try:
-                    message = json.loads(line)
+                    message = loads(line)
                 except ValueError:
                     response: dict[str, Any] | None = error_response(None, PARSE_ERROR, "Parse error: invalid JSON")
                 else:
                     response = self.handle(message)
                 if response is not None:
-                    writer.write(dumps(response) + b"\n")
+                    writer.write(dump_response(response) + b"\n")
                     writer.flush()
         finally:
             sys.stdout = saved

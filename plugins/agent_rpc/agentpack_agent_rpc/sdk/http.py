@@ -9,7 +9,6 @@ Connections are HTTP/1.1 keep-alive; agent handlers run one at a time.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from .wire import PARSE_ERROR, dumps, error_response
+from .wire import PARSE_ERROR, dump_response, error_response, loads
 
 
 class _Server(ThreadingHTTPServer):
@@ -85,7 +84,10 @@ def make_server(
             return self.rfile.read(length) if length > 0 else b""
 
         def _send(self, payload: Any, *, stream: bool, status: HTTPStatus = HTTPStatus.OK) -> None:
-            data = dumps(payload)
+            if isinstance(payload, list):  # a batch
+                data = b"[" + b",".join(dump_response(item) for item in payload) + b"]"
+            else:
+                data = dump_response(payload)
             if stream:
                 data = b"event: message\ndata: " + data + b"\n\n"
             self.send_response(status)
@@ -114,8 +116,8 @@ def make_server(
                 return self._status(HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
             stream = wants_sse and (sse or not wants_json)
             try:
-                message = json.loads(self._body() or b"null")
-            except ValueError:
+                message = loads(self._body() or b"null")
+            except ValueError:  # not JSON, NaN or infinity, nested too deep
                 return self._send(
                     error_response(None, PARSE_ERROR, "Parse error: invalid JSON"),
                     stream=False,

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import EXIT_PROBLEMS, envelope, output_option
+from agentpack.clikit import EXIT_PROBLEMS, Recording, envelope, output_option, record_options
 
 from .output import PACK, emit
 
@@ -57,14 +57,17 @@ def _refresh_text(r: dict[str, Any]) -> str:
     help="Seconds to wait for another refresh of the pack to finish.",
 )
 @output_option(choices=("text", "json"), command="ecp refresh")
-def refresh(pack: Path, dry_run: bool, rebuild: bool, no_evals: bool, lock_timeout: float, output: str) -> None:
+@record_options()
+def refresh(
+    pack: Path, dry_run: bool, rebuild: bool, no_evals: bool, lock_timeout: float, output: str, recording: Recording
+) -> None:
     """Refresh PACK's indexes from its sources, gated by its evals and maintenance policy.
 
     Builds only what changed (git diff for git sources, a file-manifest diff
     otherwise) into a staging area, runs validation.eval_suites on the staged
     build and publishes it by an atomic swap (or waits for 'ecp publish').
     Exit status 1 when the evals fail, the build is rolled back or blocked, or
-    a budget refuses the update.
+    a budget refuses the update. The eval gate is recorded (agentpack runs).
 
     \b
     Examples:
@@ -74,8 +77,17 @@ def refresh(pack: Path, dry_run: bool, rebuild: bool, no_evals: bool, lock_timeo
     """
     from ..payloads import refresh_payload
 
-    payload = refresh_payload(pack, dry_run=dry_run, rebuild=rebuild, no_evals=no_evals, lock_timeout=lock_timeout)
-    emit(payload, output, _refresh_text(payload))
+    gate: list[Any] = []
+    payload = refresh_payload(
+        pack, dry_run=dry_run, rebuild=rebuild, no_evals=no_evals, lock_timeout=lock_timeout, on_evals=gate.append
+    )
+    try:
+        emit(payload, output, _refresh_text(payload))
+    finally:
+        if gate:
+            from ..runlog import record_gate
+
+            record_gate(gate[0], pack, payload, recording)
 
 
 @click.command()

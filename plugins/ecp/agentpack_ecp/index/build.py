@@ -40,7 +40,7 @@ from typing import Any
 
 from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import progress
+from agentpack.console import logger, progress
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import file_lock
 from agentpack.hashing import sha256_file, sha256_text
@@ -487,7 +487,7 @@ def build_pack(
     started = clock.monotonic()
     result = BuildResult(pack.root, out_dir=Path(out_dir).resolve() if out_dir else None)
     guard = file_lock(lock_path(pack.root), what=f"pack {pack.root.name}") if lock else nullcontext()
-    with guard:
+    with guard, progress(f"building {pack.root.name}", total=len(pack.sources)) as bar:
         if result.out_dir is None:
             if journal.recover(pack.root) is not None:
                 pack = load_pack(pack.root)
@@ -497,6 +497,7 @@ def build_pack(
             pack,
             entries,
             result,
+            bar,
             rebuild=rebuild,
             changed=changed,
             clock=clock,
@@ -511,6 +512,7 @@ def _build_locked(
     pack: ExpertPack,
     entries: list[IndexEntry],
     result: BuildResult,
+    bar: Any,
     *,
     rebuild: bool,
     changed: Mapping[str, Iterable[str]] | None,
@@ -519,7 +521,8 @@ def _build_locked(
     snapshots: dict[str, SourceSnapshot] | None,
 ) -> None:
     """Build ``entries`` into ``result.out_dir`` (a refresh's staging) or a run of our own that the
-    publish journal swaps in as a whole (the caller holds the pack lock)."""
+    publish journal swaps in as a whole (the caller holds the pack lock); ``bar`` shows the progress."""
+    log = logger(__name__)
     run = f"{layout.STAGING}/{clock.now():%Y%m%dT%H%M%SZ}-build-{secrets.token_hex(3)}"
     stage = result.out_dir or pack.root / run
     built: list[IndexEntry] = []
@@ -529,18 +532,24 @@ def _build_locked(
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
             given = {}
         stat_cache = StatCache.for_pack(pack.root)
-        snaps = [
-            given.get(s.source_id)
-            or snapshot_source(
-                pack,
-                s,
-                clock=clock,
-                max_file_bytes=max_bytes,
-                revision=(revisions or {}).get(s.source_id),
-                stat_cache=stat_cache,
+        snaps = []
+        for s in pack.sources:
+            bar.update(description=f"scanning source {s.source_id}")
+            snaps.append(
+                given.get(s.source_id)
+                or snapshot_source(
+                    pack,
+                    s,
+                    clock=clock,
+                    max_file_bytes=max_bytes,
+                    revision=(revisions or {}).get(s.source_id),
+                    stat_cache=stat_cache,
+                )
             )
-            for s in pack.sources
-        ]
+            log.info(
+                "source %s: %d files in scope, %d text", s.source_id, len(snaps[-1].manifest), len(snaps[-1].texts)
+            )
+            bar.advance()
         stat_cache.save()
         for snap, source in zip(snaps, pack.sources, strict=False):
             result.revisions[snap.source_id] = snap.revision
@@ -566,6 +575,7 @@ def _build_locked(
             entry_snaps = [s for s in snaps if not isinstance(wanted, list) or s.source_id in wanted]
             target = resolve_under(pack.root, entry.path)
             if result.out_dir is None and not rebuild and not changed and _up_to_date(target, config, entry_snaps):
+                log.info("index %s: up to date", entry.id)
                 result.indexes.append(
                     {"index_id": entry.id, "format": entry.format, "path": entry.path, "status": "up-to-date"}
                 )
@@ -578,6 +588,7 @@ def _build_locked(
             )
             inc = None
             if not rebuild and not staged_link and target.is_dir():
+                bar.phase(f"{entry.id}: chunking the changed files")
                 found = _increment(target, entry, config, entry_snaps, chunking, changed, inc_memo)
                 if found is not None:
                     chunks, matrix, inc = found
@@ -585,9 +596,10 @@ def _build_locked(
                 key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
                 if key not in chunk_memo:
                     previous = {} if rebuild else _previous_chunks(target, chunking)
-                    total = sum(len(s.texts) for s in entry_snaps)
-                    with progress(f"chunking for {entry.id}", total=total) as bar:
-                        chunk_memo[key] = chunk_counts(make_chunks(entry_snaps, chunking, previous, changed, bar))
+                    bar.phase(f"chunking for {entry.id}", total=sum(len(s.texts) for s in entry_snaps))
+                    made = make_chunks(entry_snaps, chunking, previous, changed, bar)
+                    bar.phase(f"counting the terms of {len(made)} chunks for {entry.id}")
+                    chunk_memo[key] = chunk_counts(made)
                 chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
             staged = stage / entry.path
@@ -595,9 +607,13 @@ def _build_locked(
                 shutil.rmtree(staged)
             staged.mkdir(parents=True)
             if staged_link:
+                log.info("index %s: unchanged, linked into the staged build", entry.id)
                 link_tree(target, staged)
                 stats = {"linked": True}
             else:
+                how = "patching" if inc is not None else "writing"
+                bar.phase(f"{how} {entry.id} ({entry.format}): {len(chunks)} chunks")
+                log.info("index %s: %s %s with %d chunks", entry.id, how, entry.format, len(chunks))
                 stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
                 built.append(entry)
             result.indexes.append(

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.console import NO_PROGRESS, logger, progress
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json, file_lock
 
@@ -109,8 +111,12 @@ def refresh(
     clock: Clock = SYSTEM_CLOCK,
     who: str = "user",
     lock_timeout: float = 0.0,
+    on_evals: Callable[[Outcome], None] | None = None,
 ) -> dict[str, Any]:
-    """Refresh the pack at ``root``; returns the CLI's JSON payload (``exit_status`` says how it went)."""
+    """Refresh the pack at ``root``; returns the CLI's JSON payload (``exit_status`` says how it went).
+
+    ``on_evals`` receives the eval gate's ``Outcome`` (the staged build's evals) as soon as it is known,
+    so a caller can record it (``agentpack runs``)."""
     pack = load_pack(root)
     root = pack.root
     policy = Policy.load(pack)
@@ -148,7 +154,19 @@ def refresh(
         leftovers.remove(root, [e.path for e in pack.indexes])
         budget = Budget(policy, started=started, clock_monotonic=clock.monotonic)
         try:
-            _refresh_locked(root, pack, policy, result, budget, rebuild=rebuild, no_evals=no_evals, clock=clock)
+            with progress(f"refreshing {root.name}") as bar:
+                _refresh_locked(
+                    root,
+                    pack,
+                    policy,
+                    result,
+                    budget,
+                    rebuild=rebuild,
+                    no_evals=no_evals,
+                    clock=clock,
+                    on_evals=on_evals,
+                    bar=bar,
+                )
         except BudgetExceeded as exc:
             leftovers.remove(root, [e.path for e in pack.indexes])
             result.update(decision="refused", exit_status=1)
@@ -236,15 +254,22 @@ def _refresh_locked(
     rebuild: bool,
     no_evals: bool,
     clock: Clock,
+    on_evals: Callable[[Outcome], None] | None = None,
+    bar: Any = None,
 ) -> None:
+    bar = bar or NO_PROGRESS
+    log = logger(__name__)
+    bar.phase(f"refreshing {root.name}: detecting changes")
     changes, needs = detect(pack, clock=clock)
     result["changes"] = [c.as_dict() for c in changes]
     plan = _plan(policy, changes, needs, rebuild, root, pack, clock, result)
     result.update(plan=plan.as_dict(), strategy=plan.strategy)
+    log.info("refresh of %s: strategy %s (%s)", root.name, plan.strategy, "; ".join(plan.reasons))
     if plan.strategy == "up-to-date":
         result["decision"] = "up-to-date"
         return
     budget.check_time("change detection")
+    bar.phase(f"refreshing {root.name}: building ({plan.strategy})")
     run_id = result["run_id"] = new_run_id(clock)
     staging_rel = f"{layout.STAGING}/{run_id}"
     crashpoint("refresh.before_build")
@@ -266,7 +291,11 @@ def _refresh_locked(
     if no_evals:
         result["messages"].append("evals skipped (--no-evals): publishing without the eval gate")
     else:
+        bar.phase(f"refreshing {root.name}: the eval gate on the staged build")
         report = _run_evals(pack, policy, staging_rel, budget, clock)
+        log.info("refresh of %s: eval gate %s", root.name, "passed" if report.ok else "failed")
+        if on_evals is not None:
+            on_evals(report)
         budget.raise_if_exceeded()
         result["evals"] = eval_summary(report)
         crashpoint("refresh.after_evals")
@@ -314,6 +343,7 @@ def _refresh_locked(
         if evals_state:
             state.update(root, last_evals=evals_state)
         return
+    bar.phase(f"refreshing {root.name}: publishing")
     extra = {"last_refresh": _last_refresh({**result, "decision": "published"}, now)}
     if evals_state:
         extra["last_evals"] = evals_state

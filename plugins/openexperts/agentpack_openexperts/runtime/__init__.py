@@ -4,6 +4,7 @@ from .approvals import ApprovalDesk, ApprovalRequest, CallbackBroker, StaticBrok
 from .bindings import PythonBinding, ToolBox, ToolError
 from .executor import RunOutcome
 from .runtime import BindContext, ExpertRuntime
+from .serverconfig import ServerSettings
 from .session import AgentResult, AgentSession
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ExpertRuntime",
     "PythonBinding",
     "RunOutcome",
+    "ServerSettings",
     "StaticBroker",
     "ToolBox",
     "ToolError",

@@ -107,7 +107,7 @@ class StaticBroker:
 
 
 class HttpBroker:
-    """Leaves requests pending; ``POST /approvals/<id>`` on the runtime's HTTP server decides."""
+    """Leaves requests pending; ``POST /approvals/<id>`` on the runtime's HTTP server (with its token) decides."""
 
     def __init__(self, announce: Callable[[str], None] | None = None) -> None:
         self.announce = announce or (lambda text: print(text, file=sys.stderr, flush=True))
@@ -115,7 +115,10 @@ class HttpBroker:
 
     def notify(self, request: ApprovalRequest, desk: ApprovalDesk) -> None:
         where = f"{self.base_url}/approvals/{request.id}" if self.base_url else f"/approvals/{request.id}"
-        self.announce(f'approval needed: {request.description} -> POST {where} {{"approve": true|false}}')
+        self.announce(
+            f'approval needed: {request.description} -> POST {where} {{"approve": true|false}}'
+            " with Authorization: Bearer <the server's token>"
+        )
 
 
 class PromptBroker:

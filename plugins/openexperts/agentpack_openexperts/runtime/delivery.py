@@ -1,5 +1,4 @@
-"""Delivery to channels (``main`` and registered ones), escalation messages, and redaction of
-``private`` knowledge from everything that leaves the agent session."""
+"""Delivery to channels (``main`` and registered ones) and escalation messages, redacted on the way out."""
 
 from __future__ import annotations
 
@@ -7,38 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..model import ExpertPackage
-
-REDACTED = "[private knowledge redacted]"
-MIN_FRAGMENT = 12
-
-
-class Redactor:
-    """Replaces any line of a ``private`` knowledge file (12+ characters) in logs, reports and messages."""
-
-    def __init__(self, package: ExpertPackage) -> None:
-        fragments = set()
-        for component in package.of("knowledge"):
-            if package.knowledge_type(component) == "private":
-                for line in component.body.splitlines():
-                    line = line.strip().lstrip("#-*> ").strip()
-                    if len(line) >= MIN_FRAGMENT:
-                        fragments.add(line)
-        self.fragments = sorted(fragments, key=len, reverse=True)
-
-    def __call__(self, value: Any) -> Any:
-        if not self.fragments:
-            return value
-        if isinstance(value, str):
-            for fragment in self.fragments:
-                if fragment in value:
-                    value = value.replace(fragment, REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {k: self(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self(v) for v in value]
-        return value
+from .redaction import Redactor
 
 
 class MainChannel:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
+from agentpack.errors import AgentpackError, require
 from agentpack.plugins import Host, get_host
 from agentpack.schemas import SchemaStore
 
@@ -39,13 +39,15 @@ from ..registry import lookup, registered
 from ..validate import validate_package
 from .approvals import ApprovalDesk, CallbackBroker
 from .bindings import ToolBox
-from .delivery import Outbox, Redactor
+from .delivery import Outbox
 from .events import lane_for, map_inputs, normalise_channel
 from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
+from .redaction import RedactingFilter, Redactor
 from .runstore import RunStore
 from .scheduler import Scheduler
+from .serverconfig import ServerSettings
 from .session import shape_schema
 from .workspace import Workspace
 
@@ -99,9 +101,9 @@ class ExpertRuntime:
         self._counter = itertools.count(1)
         self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
         self.store = RunStore(self.workdir / RUNTIME_DB)
-        self.workspace = Workspace(self.package, self.workdir)
-        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)
+        self.workspace = Workspace(self.package, self.workdir, self.redact)
+        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.listeners = list(listeners)
         channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
@@ -125,6 +127,8 @@ class ExpertRuntime:
         self._shape_ids: set[str] = set()
         self._shapes_lock = threading.Lock()
         self._started = False
+        self._log_filter = RedactingFilter(self.redact)  # the runtime's log records, redacted until stop()
+        log.addFilter(self._log_filter)
 
     # -- construction helpers --------------------------------------------------------------------
     def _make(self, kind: str, value: Any, options: dict[str, Any] | None) -> Any:
@@ -187,10 +191,20 @@ class ExpertRuntime:
             )
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self, *, http: bool = False, port: int = 0, cron: bool = True) -> None:
+    def start(
+        self, *, http: bool = False, port: int = 0, cron: bool = True, server: ServerSettings | None = None
+    ) -> None:
+        """Start the queue, the cron schedules and, with ``http``, the HTTP server (``server``, or
+        loopback on ``port``); the server binds first, so a port in use stops here with one line."""
         if self._started:
             return
         self.require_tools()
+        if http:
+            for module in ("starlette", "uvicorn"):
+                require(module, distribution="agentpack-openexperts", extra="server", feature="the HTTP server")
+            from .http import RuntimeServer
+
+            self.server = RuntimeServer(self, server if server is not None else ServerSettings(port=port))
         self.store.purge_dedupe(self.now(), self.dedupe_window)
         self.workspace.init_persistent()
         self.workspace.start_session("main")
@@ -205,10 +219,7 @@ class ExpertRuntime:
             for index, trig in enumerate(self.package.triggers):
                 if trig.get("type") == "cron" and trig["name"] not in self.inactive:
                     self._schedule_cron(index)
-        if http:
-            from .http import RuntimeServer
-
-            self.server = RuntimeServer(self, "127.0.0.1", port)
+        if self.server is not None:
             self.server.start()
             if hasattr(self.broker, "base_url"):
                 self.broker.base_url = self.server.url
@@ -224,6 +235,7 @@ class ExpertRuntime:
         self.scheduler.stop()
         self.tools.close()
         self.store.close()
+        log.removeFilter(self._log_filter)
         self._started = False
 
     @contextmanager
@@ -263,7 +275,15 @@ class ExpertRuntime:
         self.package.process(process)
         run_id = self.new_id("run-")
         self.store.create_run(
-            run_id, process, trigger, session or run_id, lane, inputs, self.redact(payload), self.now(), dry_run=dry_run
+            run_id,
+            process,
+            trigger,
+            session or run_id,
+            lane,
+            self.redact(inputs),
+            self.redact(payload),
+            self.now(),
+            dry_run=dry_run,
         )
         return run_id
 
@@ -333,22 +353,6 @@ class ExpertRuntime:
             if trig.get("type") == "channel" and (source is None or source == channel_name):
                 answers.append(self.fire(trig["name"], message))
         return answers
-
-    def http_fire(self, trigger: str, body: Any) -> tuple[int, dict[str, Any]]:
-        trig = next((t for t in self.package.triggers if t.get("name") == trigger), None)
-        if trig is None or trig.get("type") != "webhook":
-            return 404, {"error": f"no webhook trigger '{trigger}'"}
-        answer = self.fire(trigger, body)
-        return (202 if answer.get("accepted") or answer.get("duplicate") else 503), answer
-
-    def http_channel(self, channel_name: str, body: Any) -> tuple[int, dict[str, Any]]:
-        try:
-            answers = self.channel_message(channel_name, body)
-        except ValueError as exc:
-            return 400, {"error": str(exc)}
-        if not answers:
-            return 404, {"error": f"no channel trigger listens to '{channel_name}'"}
-        return 202, {"accepted": any(a.get("accepted") for a in answers), "invocations": answers}
 
     def _schedule_cron(self, index: int) -> None:
         from zoneinfo import ZoneInfo

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -366,7 +367,7 @@ class AgentSession:
     def _approve(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> None:
         rt = self.runtime
         request = ApprovalRequest(
-            id=rt.new_id("approval-"),
+            id=f"approval-{secrets.token_urlsafe(16)}",  # unguessable, not a counter: POST /approvals/<id> decides
             run_id=self.run_id,
             process=str(self.process.name),
             operation=full,

@@ -6,12 +6,16 @@ Layout under ``workdir``::
     state/<file>.md            persistent state, initialised from the package template
     sessions/<id>/state/...    session-scoped state, reset from the template when the session starts
     scratch/...                process scratchpads (kept on failure, removed after success)
+    server-token               the HTTP server's generated bearer token (mode 0600)
+
+Agent writes pass through the runtime's redactor: no ``private`` knowledge lands on disk.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +34,12 @@ class AccessError(AgentpackError):
 
 
 class Workspace:
-    def __init__(self, package: ExpertPackage, workdir: Path) -> None:
+    """The runtime directory's files; ``redact`` is applied to everything the agent writes."""
+
+    def __init__(self, package: ExpertPackage, workdir: Path, redact: Callable[[str], str] = str) -> None:
         self.package = package
         self.workdir = workdir
+        self.redact = redact
         workdir.mkdir(parents=True, exist_ok=True)
         self.scopes: dict[str, str] = {}
         self.templates: dict[str, str] = {}
@@ -131,5 +138,5 @@ class Workspace:
 
     def write(self, path: str, content: str, session: str) -> str:
         real, kind = self.resolve(path, session, write=True)
-        atomic_write_text(real, content)
+        atomic_write_text(real, self.redact(content))
         return kind

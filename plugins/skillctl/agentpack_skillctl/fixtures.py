@@ -1,0 +1,68 @@
+"""A skill's fixture cases (an input, the output it must give, the status it must end with), in the three
+layouts skills are written in:
+
+- ``fixtures/<case>.input.json`` + ``<case>.expected.json`` [+ ``<case>.status``]  (agentpack's)
+- ``fixtures/input.json`` + ``output.expected.json`` [+ ``status``]  (the origin's; case ``default``)
+- ``fixtures/<case>/input.json`` + ``output.expected.json`` [+ ``status``]  (the origin's, one folder per case)
+
+``fixtures/workspace/`` is the template workspace, never a case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
+WORKSPACE = "workspace"
+INPUT, EXPECTED, STATUS = "input.json", "output.expected.json", "status"
+ROOT_CASE = "default"
+
+
+class FixtureCase(NamedTuple):
+    name: str
+    input: Path
+    expected: Path | None
+    """The output the run must give (compared as JSON), when the case has one."""
+    status_file: Path
+    """Where the status the run must end with is written (``ok`` when the file is absent)."""
+
+    def status(self) -> str:
+        """The expected status (one word), ``ok`` without a status file, ``?`` when it cannot be read."""
+        try:
+            return self.status_file.read_text(encoding="utf-8").strip() if self.status_file.is_file() else "ok"
+        except (OSError, UnicodeDecodeError):
+            return "?"
+
+
+def _case(name: str, folder: Path, input_name: str, expected_name: str, status_name: str) -> FixtureCase:
+    expected = folder / expected_name
+    return FixtureCase(name, folder / input_name, expected if expected.is_file() else None, folder / status_name)
+
+
+def fixture_cases(directory: Path) -> list[FixtureCase]:
+    """The fixture cases of the skill folder ``directory``, in name order (the root pair first)."""
+    folder = directory / "fixtures"
+    if not folder.is_dir():
+        return []
+    cases = []
+    if (folder / INPUT).is_file():
+        cases.append(_case(ROOT_CASE, folder, INPUT, EXPECTED, STATUS))
+    for path in sorted(folder.iterdir()):
+        if path.name.endswith(".input.json") and path.is_file():
+            case = path.name[: -len(".input.json")]
+            cases.append(_case(case, folder, path.name, f"{case}.expected.json", f"{case}.status"))
+        elif path.name != WORKSPACE and path.is_dir() and (path / INPUT).is_file():
+            cases.append(_case(path.name, path, INPUT, EXPECTED, STATUS))
+    return cases
+
+
+def orphans(directory: Path, cases: list[FixtureCase]) -> list[Path]:
+    """Expected outputs that belong to no case (an input missing or misnamed)."""
+    folder = directory / "fixtures"
+    used = {case.expected for case in cases}
+    candidates = [*folder.glob("*.expected.json"), *folder.glob(f"*/{EXPECTED}")]
+    return sorted(p for p in candidates if p not in used and p.parent.name != WORKSPACE)
+
+
+__all__ = ["STATUSES", "FixtureCase", "fixture_cases", "orphans"]
