@@ -143,7 +143,7 @@ def bench_agentpack(pack: Path, questions: list[str], kinds: list[str], model_py
     builds = {}
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     if model_python:  # the model's venv runs this tree from its sources
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT / "plugins" / "ecp")])
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "core"), str(ROOT / "plugins" / "ecp")])
     for kind in kinds:
         python = model_python if kind == "minilm" else sys.executable
         code = f"from agentpack_ecp.index.build import build_pack; build_pack({str(pack)!r}, index_ids=[{kind!r}])"

@@ -16,15 +16,16 @@ FIELD_WEIGHTS = {"path": 0.5, "names": 0.3, "headings": 0.3, "docstrings": 0.2}
 _NAME_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 _MD_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.+)$", re.M)
 _RST_HEADING_RE = re.compile(r"^(\S[^\n]*)\n([=\-~^\"'`#*+])\2{2,}[ \t]*$", re.M)
-_ROFF_HEADING_RE = re.compile(r"^\.(?:TH|SH|SS)[ \t]+(.+)$|^\.SH[ \t]+\"?NAME\"?[ \t]*\n(?:\.[^\n]*\n)*([^\n]+)", re.M)
+_ROFF_HEADING_RE = re.compile(r"^\.(?:TH|SH|SS)[ \t]+(.+)$", re.M)
+_ROFF_NAME_RE = re.compile(r"^\.SH[ \t]+\"?NAME\"?[ \t]*\n(?:\.[^\n]*\n)*([^\n]+)", re.M)
+"""The line under a man page's NAME heading: the page's one-line summary."""
 _DOCSTRING_RE = re.compile(r"(?:\"\"\"|''')(.*?)(?:\"\"\"|''')", re.S)
 
 
 def chunk_fields(path: str, text: str) -> dict[str, set[str]]:
     """The terms of each field of the chunk ``text`` of the file ``path``."""
-    headings = [m for m in _MD_HEADING_RE.findall(text)]
-    headings += [m[0] for m in _RST_HEADING_RE.findall(text)]
-    headings += [a or b for a, b in _ROFF_HEADING_RE.findall(text)]
+    headings = _MD_HEADING_RE.findall(text) + [m[0] for m in _RST_HEADING_RE.findall(text)]
+    headings += _ROFF_HEADING_RE.findall(text) + _ROFF_NAME_RE.findall(text)
     return {
         "path": set(tokenize(path.replace(".", " "))),
         "names": set(tokenize(" ".join(_NAME_RE.findall(text)))),
