@@ -11,7 +11,7 @@ from .retrieve import Hit
 
 RRF_K = 60
 FUSION_FLOOR = 0.1
-FUSION_WEIGHTS = {"vector-index-v1": 0.5}
+FUSION_WEIGHTS = {"vector-index-v1": 0.25}
 
 
 def fuse(rankings: list[list[Hit]], top_k: int, weights: list[float] | None = None) -> list[Hit]:
