@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from agentpack import hookimpl
+from agentpack.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.index.fields import chunk_fields, field_bonus
 from agentpack_ecp.pack.manifest import load_pack
 from agentpack_ecp.query.fuse import fuse
+from agentpack_ecp.query.rerank import Reranker
 from agentpack_ecp.query.response import query_pack
 from agentpack_ecp.query.retrieve import Hit
 
@@ -75,3 +80,36 @@ def test_weighted_fusion() -> None:
     assert [h.key for h in fuse([keyword, vector], 2, [1.0, 0.5])] == ["a", "b"]
     assert [h.key for h in fuse([keyword, vector], 2, [0.5, 1.0])] == ["b", "a"]
     assert fuse([keyword, []], 1, [0.5, 1.0]) == keyword[:1]  # one ranking passes through
+
+
+class ShortestFirst:
+    """A plugin registering a reranker that prefers the shortest text."""
+
+    @staticmethod
+    @hookimpl
+    def agentpack_ecp_register_rerankers(register) -> None:
+        register(Reranker("shortest", lambda question, texts: [-len(t) for t in texts]))
+
+
+def test_a_registered_reranker_reorders_the_hits(tmp_path: Path) -> None:
+    from agentpack.models import QueryRequest
+    from agentpack.plugins import Host, create_plugin_manager
+    from agentpack_ecp.pack.scaffold import scaffold
+
+    root = tmp_path / "pack"
+    scaffold(root)
+    docs = root / "expert" / "sources" / "docs"
+    (docs / "long.md").write_text("# Widgets\n\nwidgets " + "and more widgets " * 40 + "\n")
+    (docs / "short.md").write_text("widgets\n")
+    build_pack(root)
+    host = Host(create_plugin_manager(plugins=(ShortestFirst,)))
+    pack = host.load(root)
+
+    def paths(**options: str) -> list[str]:
+        response = host.query(pack, QueryRequest(question="widgets", top_k=2, options=options))
+        return [c.path for c in response.citations]
+
+    assert paths() == ["long.md", "short.md"]
+    assert paths(rerank="shortest") == ["short.md", "long.md"]
+    with pytest.raises(AgentpackError, match="unknown reranker 'nope' \\(shortest\\)"):
+        paths(rerank="nope")

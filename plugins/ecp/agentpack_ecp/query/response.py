@@ -31,6 +31,7 @@ from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
 from .fuse import FUSION_WEIGHTS, fuse
+from .rerank import Reranker, rerank
 from .retrieve import SHARED, Hit, IndexCache, search, search_summaries
 
 RETRIEVAL_MODES = {
@@ -114,8 +115,10 @@ def query_pack(
     clock: Clock = SYSTEM_CLOCK,
     synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
     cache: IndexCache = SHARED,
+    rerankers: dict[str, Reranker] | None = None,
 ) -> dict[str, Any]:
-    """Answer ``request`` from the loaded ``pack`` (see the module docstring)."""
+    """Answer ``request`` from the loaded ``pack`` (see the module docstring); ``request["rerank"]`` names one
+    of ``rerankers`` to re-order the fused hits."""
     question = str(request.get("question") or "").strip()
     if not question:
         raise AgentpackError("the question is empty")
@@ -189,6 +192,8 @@ def query_pack(
         fused = lead + fuse(rankings, top_k, weights)[: top_k - len(lead)]
     else:
         fused = fuse([*rankings, summary_hits], top_k, [*weights, 1.0])
+    if request.get("rerank"):
+        fused = rerank(question, fused, str(request["rerank"]), rerankers or {})
     retrieved_at = clock.iso()
     chunks, citations, seen = [], [], set()
     for hit in fused:
