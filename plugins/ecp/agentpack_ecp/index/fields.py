@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from .tokenize import tokenize
 
-FIELD_WEIGHTS = {"path": 0.5, "names": 0.3, "headings": 0.3, "docstrings": 0.2}
+FIELD_WEIGHTS = {"path": 1.6, "names": 0.3, "headings": 0.3, "docstrings": 0.4}
 
 _NAME_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 _MD_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.+)$", re.M)
