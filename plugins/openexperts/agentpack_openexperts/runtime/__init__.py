@@ -3,6 +3,7 @@
 from .approvals import ApprovalDesk, ApprovalRequest, CallbackBroker, StaticBroker
 from .bindings import PythonBinding, ToolBox, ToolError
 from .executor import RunOutcome
+from .idempotency import idempotency_key
 from .runtime import BindContext, ExpertRuntime
 from .session import AgentResult, AgentSession
 
@@ -19,4 +20,5 @@ __all__ = [
     "StaticBroker",
     "ToolBox",
     "ToolError",
+    "idempotency_key",
 ]

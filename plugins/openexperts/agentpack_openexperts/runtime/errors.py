@@ -21,6 +21,12 @@ class ToolFailure(ProcessFailure):
     reason = "tool_error"
 
 
+class CallInDoubt(ProcessFailure):
+    """A call started before an interruption may have run, and its tool cannot take it again safely."""
+
+    reason = "in_doubt"
+
+
 class DriverError(ProcessFailure):
     reason = "driver_error"
 
@@ -29,3 +35,4 @@ class Cancelled(ProcessFailure):
     """The runtime is stopping; the run stays resumable."""
 
     reason = "cancelled"
+

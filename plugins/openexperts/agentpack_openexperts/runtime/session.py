@@ -21,7 +21,8 @@ from .. import effective
 from ..model import Component
 from .approvals import ApprovalRequest
 from .bindings import ToolError
-from .errors import Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .errors import CallInDoubt, Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .idempotency import calling, honours_keys
 from .workspace import AccessError
 
 STEP = re.compile(r"^\s*[-*] \[[ xX]\] (.+)$", re.MULTILINE)
@@ -253,7 +254,8 @@ class AgentSession:
             return {"ok": False, "error": problem}
         digest = sha256_json(arguments)
         replay = self._replay(full, digest)
-        if replay is not None:
+        doubt = replay if replay is not None and replay["status"] == "started" else None
+        if replay is not None and doubt is None:
             rt.store.record_call(
                 self.run_id,
                 self.segment,
@@ -286,29 +288,32 @@ class AgentSession:
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
             return self._draft(full, digest, arguments, description)
-        if tier == "confirm":
+        if tier == "confirm" and doubt is None:  # a call in doubt was approved before it started
             self._approve(full, digest, arguments, description)
+        if doubt is not None and not honours_keys(rt.tools.bindings.get(tool)):
+            raise CallInDoubt(
+                f"{full} was started before the run was interrupted and may have run; it is not repeated "
+                "(bind a tool that honours idempotency keys to have such calls issued again)"
+            )
+        # write-ahead: the journal holds the call before it runs, so a resumed run knows it may have run
+        seq = (
+            doubt["seq"]
+            if doubt is not None
+            else rt.store.record_call(
+                self.run_id, self.segment, full, digest, rt.redact(arguments), None, tier, "started", rt.now()
+            )
+        )
         try:
-            result = rt.tools.call(tool, op, arguments)
+            with calling(f"{self.run_id}/{seq}"):
+                result = rt.tools.call(tool, op, arguments)
         except ToolError as exc:
+            rt.store.finish_call(self.run_id, seq, {"error": rt.redact(str(exc))}, "refused", rt.now())
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # the tool itself failed: the attempt fails and the retry policy applies
-            rt.store.record_call(
-                self.run_id,
-                self.segment,
-                full,
-                digest,
-                rt.redact(arguments),
-                {"error": rt.redact(repr(exc))},
-                tier,
-                "failed",
-                rt.now(),
-            )
+            rt.store.finish_call(self.run_id, seq, {"error": rt.redact(repr(exc))}, "failed", rt.now())
             raise ToolFailure(f"{full} failed: {exc}") from exc
         result = json.loads(json.dumps(result, default=str))
-        rt.store.record_call(
-            self.run_id, self.segment, full, digest, rt.redact(arguments), rt.redact(result), tier, "executed", rt.now()
-        )
+        rt.store.finish_call(self.run_id, seq, rt.redact(result), "executed", rt.now())
         if self.dry_run:
             self.plan.append(
                 {

@@ -160,11 +160,18 @@ class Store:
             )
             return seq
 
+    def finish_call(self, run_id: str, seq: int, result: Any, status: str, now: float) -> None:
+        """Complete the journal entry ``seq`` written ahead of its call."""
+        self._exec(
+            "UPDATE calls SET result = ?, status = ?, at = ? WHERE run_id = ? AND seq = ?",
+            (_dump(result), status, now, run_id, seq),
+        )
+
     def executed_calls(self, run_id: str, operation: str, args_hash: str, before_segment: int) -> list[dict[str, Any]]:
-        """Calls that really ran (not replays) in earlier segments, oldest first."""
+        """Calls that ran, or were started and may have run, in earlier segments (not replays), oldest first."""
         rows = self._rows(
             "SELECT * FROM calls WHERE run_id = ? AND operation = ? AND args_hash = ? AND segment < ? "
-            "AND status IN ('executed', 'draft_delivered') ORDER BY seq",
+            "AND status IN ('executed', 'draft_delivered', 'started') ORDER BY seq",
             (run_id, operation, args_hash, before_segment),
         )
         for row in rows:
