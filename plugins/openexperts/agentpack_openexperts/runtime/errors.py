@@ -36,3 +36,8 @@ class Cancelled(ProcessFailure):
 
     reason = "cancelled"
 
+
+class StoreUnavailable(Cancelled):
+    """The shared store (PostgreSQL) stayed unreachable; the run stays resumable, an event is refused."""
+
+    reason = "store_unavailable"
