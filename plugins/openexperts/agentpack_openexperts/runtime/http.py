@@ -8,7 +8,8 @@ Routes::
     POST /approvals/<id>         {"approve": true|false}                      -> 200 / 404
     GET  /health                                                              -> 200
 
-Requests are handled one at a time on the server's one thread; handlers only enqueue.
+Each connection is served on its own daemon thread, so a keep-alive client holds up neither the other
+clients nor the stop; handlers only enqueue.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 log = logging.getLogger("agentpack.openexperts")
@@ -26,6 +27,7 @@ MAX_BODY = 1024 * 1024
 class _Handler(BaseHTTPRequestHandler):
     server: RuntimeServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall on keep-alive
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
@@ -82,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, answer)
 
 
-class RuntimeServer(HTTPServer):
+class RuntimeServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0) -> None:
