@@ -33,16 +33,17 @@ from ..dotpath import MISSING, resolve
 from ..loader import load_package
 from ..model import ExpertPackage
 from ..registry import lookup
-from .approvals import ApprovalDesk, CallbackBroker
+from .approvals import CallbackBroker
+from .backends import open_backend
 from .bindings import ToolBox
 from .delivery import Outbox, Redactor
+from .errors import StoreUnavailable
 from .events import lane_for, map_inputs, normalise_channel
 from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
 from .scheduler import Scheduler
 from .session import shape_schema
-from .store import Store
 from .workspace import Workspace
 
 log = logging.getLogger("agentpack.openexperts")
@@ -70,7 +71,9 @@ class ExpertRuntime:
         clock: Clock = SYSTEM_CLOCK,
         ids: Callable[[], str] | None = None,
         workers: int = 4,
-        queue: str = "memory",
+        queue: str | None = None,
+        store: str | None = None,
+        queue_options: dict[str, Any] | None = None,
         dedupe_window: float = 86400.0,
         knowledge_budget: int = DEFAULT_BUDGET,
         keep_scratch: bool = False,
@@ -86,21 +89,23 @@ class ExpertRuntime:
         self._ids = ids
         self._counter = itertools.count(1)
         self.workdir = Path(workdir) if workdir else self.package.root / ".openexperts"
-        self.store = Store(self.workdir / "runtime.db")
+        backend = open_backend(store, self.workdir, self.package.name, clock, workers=workers)
+        self.store = backend.store
         self.workspace = Workspace(self.package, self.workdir)
         self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.redact = Redactor(self.package)
         self.listeners = list(listeners)
         channels = {name: spec.factory(self) for name, spec in self._specs("channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
-        self.desk = ApprovalDesk()
+        self.desk = backend.desk
         self.broker = self._make("broker", broker, broker_options)
         self.driver = self._make("driver", driver, driver_options)
         self.tools = tools if isinstance(tools, ToolBox) else ToolBox()
         if isinstance(tools, dict):
             for name, binding in tools.items():
                 self.tools.bind(name, binding)
-        self.queue = lookup("queue", queue, host).factory({"workers": workers})
+        options = {"workers": workers, "store": self.store, **(queue_options or {})}
+        self.queue = lookup("queue", queue or backend.queue, host).factory(options)
         self.scheduler = Scheduler()
         self.executor = Executor(self)
         self.dedupe_window = dedupe_window
@@ -184,13 +189,15 @@ class ExpertRuntime:
     def start(self, *, http: bool = False, port: int = 0, cron: bool = True) -> None:
         if self._started:
             return
-        self.require_tools()
+        executes = getattr(self.queue, "workers", 1) > 0  # an intake of a shared queue runs no process itself
+        if executes:
+            self.require_tools()
         self.store.purge_dedupe(self.now(), self.dedupe_window)
         self.workspace.init_persistent()
         self.workspace.start_session("main")
         for trig in self.package.triggers:
             needed = trig.get("requires_tool")
-            if needed and not self.tools.has(needed):
+            if needed and executes and not self.tools.has(needed):
                 self.inactive[trig["name"]] = f"tool '{needed}' is not bound"
                 log.warning("trigger '%s' is inactive: tool '%s' is not bound", trig["name"], needed)
         self.queue.start(self._handle)
@@ -240,8 +247,8 @@ class ExpertRuntime:
         return {t["name"]: f"{base}/hooks/{t['name']}" for t in self.package.triggers if t.get("type") == "webhook"}
 
     # -- invocations ------------------------------------------------------------------------------
-    def _handle(self, job: Job) -> None:
-        self.executor.execute(job.run_id)
+    def _handle(self, job: Job) -> RunOutcome:
+        return self.executor.execute(job.run_id)
 
     def create_run(
         self,
@@ -291,14 +298,20 @@ class ExpertRuntime:
             if preset is not None:
                 payload = preset.enrich(payload)
         dedupe = trig.get("dedupe_key")
-        if dedupe:
-            key = resolve(payload, dedupe)
-            if key is MISSING:
-                warnings.append(f"dedupe_key '{dedupe}' is not in the payload; the event cannot be deduplicated")
-            elif not self.store.first_sighting(
-                trigger, json.dumps(key, sort_keys=True, default=str), self.now(), self.dedupe_window
-            ):
-                return {"accepted": False, "duplicate": True, "trigger": trigger}
+        with self.store.transaction():  # the dedupe key, the run and its job are committed together
+            if dedupe:
+                key = resolve(payload, dedupe)
+                if key is MISSING:
+                    warnings.append(f"dedupe_key '{dedupe}' is not in the payload; the event cannot be deduplicated")
+                elif not self.store.first_sighting(
+                    trigger, json.dumps(key, sort_keys=True, default=str), self.now(), self.dedupe_window
+                ):
+                    return {"accepted": False, "duplicate": True, "trigger": trigger}
+            return self._accept(trigger, trig, eff, payload, warnings)
+
+    def _accept(
+        self, trigger: str, trig: dict[str, Any], eff: dict[str, Any], payload: Any, warnings: list[str]
+    ) -> dict[str, Any]:
         inputs, more = map_inputs(payload, trig.get("payload_mapping"))
         warnings += more
         session = "main" if eff["session"].value == "main" else None
@@ -332,7 +345,10 @@ class ExpertRuntime:
         trig = next((t for t in self.package.triggers if t.get("name") == trigger), None)
         if trig is None or trig.get("type") != "webhook":
             return 404, {"error": f"no webhook trigger '{trigger}'"}
-        answer = self.fire(trigger, body)
+        try:
+            answer = self.fire(trigger, body)
+        except StoreUnavailable as exc:
+            return 503, {"accepted": False, "error": f"{exc}; retry later"}
         return (202 if answer.get("accepted") or answer.get("duplicate") else 503), answer
 
     def http_channel(self, channel_name: str, body: Any) -> tuple[int, dict[str, Any]]:
@@ -340,6 +356,8 @@ class ExpertRuntime:
             answers = self.channel_message(channel_name, body)
         except ValueError as exc:
             return 400, {"error": str(exc)}
+        except StoreUnavailable as exc:
+            return 503, {"accepted": False, "error": f"{exc}; retry later"}
         if not answers:
             return 404, {"error": f"no channel trigger listens to '{channel_name}'"}
         return 202, {"accepted": any(a.get("accepted") for a in answers), "invocations": answers}
@@ -362,7 +380,9 @@ class ExpertRuntime:
             if self.stopping.is_set():
                 return
             try:
-                self.fire(trig["name"], {"trigger": trig["name"], "scheduled_for": when.isoformat()})
+                with self.store.transaction():  # one process of those sharing the store fires each tick
+                    if self.store.claim_tick(trig["name"], when.timestamp()):
+                        self.fire(trig["name"], {"trigger": trig["name"], "scheduled_for": when.isoformat()})
             finally:
                 arm()
 
