@@ -15,6 +15,8 @@ import click
 from agentpack.cli import CONTEXT_SETTINGS, EXIT_PROBLEMS, print_json
 from agentpack.errors import AgentpackError
 
+from .deploy import STORE, add_commands, open_store, replay_queued
+
 PACK = click.argument("pack", type=click.Path(exists=True, path_type=Path))
 
 
@@ -328,14 +330,8 @@ def export(pack: Path, kind: str, target: Path, as_json: bool) -> None:
         raise SystemExit(EXIT_PROBLEMS)
 
 
-def _store(pack: Path, workdir: Path | None):
-    from .loader import package_root
-    from .runtime.store import Store
-
-    directory = workdir or package_root(pack) / ".openexperts"
-    if not (directory / "runtime.db").is_file():
-        raise AgentpackError(f"no runtime state in {directory} (nothing has run there yet)")
-    return Store(directory / "runtime.db")
+def _store(pack: Path, workdir: Path | None, store: str | None = None):
+    return open_store(pack, workdir, store, _load)
 
 
 WORKDIR = click.option(
@@ -346,20 +342,21 @@ WORKDIR = click.option(
 @group.command()
 @PACK
 @WORKDIR
+@STORE
 @click.option("--status", help="Only runs with this status.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) -> None:
+def runs(pack: Path, workdir: Path | None, store: str | None, status: str | None, as_json: bool) -> None:
     """List runs recorded in the runtime directory.
 
     \b
     Example:
       agentpack experts runs my-expert --status dead_lettered
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        rows = [r for r in store.runs() if status is None or r["status"] == status]
+        rows = [r for r in state.runs() if status is None or r["status"] == status]
     finally:
-        store.close()
+        state.close()
     if as_json:
         print_json(_envelope("runs", True, runs=rows))
         return
@@ -374,29 +371,30 @@ def runs(pack: Path, workdir: Path | None, status: str | None, as_json: bool) ->
 @PACK
 @click.argument("run_id")
 @WORKDIR
+@STORE
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def log(pack: Path, run_id: str, workdir: Path | None, as_json: bool) -> None:
+def log(pack: Path, run_id: str, workdir: Path | None, store: str | None, as_json: bool) -> None:
     """Show a run's execution log: segments, completed steps, tool calls and events.
 
     \b
     Example:
       agentpack experts log my-expert run-18c2-0001 --json
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        run_row = store.run(run_id)
+        run_row = state.run(run_id)
         if run_row is None:
             raise AgentpackError(f"no run '{run_id}'")
         data = {
             "run": run_row,
-            "segments": store.segments(run_id),
-            "steps": store.steps(run_id),
-            "calls": store.calls(run_id),
-            "events": store.events(run_id),
-            "messages": store.messages(run_id),
+            "segments": state.segments(run_id),
+            "steps": state.steps(run_id),
+            "calls": state.calls(run_id),
+            "events": state.events(run_id),
+            "messages": state.messages(run_id),
         }
     finally:
-        store.close()
+        state.close()
     if as_json:
         print_json(_envelope("log", True, **data))
         return
@@ -419,20 +417,21 @@ def dead_letters() -> None:
 @dead_letters.command(name="list")
 @PACK
 @WORKDIR
+@STORE
 @click.option("--all", "include_replayed", is_flag=True, help="Include letters already replayed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: bool) -> None:
+def dl_list(pack: Path, workdir: Path | None, store: str | None, include_replayed: bool, as_json: bool) -> None:
     """List dead letters.
 
     \b
     Example:
       agentpack experts dead-letters list my-expert --json
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        letters = store.dead_letters(include_replayed)
+        letters = state.dead_letters(include_replayed)
     finally:
-        store.close()
+        state.close()
     if as_json:
         print_json(_envelope("dead-letters list", True, dead_letters=letters))
         return
@@ -449,14 +448,28 @@ def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, as_json: b
 @PACK
 @click.argument("letter_id")
 @runtime_options
+@STORE
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def dl_replay(pack: Path, letter_id: str, as_json: bool, **options: Any) -> None:
+def dl_replay(pack: Path, letter_id: str, store: str | None, as_json: bool, **options: Any) -> None:
     """Re-run a dead-lettered invocation with its original inputs (as a new run).
+
+    With --store the new run is queued for the deployment's workers.
 
     \b
     Example:
       agentpack experts dead-letters replay my-expert dl-18c2-0003 --bindings b.yaml --script s.yaml
     """
+    if store:
+        rt = _runtime(_load(pack), store=store, workers=0, **options)
+        try:
+            queued = replay_queued(rt, letter_id)
+        finally:
+            rt.stop()
+        if as_json:
+            print_json(_envelope("dead-letters replay", True, **queued))
+        else:
+            click.echo(f"{letter_id}: queued as run {queued['run_id']}")
+        return
     rt = _runtime(_load(pack), **options)
     try:
         outcome = rt.replay_dead_letter(letter_id)
@@ -465,3 +478,6 @@ def dl_replay(pack: Path, letter_id: str, as_json: bool, **options: Any) -> None
     _print_outcome(outcome, as_json, "dead-letters replay")
     if not outcome.ok:
         raise SystemExit(EXIT_PROBLEMS)
+
+
+add_commands(group, runtime_options=runtime_options, make_runtime=_runtime, load=_load)
