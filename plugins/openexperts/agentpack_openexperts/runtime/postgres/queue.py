@@ -160,7 +160,8 @@ class PostgresQueue:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database went away: wait, then start again
-                log.warning("job worker stopped (%s); restarting in %.1f s", exc, delay)
+                reason = str(exc.__cause__ or exc).strip().splitlines() or [type(exc).__name__]
+                log.warning("job worker stopped (%s); restarting in %.1f s", reason[0], delay)
             finally:
                 janitor.cancel()
             if time.monotonic() - started > 60:

@@ -109,11 +109,12 @@ class TemporaryServer:
         options = " ".join(f"-c {s}" for s in settings) + f" -k {self.folder}"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-o", options, "-w", "start")
 
-    def stop_server(self) -> None:
-        """Stop the server process at once (``-m immediate``), keeping its data folder."""
+    def stop_server(self, mode: str = "immediate") -> None:
+        """Stop the server process, keeping its data folder: ``immediate`` (at once, a crash) or ``fast``
+        (clients disconnected, committed work kept even with the test server's ``FAST`` settings)."""
         if self.folder is not None and (self.data / "postmaster.pid").exists():
             pid = self._postmaster_pid()
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-W", "stop", check=False)
+            self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-W", "stop", check=False)
             if pid is not None:
                 _wait_gone(pid)
 
