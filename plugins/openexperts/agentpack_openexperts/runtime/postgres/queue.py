@@ -9,13 +9,15 @@ so an accepted event always has both. Workers heartbeat; the jobs of a worker si
 for ``lease`` seconds are handed back to the queue, where another worker resumes the
 run from its execution log. A job whose run did not reach a terminal state (the
 worker stopped, the database went away) goes back to the queue too, keeping its
-place in its lane. procrastinate's worker stops when it loses the database: it is
-restarted with backoff until ``stop()``.
+place in its lane, and so does a job this worker holds but no longer runs (its end
+could not be recorded while the database was away). procrastinate's worker stops
+when it loses the database: it is restarted with backoff until ``stop()``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -28,6 +30,8 @@ from procrastinate import App, BaseRetryStrategy, JobContext, PsycopgConnector, 
 from procrastinate.jobs import Job as ProcrastinateJob
 from procrastinate.manager import JobManager
 from procrastinate.sync_psycopg_connector import SyncPsycopgConnector
+from procrastinate.utils import utcnow
+from procrastinate.worker import Worker
 
 from ..executor import TERMINAL
 from ..queue import Job
@@ -76,6 +80,8 @@ class PostgresQueue:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
         self._stopping = threading.Event()
+        self._running: set[int] = set()  # ids of the jobs this process is executing
+        self._running_lock = threading.Lock()
 
     # -- the queue contract --------------------------------------------------------------------------
     def start(self, handler: Callable[[Job], Any]) -> None:
@@ -117,11 +123,15 @@ class PostgresQueue:
     def _run(self, context: JobContext, run_id: str) -> None:
         """procrastinate's task: execute the run as its owner; raise to requeue it when it is not finished."""
         assert self._handler is not None and context.job.id is not None
-        self.store.claim(run_id, f"{self.token}:{context.job.id}:{context.job.attempts}")
+        with self._running_lock:
+            self._running.add(context.job.id)
         try:
+            self.store.claim(run_id, f"{self.token}:{context.job.id}:{context.job.attempts}")
             outcome = self._handler(Job(run_id))
         finally:
             self.store.release()
+            with self._running_lock:
+                self._running.discard(context.job.id)
         if outcome is not None and outcome.status not in TERMINAL:
             raise RunNotFinished(f"run {run_id} is {outcome.status}")
 
@@ -142,21 +152,23 @@ class PostgresQueue:
         """Run procrastinate's worker and the janitor; restart them with backoff when the database goes away."""
         delay = 0.5
         while not self._stopping.is_set():
-            janitor = asyncio.create_task(self._janitor())
+            worker = Worker(
+                app=self.app,
+                queues=[QUEUE],
+                name=f"openexperts-{self.token}",
+                concurrency=self.workers,
+                install_signal_handlers=False,
+                update_heartbeat_interval=max(self.lease / 5, 0.2),
+                stalled_worker_timeout=self.lease,
+                delete_jobs="successful",
+                fetch_job_polling_interval=max(self.lease / 5, 0.2),
+                listen_notify=True,
+            )
+            janitor = asyncio.create_task(self._janitor(worker))
             started = time.monotonic()
             try:
                 async with self.app.open_async():
-                    await self.app.run_worker_async(
-                        queues=[QUEUE],
-                        name=f"openexperts-{self.token}",
-                        concurrency=self.workers,
-                        install_signal_handlers=False,
-                        update_heartbeat_interval=max(self.lease / 5, 0.2),
-                        stalled_worker_timeout=self.lease,
-                        delete_jobs="successful",
-                        fetch_job_polling_interval=max(self.lease / 5, 0.2),
-                        listen_notify=True,
-                    )
+                    await worker.run()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database went away: wait, then start again
@@ -169,19 +181,31 @@ class PostgresQueue:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
 
-    async def _janitor(self) -> None:
-        """Hand the jobs of workers silent for ``lease`` seconds back to the queue."""
+    async def _janitor(self, worker: Worker) -> None:
+        """Hand back to the queue the jobs of workers silent for ``lease`` seconds, and the jobs this worker
+        holds but no longer runs (seen twice, so a job between its fetch and its start is left alone)."""
         manager = self.app.job_manager
+        orphans: set[int] = set()
         while True:
             await asyncio.sleep(max(self.lease / 3, 0.2))
             try:
+                held = await self.app.connector.execute_query_all_async(
+                    query="SELECT id FROM procrastinate_jobs WHERE queue_name = %(queue)s AND status = 'doing' "
+                    "AND worker_id = %(worker)s",
+                    queue=QUEUE,
+                    worker=worker.worker_id,
+                )
+                with self._running_lock:
+                    seen, orphans = orphans, {row["id"] for row in held} - self._running
+                for job_id in orphans & seen:
+                    with contextlib.suppress(Exception):  # finished meanwhile
+                        await manager.retry_job_by_id_async(job_id, retry_at=utcnow())
+                        log.warning("job %s: its end was not recorded; back to the queue", job_id)
                 for job in await manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=self.lease):
-                    try:
+                    with contextlib.suppress(Exception):  # another janitor got there first
                         await manager.retry_job(job)
                         log.warning(
-                            "run %s: its worker stopped answering; back to the queue", job.task_kwargs.get("run_id")
+                            "run %s: its worker stopped answering; back to the queue", job.task_kwargs["run_id"]
                         )
-                    except Exception:  # another janitor got there first
-                        continue
             except Exception as exc:  # the database is away; the supervisor restarts everything
                 log.debug("janitor: %s", exc)

@@ -105,6 +105,7 @@ class TemporaryServer:
         """Start (or restart) the server process on the data folder."""
         assert self.folder is not None, "the server is not started"
         settings = ["listen_addresses=127.0.0.1", f"port={self.port}", "max_connections=300"]
+        settings.append("authentication_timeout=5s")  # a client slow to log in holds up a stop no longer
         settings += [] if self.durable else list(FAST)
         options = " ".join(f"-c {s}" for s in settings) + f" -k {self.folder}"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-o", options, "-w", "start")
@@ -175,7 +176,7 @@ class TemporaryServer:
             )
 
 
-def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+def _wait_gone(pid: int, timeout: float = 30.0) -> None:
     """Wait until process ``pid`` has exited; a zombie (exited, waiting for init to reap it) counts as gone."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -4,6 +4,13 @@ The same tables and methods as the SQLite store (runs, execution log, tool-call 
 dedupe window, dead letters, outbox), plus approvals, cron ticks and run ownership.
 Every method is one statement (or one ``transaction()`` block) on a pooled connection.
 
+Commits: the writes a crash of the database must not lose are flushed before they return
+(an accepted event with its job, a tool call's journal entry before the call, a run's end,
+dead letters, approval decisions); the others commit asynchronously (``synchronous_commit
+= off``: PostgreSQL may lose the last fraction of a second of them in its own crash, never
+reorder them, and any later flushed commit makes them durable too). A lost completion only
+turns a finished call into one in doubt.
+
 Faults: a lost connection is retried with backoff for up to ``pause`` seconds (work
 pauses while the database is away), then ``StoreUnavailable`` leaves the run resumable.
 Writes are idempotent or harmless when a retry repeats them. A worker executing a run
@@ -35,11 +42,26 @@ from . import schema
 log = logging.getLogger("agentpack.openexperts")
 T = TypeVar("T")
 RUN_COLUMNS = ", ".join(
-    ("run_id", "process", "trigger", "session", "lane", "inputs", "payload", "status", "attempt")
-    + ("created", "updated", "error", "result", "dry_run")
+    [
+        "run_id",
+        "process",
+        "trigger",
+        "session",
+        "lane",
+        "inputs",
+        "payload",
+        "status",
+        "attempt",
+        "created",
+        "updated",
+        "error",
+        "result",
+        "dry_run",
+    ]
 )
 UPDATABLE = frozenset({"status", "attempt", "error", "result"})
 CONNECT_TIMEOUT = 10
+DURABLE = "SET LOCAL synchronous_commit TO on"
 
 
 class TakenOver(Cancelled):
@@ -107,6 +129,7 @@ class PostgresStore:
             timeout=5.0,
             open=False,
             name="openexperts",
+            configure=_relaxed,
         )
         self.pool.open(wait=False)
 
@@ -115,8 +138,9 @@ class PostgresStore:
         self.pool.close()
 
     # -- connections -----------------------------------------------------------------------------
-    def _do(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """Run ``work(conn)``; a lost connection is retried with backoff for up to ``pause`` seconds."""
+    def _do(self, work: Callable[[psycopg.Connection[Any]], T], durable: bool = False) -> T:
+        """Run ``work(conn)`` (in a flushed transaction when ``durable``); a lost connection is retried with
+        backoff for up to ``pause`` seconds."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:  # inside transaction(): the block fails as a whole
             return work(conn)
@@ -124,7 +148,11 @@ class PostgresStore:
         while True:
             try:
                 with self.pool.connection() as conn:
-                    return work(conn)
+                    if not durable:
+                        return work(conn)
+                    with conn.pipeline(), conn.transaction():
+                        conn.execute(DURABLE)
+                        return work(conn)
             except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
                 now = time.monotonic()
                 if not deadline:
@@ -135,21 +163,21 @@ class PostgresStore:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    def _rows(self, query: str | sql.Composed, args: Any = ()) -> list[dict[str, Any]]:
+    def _rows(self, query: str | sql.Composed, args: Any = (), *, durable: bool = False) -> list[dict[str, Any]]:
         def work(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
             with conn.cursor(row_factory=dict_row) as cur:
                 cur.execute(query, args)
                 return cur.fetchall()
 
-        return self._do(work)
+        return self._do(work, durable)
 
-    def _exec(self, query: str | sql.Composed, args: Any = ()) -> int:
+    def _exec(self, query: str | sql.Composed, args: Any = (), *, durable: bool = False) -> int:
         """Execute one statement; the number of rows it touched."""
 
-        def work(conn: psycopg.Connection[Any]) -> int:
-            return conn.execute(query, args).rowcount
+        def work(conn: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
+            return conn.execute(query, args)
 
-        return self._do(work)
+        return self._do(work, durable).rowcount  # read after a durable pipeline has synced
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -159,6 +187,7 @@ class PostgresStore:
             return
         try:
             with self.pool.connection() as conn, conn.transaction():
+                conn.execute(DURABLE)
                 self._local.conn = conn
                 try:
                     yield
@@ -223,7 +252,8 @@ class PostgresStore:
         fence, fence_args = self._fence(run_id)
         sets = sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(k)) for k in fields)
         query = sql.SQL("UPDATE openexperts_runs SET {}, updated = %s WHERE run_id = %s AND {}").format(sets, fence)
-        self._fenced(run_id, self._exec(query, (*fields.values(), now, run_id, *fence_args)))
+        durable = fields.get("status") != "running"  # a run's end (or any other change but its start)
+        self._fenced(run_id, self._exec(query, (*fields.values(), now, run_id, *fence_args), durable=durable))
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self._rows(f"SELECT {RUN_COLUMNS} FROM openexperts_runs WHERE run_id = %s", (run_id,))
@@ -292,6 +322,7 @@ class PostgresStore:
                 run_id,
                 *fence_args,
             ),
+            durable=status == "started",  # written ahead of the call: flushed before the call may happen
         )
         self._fenced(run_id, len(rows))
         seq: int = rows[0]["seq"]
@@ -363,6 +394,7 @@ class PostgresStore:
                 attempts,
                 now,
             ),
+            durable=True,
         )
 
     def dead_letters(self, include_replayed: bool = False) -> list[dict[str, Any]]:
@@ -370,7 +402,9 @@ class PostgresStore:
         return self._rows(f"SELECT * FROM openexperts_dead_letters{where} ORDER BY created, id")
 
     def mark_replayed(self, letter_id: str, run_id: str) -> None:
-        self._exec("UPDATE openexperts_dead_letters SET replayed_as = %s WHERE id = %s", (run_id, letter_id))
+        self._exec(
+            "UPDATE openexperts_dead_letters SET replayed_as = %s WHERE id = %s", (run_id, letter_id), durable=True
+        )
 
     # -- outbox ------------------------------------------------------------------------------------------
     def add_message(
@@ -399,35 +433,34 @@ class PostgresStore:
         """Record a pending request; the id of an open one for the same call of the run when there is one."""
 
         def work(conn: psycopg.Connection[Any]) -> str:
-            with conn.transaction():
-                found = conn.execute(
-                    "SELECT id FROM openexperts_approvals WHERE run_id = %s AND operation = %s AND args_hash = %s "
-                    "AND (status = 'pending' OR open) ORDER BY opened DESC LIMIT 1 FOR UPDATE",
-                    (request["run_id"], request["operation"], args_hash),
-                ).fetchone()
-                if found is not None:
-                    conn.execute("UPDATE openexperts_approvals SET open = true WHERE id = %s", (found[0],))
-                    adopted: str = found[0]
-                    return adopted
-                conn.execute(
-                    "INSERT INTO openexperts_approvals (id, run_id, process, operation, args_hash, arguments, "
-                    "description, created, opened) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                    (
-                        request["id"],
-                        request["run_id"],
-                        request["process"],
-                        request["operation"],
-                        args_hash,
-                        _json(request["arguments"]),
-                        request["description"],
-                        request["created"],
-                        now,
-                    ),
-                )
-                opened: str = request["id"]
-                return opened
+            found = conn.execute(
+                "SELECT id FROM openexperts_approvals WHERE run_id = %s AND operation = %s AND args_hash = %s "
+                "AND (status = 'pending' OR open) ORDER BY opened DESC LIMIT 1 FOR UPDATE",
+                (request["run_id"], request["operation"], args_hash),
+            ).fetchone()
+            if found is not None:
+                conn.execute("UPDATE openexperts_approvals SET open = true WHERE id = %s", (found[0],))
+                adopted: str = found[0]
+                return adopted
+            conn.execute(
+                "INSERT INTO openexperts_approvals (id, run_id, process, operation, args_hash, arguments, "
+                "description, created, opened) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (
+                    request["id"],
+                    request["run_id"],
+                    request["process"],
+                    request["operation"],
+                    args_hash,
+                    _json(request["arguments"]),
+                    request["description"],
+                    request["created"],
+                    now,
+                ),
+            )
+            opened: str = request["id"]
+            return opened
 
-        return self._do(work)
+        return self._do(work, durable=True)
 
     def decide_approval(self, request_id: str, approved: bool, by: str, note: str, now: float) -> bool:
         """Record a decision from any node; False when no such request is pending."""
@@ -436,6 +469,7 @@ class PostgresStore:
                 "UPDATE openexperts_approvals SET status = %s, decided_by = %s, note = %s, decided_at = %s "
                 "WHERE id = %s AND status = 'pending' AND open",
                 ("approved" if approved else "rejected", by, note, now, request_id),
+                durable=True,
             )
         )
 
@@ -449,6 +483,11 @@ class PostgresStore:
     def approvals(self, include_closed: bool = False) -> list[dict[str, Any]]:
         where = "" if include_closed else " WHERE status = 'pending' AND open"
         return self._rows(f"SELECT * FROM openexperts_approvals{where} ORDER BY opened, id")
+
+
+def _relaxed(conn: psycopg.Connection[Any]) -> None:
+    """A new pooled connection commits asynchronously unless a write asks to be flushed."""
+    conn.execute("SET synchronous_commit TO off")
 
 
 def _first_line(exc: BaseException) -> str:
