@@ -32,6 +32,7 @@ from procrastinate.manager import JobManager
 from procrastinate.sync_psycopg_connector import SyncPsycopgConnector
 from procrastinate.utils import utcnow
 from procrastinate.worker import Worker
+from psycopg_pool import AsyncConnectionPool
 
 from ..executor import TERMINAL
 from ..queue import Job
@@ -41,6 +42,20 @@ log = logging.getLogger("agentpack.openexperts")
 QUEUE = "openexperts"
 TASK = "openexperts.run"
 MAX_JOB_ATTEMPTS = 100
+
+
+async def _relaxed(conn: Any) -> None:
+    """procrastinate's connections: one round trip per query (autocommit, no BEGIN and COMMIT around each),
+    committed asynchronously: losing one of its writes in a crash of the database only runs a job again, and
+    a run that is done or owned elsewhere does nothing the second time."""
+    await conn.set_autocommit(True)
+    await conn.execute("SET synchronous_commit TO off")
+
+
+def _unchecked_pool(**options: Any) -> AsyncConnectionPool:
+    """procrastinate's pool without its check of every connection handed out (a round trip per query): a
+    connection the database dropped fails one query, and the worker restarts on a fresh pool."""
+    return AsyncConnectionPool(**{**options, "check": None})
 
 
 class RunNotFinished(Exception):
@@ -70,7 +85,13 @@ class PostgresQueue:
         self.token = uuid.uuid4().hex[:12]
         self.app = App(
             connector=PsycopgConnector(
-                conninfo=store.url, min_size=1, max_size=4, kwargs={"connect_timeout": 10}, timeout=5.0
+                conninfo=store.url,
+                min_size=1,
+                max_size=4,
+                kwargs={"connect_timeout": 10},
+                timeout=5.0,
+                configure=_relaxed,
+                pool_factory=_unchecked_pool,
             )
         )
         self.task = self.app.task(name=TASK, queue=QUEUE, pass_context=True, retry=_Backoff())(self._run)

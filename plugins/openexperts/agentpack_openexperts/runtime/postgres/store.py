@@ -138,21 +138,27 @@ class PostgresStore:
         self.pool.close()
 
     # -- connections -----------------------------------------------------------------------------
-    def _do(self, work: Callable[[psycopg.Connection[Any]], T], durable: bool = False) -> T:
-        """Run ``work(conn)`` (in a flushed transaction when ``durable``); a lost connection is retried with
-        backoff for up to ``pause`` seconds."""
+    def _do(
+        self,
+        send: Callable[[psycopg.Connection[Any]], psycopg.Cursor[Any]],
+        read: Callable[[psycopg.Cursor[Any]], T],
+        durable: bool = False,
+    ) -> T:
+        """``read(send(conn))`` on a pooled connection; when ``durable``, in one flushed transaction sent in a
+        single round trip. A lost connection is retried with backoff for up to ``pause`` seconds."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:  # inside transaction(): the block fails as a whole
-            return work(conn)
+            return read(send(conn))
         delay, deadline = 0.05, 0.0
         while True:
             try:
                 with self.pool.connection() as conn:
                     if not durable:
-                        return work(conn)
+                        return read(send(conn))
                     with conn.pipeline(), conn.transaction():
                         conn.execute(DURABLE)
-                        return work(conn)
+                        cursor = send(conn)
+                    return read(cursor)  # the pipeline has synced: the results are here
             except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
                 now = time.monotonic()
                 if not deadline:
@@ -164,20 +170,14 @@ class PostgresStore:
                 delay = min(delay * 2, 2.0)
 
     def _rows(self, query: str | sql.Composed, args: Any = (), *, durable: bool = False) -> list[dict[str, Any]]:
-        def work(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
-            with conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(query, args)
-                return cur.fetchall()
+        def send(conn: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
+            return conn.cursor(row_factory=dict_row).execute(query, args)
 
-        return self._do(work, durable)
+        return self._do(send, lambda cursor: cursor.fetchall(), durable)
 
     def _exec(self, query: str | sql.Composed, args: Any = (), *, durable: bool = False) -> int:
         """Execute one statement; the number of rows it touched."""
-
-        def work(conn: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
-            return conn.execute(query, args)
-
-        return self._do(work, durable).rowcount  # read after a durable pipeline has synced
+        return self._do(lambda conn: conn.execute(query, args), lambda cursor: cursor.rowcount, durable)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -431,36 +431,31 @@ class PostgresStore:
     # -- approvals -----------------------------------------------------------------------------------------
     def open_approval(self, request: dict[str, Any], args_hash: str, now: float) -> str:
         """Record a pending request; the id of an open one for the same call of the run when there is one."""
-
-        def work(conn: psycopg.Connection[Any]) -> str:
-            found = conn.execute(
-                "SELECT id FROM openexperts_approvals WHERE run_id = %s AND operation = %s AND args_hash = %s "
-                "AND (status = 'pending' OR open) ORDER BY opened DESC LIMIT 1 FOR UPDATE",
-                (request["run_id"], request["operation"], args_hash),
-            ).fetchone()
-            if found is not None:
-                conn.execute("UPDATE openexperts_approvals SET open = true WHERE id = %s", (found[0],))
-                adopted: str = found[0]
-                return adopted
-            conn.execute(
-                "INSERT INTO openexperts_approvals (id, run_id, process, operation, args_hash, arguments, "
-                "description, created, opened) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (
-                    request["id"],
-                    request["run_id"],
-                    request["process"],
-                    request["operation"],
-                    args_hash,
-                    _json(request["arguments"]),
-                    request["description"],
-                    request["created"],
-                    now,
-                ),
-            )
-            opened: str = request["id"]
-            return opened
-
-        return self._do(work, durable=True)
+        rows = self._rows(
+            "WITH found AS (UPDATE openexperts_approvals SET open = true WHERE id = ("
+            "  SELECT id FROM openexperts_approvals WHERE run_id = %s AND operation = %s AND args_hash = %s"
+            "  AND (status = 'pending' OR open) ORDER BY opened DESC LIMIT 1 FOR UPDATE) RETURNING id), "
+            "made AS (INSERT INTO openexperts_approvals (id, run_id, process, operation, args_hash, arguments, "
+            "description, created, opened) SELECT %s,%s,%s,%s,%s,%s,%s,%s,%s WHERE NOT EXISTS (SELECT 1 FROM found) "
+            "RETURNING id) SELECT id FROM found UNION ALL SELECT id FROM made",
+            (
+                request["run_id"],
+                request["operation"],
+                args_hash,
+                request["id"],
+                request["run_id"],
+                request["process"],
+                request["operation"],
+                args_hash,
+                _json(request["arguments"]),
+                request["description"],
+                request["created"],
+                now,
+            ),
+            durable=True,
+        )
+        opened: str = rows[0]["id"]
+        return opened
 
     def decide_approval(self, request_id: str, approved: bool, by: str, note: str, now: float) -> bool:
         """Record a decision from any node; False when no such request is pending."""
