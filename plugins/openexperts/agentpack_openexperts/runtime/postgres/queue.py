@@ -42,6 +42,8 @@ log = logging.getLogger("agentpack.openexperts")
 QUEUE = "openexperts"
 TASK = "openexperts.run"
 MAX_JOB_ATTEMPTS = 100
+STALE_STATISTICS = 500
+"""Changed rows of the job table after which a janitor analyzes it."""
 
 
 async def _relaxed(conn: Any) -> None:
@@ -121,7 +123,7 @@ class PostgresQueue:
         """Wait until no job of the deployment is waiting or running; False on timeout."""
         end = None if timeout is None else time.monotonic() + timeout
         while True:
-            rows = self.store._rows(
+            rows = self.store.query(
                 "SELECT count(*) AS n FROM procrastinate_jobs WHERE queue_name = %s AND status IN ('todo', 'doing')",
                 (QUEUE,),
             )
@@ -203,13 +205,15 @@ class PostgresQueue:
             delay = min(delay * 2, 10.0)
 
     async def _janitor(self, worker: Worker) -> None:
-        """Hand back to the queue the jobs of workers silent for ``lease`` seconds, and the jobs this worker
-        holds but no longer runs (seen twice, so a job between its fetch and its start is left alone)."""
+        """Keep the job table's statistics fresh; hand back to the queue the jobs of workers silent for
+        ``lease`` seconds, and the jobs this worker holds but no longer runs (seen twice, so a job between
+        its fetch and its start is left alone)."""
         manager = self.app.job_manager
         orphans: set[int] = set()
+        await asyncio.sleep(0.5)  # the worker opens the pool
         while True:
-            await asyncio.sleep(max(self.lease / 3, 0.2))
             try:
+                await self._analyze()
                 held = await self.app.connector.execute_query_all_async(
                     query="SELECT id FROM procrastinate_jobs WHERE queue_name = %(queue)s AND status = 'doing' "
                     "AND worker_id = %(worker)s",
@@ -230,3 +234,14 @@ class PostgresQueue:
                         )
             except Exception as exc:  # the database is away; the supervisor restarts everything
                 log.debug("janitor: %s", exc)
+            await asyncio.sleep(max(self.lease / 3, 0.2))
+
+    async def _analyze(self) -> None:
+        """ANALYZE the job table after a burst: without fresh statistics, taking a job scans every queued
+        one (35 ms with 2,000 queued, 1 ms with statistics), and autovacuum may wait a minute."""
+        (row,) = await self.app.connector.execute_query_all_async(
+            query="SELECT n_mod_since_analyze AS changed, n_live_tup AS live FROM pg_stat_user_tables "
+            "WHERE relid = 'procrastinate_jobs'::regclass"
+        )
+        if row["changed"] > max(STALE_STATISTICS, row["live"] // 5):
+            await self.app.connector.execute_query_async(query="ANALYZE procrastinate_jobs")

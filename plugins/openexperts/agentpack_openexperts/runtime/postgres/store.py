@@ -179,6 +179,10 @@ class PostgresStore:
         """Execute one statement; the number of rows it touched."""
         return self._do(lambda conn: conn.execute(query, args), lambda cursor: cursor.rowcount, durable)
 
+    def query(self, query: str, args: Any = ()) -> list[dict[str, Any]]:
+        """Rows of a read of the database (the queue counts its jobs with it)."""
+        return self._rows(query, args)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """The store calls of this thread inside the block commit together (re-entrant)."""
