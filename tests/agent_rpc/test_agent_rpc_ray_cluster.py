@@ -131,8 +131,10 @@ def wait_for_agents_on_every_node(cluster: Any, tmp_path: Path, timeout: float =
     raise TimeoutError("the run did not reach both nodes")
 
 
-def assert_agents_gone(tmp_path: Path) -> None:
-    deadline = time.monotonic() + 15
+def assert_agents_gone(tmp_path: Path, seconds: float = 45) -> None:
+    """Every agent this test started has ended (an agent on a killed node ends when its stdin closes: give a
+    loaded machine time for it)."""
+    deadline = time.monotonic() + seconds
     alive = agents_started(tmp_path)
     while alive and time.monotonic() < deadline:
         alive = [pid for pid in alive if Path(f"/proc/{pid}").exists() and _not_zombie(pid)]
