@@ -70,6 +70,9 @@ class Rule:
     """Frontmatter scalars are read as strings (SKILL.md): ``.nan`` or ``7`` are valid strings there."""
     timestamps: bool = False
     """String values that are RFC 3339 timestamps must stay RFC 3339."""
+    stream: bool = False
+    """A command reads it as a stream the user names (``--input FILE``): a pipe is fine there, so a FIFO
+    waits for its writer, as ``cat`` would; the FIFO mutation leaves it alone."""
 
     def matches(self, relpath: str) -> bool:
         return _glob(self.glob).fullmatch(relpath) is not None
@@ -267,9 +270,11 @@ class Mutation:
     apply: Callable[[Path, Rule, Draw], Applied | None]
     """Rewrite the file at the path (or replace it); None when it does not apply to this file."""
     needs_document: bool = False
+    streams: bool = True
+    """Whether it applies to a file read as a stream (``Rule.stream``)."""
 
     def applies(self, rule: Rule, raw: bytes) -> bool:
-        if rule.kind not in self.kinds:
+        if rule.kind not in self.kinds or (rule.stream and not self.streams):
             return False
         return not self.needs_document or Document.parse(rule.kind, raw) is not None
 
@@ -544,7 +549,7 @@ MUTATIONS: dict[str, Mutation] = {
         Mutation("folder", FILES, folder),
         Mutation("dangling-symlink", FILES, dangling_symlink),
         Mutation("looping-symlink", FILES, looping_symlink),
-        Mutation("fifo", FILES, fifo),
+        Mutation("fifo", FILES, fifo, streams=False),
         Mutation("delete", FILES, delete),
         Mutation("nan", STRUCTURED, non_finite, needs_document=True),
         Mutation("deep-nesting", STRUCTURED, deep, needs_document=True),

@@ -91,7 +91,9 @@ def _skill_source(folder: Path) -> Source:
         ),
         Command("skill test", ("skill", "--root", "{case}", "test", f"{{case}}/{slug}", "-o", "json"), long=True),
     )
-    run_input = Rule(fixture_rel, "json", checked_by=_names("skill run", "validate", "skill validate", "skill test"))
+    run_input = Rule(
+        fixture_rel, "json", checked_by=_names("skill run", "validate", "skill validate", "skill test"), stream=True
+    )
     expecting_failure = tuple(  # a fixture that expects invalid_input stays valid when its input breaks
         Rule(f.relative_to(SKILLS).as_posix().removesuffix(".status") + ".input.json", "json")
         for f in sorted((folder / "fixtures").glob("*.status"))

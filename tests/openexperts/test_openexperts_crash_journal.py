@@ -143,3 +143,14 @@ def test_settle_refuses_a_run_that_is_not_held(make_runtime, acme, ledger, scrip
     outcome = rt.run_process("triage-ticket", {"ticket_id": "T-7", "customer_id": "C-1"})
     result = run_cli(["experts", "settle", acme, outcome.run_id, "--happened", "--workdir", rt.workdir])
     assert result.exit_code == 2 and "not held" in result.stderr
+
+
+@pytest.mark.parametrize("content", [b"\x00\xff binary", b"def broken(:\n", b"raise RuntimeError('at import')\n"])
+def test_a_binding_module_that_cannot_be_imported_is_an_error(acme, tmp_path, content):
+    (tmp_path / "tools.py").write_bytes(content)
+    bindings = tmp_path / "bindings.yaml"
+    bindings.write_text("tools:\n  helpdesk: {python: tools.py:Helpdesk}\n  crm: {python: tools.py:Crm}\n")
+    args = ["experts", "dry-run", acme, "triage-ticket", "--input", "ticket_id=T-1", "--bindings", bindings]
+    for _ in range(2):  # the second time too: a failed import is not left half-done in sys.modules
+        result = run_cli(args)
+        assert result.exit_code == 2 and "cannot import binding module" in result.stderr, result.stderr

@@ -147,12 +147,16 @@ def import_object(spec: str, base: Path) -> Any:
                 raise AgentpackError(f"binding module {path} cannot be imported")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[name] = module
-            loader_spec.loader.exec_module(module)
+            try:
+                loader_spec.loader.exec_module(module)
+            except Exception as exc:  # the user's module: a syntax error, null bytes, an import that fails
+                del sys.modules[name]
+                raise AgentpackError(f"cannot import binding module {path}: {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise AgentpackError(f"cannot import binding module '{module_name}': {exc}") from None
+        except Exception as exc:  # ImportError, or whatever the module raises while it is imported
+            raise AgentpackError(f"cannot import binding module '{module_name}': {type(exc).__name__}: {exc}") from None
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
