@@ -57,6 +57,22 @@ def ray_env(**extra: str) -> dict[str, str]:
     }
 
 
+def not_a_subreaper() -> None:
+    """Make this process an ordinary parent again (an earlier in-process run made it a child subreaper).
+
+    A killed node's orphans would otherwise be re-parented to this process,
+    which does not reap them: the raylet stays a zombie, its workers still see
+    it alive and never exit, and neither do the agents they hold.
+    """
+    if sys.platform == "linux":
+        import ctypes
+
+        from agentpack import proc
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER, off
+        proc._subreaper = None  # so that the next in-process run sets it again
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,6 +158,7 @@ class LocalCluster:
         return node
 
     def start(self, resources: dict[str, float] | None = None, *, timeout: float = 90.0) -> Node:
+        not_a_subreaper()
         head = self._start(
             [str(BIN / "ray")],
             [
