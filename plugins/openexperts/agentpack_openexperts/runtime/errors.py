@@ -28,6 +28,12 @@ class ToolFailure(ProcessFailure):
     reason = "tool_error"
 
 
+class CallInDoubt(ProcessFailure):
+    """A call started before an interruption may have run, and its tool cannot take it again safely."""
+
+    reason = "in_doubt"
+
+
 class DriverError(ProcessFailure):
     reason = "driver_error"
 
