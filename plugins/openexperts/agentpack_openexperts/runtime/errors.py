@@ -42,3 +42,9 @@ class Cancelled(ProcessFailure):
     """The runtime is stopping; the run stays resumable."""
 
     reason = "cancelled"
+
+
+class StoreUnavailable(Cancelled):
+    """The shared store (PostgreSQL) stayed unreachable; the run stays resumable, an event is refused."""
+
+    reason = "store_unavailable"
