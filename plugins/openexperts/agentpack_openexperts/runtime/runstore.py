@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,11 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group store calls (each commits on its own here; the PostgreSQL store commits the group at once)."""
+        yield
 
     def _exec(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -248,6 +255,10 @@ class RunStore:
     def purge_dedupe(self, now: float, window: float) -> None:
         """Forget keys older than the window (called when a runtime starts)."""
         self._exec("DELETE FROM dedupe WHERE seen < ?", (now - window,))
+
+    def claim_tick(self, trigger: str, tick: float) -> bool:
+        """Whether this process fires ``trigger`` for a cron tick: always, one process owns this store."""
+        return True
 
     # -- dead letters -------------------------------------------------------------------------------
     def add_dead_letter(self, letter_id: str, run: dict[str, Any], error: str, attempts: int, now: float) -> None:
