@@ -235,7 +235,8 @@ def add_commands(
             if not store:
                 raise AgentpackError(
                     "without --store, approvals wait in the serving process",
-                    hint=f'POST {{its URL}}/approvals/{request_id} {{"approve": {str(approved).lower()}}}',
+                    hint=f'POST {{its URL}}/approvals/{request_id} {{"approve": {str(approved).lower()}}} '
+                    "with its bearer token",
                 )
             backend = open_store(pack, None, store, load)
             try:
