@@ -149,3 +149,39 @@ def make_runtime(tmp_path: Path):
     yield make
     for rt in made:
         rt.stop()
+
+
+# -- a real PostgreSQL server (initdb + pg_ctl in a temporary folder) for the deployment tests ------------
+def _unavailable(reason: str) -> None:
+    """Skip with ``reason``; fail instead where AGENTPACK_TESTS_REQUIRE lists postgres (CI)."""
+    import os
+
+    if "postgres" in os.environ.get("AGENTPACK_TESTS_REQUIRE", "").split(","):
+        pytest.fail(f"AGENTPACK_TESTS_REQUIRE lists postgres, but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One throwaway PostgreSQL server for the session, stopped and removed afterwards."""
+    try:
+        import procrastinate  # noqa: F401  # only to skip with the reason when the extra is missing
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        _unavailable(f"the postgres extra is not installed ({exc.name}): pip install 'agentpack-openexperts[postgres]'")
+    from agentpack_openexperts.runtime.postgres.server import TemporaryServer, find_bindir
+
+    if find_bindir() is None:
+        _unavailable("PostgreSQL server binaries (initdb, pg_ctl) are not installed (apt-get install postgresql)")
+    server = TemporaryServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server, request) -> str:
+    """A fresh database on the session's server, for one test."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    return postgres_server.create_database(name)

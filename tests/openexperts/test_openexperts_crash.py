@@ -16,14 +16,18 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "openexperts"
 TOOLS = textwrap.dedent("""\
     import json, os, time
 
+    from agentpack_openexperts.runtime import current_key
+
     LEDGER = os.environ["LEDGER"]
     MARKER = os.environ["MARKER"]
 
     def effect(op, **args):
         with open(LEDGER, "a") as handle:
-            handle.write(json.dumps({"op": op, **args}) + "\\n")
+            handle.write(json.dumps({"op": op, "key": current_key(), **args}) + "\\n")
 
     class Helpdesk:
+        idempotency_keys = True  # a call interrupted mid-way is issued again with its key: done once per key
+
         def get_ticket(self, ticket_id):
             effect("get_ticket", ticket_id=ticket_id)
             return {"id": ticket_id, "subject": "Cannot log in", "body": "locked", "customer_id": "C-1"}
@@ -33,6 +37,9 @@ TOOLS = textwrap.dedent("""\
             return {"note_id": "N-77"}
 
         def set_status(self, ticket_id, status):
+            with open(LEDGER) as handle:
+                if any(json.loads(line)["key"] == current_key() for line in handle):
+                    return {"ok": True}
             if not os.path.exists(MARKER):
                 open(MARKER, "w").close()
                 time.sleep(120)          # the test kills the process here

@@ -103,8 +103,21 @@ def _memory(options: dict[str, Any]):
     return InProcessQueue(int(options.get("workers", 4)))
 
 
+def _postgres(options: dict[str, Any]):
+    from .runtime.postgres.queue import PostgresQueue
+    from .runtime.postgres.store import PostgresStore
+
+    store = options.get("store")
+    if not isinstance(store, PostgresStore):
+        raise AgentpackError("the postgres queue needs a PostgreSQL store (--store postgresql://...)")
+    return PostgresQueue(store, int(options.get("workers", 4)), float(options.get("lease", 30.0)))
+
+
 def queues() -> list[QueueSpec]:
-    return [QueueSpec("memory", "in-process lanes on a fixed pool of worker threads", _memory)]
+    return [
+        QueueSpec("memory", "in-process lanes on a fixed pool of worker threads", _memory),
+        QueueSpec("postgres", "jobs in PostgreSQL (procrastinate) shared by every worker process", _postgres),
+    ]
 
 
 def _gmail(payload: Any) -> Any:

@@ -31,12 +31,12 @@ from agentpack.clikit import (
 )
 from agentpack.errors import AgentpackError
 
+from .deploy import STORE, add_commands, open_store, replay_queued
 from .names import RUNTIME_DB, WORKDIR
 
 if TYPE_CHECKING:
     from .model import ExpertPackage
     from .runtime import RunOutcome
-    from .runtime.runstore import RunStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 PACK = click.argument("pack", type=click.Path(exists=True, path_type=Path))
@@ -433,33 +433,29 @@ def export(pack: Path, kind: str, target: Path, output: str) -> None:
         raise SystemExit(EXIT_PROBLEMS)
 
 
-def _store(pack: Path, workdir: Path | None) -> RunStore:
-    from .loader import package_root
-    from .runtime.runstore import RunStore
-
-    directory = workdir or package_root(pack) / WORKDIR
-    if not (directory / RUNTIME_DB).is_file():
-        raise AgentpackError(f"no runtime state in {directory} (nothing has run there yet)")
-    return RunStore(directory / RUNTIME_DB)
+def _store(pack: Path, workdir: Path | None, store: str | None) -> Any:
+    """The run state to read: the database at ``store``, else the workdir's run store."""
+    return open_store(pack, workdir, store, _load)
 
 
 @group.command()
 @PACK
 @WORKDIR_OPTION
+@STORE
 @click.option("--status", help="Only runs with this status.")
 @OUTPUT
-def runs(pack: Path, workdir: Path | None, status: str | None, output: str) -> None:
+def runs(pack: Path, workdir: Path | None, store: str | None, status: str | None, output: str) -> None:
     """List runs recorded in the runtime directory.
 
     \b
     Example:
       agentpack experts runs my-expert --status dead_lettered
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        rows = [r for r in store.runs() if status is None or r["status"] == status]
+        rows = [r for r in state.runs() if status is None or r["status"] == status]
     finally:
-        store.close()
+        state.close()
     if output == "json":
         emit_json("experts runs", True, runs=rows)
         return
@@ -474,29 +470,30 @@ def runs(pack: Path, workdir: Path | None, status: str | None, output: str) -> N
 @PACK
 @click.argument("run_id")
 @WORKDIR_OPTION
+@STORE
 @OUTPUT
-def log(pack: Path, run_id: str, workdir: Path | None, output: str) -> None:
+def log(pack: Path, run_id: str, workdir: Path | None, store: str | None, output: str) -> None:
     """Show a run's execution log: segments, completed steps, tool calls and events.
 
     \b
     Example:
       agentpack experts log my-expert run-18c2-0001 --json
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        run_row = store.run(run_id)
+        run_row = state.run(run_id)
         if run_row is None:
             raise AgentpackError(f"no run '{run_id}'")
         data: dict[str, Any] = {
             "run": run_row,
-            "segments": store.segments(run_id),
-            "steps": store.steps(run_id),
-            "calls": store.calls(run_id),
-            "events": store.events(run_id),
-            "messages": store.messages(run_id),
+            "segments": state.segments(run_id),
+            "steps": state.steps(run_id),
+            "calls": state.calls(run_id),
+            "events": state.events(run_id),
+            "messages": state.messages(run_id),
         }
     finally:
-        store.close()
+        state.close()
     if output == "json":
         emit_json("experts log", True, **data)
         return
@@ -519,20 +516,21 @@ def dead_letters() -> None:
 @dead_letters.command(name="list")
 @PACK
 @WORKDIR_OPTION
+@STORE
 @click.option("--all", "include_replayed", is_flag=True, help="Include letters already replayed.")
 @OUTPUT
-def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, output: str) -> None:
+def dl_list(pack: Path, workdir: Path | None, store: str | None, include_replayed: bool, output: str) -> None:
     """List dead letters.
 
     \b
     Example:
       agentpack experts dead-letters list my-expert --json
     """
-    store = _store(pack, workdir)
+    state = _store(pack, workdir, store)
     try:
-        letters = store.dead_letters(include_replayed)
+        letters = state.dead_letters(include_replayed)
     finally:
-        store.close()
+        state.close()
     if output == "json":
         emit_json("experts dead-letters list", True, dead_letters=letters)
         return
@@ -549,9 +547,12 @@ def dl_list(pack: Path, workdir: Path | None, include_replayed: bool, output: st
 @PACK
 @click.argument("letter_id")
 @runtime_options
+@STORE
 @OUTPUT
-def dl_replay(pack: Path, letter_id: str, output: str, **options: Any) -> None:
+def dl_replay(pack: Path, letter_id: str, store: str | None, output: str, **options: Any) -> None:
     """Re-run a dead-lettered invocation with its original inputs (as a new run).
+
+    With --store the new run is queued for the deployment's workers.
 
     \b
     Example:
@@ -559,9 +560,37 @@ def dl_replay(pack: Path, letter_id: str, output: str, **options: Any) -> None:
     """
     from .commands import make_runtime
 
+    if store:
+        rt = make_runtime(_load(pack), clikit.host(), store=store, workers=0, **options)
+        try:
+            queued = replay_queued(rt, letter_id)
+        finally:
+            rt.stop()
+        if output == "json":
+            emit_json("experts dead-letters replay", True, **queued)
+        else:
+            click.echo(f"{letter_id}: queued as run {queued['run_id']}")
+        return
     rt = make_runtime(_load(pack), clikit.host(), **options)
     try:
         outcome = rt.replay_dead_letter(letter_id)
     finally:
         rt.stop()
     _report_outcome(outcome, output, "dead-letters replay")
+
+
+def _make_runtime(package: ExpertPackage, **options: Any) -> Any:
+    from .commands import make_runtime
+
+    return make_runtime(package, clikit.host(), **options)
+
+
+add_commands(
+    group,
+    runtime_options=runtime_options,
+    server_options=server_options,
+    server_keys=SERVER_OPTIONS,
+    make_runtime=_make_runtime,
+    load=_load,
+    announce=_announce,
+)

@@ -3,6 +3,7 @@
 from .approvals import ApprovalDesk, ApprovalRequest, CallbackBroker, StaticBroker
 from .bindings import PythonBinding, ToolBox, ToolError
 from .executor import RunOutcome
+from .idempotency import current_key
 from .runtime import BindContext, ExpertRuntime
 from .serverconfig import ServerSettings
 from .session import AgentResult, AgentSession
@@ -21,4 +22,5 @@ __all__ = [
     "StaticBroker",
     "ToolBox",
     "ToolError",
+    "current_key",
 ]

@@ -28,6 +28,12 @@ class ToolFailure(ProcessFailure):
     reason = "tool_error"
 
 
+class CallInDoubt(ProcessFailure):
+    """A call started before an interruption may have run, and its tool cannot take it again safely."""
+
+    reason = "in_doubt"
+
+
 class DriverError(ProcessFailure):
     reason = "driver_error"
 
@@ -36,3 +42,9 @@ class Cancelled(ProcessFailure):
     """The runtime is stopping; the run stays resumable."""
 
     reason = "cancelled"
+
+
+class StoreUnavailable(Cancelled):
+    """The shared store (PostgreSQL) stayed unreachable; the run stays resumable, an event is refused."""
+
+    reason = "store_unavailable"

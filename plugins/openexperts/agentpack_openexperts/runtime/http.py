@@ -43,6 +43,7 @@ from agentpack.netutil import bind_socket
 
 from . import webhooks
 from .auth import Guard, Token, host_names, is_json, server_token
+from .errors import StoreUnavailable
 from .serverconfig import ServerSettings
 
 log = logging.getLogger("agentpack.openexperts")
@@ -203,6 +204,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return _json(exc.status_code, {"error": exc.detail}, dict(exc.headers or {}))
 
 
+async def _store_unavailable(request: Request, exc: Exception) -> Response:
+    """The shared store is away: nothing was accepted, the sender retries."""
+    return _json(503, {"accepted": False, "error": f"{exc}; retry later"}, {"Retry-After": "5"})
+
+
 def build_app(runtime: Any, settings: ServerSettings, guard: Guard) -> Starlette:
     """The starlette application of one runtime."""
     endpoints = Endpoints(runtime, settings, guard)
@@ -215,7 +221,7 @@ def build_app(runtime: Any, settings: ServerSettings, guard: Guard) -> Starlette
             Route("/channels/{channel}", endpoints.channel, methods=["POST"]),
         ],
         middleware=[Middleware(RequestChecks, guard=guard)],
-        exception_handlers={HTTPException: _http_error},
+        exception_handlers={HTTPException: _http_error, StoreUnavailable: _store_unavailable},
         max_body_size=settings.max_body,
     )
 

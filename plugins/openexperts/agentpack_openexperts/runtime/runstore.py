@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ CREATE TABLE IF NOT EXISTS steps (
 CREATE TABLE IF NOT EXISTS calls (
   run_id TEXT NOT NULL, seq INTEGER NOT NULL, segment INTEGER NOT NULL, operation TEXT NOT NULL,
   args_hash TEXT NOT NULL, arguments TEXT, result TEXT, tier TEXT, status TEXT NOT NULL, at REAL NOT NULL,
-  PRIMARY KEY (run_id, seq));
+  key TEXT, PRIMARY KEY (run_id, seq));
 CREATE TABLE IF NOT EXISTS events (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, kind TEXT NOT NULL, data TEXT, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS dedupe (
@@ -58,11 +60,18 @@ class RunStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        if "key" not in {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}:  # an older runtime.db
+            self._db.execute("ALTER TABLE calls ADD COLUMN key TEXT")
         self._lock = threading.Lock()
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group store calls (each commits on its own here; the PostgreSQL store commits the group at once)."""
+        yield
 
     def _exec(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -148,22 +157,69 @@ class RunStore:
         status: str,
         now: float,
     ) -> int:
+        """A call that did not run the tool (replayed, described, rejected...), journalled once."""
+        return self._insert_call(run_id, segment, operation, args_hash, arguments, result, tier, status, now, None)
+
+    def begin_call(
+        self,
+        run_id: str,
+        segment: int,
+        operation: str,
+        args_hash: str,
+        arguments: Any,
+        tier: str,
+        key: str,
+        now: float,
+    ) -> int:
+        """A call about to run: journalled ``started`` with its idempotency key, before the tool is called."""
+        return self._insert_call(run_id, segment, operation, args_hash, arguments, None, tier, "started", now, key)
+
+    def _insert_call(
+        self,
+        run_id: str,
+        segment: int,
+        operation: str,
+        args_hash: str,
+        arguments: Any,
+        result: Any,
+        tier: str,
+        status: str,
+        now: float,
+        key: str | None,
+    ) -> int:
         with self._lock:
             seq = self._db.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM calls WHERE run_id = ?", (run_id,)
             ).fetchone()[0]
             self._db.execute(
-                "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (run_id, seq, segment, operation, args_hash, _dump(arguments), _dump(result), tier, status, now),
+                "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, seq, segment, operation, args_hash, _dump(arguments), _dump(result), tier, status, now, key),
             )
             return seq
 
-    def executed_calls(self, run_id: str, operation: str, args_hash: str, before_segment: int) -> list[dict[str, Any]]:
-        """Calls that really ran (not replays) in earlier segments, oldest first."""
+    def finish_call(self, run_id: str, seq: int, status: str, result: Any, now: float) -> None:
+        """How a started call ended (``executed``, ``failed``, ``refused``) and its result."""
+        self._exec(
+            "UPDATE calls SET status = ?, result = ?, at = ? WHERE run_id = ? AND seq = ?",
+            (status, _dump(result), now, run_id, seq),
+        )
+
+    def set_call(self, run_id: str, seq: int, status: str, result: Any = None) -> None:
+        """A later decision about an earlier call (``superseded``: it is issued again with its key)."""
+        self._exec(
+            "UPDATE calls SET status = ?, result = COALESCE(?, result) WHERE run_id = ? AND seq = ?",
+            (status, _dump(result), run_id, seq),
+        )
+
+    def calls_like(
+        self, run_id: str, operation: str, args_hash: str, statuses: frozenset[str], before_segment: int
+    ) -> list[dict[str, Any]]:
+        """Calls of earlier segments with this operation, argument hash and a status in ``statuses``, oldest first."""
+        marks = ",".join("?" * len(statuses))
         rows = self._rows(
             "SELECT * FROM calls WHERE run_id = ? AND operation = ? AND args_hash = ? AND segment < ? "
-            "AND status IN ('executed', 'draft_delivered') ORDER BY seq",
-            (run_id, operation, args_hash, before_segment),
+            f"AND status IN ({marks}) ORDER BY seq",
+            (run_id, operation, args_hash, before_segment, *sorted(statuses)),
         )
         for row in rows:
             row["result"] = _load(row["result"])
@@ -199,6 +255,10 @@ class RunStore:
     def purge_dedupe(self, now: float, window: float) -> None:
         """Forget keys older than the window (called when a runtime starts)."""
         self._exec("DELETE FROM dedupe WHERE seen < ?", (now - window,))
+
+    def claim_tick(self, trigger: str, tick: float) -> bool:
+        """Whether this process fires ``trigger`` for a cron tick: always, one process owns this store."""
+        return True
 
     # -- dead letters -------------------------------------------------------------------------------
     def add_dead_letter(self, letter_id: str, run: dict[str, Any], error: str, attempts: int, now: float) -> None:

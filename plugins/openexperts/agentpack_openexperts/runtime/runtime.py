@@ -34,10 +34,11 @@ from .. import effective
 from ..dotpath import MISSING, resolve
 from ..loader import load_package
 from ..model import ExpertPackage
-from ..names import RUNTIME_DB, WORKDIR
+from ..names import WORKDIR
 from ..registry import lookup, registered
 from ..validate import validate_package
-from .approvals import ApprovalDesk, CallbackBroker
+from .approvals import CallbackBroker
+from .backends import open_backend
 from .bindings import ToolBox
 from .delivery import Outbox
 from .events import lane_for, map_inputs, normalise_channel
@@ -45,7 +46,6 @@ from .executor import Executor, RunOutcome
 from .prompts import DEFAULT_BUDGET, Prompts
 from .queue import Job
 from .redaction import RedactingFilter, Redactor
-from .runstore import RunStore
 from .scheduler import Scheduler
 from .serverconfig import ServerSettings
 from .session import shape_schema
@@ -84,7 +84,9 @@ class ExpertRuntime:
         clock: Clock = SYSTEM_CLOCK,
         ids: Callable[[], str] | None = None,
         workers: int = 4,
-        queue: str = "memory",
+        queue: str | None = None,
+        store: str | None = None,
+        queue_options: dict[str, Any] | None = None,
         dedupe_window: float = 86400.0,
         knowledge_budget: int = DEFAULT_BUDGET,
         keep_scratch: bool = False,
@@ -100,21 +102,23 @@ class ExpertRuntime:
         self._ids = ids
         self._counter = itertools.count(1)
         self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
-        self.store = RunStore(self.workdir / RUNTIME_DB)
+        backend = open_backend(store, self.workdir, self.package.name or self.package.root.name, clock, workers=workers)
+        self.store = backend.store
         self.redact = Redactor(self.package)
         self.workspace = Workspace(self.package, self.workdir, self.redact)
         self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
         self.listeners = list(listeners)
         channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
         self.outbox = Outbox(self.store, clock, self.redact, channels)
-        self.desk = ApprovalDesk()
+        self.desk = backend.desk
         self.broker = self._make("broker", broker, broker_options)
         self.driver = self._make("driver", driver, driver_options)
         self.tools = tools if isinstance(tools, ToolBox) else ToolBox()
         if isinstance(tools, dict):
             for name, binding in tools.items():
                 self.tools.bind(name, binding)
-        self.queue = lookup(self.host, "queue", queue).factory({"workers": workers})
+        options = {"workers": workers, "store": self.store, **(queue_options or {})}
+        self.queue = lookup(self.host, "queue", queue or backend.queue).factory(options)
         self.scheduler = Scheduler()
         self.executor = Executor(self)
         self.dedupe_window = dedupe_window
@@ -198,7 +202,9 @@ class ExpertRuntime:
         loopback on ``port``); the server binds first, so a port in use stops here with one line."""
         if self._started:
             return
-        self.require_tools()
+        executes = getattr(self.queue, "workers", 1) > 0  # an intake of a shared queue runs no process itself
+        if executes:
+            self.require_tools()
         if http:
             for module in ("starlette", "uvicorn"):
                 require(module, distribution="agentpack-openexperts", extra="server", feature="the HTTP server")
@@ -210,7 +216,7 @@ class ExpertRuntime:
         self.workspace.start_session("main")
         for trig in self.package.triggers:
             needed = trig.get("requires_tool")
-            if needed and not self.tools.has(needed):
+            if needed and executes and not self.tools.has(needed):
                 self.inactive[trig["name"]] = f"tool '{needed}' is not bound"
                 log.warning("trigger '%s' is inactive: tool '%s' is not bound", trig["name"], needed)
         self.queue.start(self._handle)
@@ -258,8 +264,8 @@ class ExpertRuntime:
         return {t["name"]: f"{base}/hooks/{t['name']}" for t in self.package.triggers if t.get("type") == "webhook"}
 
     # -- invocations ------------------------------------------------------------------------------
-    def _handle(self, job: Job) -> None:
-        self.executor.execute(job.run_id)
+    def _handle(self, job: Job) -> RunOutcome:
+        return self.executor.execute(job.run_id)
 
     def create_run(
         self,
@@ -317,14 +323,20 @@ class ExpertRuntime:
             if preset is not None:
                 payload = preset.enrich(payload)
         dedupe = trig.get("dedupe_key")
-        if dedupe:
-            key = resolve(payload, dedupe)
-            if key is MISSING:
-                warnings.append(f"dedupe_key '{dedupe}' is not in the payload; the event cannot be deduplicated")
-            elif not self.store.first_sighting(
-                trigger, json.dumps(key, sort_keys=True, default=str), self.now(), self.dedupe_window
-            ):
-                return {"accepted": False, "duplicate": True, "trigger": trigger}
+        with self.store.transaction():  # the dedupe key, the run and its job are committed together
+            if dedupe:
+                key = resolve(payload, dedupe)
+                if key is MISSING:
+                    warnings.append(f"dedupe_key '{dedupe}' is not in the payload; the event cannot be deduplicated")
+                elif not self.store.first_sighting(
+                    trigger, json.dumps(key, sort_keys=True, default=str), self.now(), self.dedupe_window
+                ):
+                    return {"accepted": False, "duplicate": True, "trigger": trigger}
+            return self._accept(trigger, trig, eff, payload, warnings)
+
+    def _accept(
+        self, trigger: str, trig: dict[str, Any], eff: dict[str, Any], payload: Any, warnings: list[str]
+    ) -> dict[str, Any]:
         inputs, more = map_inputs(payload, trig.get("payload_mapping"))
         warnings += more
         session = "main" if eff["session"].value == "main" else None
@@ -372,7 +384,9 @@ class ExpertRuntime:
             if self.stopping.is_set():
                 return
             try:
-                self.fire(trig["name"], {"trigger": trig["name"], "scheduled_for": when.isoformat()})
+                with self.store.transaction():  # one process of those sharing the store fires each tick
+                    if self.store.claim_tick(trig["name"], when.timestamp()):
+                        self.fire(trig["name"], {"trigger": trig["name"], "scheduled_for": when.isoformat()})
             finally:
                 arm()
 

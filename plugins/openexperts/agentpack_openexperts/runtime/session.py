@@ -22,9 +22,12 @@ from .. import effective
 from ..model import Component
 from .approvals import ApprovalRequest
 from .bindings import ToolError
-from .errors import Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .errors import CallInDoubt, Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .idempotency import calling, honours_keys, idempotency_key
 from .workspace import AccessError
 
+JOURNALLED = frozenset({"executed", "draft_delivered", "started"})
+"""Journal entries that stand for a call the agent made: replayed on resume, or in doubt (``started``)."""
 STEP = re.compile(r"^\s*[-*] \[[ xX]\] (.+)$", re.MULTILINE)
 SEP = "__"
 
@@ -253,8 +256,11 @@ class AgentSession:
         if problem and not (self.dry_run and (tier != "auto" or not rt.tools.has(tool))):
             return {"ok": False, "error": problem}
         digest = sha256_json(arguments)
-        replay = self._replay(full, digest)
-        if replay is not None:
+        occurrence = self._seen.get((full, digest), 0)
+        self._seen[(full, digest)] = occurrence + 1
+        replay = self._replay(full, digest, occurrence)
+        doubt = replay if replay is not None and replay["status"] == "started" else None
+        if replay is not None and doubt is None:
             rt.store.record_call(
                 self.run_id,
                 self.segment,
@@ -287,29 +293,29 @@ class AgentSession:
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
             return self._draft(full, digest, arguments, description)
-        if tier == "confirm":
+        if tier == "confirm" and doubt is None:  # a call in doubt was approved before it started
             self._approve(full, digest, arguments, description)
+        if doubt is not None:
+            if not honours_keys(rt.tools.bindings.get(tool)):
+                raise CallInDoubt(
+                    f"{full} was started before the run was interrupted and may have run; it is not repeated "
+                    "(bind a tool that honours idempotency keys to have such calls issued again)"
+                )
+            rt.store.set_call(self.run_id, doubt["seq"], "superseded")  # issued again below, with its key
+        # write-ahead: the journal holds the call before it runs, so a resumed run knows it may have run
+        key = idempotency_key(self.run_id, full, digest, occurrence)
+        seq = rt.store.begin_call(self.run_id, self.segment, full, digest, rt.redact(arguments), tier, key, rt.now())
         try:
-            result = rt.tools.call(tool, op, arguments)
+            with calling(key):
+                result = rt.tools.call(tool, op, arguments)
         except ToolError as exc:
+            rt.store.finish_call(self.run_id, seq, "refused", {"error": rt.redact(str(exc))}, rt.now())
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # the tool itself failed: the attempt fails and the retry policy applies
-            rt.store.record_call(
-                self.run_id,
-                self.segment,
-                full,
-                digest,
-                rt.redact(arguments),
-                {"error": rt.redact(repr(exc))},
-                tier,
-                "failed",
-                rt.now(),
-            )
+            rt.store.finish_call(self.run_id, seq, "failed", {"error": rt.redact(repr(exc))}, rt.now())
             raise ToolFailure(f"{full} failed: {exc}") from exc
         result = json.loads(json.dumps(result, default=str))
-        rt.store.record_call(
-            self.run_id, self.segment, full, digest, rt.redact(arguments), rt.redact(result), tier, "executed", rt.now()
-        )
+        rt.store.finish_call(self.run_id, seq, "executed", rt.redact(result), rt.now())
         if self.dry_run:
             self.plan.append(
                 {
@@ -323,15 +329,13 @@ class AgentSession:
             )
         return {"ok": True, "result": result, "tier": tier}
 
-    def _replay(self, full: str, digest: str) -> dict[str, Any] | None:
-        """The earlier real execution this call repeats, for non-idempotent processes being resumed."""
+    def _replay(self, full: str, digest: str, occurrence: int) -> dict[str, Any] | None:
+        """The earlier call this one repeats (it ran, or was started and may have run), for non-idempotent
+        processes being resumed."""
         if self.policy.idempotent or self.segment == 1:
             return None
-        key = (full, digest)
-        index = self._seen.get(key, 0)
-        self._seen[key] = index + 1
-        earlier = self.runtime.store.executed_calls(self.run_id, full, digest, self.segment)
-        return earlier[index] if index < len(earlier) else None
+        earlier = self.runtime.store.calls_like(self.run_id, full, digest, JOURNALLED, self.segment)
+        return earlier[occurrence] if occurrence < len(earlier) else None
 
     def _draft(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> dict[str, Any]:
         rt = self.runtime
