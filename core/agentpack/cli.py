@@ -621,17 +621,30 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # the system refused (permission, no space, a read-only folder): I/O, not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        _json_error(AgentpackError(exc.strerror or str(exc), file=None if exc.filename is None else str(exc.filename)))
+        _debug_traceback()
+        return EXIT_USAGE
     except Exception as exc:
         culprit = _blame(exc)
         where = f" in {culprit}" if culprit and culprit != "agentpack" else ""
         click.echo(f"internal error{where}: {exc!r}", err=True)
-        if os.environ.get("AGENTPACK_DEBUG"):
-            import traceback
-
-            traceback.print_exc()
-        else:
+        if not _debug_traceback():
             click.echo("  (set AGENTPACK_DEBUG=1 for the traceback; please report it)", err=True)
         return EXIT_INTERNAL
+
+
+def _debug_traceback() -> bool:
+    """With ``AGENTPACK_DEBUG=1``, the traceback of the exception being handled on stderr."""
+    if not os.environ.get("AGENTPACK_DEBUG"):
+        return False
+    import traceback
+
+    traceback.print_exc()
+    sys.stderr.flush()
+    return True
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PackError, YamlError, reading
+from .errors import PackError, YamlError
 from .yamlio import YamlDocument, parse_yaml
 
 _YAML11_BREAKS = {ord("\x85"): "\ufdd0", ord("\u2028"): "\ufdd1", ord("\u2029"): "\ufdd2"}
@@ -128,8 +128,9 @@ def read_markdown(
     path = path if isinstance(path, Path) else Path(path)
     name = display or str(path)
     if text is None:
-        with reading(name):
-            text = path.read_text(encoding="utf-8")
+        from .userfiles import read_text
+
+        text = read_text(path, display=name, expected="a Markdown file")
     front, body, body_line = split_frontmatter(text, file=name)
     document = parse_frontmatter_text(front, file=name, strings_only=strings_only)
     return MarkdownDocument(path=path, display=name, frontmatter=document, body=body, body_line=body_line)

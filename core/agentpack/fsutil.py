@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -27,6 +28,43 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+_TEMPORARY = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Delete the temporary files ``atomic_write_*`` left under ``folder`` by processes that are gone.
+
+    A process killed in the middle of an atomic write leaves its ``.NAME.PID.NS.tmp`` beside the target
+    (the target itself is intact). Files of live processes are kept: they may still be writing.
+    Returns what was removed.
+    """
+    removed = []
+    for directory, _, files in os.walk(folder):
+        for name in files:
+            match = _TEMPORARY.match(name)
+            if match is None or _alive(int(match.group(1))):
+                continue
+            path = Path(directory, name)
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but belongs to someone else
+        return True
+    return True
 
 
 def _temporary(path: Path) -> tuple[int, str]:

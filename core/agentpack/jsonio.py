@@ -66,30 +66,12 @@ def check_depth(text: str, *, file: str | None = None, max_depth: int = MAX_DEPT
 
 def load_file(path: Any, *, display: str | None = None, max_bytes: int = 64 * 1024 * 1024) -> Any:
     """Read and parse a JSON file: not a regular file, too large, unreadable or not UTF-8 are ``JsonError`` too."""
-    from pathlib import Path
+    from .userfiles import read_bytes
 
-    from .errors import reading
-
-    path = Path(path)
     name = display or str(path)
-    with reading(name, JsonError):
-        if not path.is_file():
-            raise JsonError("expected a JSON file, found " + _kind(path), file=name)
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise JsonError(f"JSON file is {size} bytes, more than the limit of {max_bytes}", file=name)
-        data = path.read_bytes()
-    return loads(data, file=name)
-
-
-def _kind(path: Any) -> str:
-    if path.is_symlink() and not path.exists():
-        return "a dangling or looping symbolic link"
-    if path.is_dir():
-        return "a folder"
-    if not path.exists():
-        return "nothing (no such file)"
-    return "a special file"
+    return loads(
+        read_bytes(path, display=name, error=JsonError, expected="a JSON file", max_bytes=max_bytes), file=name
+    )
 
 
 class _Constant(Exception):

@@ -29,10 +29,14 @@ SKILL_FILENAMES = ("SKILL.md", "skill.md")
 
 
 def find_skill_md(directory: str | Path) -> Path | None:
-    """``SKILL.md`` in ``directory`` (``skill.md`` accepted, as the reference does)."""
+    """``SKILL.md`` in ``directory`` (``skill.md`` accepted, as the reference does).
+
+    Whatever is at that name counts (a folder, a dangling link): reading it then says what it is,
+    instead of the skill looking as if it had no SKILL.md.
+    """
     for name in SKILL_FILENAMES:
         candidate = Path(directory, name)
-        if candidate.is_file():
+        if os.path.lexists(candidate):
             return candidate
     return None
 
@@ -155,7 +159,7 @@ def validate_skill_dir(
     try:
         skill = read_skill(directory, display=display, text=text)
     except PackError as exc:
-        code = "SKL001" if "missing required file" in exc.message else "SKL002"
+        code = "SKL001" if "missing required file" in exc.message or exc.message.startswith("expected") else "SKL002"
         return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column, hint=exc.hint)]
     merges = [
         Finding.warning(

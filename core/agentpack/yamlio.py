@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from .errors import YamlError, reading
+from .errors import YamlError
 from .yamldoc import YamlDocument, escape_pointer, join_pointer
 
 __all__ = ["YamlDocument", "escape_pointer", "join_pointer", "load_yaml", "parse_yaml"]
@@ -461,11 +461,10 @@ def load_yaml(path: str | Path, *, display: str | None = None, strings_only: boo
     duplicate key, an oversized file or an alias bomb; I/O errors become
     ``YamlError`` too, so callers need catch one thing.
     """
-    path = Path(path)
+    from .userfiles import read_text
+
     name = display or str(path)
-    with reading(name, YamlError):
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise YamlError(f"YAML file is {size} bytes, more than the limit of {MAX_BYTES}", file=name)
-        text = path.read_text(encoding="utf-8-sig")
+    text = read_text(
+        path, display=name, error=YamlError, expected="a YAML file", max_bytes=MAX_BYTES, encoding="utf-8-sig"
+    )
     return parse_yaml(text, file=name, strings_only=strings_only)

@@ -240,3 +240,22 @@ def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_p
     quiet = run_cli(["eval", pack, "-q", *store])
     assert quiet.exit_code == 0 and "recorded in" not in quiet.stderr and console.QUIET
     assert "recorded in" in run_cli(["eval", pack, *store]).stderr and not console.QUIET  # reset per invocation
+
+
+def test_an_os_error_is_a_one_line_error_not_an_internal_error(register_plugin, monkeypatch):
+    from agentpack.registry import CommandSpec
+
+    @click.command(name="denied")
+    def denied() -> None:
+        raise PermissionError(13, "Permission denied", "/srv/packs")
+
+    class Plugin:
+        @hookimpl
+        def agentpack_register_commands(self, register):
+            register(CommandSpec(name="denied", target=denied))
+
+    register_plugin(Plugin())
+    result = run_cli(["denied"])
+    assert result.exit_code == 2 and result.stderr == "error: /srv/packs: Permission denied\n"
+    monkeypatch.setenv("AGENTPACK_DEBUG", "1")
+    assert "Traceback" in run_cli(["denied"]).stderr

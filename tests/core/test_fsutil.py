@@ -200,3 +200,15 @@ def test_atomic_write_modes_and_non_durable_writes(tmp_path):
     atomic_write_bytes(shared, b"x", mode=0o644, durable=False)
     assert stat.S_IMODE(shared.stat().st_mode) == 0o644 and shared.read_bytes() == b"x"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    (tmp_path / "sub").mkdir()
+    stale = tmp_path / "sub" / f".state.md.{pid}.123.tmp"
+    mine = tmp_path / f".state.md.{os.getpid()}.456.tmp"
+    for path in (stale, mine, tmp_path / "state.md", tmp_path / ".hidden.tmp"):
+        path.write_text("x")
+    assert fsutil.remove_stale_temporaries(tmp_path) == [stale]
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [".hidden.tmp", mine.name, "state.md"]

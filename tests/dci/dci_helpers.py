@@ -51,13 +51,20 @@ class FileReads:
             if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith("SKILL.md"):
                 counter[os.path.realpath(path)] += 1
 
+        inside_open = [0]  # open() with an opener calls os.open: one open, counted once
+
         def os_open(path, *args, **kwargs):
-            note(self.opened, path)
+            if not inside_open[0]:
+                note(self.opened, path)
             return real_os_open(path, *args, **kwargs)
 
         def open_(file, *args, **kwargs):
             note(self.opened, file)
-            return real_open(file, *args, **kwargs)
+            inside_open[0] += 1
+            try:
+                return real_open(file, *args, **kwargs)
+            finally:
+                inside_open[0] -= 1
 
         def read_markdown(path, *args, **kwargs):
             note(self.parsed, path)

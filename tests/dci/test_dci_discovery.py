@@ -223,7 +223,7 @@ def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
     reasons = {rej.id: rej.reason for rej in d.rejections}
     assert reasons["skills/latin"].startswith("invalid frontmatter: SKL002 not UTF-8 text")
     assert reasons["skills/latin"].endswith("(skills/latin/SKILL.md:3)")
-    assert reasons["skills/pipe"].startswith("invalid frontmatter: SKL001 missing required file SKILL.md")
+    assert reasons["skills/pipe"].startswith("invalid frontmatter: SKL001 expected a Markdown file, found a special")
     assert reasons["skills/dangling"].startswith("unreadable:")
 
 

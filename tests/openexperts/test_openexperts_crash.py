@@ -1,4 +1,6 @@
-"""A run killed mid-process resumes from its execution log and scratchpad without repeating side effects."""
+"""A run killed mid-process resumes from its execution log and scratchpad without repeating side effects: a call
+the kill left in an unknown state is issued again with its idempotency key to a tool that honours keys, and
+otherwise holds the run until a person settles it."""
 
 import json
 import os
@@ -7,6 +9,8 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+
+import pytest
 
 from agentpack.proc import kill_group, spawn
 
@@ -26,7 +30,7 @@ TOOLS = textwrap.dedent("""\
             handle.write(json.dumps({"op": op, "key": current_key(), **args}) + "\\n")
 
     class Helpdesk:
-        idempotency_keys = True  # a call interrupted mid-way is issued again with its key: done once per key
+        idempotency_keys = os.environ["KEYS"] == "1"  # a call interrupted mid-way is issued again with its key
 
         def get_ticket(self, ticket_id):
             effect("get_ticket", ticket_id=ticket_id)
@@ -53,12 +57,13 @@ TOOLS = textwrap.dedent("""\
     """)
 
 
-def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
+@pytest.mark.parametrize("keys", [True, False], ids=["honours-keys", "no-keys"])
+def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path, keys):
     (tmp_path / "crash_tools.py").write_text(TOOLS)
     bindings = tmp_path / "bindings.yaml"
     bindings.write_text("tools:\n  helpdesk: {python: crash_tools.py:Helpdesk}\n  crm: {python: crash_tools.py:Crm}\n")
     work, ledger, marker = tmp_path / "work", tmp_path / "ledger.jsonl", tmp_path / "marker"
-    env = {**os.environ, "LEDGER": str(ledger), "MARKER": str(marker)}
+    env = {**os.environ, "LEDGER": str(ledger), "MARKER": str(marker), "KEYS": "1" if keys else "0"}
     common = [
         "--bindings",
         str(bindings),
@@ -99,6 +104,27 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
     runs = json.loads(log.stdout)["runs"]
     assert [r["status"] for r in runs] == ["running"]
 
+    if not keys:
+        held = subprocess.run(
+            [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        # set_status was killed while it ran and the tool cannot tell whether it took effect: held for a person
+        assert held.returncode == 1, held.stdout + held.stderr
+        outcome = json.loads(held.stdout)["runs"][0]
+        assert outcome["status"] == "held" and "helpdesk.set_status may or may not have happened" in outcome["error"]
+        assert [json.loads(line)["op"] for line in ledger.read_text().splitlines()][-1] == "add_internal_note"
+        settled = subprocess.run(
+            [AGENTPACK, "experts", "settle", str(acme), runs[0]["run_id"], "--not-happened", "--workdir", str(work)],
+            capture_output=True,
+            text=True,
+        )
+        assert settled.returncode == 0, settled.stderr
+
     resumed = subprocess.run(
         [AGENTPACK, "experts", "run", str(acme), "--resume", *common],
         check=False,
@@ -123,7 +149,11 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path):
         check=True,
     )
     data = json.loads(detail.stdout)
-    assert [s["reason"] for s in data["segments"]] == ["start", "resumed after interruption"]
+    reasons = ["start", "resumed after interruption"] + ([] if keys else ["resumed after interruption"])  # held
+    assert [s["reason"] for s in data["segments"]] == reasons
+    set_status = [c for c in data["calls"] if c["operation"] == "helpdesk.set_status"]
+    assert [c["status"] for c in set_status] == ["superseded", "executed"]  # issued again, or settled: not done
+    assert set_status[0]["key"] == set_status[1]["key"]  # the call made again is the same call, by its key
     assert [s["step"] for s in data["steps"]] == list(range(1, 9))
     assert [m["kind"] for m in data["messages"]].count("draft") == 1
     again = subprocess.run(

@@ -6,6 +6,7 @@ skills (expert packs, deterministic skills) wins when its plugin is installed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,15 +22,19 @@ SKILL_FILENAMES = ("SKILL.md", "skill.md")
 
 
 def find_skill_md(directory: Path) -> Path | None:
-    """The SKILL.md of ``directory``, without importing the YAML machinery (start-up stays fast)."""
+    """The SKILL.md of ``directory``, without importing the YAML machinery (start-up stays fast).
+
+    Anything at that name counts, a folder or a dangling link too: validation then reports what it
+    is, rather than skipping the SKILL.md rules as if the pack had none.
+    """
     for name in SKILL_FILENAMES:
-        if (directory / name).is_file():
+        if os.path.lexists(directory / name):
             return directory / name
     return None
 
 
 def _skill_dir(path: Path) -> Path | None:
-    if path.is_file() and path.name in SKILL_FILENAMES:
+    if path.name in SKILL_FILENAMES and not path.is_dir() and os.path.lexists(path):
         return path.parent
     if path.is_dir() and find_skill_md(path):
         return path

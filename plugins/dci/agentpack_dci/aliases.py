@@ -14,7 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_json
+from agentpack.userfiles import optional_file
 
 from . import schemas_store
 from .artifacts import require_valid
@@ -135,10 +137,14 @@ class AliasResolver:
 
 
 def load_resolver(workspace: Path, user_table: Path | None = None) -> AliasResolver:
-    """The runtime/user table (if given), the workspace table (if present) and the built-in table."""
+    """The runtime/user table (if given), the workspace table (if present) and the built-in table.
+
+    A workspace table that is there but unusable (a folder, a dangling link, invalid) is an error: resolution
+    never falls back to the built-in table silently.
+    """
     tables = [builtin_table()]
     ws = workspace / WORKSPACE_FILE
-    if ws.is_file():
+    if optional_file(ws, display=WORKSPACE_FILE.as_posix(), error=AgentpackError, expected="a JSON file"):
         tables.append(load_table(ws, "workspace", display=WORKSPACE_FILE.as_posix()))
     if user_table is not None:
         tables.append(load_table(user_table, "runtime-user"))

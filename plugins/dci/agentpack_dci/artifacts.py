@@ -16,13 +16,20 @@ if TYPE_CHECKING:
 def load_json_artifact(
     path: Path, schema_id: str, *, code: str, display: str | None = None
 ) -> tuple[Any, list[Finding]]:
-    """Read a JSON file (through the YAML loader, for line numbers and duplicate-key errors).
+    """Read a JSON file: strict JSON first (no NaN, no comments, a nesting limit), then the YAML loader over
+    the same text for line numbers and duplicate-key errors.
 
-    Returns ``(data, findings)``; raises ``YamlError`` when it cannot be parsed at all.
+    Returns ``(data, findings)``; raises ``AgentpackError`` (``JsonError``, ``YamlError``) when it cannot be
+    read or parsed at all, a folder or a dangling link included.
     """
-    from agentpack.yamlio import load_yaml  # PyYAML: only when a workspace has such a file
+    from agentpack import jsonio
+    from agentpack.userfiles import read_text
+    from agentpack.yamlio import parse_yaml  # PyYAML: only when a workspace has such a file
 
-    document = load_yaml(path, display=display or str(path))
+    name = display or str(path)
+    text = read_text(path, display=name, error=jsonio.JsonError, expected="a JSON file")
+    jsonio.loads(text, file=name)
+    document = parse_yaml(text, file=name)
     return document.data, store().validate(schema_id, document.data, document=document, code=code)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,9 +207,11 @@ def _consumer_contract(consumer: Path | None, contract_text: str | None) -> Any:
     if consumer is not None:
         skill = read_skill(consumer)
         text = skill.metadata.get("contract")
+        where = skill.where("/metadata/contract" if isinstance(text, str) else "/metadata")
         if not isinstance(text, str):
-            raise AgentpackError("the consumer skill has no metadata.contract string", **skill.where("/metadata"))
-        where = skill.where("/metadata/contract")
+            raise AgentpackError(
+                "the consumer skill has no metadata.contract string", file=where["file"], line=where["line"]
+            )
     elif contract_text is not None:
         text = contract_text
     else:
@@ -381,15 +382,13 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 def _saved_report(path: Path) -> dict[str, Any]:
     """The full report saved as ``resolve --json``'s envelope (report and extensions) or by
     ``resolve --report FILE --report-extensions``."""
+    from agentpack import jsonio
     from agentpack.errors import AgentpackError
 
     from .report import EXTENSION_KEYS, join_report
     from .schemas_store import REPORT, store
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AgentpackError(f"cannot read the report: {exc}", file=str(path)) from None
+    data = jsonio.load_file(path)
     report = data.get("report", data) if isinstance(data, dict) else None
     extensions = data.get("extensions") if isinstance(data, dict) and "report" in data else None
     if isinstance(report, dict) and isinstance(extensions, dict) and isinstance(report.get("candidates"), list):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentpack.errors import AgentpackError
+from agentpack.userfiles import optional_file
+
 from . import schemas_store
 from .artifacts import require_valid
 
@@ -37,9 +40,10 @@ class WorkspaceConfig:
 
 
 def load_config(workspace: Path) -> WorkspaceConfig:
-    """The workspace config, or defaults when the file is absent; ``AgentpackError`` when invalid."""
+    """The workspace config, or defaults when nothing is at its path; ``AgentpackError`` when it is invalid
+    or unusable (a folder, a dangling link: never taken for an absent file)."""
     path = workspace / CONFIG_FILE
-    if not path.is_file():
+    if not optional_file(path, display=CONFIG_FILE.as_posix(), error=AgentpackError, expected="a JSON file"):
         return WorkspaceConfig()
     data = require_valid(path, schemas_store.CONFIG, code="DCI102", what="DCI config", display=CONFIG_FILE.as_posix())
     return WorkspaceConfig(

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
+from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_json, sha256_text
 from agentpack.skillmd import validate_skill_dir
+from agentpack.userfiles import read_text
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -132,10 +134,9 @@ def _skill_dirs(root: Path) -> list[tuple[str, str, bool]]:
                         is_dir = entry.is_dir()
                     except OSError:
                         is_dir = False
-                    if not is_dir:
-                        if name == "SKILL.md":
-                            link = entry.is_symlink()
-                    elif name[0] != "." and not entry.is_symlink():
+                    if name == "SKILL.md":  # a folder of that name too: validation says it is no file
+                        link = entry.is_symlink()
+                    elif is_dir and name[0] != "." and not entry.is_symlink():
                         subdirs.append((entry.path, name if rel == "." else f"{rel}/{name}"))
         except OSError:  # unreadable folder: skipped, as os.walk skips it
             continue
@@ -158,20 +159,13 @@ def _id_path(real: str, ws_real: str) -> str:
 
 def _read(skill_md: str) -> str | None:
     """The text of a regular SKILL.md, read once and decoded as the core reads it (UTF-8, universal
-    newlines); None when it cannot be read that way, so the core reads it again and reports why.
-    ``os.read`` on a descriptor: a third of the cost of ``open().read()`` for small files."""
+    newlines); None when it cannot be read that way (not UTF-8, a FIFO, a folder...), so the core reads it
+    again and reports why. ``agentpack.userfiles`` reads with ``os.read`` on a descriptor: a third of the
+    cost of ``open().read()`` for small files."""
     try:
-        fd = os.open(skill_md, os.O_RDONLY)
-        try:
-            chunks = []
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-        finally:
-            os.close(fd)
-        text = b"".join(chunks).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_text(skill_md)
+    except AgentpackError:
         return None
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) -> _Parsed:

@@ -11,10 +11,11 @@ discovery would reject.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import PackError, YamlError
+from agentpack.errors import AgentpackError, PackError
 from agentpack.models import Finding, Severity
 from agentpack.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
@@ -157,11 +158,11 @@ def lint_workspace(root: Path) -> list[Finding]:
     )
     for rel, schema_id, code in artifacts:
         path = root / rel
-        if not path.is_file():
+        if not os.path.lexists(path):  # a folder or a dangling link at that name is reported, not skipped
             continue
         try:
             _, found = load_json_artifact(path, schema_id, code=code, display=rel)
-        except YamlError as exc:
+        except AgentpackError as exc:
             found = [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column)]
         findings += found
     return findings

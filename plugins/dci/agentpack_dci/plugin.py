@@ -28,14 +28,17 @@ _DETECT_SCAN_LIMIT = 200
 
 
 def _has_contract_skills(skills: Path) -> bool:
+    from agentpack.errors import AgentpackError
+    from agentpack.userfiles import read_bytes
+
     scanned = 0
     for directory, dirnames, filenames in os.walk(skills):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         if "SKILL.md" in filenames:
             scanned += 1
             try:
-                head = (Path(directory) / "SKILL.md").read_text(encoding="utf-8", errors="replace")[:8192]
-            except OSError:
+                head = read_bytes(Path(directory) / "SKILL.md").decode("utf-8", "replace")[:8192]
+            except AgentpackError:  # a FIFO or a folder named SKILL.md: no contract here (validation says why)
                 head = ""
             if head.startswith("---") and _CONTRACT_LINE.search(
                 head.split("---", 2)[1] if head.count("---") >= 2 else ""

@@ -111,12 +111,13 @@ class ReliabilityStore:
 
     def record(self, candidate_id: str, success: bool) -> dict[str, Any]:
         """Append one outcome under a lock and write atomically; returns the candidate's new entry."""
-        from agentpack.fsutil import atomic_write_json, file_lock
+        from agentpack.fsutil import atomic_write_json, file_lock, remove_stale_temporaries
 
         if "::" not in candidate_id:
             raise AgentpackError(f"'{candidate_id}' is not a candidate id 'skill-name::skill-path'")
         with file_lock(self.path.with_name(self.path.name + ".lock"), timeout=10.0, what="reliability state"):
-            data = self._read() if self.path.exists() else self._empty()
+            remove_stale_temporaries(self.path.parent)  # what a record killed mid-write left
+            data = self._read() if os.path.lexists(self.path) else self._empty()
             now = self.clock.iso()
             entry = data["candidates"].get(candidate_id, {"outcomes_last_20": []})
             outcomes = [*entry["outcomes_last_20"], 1 if success else 0][-WINDOW:]

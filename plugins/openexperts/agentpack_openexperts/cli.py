@@ -31,7 +31,7 @@ from agentpack.clikit import (
 )
 from agentpack.errors import AgentpackError
 
-from .deploy import STORE, add_commands, open_store, replay_queued
+from .deploy import STORE, add_commands, open_store, replay_queued, settle_queued
 from .names import RUNTIME_DB, WORKDIR
 
 if TYPE_CHECKING:
@@ -270,8 +270,12 @@ def run(
         rt = make_runtime(package, host, **options)
         try:
             outcomes = rt.resume_interrupted()
+            resumed = {o.run_id for o in outcomes}
+            held = [r["run_id"] for r in rt.store.runs(("held",)) if r["run_id"] not in resumed]
         finally:
             rt.stop()
+        for run_id in held:  # not resumed: a person must settle a call first
+            click.echo(f"note: run {run_id} is held; see 'experts log', then 'experts settle'", err=True)
         if output == "json":
             emit_json("experts run", all(o.ok for o in outcomes), runs=[o.to_json() for o in outcomes])
         else:
@@ -506,6 +510,73 @@ def log(pack: Path, run_id: str, workdir: Path | None, store: str | None, output
         click.echo(f"  call {call['seq']} {call['operation']} [{call['tier']}] {call['status']}")
     for event in data["events"]:
         click.echo(f"  event {event['kind']} {json.dumps(event['data'], sort_keys=True)}")
+
+
+@group.command()
+@PACK
+@click.argument("run_id")
+@click.option(
+    "--happened/--not-happened",
+    required=True,
+    help="Whether the call took effect (checked in the tool's own system).",
+)
+@click.option("--result", "result_json", help="With --happened: what the call returned, as JSON (default {}).")
+@WORKDIR_OPTION
+@STORE
+@OUTPUT
+def settle(
+    pack: Path,
+    run_id: str,
+    happened: bool,
+    result_json: str | None,
+    workdir: Path | None,
+    store: str | None,
+    output: str,
+) -> None:
+    """Settle the tool calls a crash left unknown in a held run; --resume then finishes the run.
+
+    A run is held when it was killed while a tool call ran and nothing could tell whether the call took
+    effect (see 'experts log RUN_ID'). --happened: the agent gets --result as the call's answer and the
+    call is not made again; --not-happened: the call is made again when the run resumes. With --store
+    the run goes back to the deployment's queue.
+
+    \b
+    Example:
+      agentpack experts settle my-expert run-18c2-0001 --happened --result '{"ok": true}'
+      agentpack experts run my-expert --resume --bindings b.yaml
+    """
+    from agentpack import jsonio
+
+    from .runtime.idempotency import settle as settle_calls
+
+    result: Any = {}
+    if result_json is not None:
+        if not happened:
+            raise click.UsageError("--result goes with --happened")
+        try:
+            result = jsonio.loads(result_json)
+        except jsonio.JsonError as exc:
+            raise click.BadParameter(exc.message, param_hint="--result") from None
+    if store:
+        from .commands import make_runtime
+
+        rt = make_runtime(_load(pack), clikit.host(), store=store, workers=0, workdir=workdir)
+        try:
+            seqs = settle_queued(rt, run_id, happened, result)
+        finally:
+            rt.stop()
+    else:
+        state = _store(pack, workdir, None)
+        try:
+            seqs = settle_calls(state, run_id, happened, result, time.time())
+        finally:
+            state.close()
+    if output == "json":
+        emit_json("experts settle", True, run_id=run_id, calls=seqs, happened=happened)
+        return
+    what = "happened" if happened else "did not happen (it runs again)"
+    then = "it is queued again" if store else "finish it with 'experts run --resume'"
+    click.echo(f"{run_id}: call(s) {', '.join(map(str, seqs))} settled: {what}; {then}")
 
 
 @group.group(name="dead-letters", context_settings=clikit.CONTEXT_SETTINGS)

@@ -41,7 +41,20 @@ def load(host: Host, path: Path) -> ExpertPackage:
 def explain_envelope(
     package: ExpertPackage, *, process: str | None = None, operation: str | None = None, trigger: str | None = None
 ) -> dict[str, Any]:
-    """``experts explain --json``: effective values and where each came from."""
+    """``experts explain --json``: effective values and where each came from.
+
+    ``AgentpackError`` when a file of the package could not be read: its values would be missing silently.
+    """
+    unreadable = [f for f in package.findings if f.severity == "error"]
+    if unreadable:
+        first = unreadable[0]
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise AgentpackError(
+            f"the package cannot be read: {first.code} {first.message}{more}",
+            file=first.file,
+            line=first.line,
+            hint="agentpack validate PACK lists every problem",
+        )
     return envelope("experts explain", True, **explain(package, process=process, operation=operation, trigger=trigger))
 
 

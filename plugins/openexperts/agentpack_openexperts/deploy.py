@@ -65,6 +65,17 @@ def replay_queued(rt: Any, letter_id: str) -> dict[str, Any]:
     return {"dead_letter": letter_id, "run_id": run_id, "queued": True}
 
 
+def settle_queued(rt: Any, run_id: str, happened: bool, result: Any) -> list[int]:
+    """Settle a held run's unknown calls (``idempotency.settle``) and queue the run again for the workers."""
+    from .runtime.idempotency import settle
+    from .runtime.queue import Job
+
+    with rt.store.transaction():
+        seqs = settle(rt.store, run_id, happened, result, rt.now())
+        rt.queue.submit(Job(run_id), rt.store.run(run_id)["lane"])
+    return seqs
+
+
 def _printer() -> Callable[[dict[str, Any]], None]:
     """A listener printing each delivered message as one JSON line."""
     lock = threading.Lock()

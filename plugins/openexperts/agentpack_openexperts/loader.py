@@ -9,6 +9,7 @@ from agentpack.errors import PackError, PathEscapeError
 from agentpack.frontmatter import parse_frontmatter_text, split_frontmatter
 from agentpack.models import Finding
 from agentpack.paths import resolve_under
+from agentpack.userfiles import read_text
 from agentpack.yamlio import YamlDocument, load_yaml
 
 from .model import COMPONENT_KINDS, Component, ExpertPackage
@@ -32,7 +33,7 @@ def load_package(path: str | Path) -> ExpertPackage:
     manifest_display = os.path.join(display_root, MANIFEST)
     package = ExpertPackage(root=root, display_root=display_root, manifest=YamlDocument(None, file=manifest_display))
     manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
+    if not os.path.lexists(manifest_path):  # a folder or a dangling link at that name: load_yaml says what it is
         package.findings.append(
             Finding.error(
                 "OEX001", "expert.yaml is missing; every package needs a manifest", file=manifest_display, line=1
@@ -89,7 +90,7 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
         package.findings.append(Finding.error("OEX121", f"components.{kind}: {exc.message}", **where))
         return None
     display = os.path.join(package.display_root, rel)
-    if not file.is_file():
+    if not os.path.lexists(file):
         package.findings.append(
             Finding.error(
                 "OEX120",
@@ -103,14 +104,17 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
     try:
         if kind == "tools":
             return Component(kind, rel, file, display, load_yaml(file, display=display))
-        text = file.read_text(encoding="utf-8")
     except PackError as exc:
         package.findings.append(
             Finding.error("OEX220", exc.message, file=exc.file or display, line=exc.line, column=exc.column)
         )
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        package.findings.append(Finding.error("OEX125", f"cannot read {rel}: {exc}", file=display, line=1))
+    try:
+        text = read_text(file, display=display, expected="a Markdown file")
+    except PackError as exc:  # a folder, a FIFO, a dangling link, not UTF-8
+        package.findings.append(
+            Finding.error("OEX125", f"cannot read {rel}: {exc.message}", file=display, line=exc.line)
+        )
         return None
     return _markdown_component(package, kind, rel, file, display, text)
 

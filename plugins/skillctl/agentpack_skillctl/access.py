@@ -7,6 +7,7 @@ manifest, the skill's own declaration is the only limit (an info finding says so
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -67,9 +68,13 @@ class AccessManifest(Record):
 
 
 def find_access_file(skill_dir: Path) -> Path | None:
-    """The manifest of the tree a skill folder belongs to: ``<tree>/_access.yaml``."""
+    """The manifest of the tree a skill folder belongs to: ``<tree>/_access.yaml``, None when nothing is there.
+
+    Anything at that name counts (a folder, a dangling link): ``load_access`` then reports why it
+    cannot be used, rather than the skill running as if the tree had no manifest.
+    """
     candidate = skill_dir.parent / ACCESS_FILE
-    return candidate if candidate.is_file() else None
+    return candidate if os.path.lexists(candidate) else None
 
 
 def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManifest | None, list[Finding]]:

@@ -52,11 +52,12 @@ def _files(root: str) -> list[tuple[str, str, os.stat_result]]:
 
 
 def _digest(files: list[tuple[str, str, os.stat_result]]) -> str:
-    return sha256_json([[rel, sha256_file(path)] for rel, path, st in files if not stat.S_ISLNK(st.st_mode)])
+    return sha256_json([[rel, sha256_file(path)] for rel, path, st in files if stat.S_ISREG(st.st_mode)])
 
 
 def content_hash(root: str | Path) -> str:
-    """SHA-256 over every file of the skill folder (relative path and content; symlinks are left out)."""
+    """SHA-256 over every regular file of the skill folder (relative path and content; symlinks, FIFOs and
+    other special files are left out: opening a FIFO would wait for a writer forever)."""
     return _digest(_files(str(root)))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -91,17 +92,33 @@ def describe(ctx: click.Context, ref: str, output: str) -> None:
     info = describe_skill(ref, ctx.obj["root"])
     if output == "json":
         emit_json("skill describe", "errors" not in info, skill=info)
-        return
+    else:
+        _print_description(info)
+    if "errors" in info:  # a schema that cannot be read: shown, and the exit status says so
+        for error in info["errors"] if output != "json" else ():
+            click.echo(f"error: {error}", err=True)
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def _print_description(info: dict) -> None:
     m = info["manifest"]
-    access = (m.get("security") or {}).get("access") or {}
+
+    def field(*keys: str) -> Any:  # skill.yaml may be invalid: any level may be missing or of another type
+        value: Any = m
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    command = field("runtime", "command")
     click.echo(f"{info['id']} {info['version']}  ({info['path']})")
     click.echo(f"  {info['description']}")
-    click.echo(f"  command: {' '.join(map(str, (m.get('runtime') or {}).get('command') or []))}")
-    click.echo(f"  determinism: {json.dumps(m.get('determinism'))}")
-    click.echo(f"  access: {json.dumps(access)}")
+    click.echo(f"  command: {' '.join(map(str, command)) if isinstance(command, list) else command or ''}")
+    click.echo(f"  determinism: {json.dumps(field('determinism'), default=str)}")
+    click.echo(f"  access: {json.dumps(field('security', 'access') or {}, default=str)}")
     for which in ("input", "output"):
-        schema = info.get(f"{which}Schema") or {}
-        props = ", ".join(sorted((schema.get("properties") or {}) if isinstance(schema, dict) else {}))
+        schema = info.get(f"{which}Schema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        props = ", ".join(sorted(map(str, properties))) if isinstance(properties, dict) else ""
         click.echo(f"  {which}: {props or '(see schema)'}")
 
 

@@ -10,8 +10,11 @@ layouts skills are written in:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
+
+from agentpack.userfiles import read_text
 
 STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
 WORKSPACE = "workspace"
@@ -28,16 +31,16 @@ class FixtureCase(NamedTuple):
     """Where the status the run must end with is written (``ok`` when the file is absent)."""
 
     def status(self) -> str:
-        """The expected status (one word), ``ok`` without a status file, ``?`` when it cannot be read."""
-        try:
-            return self.status_file.read_text(encoding="utf-8").strip() if self.status_file.is_file() else "ok"
-        except (OSError, UnicodeDecodeError):
-            return "?"
+        """The expected status (one word), ``ok`` without a status file.
+
+        ``PackError`` when that file cannot be read (a folder, a FIFO, a dangling link, not UTF-8...).
+        """
+        return read_text(self.status_file).strip() if os.path.lexists(self.status_file) else "ok"
 
 
 def _case(name: str, folder: Path, input_name: str, expected_name: str, status_name: str) -> FixtureCase:
     expected = folder / expected_name
-    return FixtureCase(name, folder / input_name, expected if expected.is_file() else None, folder / status_name)
+    return FixtureCase(name, folder / input_name, expected if os.path.lexists(expected) else None, folder / status_name)
 
 
 def fixture_cases(directory: Path) -> list[FixtureCase]:
@@ -46,13 +49,13 @@ def fixture_cases(directory: Path) -> list[FixtureCase]:
     if not folder.is_dir():
         return []
     cases = []
-    if (folder / INPUT).is_file():
+    if os.path.lexists(folder / INPUT):
         cases.append(_case(ROOT_CASE, folder, INPUT, EXPECTED, STATUS))
-    for path in sorted(folder.iterdir()):
-        if path.name.endswith(".input.json") and path.is_file():
+    for path in sorted(folder.iterdir()):  # a case's files may be anything: reading them says what is wrong
+        if path.name.endswith(".input.json"):
             case = path.name[: -len(".input.json")]
             cases.append(_case(case, folder, path.name, f"{case}.expected.json", f"{case}.status"))
-        elif path.name != WORKSPACE and path.is_dir() and (path / INPUT).is_file():
+        elif path.name != WORKSPACE and path.is_dir() and os.path.lexists(path / INPUT):
             cases.append(_case(path.name, path, INPUT, EXPECTED, STATUS))
     return cases
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentpack import jsonio
 from agentpack.errors import PackError, PathEscapeError
 from agentpack.records import Record
 
@@ -110,18 +111,12 @@ class SkillManifest(Record):
             path = self.resolve(relative)
         except PathEscapeError as exc:
             raise PackError(f"io.{key}: {exc.message}", **_loc(self, pointer)) from None
+        if not os.path.lexists(path):
+            raise PackError(f"io.{key}: '{relative}' does not exist in the skill folder", **_loc(self, pointer))
         try:
-            schema = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise PackError(
-                f"io.{key}: '{relative}' does not exist in the skill folder", **_loc(self, pointer)
-            ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise PackError(f"io.{key}: cannot read '{relative}': {exc}", **_loc(self, pointer)) from None
-        except json.JSONDecodeError as exc:
-            raise PackError(
-                f"invalid JSON: {exc.msg}", file=_display(self, relative), line=exc.lineno, column=exc.colno
-            ) from None
+            schema = jsonio.load_file(path, display=_display(self, relative))
+        except jsonio.JsonError as exc:
+            raise PackError(exc.message, file=exc.file, line=exc.line, column=exc.column) from None
         if not isinstance(schema, (dict, bool)):
             raise PackError("a JSON Schema must be an object or a boolean", file=_display(self, relative), line=1)
         self._schemas[which] = schema

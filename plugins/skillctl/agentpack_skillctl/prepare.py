@@ -21,6 +21,7 @@ from .access import (
     load_access,
 )
 from .diskcache import stamp
+from .io_schemas import schema_problem
 from .manifest import MANIFEST, JsonSchema, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
@@ -112,6 +113,8 @@ def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool
     if not (isinstance(schemas[0], dict) and schemas[0].get("type") == "object"):
         return False
     if any(not r.startswith("#") for s in schemas for r in schema_refs(s)):
+        return False
+    if any(schema_problem(s) for s in schemas):  # a schema its own dialect rejects is never applied to a run
         return False
     return access is None or not check_skill(skill, access)
 

@@ -8,7 +8,6 @@ command could not start). Every outcome gives a report; none raises.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentpack import jsonio
 from agentpack.hashing import canonical_json_bytes, sha256_bytes
 from agentpack.paths import is_within
 from agentpack.quickschema import is_valid
@@ -131,6 +131,14 @@ def _schema_errors(schema: JsonSchema, value: Any, side: str) -> list[dict[str, 
     ]
 
 
+def _cached_output(hit: bytes) -> Any:
+    """A cached output, or None when it is not strict JSON any more (a miss, not a crash)."""
+    try:
+        return jsonio.loads(hit)
+    except jsonio.JsonError:
+        return None
+
+
 def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, raw: bytes | None = None) -> RunResult:
     """Run once (twice with ``check_determinism``). ``raw`` is JSON text; otherwise ``value`` is the input."""
     clock = options.clock
@@ -139,8 +147,8 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
     report = _base_report(prepared, options, started)
     if raw is not None:
         try:
-            value = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            value = jsonio.loads(raw)
+        except jsonio.JsonError as exc:
             return _finish(
                 report,
                 t0,
@@ -170,11 +178,12 @@ def run_prepared(prepared: Prepared, options: RunOptions, *, value: Any = None, 
         key = cache_mod.key(prepared, report["input"]["sha256"])
         report["cache"]["key"] = key
         hit = cache_mod.load(options.cache_dir, key)
-        if hit is not None and not _schema_errors(prepared.output_schema, json.loads(hit), "output"):
+        cached = _cached_output(hit) if hit is not None else None
+        if hit is not None and cached is not None and not _schema_errors(prepared.output_schema, cached, "output"):
             report["cache"]["hit"] = True
             report["exitCode"] = 0
             report["output"] = {"sha256": sha256_bytes(hit), "bytes": len(hit)}
-            return _finish(report, t0, clock, "ok", output=json.loads(hit), output_bytes=hit)
+            return _finish(report, t0, clock, "ok", output=cached, output_bytes=hit)
 
     outcome = _execute(prepared, options, data, report)
     if outcome.status == "ok" and options.check_determinism and prepared.grants.write_globs:
@@ -352,8 +361,8 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
             ],
         )
     try:
-        output = json.loads(pumped.stdout)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        output = jsonio.loads(pumped.stdout)
+    except jsonio.JsonError as exc:
         return _Outcome(
             "invalid_output",
             [{"code": "output_json", "side": "output", "message": f"stdout is not one JSON value: {exc}"}],
@@ -469,8 +478,8 @@ def _logs(skill, pumped) -> dict[str, Any]:
         invalid: list[str] = []
         for line in lines:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = jsonio.loads(line)
+            except jsonio.JsonError:
                 record = None
             if isinstance(record, dict):
                 if len(records) < MAX_LOG_RECORDS:

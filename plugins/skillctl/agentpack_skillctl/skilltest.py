@@ -18,8 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK
 from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
+from agentpack.userfiles import read_bytes
 
 from .access import ACCESS_FILE, load_access
 from .fixtures import FixtureCase, fixture_cases
@@ -67,7 +69,7 @@ def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = 
     dirs = [root] if single else tree_skill_dirs(root)
     access: LoadedAccess | None = None
     if not single:  # one manifest for the whole tree, read once
-        access = load_access(root / ACCESS_FILE) if (root / ACCESS_FILE).is_file() else (None, [])
+        access = load_access(root / ACCESS_FILE) if os.path.lexists(root / ACCESS_FILE) else (None, [])
     suites = []
     aborted = None
     bar.phase(f"skill test {root.name}", total=len(dirs))
@@ -106,9 +108,12 @@ def run_suite(
         if skill is None:
             skill = load_skill(directory)
         suite_id = skill.id
+        prepare(directory, skill, access)  # a skill whose contract stops a run is not tested either
     except AgentpackError as exc:
         return SuiteResult(
-            id=directory.name, file=str(directory), cases=[CaseResult(id="contract", status="error", message=str(exc))]
+            id=getattr(skill, "id", directory.name),
+            file=str(directory),
+            cases=[CaseResult(id="contract", status="error", message=str(exc))],
         )
     if options.suite and options.suite not in (suite_id, directory.name):
         return SuiteResult(id=suite_id)
@@ -142,15 +147,16 @@ def _fixture(
     t0 = time.monotonic()
     case, input_path, expected = fixture.name, fixture.input, fixture.expected
     cid = f"fixture:{case}"
-    want_status = fixture.status()
     runs = 2 if options.options.get("check_determinism") else 1
     results = []
     directory = skill.directory
     try:
+        want_status = fixture.status()
+        raw = read_bytes(input_path)
         prepared = prepare(directory, skill, access)
         for _ in range(runs):  # each run in its own fresh workspace, so writes cannot leak between them
             with fresh_workspace(directory) as workspace:
-                results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=input_path.read_bytes()))
+                results.append(run_prepared(prepared, RunOptions(workspace=workspace), raw=raw))
     except AgentpackError as exc:
         return CaseResult(id=cid, status="error", message=str(exc), file=str(input_path))
     result = results[0]
@@ -180,10 +186,14 @@ def _fixture(
         )
     ]
     if expected is not None and want_status == "ok":
-        want = json.loads(expected.read_text(encoding="utf-8"))
-        assertions.append(
-            AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
-        )
+        try:
+            want = jsonio.load_file(expected)
+        except jsonio.JsonError as exc:
+            assertions.append(AssertionResult(name="output", passed=False, message=f"unusable expected output: {exc}"))
+        else:
+            assertions.append(
+                AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
+            )
     passed = all(a.passed for a in assertions)
     message = (
         ""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from pathlib import Path
 
+from agentpack import jsonio
 from agentpack.errors import PackError, PathEscapeError
 from agentpack.models import Finding
 
@@ -279,7 +280,12 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
     for orphan in orphans(skill.directory, cases):
         out.append(Finding.warning("SKC141", f"{orphan.name} has no matching input file", file=str(orphan)))
     for fixture in cases:
-        case, status = fixture.name, fixture.status()
+        case = fixture.name
+        try:
+            status = fixture.status()
+        except PackError as exc:
+            out.append(Finding.error("SKC141", exc.message, file=exc.file, line=exc.line))
+            continue
         if status not in STATUSES:
             out.append(
                 Finding.error(
@@ -296,16 +302,9 @@ def _fixtures(skill: SkillManifest) -> list[Finding]:
             ):
                 continue
             try:
-                value = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                out.append(
-                    Finding.error(
-                        "SKC141", f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno, column=exc.colno
-                    )
-                )
-                continue
-            except (OSError, UnicodeDecodeError) as exc:
-                out.append(Finding.error("SKC141", f"cannot read: {exc}", file=str(path)))
+                value = jsonio.load_file(path)
+            except jsonio.JsonError as exc:
+                out.append(Finding.error("SKC141", exc.message, file=str(path), line=exc.line, column=exc.column))
                 continue
             try:
                 schema = skill.io_schema(which)
@@ -330,7 +329,7 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     access: AccessManifest | None = None
     access_path = tree / ACCESS_FILE
-    if access_path.is_file():
+    if os.path.lexists(access_path):
         access, findings = load_access(access_path)
     elif strict:
         findings.append(Finding.error("SKC156", "strict mode needs an access manifest", file=str(access_path)))
@@ -362,7 +361,7 @@ def validate_tree(tree: Path, *, strict: bool = False) -> list[Finding]:
                 )
             else:
                 seen[skill_id] = skill.file
-    if access is None and not strict and not access_path.is_file():
+    if access is None and not strict and not os.path.lexists(access_path):
         findings.append(
             Finding.info(
                 "SKC156",

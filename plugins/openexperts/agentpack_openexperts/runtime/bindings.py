@@ -4,6 +4,11 @@ A ``ToolBox`` maps each abstract tool name to a ``ToolBinding`` (``call(operatio
 arguments) -> JSON-able``, ``close()``). Built-in binders: ``python`` (callables),
 ``skill`` (deterministic skills of the skillctl format) and ``mcp`` (an MCP server
 over stdio). Bindings come from the Python API or from a bindings file.
+
+Crash safety (see ``idempotency``): a binding, or the object a Python binding wraps, may set
+``idempotency_keys = True`` (it performs a call once per ``current_key()``) and may define
+``reconcile(operation, arguments, idempotency_key)``, so a resumed run can account for a call
+whose outcome a crash left unknown.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -18,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
+from agentpack.userfiles import check_file
 from agentpack.yamlio import load_yaml
 
 from ..registry import lookup
@@ -97,9 +104,10 @@ def import_object(spec: str, base: Path) -> Any:
     if not sep or not attr:
         raise AgentpackError(f"'{spec}' is not MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE")
     if module_name.endswith(".py"):
-        path = (base / module_name).resolve()
-        if not path.is_file():
+        path = Path(os.path.realpath(base / module_name))
+        if not os.path.lexists(path):
             raise AgentpackError(f"binding module {path} does not exist")
+        check_file(path, error=AgentpackError, expected="a Python file")  # a folder, a link loop, a FIFO
         name = f"_openexperts_binding_{abs(hash(str(path)))}"
         module = sys.modules.get(name)
         if module is None:
@@ -108,12 +116,16 @@ def import_object(spec: str, base: Path) -> Any:
                 raise AgentpackError(f"binding module {path} cannot be imported")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[name] = module
-            loader_spec.loader.exec_module(module)
+            try:
+                loader_spec.loader.exec_module(module)
+            except Exception as exc:  # the user's module: a syntax error, null bytes, an import that fails
+                del sys.modules[name]
+                raise AgentpackError(f"cannot import binding module {path}: {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise AgentpackError(f"cannot import binding module '{module_name}': {exc}") from None
+        except Exception as exc:  # ImportError, or whatever the module raises while it is imported
+            raise AgentpackError(f"cannot import binding module '{module_name}': {type(exc).__name__}: {exc}") from None
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):

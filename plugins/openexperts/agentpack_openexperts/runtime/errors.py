@@ -28,10 +28,11 @@ class ToolFailure(ProcessFailure):
     reason = "tool_error"
 
 
-class CallInDoubt(ProcessFailure):
-    """A call started before an interruption may have run, and its tool cannot take it again safely."""
+class CallHeld(ProcessFailure):
+    """A call started before an interruption may have run, and nothing can tell: the run is ``held`` for a
+    person (``experts settle``), not retried and not failed."""
 
-    reason = "in_doubt"
+    reason = "held"
 
 
 class DriverError(ProcessFailure):

@@ -1,5 +1,10 @@
 """Run one invocation to a terminal state: attempts, timeout, retry with backoff, execution-log
-resumption, delivery, SLA, low-confidence escalation and ``on_failure``."""
+resumption, delivery, SLA, low-confidence escalation and ``on_failure``.
+
+A run can also stop ``held``: a tool call's outcome was left unknown by a crash and nothing could
+reconcile it (see ``idempotency``); it waits for ``experts settle``, then ``--resume`` finishes it.
+The result is delivered once: a resumed run that finds its result in the outbox does not send it again.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,13 @@ from typing import Any
 from agentpack.errors import AgentpackError
 
 from .. import effective
-from .errors import Cancelled, DriverError, ProcessFailure
-from .session import AgentResult, AgentSession, ResumeInfo
+from .errors import CallHeld, Cancelled, DriverError, ProcessFailure
+from .session import AgentResult, AgentSession, ResumeInfo, crashpoint
 
 log = logging.getLogger("agentpack.openexperts")
-TERMINAL = ("succeeded", "failed", "escalated", "abandoned", "dead_lettered")
+TERMINAL = ("succeeded", "failed", "escalated", "abandoned", "dead_lettered", "held")
+"""Where a run stops: finished, or ``held`` until a person settles a call (which makes it ``running`` again)."""
+LOW_CONFIDENCE = "the agent judged its confidence low"
 
 
 @dataclass
@@ -79,6 +86,7 @@ class Executor:
             while True:
                 segment = rt.store.start_segment(run_id, attempt, reason, rt.now())
                 rt.store.update_run(run_id, rt.now(), status="running", attempt=attempt)
+                crashpoint("run.segment_started")
                 session = AgentSession(
                     runtime=rt,
                     run=run,
@@ -97,6 +105,8 @@ class Executor:
                 except Cancelled:
                     rt.store.event(run_id, "interrupted", {"attempt": attempt}, rt.now())
                     return RunOutcome(run_id, run["process"], "interrupted", attempt, dry_run=dry_run)
+                except CallHeld as exc:
+                    return self._hold(run, policy, attempt, str(exc), dry_run)
                 except ProcessFailure as exc:
                     error, failure_reason = str(exc), exc.reason
                 rt.store.event(
@@ -237,24 +247,45 @@ class Executor:
         if policy.sla is not None and rt.now() - run["created"] > policy.sla:
             self._breach(run, policy)
         status = "succeeded"
+        crashpoint("run.finished")
+        sent = rt.store.messages(run["run_id"])  # a run killed after delivering resumes without sending again
         if dry_run:
             pass
         elif result.confidence == "low" and policy.on_low_confidence:
             status = "escalated"
-            rt.outbox.escalate(
-                policy.escalation_channel,
-                run["run_id"],
-                run["process"],
-                "the agent judged its confidence low",
-                {"inputs": run["inputs"], "outputs": payload},
-                result.recommended_action or "review the outputs before acting on them",
-            )
-        else:
+            if not any(m["kind"] == "escalation" and m["data"].get("reason") == LOW_CONFIDENCE for m in sent):
+                rt.outbox.escalate(
+                    policy.escalation_channel,
+                    run["run_id"],
+                    run["process"],
+                    LOW_CONFIDENCE,
+                    {"inputs": run["inputs"], "outputs": payload},
+                    result.recommended_action or "review the outputs before acting on them",
+                )
+        elif not any(m["kind"] == "result" for m in sent):
             rt.outbox.send(policy.channel, "result", run["run_id"], run["process"], payload)
+        crashpoint("run.delivered")
         if scratchpad and not rt.keep_scratch:
             rt.workspace.remove(scratchpad)
         rt.store.update_run(run["run_id"], rt.now(), status=status, result=payload, error=None)
         return status, payload
+
+    def _hold(
+        self, run: dict[str, Any], policy: effective.ProcessPolicy, attempt: int, error: str, dry_run: bool
+    ) -> RunOutcome:
+        """Stop a run whose call's outcome is unknown: ``held`` until a human settles the call (no attempt used)."""
+        rt = self.rt
+        rt.store.event(run["run_id"], "held", {"attempt": attempt, "error": rt.redact(error)}, rt.now())
+        rt.outbox.escalate(
+            policy.escalation_channel,
+            run["run_id"],
+            run["process"],
+            rt.redact(error),
+            {"inputs": run["inputs"]},
+            "check whether the call happened, settle it with 'agentpack experts settle', then run --resume",
+        )
+        rt.store.update_run(run["run_id"], rt.now(), status="held", error=rt.redact(error))
+        return RunOutcome(run["run_id"], run["process"], "held", attempt, error=rt.redact(error), dry_run=dry_run)
 
     def _fail(
         self,

@@ -1,6 +1,7 @@
 """The run store: the runtime's durable record of runs (SQLite ``runtime.db``): runs, execution log,
-tool-call journal, dedupe window, dead letters and the delivery outbox. One connection guarded by a
-lock; WAL so a killed process loses nothing it committed. (State files live in the workspace.)"""
+tool-call journal (``idempotency`` says what its statuses mean), dedupe window, dead letters and the
+delivery outbox. One connection guarded by a lock; WAL so a killed process loses nothing it committed.
+(State files live in the workspace.)"""
 
 from __future__ import annotations
 
@@ -205,7 +206,7 @@ class RunStore:
         )
 
     def set_call(self, run_id: str, seq: int, status: str, result: Any = None) -> None:
-        """A later decision about an earlier call (``superseded``: it is issued again with its key)."""
+        """A later decision about an earlier call (reconciled, settled, superseded, unknown)."""
         self._exec(
             "UPDATE calls SET status = ?, result = COALESCE(?, result) WHERE run_id = ? AND seq = ?",
             (status, _dump(result), run_id, seq),

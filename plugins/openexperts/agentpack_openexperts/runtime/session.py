@@ -3,8 +3,8 @@
 Every tool operation passes through ``AgentSession.call``: its declaration and
 arguments are checked, its effective approval tier enforced (``auto`` runs,
 ``confirm`` waits for an approval broker, ``manual`` delivers a draft), and it is
-journaled in the execution log so a resumed run never repeats a side effect that
-already happened.
+journalled before it runs (``idempotency``) so a resumed run never repeats a side effect
+that already happened, nor blindly one whose outcome a crash left unknown.
 """
 
 from __future__ import annotations
@@ -16,20 +16,45 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentpack import jsonio
+from agentpack.crashpoints import crashpoint as _crashpoint
 from agentpack.hashing import sha256_json
 
 from .. import effective
 from ..model import Component
 from .approvals import ApprovalRequest
 from .bindings import ToolError
-from .errors import CallInDoubt, Cancelled, OperationRejected, ProcessTimeout, ToolFailure
-from .idempotency import calling, honours_keys, idempotency_key
+from .errors import Cancelled, OperationRejected, ProcessTimeout, ToolFailure
+from .idempotency import (
+    DONE,
+    EXECUTED,
+    FAILED,
+    LOGICAL,
+    RECONCILED,
+    REFUSED,
+    SUPERSEDED,
+    calling,
+    idempotency_key,
+    resolve_in_doubt,
+)
 from .workspace import AccessError
 
-JOURNALLED = frozenset({"executed", "draft_delivered", "started"})
-"""Journal entries that stand for a call the agent made: replayed on resume, or in doubt (``started``)."""
 STEP = re.compile(r"^\s*[-*] \[[ xX]\] (.+)$", re.MULTILINE)
 SEP = "__"
+
+
+def crashpoint(name: str) -> None:
+    """A named point where crash tests kill the run (``AGENTPACK_OPENEXPERTS_CRASH_AT``)."""
+    _crashpoint(name, prefix="AGENTPACK_OPENEXPERTS")
+
+
+def strict_json(value: Any, operation: str) -> Any:
+    """A tool's result as strict JSON (other values as strings); ``ToolFailure`` when it cannot be one:
+    NaN or infinity, a cycle, or nesting deeper than ``agentpack.jsonio`` reads back."""
+    try:
+        return jsonio.loads(json.dumps(value, default=str, allow_nan=False))
+    except (ValueError, RecursionError) as exc:  # JsonError is a ValueError
+        raise ToolFailure(f"{operation} returned a result that is not JSON: {exc}") from None
 
 
 def checklist(body: str) -> list[str]:
@@ -258,21 +283,10 @@ class AgentSession:
         digest = sha256_json(arguments)
         occurrence = self._seen.get((full, digest), 0)
         self._seen[(full, digest)] = occurrence + 1
-        replay = self._replay(full, digest, occurrence)
-        doubt = replay if replay is not None and replay["status"] == "started" else None
-        if replay is not None and doubt is None:
-            rt.store.record_call(
-                self.run_id,
-                self.segment,
-                full,
-                digest,
-                rt.redact(arguments),
-                replay["result"],
-                tier,
-                "replayed",
-                rt.now(),
-            )
-            return {"ok": True, "result": replay["result"], "replayed": True, "tier": tier}
+        key = idempotency_key(self.run_id, full, digest, occurrence)
+        earlier = self._earlier(full, digest, occurrence)
+        if earlier is not None and earlier["status"] in DONE:
+            return self._replayed(full, digest, arguments, earlier["result"], tier)
         description = declared.get(op, {}).get("description", full)
         if self.dry_run and (tier != "auto" or not rt.tools.has(tool)):
             why = "not executed in a dry run" if tier != "auto" else "no binding for this tool"
@@ -292,30 +306,35 @@ class AgentSession:
             )
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
-            return self._draft(full, digest, arguments, description)
-        if tier == "confirm" and doubt is None:  # a call in doubt was approved before it started
+            return self._draft(full, digest, arguments, description, key, earlier)
+        if earlier is not None:  # started in a segment that was killed: its outcome is unknown
+            happened, result = resolve_in_doubt(
+                rt.store, self.run_id, earlier, rt.tools.bindings.get(tool), full, arguments, tier
+            )
+            if happened:
+                return self._replayed(full, digest, arguments, result, tier)
+        elif tier == "confirm":  # a call in doubt was approved before it started
             self._approve(full, digest, arguments, description)
-        if doubt is not None:
-            if not honours_keys(rt.tools.bindings.get(tool)):
-                raise CallInDoubt(
-                    f"{full} was started before the run was interrupted and may have run; it is not repeated "
-                    "(bind a tool that honours idempotency keys to have such calls issued again)"
-                )
-            rt.store.set_call(self.run_id, doubt["seq"], "superseded")  # issued again below, with its key
         # write-ahead: the journal holds the call before it runs, so a resumed run knows it may have run
-        key = idempotency_key(self.run_id, full, digest, occurrence)
         seq = rt.store.begin_call(self.run_id, self.segment, full, digest, rt.redact(arguments), tier, key, rt.now())
+        crashpoint("call.journalled")
         try:
             with calling(key):
-                result = rt.tools.call(tool, op, arguments)
+                answer = rt.tools.call(tool, op, arguments)
         except ToolError as exc:
-            rt.store.finish_call(self.run_id, seq, "refused", {"error": rt.redact(str(exc))}, rt.now())
+            rt.store.finish_call(self.run_id, seq, REFUSED, {"error": rt.redact(str(exc))}, rt.now())
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # the tool itself failed: the attempt fails and the retry policy applies
-            rt.store.finish_call(self.run_id, seq, "failed", {"error": rt.redact(repr(exc))}, rt.now())
+            rt.store.finish_call(self.run_id, seq, FAILED, {"error": rt.redact(repr(exc))}, rt.now())
             raise ToolFailure(f"{full} failed: {exc}") from exc
-        result = json.loads(json.dumps(result, default=str))
-        rt.store.finish_call(self.run_id, seq, "executed", rt.redact(result), rt.now())
+        crashpoint("call.returned")
+        try:
+            result = strict_json(answer, full)
+        except ToolFailure as exc:
+            rt.store.finish_call(self.run_id, seq, FAILED, {"error": rt.redact(str(exc))}, rt.now())
+            raise
+        rt.store.finish_call(self.run_id, seq, EXECUTED, rt.redact(result), rt.now())
+        crashpoint("call.recorded")
         if self.dry_run:
             self.plan.append(
                 {
@@ -329,17 +348,45 @@ class AgentSession:
             )
         return {"ok": True, "result": result, "tier": tier}
 
-    def _replay(self, full: str, digest: str, occurrence: int) -> dict[str, Any] | None:
-        """The earlier call this one repeats (it ran, or was started and may have run), for non-idempotent
-        processes being resumed."""
+    def _earlier(self, full: str, digest: str, occurrence: int) -> dict[str, Any] | None:
+        """The journal entry of the call this one repeats (it ran, or was started and may have run), for a
+        non-idempotent process that resumes or retries."""
         if self.policy.idempotent or self.segment == 1:
             return None
-        earlier = self.runtime.store.calls_like(self.run_id, full, digest, JOURNALLED, self.segment)
+        earlier = self.runtime.store.calls_like(self.run_id, full, digest, LOGICAL, self.segment)
         return earlier[occurrence] if occurrence < len(earlier) else None
 
-    def _draft(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> dict[str, Any]:
+    def _replayed(self, full: str, digest: str, arguments: dict[str, Any], result: Any, tier: str) -> dict[str, Any]:
         rt = self.runtime
-        draft_id = rt.new_id("draft-")
+        rt.store.record_call(
+            self.run_id, self.segment, full, digest, rt.redact(arguments), result, tier, "replayed", rt.now()
+        )
+        return {"ok": True, "result": result, "replayed": True, "tier": tier}
+
+    def _draft(
+        self,
+        full: str,
+        digest: str,
+        arguments: dict[str, Any],
+        description: str,
+        key: str,
+        earlier: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """A ``manual`` operation: a draft for a person, delivered once (its id comes from the call's key, so a
+        resumed run finds a draft it delivered before it was killed instead of sending a second one)."""
+        rt = self.runtime
+        draft_id = f"draft-{key.removeprefix('oex-')[:16]}"
+        result = {"draft_id": draft_id, "draft_delivered": True, "executed": False}
+        if earlier is not None and any(
+            m["data"].get("draft_id") == draft_id for m in rt.store.messages(self.run_id, kind="draft")
+        ):
+            rt.store.set_call(self.run_id, earlier["seq"], RECONCILED, result)
+            return self._replayed(full, digest, arguments, result, "manual")
+        if earlier is not None:
+            rt.store.set_call(self.run_id, earlier["seq"], SUPERSEDED)
+        seq = rt.store.begin_call(
+            self.run_id, self.segment, full, digest, rt.redact(arguments), "manual", key, rt.now()
+        )
         rt.outbox.send(
             self.policy.channel,
             "draft",
@@ -353,6 +400,7 @@ class AgentSession:
                 "note": "manual tier: prepared for a human to execute; it was not executed",
             },
         )
+        crashpoint("draft.delivered")
         if self.policy.on_manual_ready:
             rt.outbox.escalate(
                 self.policy.escalation_channel,
@@ -362,10 +410,7 @@ class AgentSession:
                 {"inputs": self.inputs, "arguments": arguments},
                 f"review draft {draft_id} and execute {full} yourself",
             )
-        result = {"draft_id": draft_id, "draft_delivered": True, "executed": False}
-        rt.store.record_call(
-            self.run_id, self.segment, full, digest, rt.redact(arguments), result, "manual", "draft_delivered", rt.now()
-        )
+        rt.store.finish_call(self.run_id, seq, "draft_delivered", result, rt.now())
         return {"ok": True, "result": result, "tier": "manual"}
 
     def _approve(self, full: str, digest: str, arguments: dict[str, Any], description: str) -> None:
@@ -486,6 +531,7 @@ class AgentSession:
             return {"ok": False, "error": f"step must be between 1 and {len(steps)}"}
         rt = self.runtime
         rt.store.complete_step(self.run_id, step, rt.redact(summary), self.segment, rt.now())
+        crashpoint("step.completed")
         return {"ok": True, "step": step}
 
     def _builtin_escalate(

@@ -13,6 +13,7 @@ Agent writes pass through the runtime's redactor: no ``private`` knowledge lands
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError, PathEscapeError
-from agentpack.fsutil import atomic_write_text
+from agentpack.fsutil import atomic_write_text, remove_stale_temporaries
 from agentpack.paths import check_relative
+from agentpack.userfiles import read_text
 
 from ..model import ExpertPackage, normalise_ref
 
@@ -41,6 +43,7 @@ class Workspace:
         self.workdir = workdir
         self.redact = redact
         workdir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(workdir)  # what a runtime killed in the middle of a state write left
         self.scopes: dict[str, str] = {}
         self.templates: dict[str, str] = {}
         for component in package.of("state"):
@@ -131,9 +134,9 @@ class Workspace:
 
     def read(self, path: str, session: str) -> tuple[str, str]:
         real, kind = self.resolve(path, session, write=False)
-        if not real.is_file():
+        if not os.path.lexists(real):
             raise AccessError(f"'{path}' does not exist yet")
-        text = real.read_text(encoding="utf-8")
+        text = read_text(real, display=path, error=AccessError)  # a folder, a FIFO, not UTF-8: said, not raised
         return (text if len(text) <= MAX_READ else text[:MAX_READ] + "\n[truncated]"), kind
 
     def write(self, path: str, content: str, session: str) -> str:
