@@ -161,3 +161,13 @@ def test_git_commit_and_dirty_state(tmp_path):
     assert state == {"commit": git("rev-parse", "HEAD"), "branch": "main", "dirty": False}
     (repo / "pack.txt").write_text("v2")
     assert git_state(repo)["dirty"] is True
+
+
+def test_the_digest_counts_a_fifo_without_reading_it(tmp_path):
+    import os
+
+    root = tmp_path / "pack"
+    root.mkdir()
+    (root / "a.txt").write_text("one")
+    os.mkfifo(root / "pipe")  # no writer: reading it would wait forever
+    assert input_digest(root).startswith("sha256:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,12 @@ def _files(root: Path) -> list[Path]:
 
 
 def _file_into(digest: Any, path: Path) -> None:
-    with open(path, "rb") as handle:
+    """A regular file's bytes into ``digest``; a FIFO, socket or device counts by its kind, unread (a FIFO
+    would block the reader forever)."""
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            digest.update(b"\0special file\0")
+            return
         while block := handle.read(1 << 20):
             digest.update(block)
 
