@@ -20,6 +20,7 @@ from agentpack.errors import PathEscapeError, YamlError, reading
 from agentpack.jsonio import JsonError, loads
 from agentpack.paths import resolve_under
 from agentpack.records import Record, constant
+from agentpack.userfiles import read_bytes
 from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
 
 from . import schema_store
@@ -624,7 +625,7 @@ def _read(path: Path) -> tuple[str, bytes, YamlDocument | None]:
         kept = _kept.pop(_file_key(path), None)
         if kept is not None:
             return kept
-        raw = path.read_bytes()
+        raw = read_bytes(path, display=display_path(path), error=YamlError, expected="a YAML file")
         return raw.decode("utf-8-sig"), raw, None
 
 
@@ -662,7 +663,7 @@ def sniff(path: Path) -> bool:
     try:
         with reading(display_path(path), YamlError):
             key = _file_key(path)
-            raw = path.read_bytes()
+            raw = read_bytes(path, display=display_path(path), error=YamlError, expected="a YAML file")
             text = raw.decode("utf-8-sig")
     except YamlError:
         return False
