@@ -102,6 +102,12 @@ MUTATIONS = [
         "OEX202",
         "error",
     ),
+    (  # a type the later checks do not expect: the schema's finding, never a TypeError
+        "process-input-name-list",
+        front("processes/answer-chat.md", lambda d: d["inputs"][1].update(name=[1, 2])),
+        "OEX202",
+        "error",
+    ),
     ("function-unknown-key", front("functions/draft-reply.md", lambda d: d.update(model="gpt")), "OEX203", "warning"),
     (
         "duplicate-function",

@@ -94,13 +94,22 @@ class Validator:
         self.out.extend(schema_findings(data, "expert", self.pkg.manifest, code="OEX100"))
         if self.strict:
             self.out = [f.model_copy(update={"severity": "error"}) if f.code == "OEX102" else f for f in self.out]
-        self.manifest_fields()
-        self.structure()
-        self.components()
-        self.triggers()
-        self.references()
-        self.policy()
-        self.execution_and_delivery()
+        for check in (
+            self.manifest_fields,
+            self.structure,
+            self.components,
+            self.triggers,
+            self.references,
+            self.policy,
+            self.execution_and_delivery,
+        ):
+            try:
+                check()
+            except (TypeError, AttributeError, KeyError, ValueError):
+                # The checks read what the schemas describe; a value of another type that one trips on is
+                # an error the schema findings already report, so the package is invalid either way.
+                if not any(f.severity == "error" for f in self.out):
+                    raise  # a bug in a check, not a bad package
         return self.out
 
     # -- manifest --------------------------------------------------------------------------
