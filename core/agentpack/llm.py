@@ -7,11 +7,11 @@ per ``ChatClient`` keeps connections alive across calls.
 from __future__ import annotations
 
 import ipaddress
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from . import jsonio
 from .errors import AgentpackError, require
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -81,7 +81,7 @@ def _tool_call(call: dict[str, Any]) -> ToolCall:
         arguments: dict[str, Any] = raw
     else:
         try:
-            decoded = json.loads(raw or "{}")
+            decoded = jsonio.loads(raw or "{}")
         except (TypeError, ValueError):
             decoded = None
         arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
@@ -134,7 +134,7 @@ class ChatClient:
         if response.status_code >= 400:
             raise ChatError(f"chat endpoint {url} answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            data = response.json()
+            data = jsonio.loads(response.content)  # deep or NaN: malformed, not a RecursionError
             choice = data["choices"][0]
             message = choice["message"]
             calls = [_tool_call(call) for call in message.get("tool_calls") or []]

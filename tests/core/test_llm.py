@@ -46,6 +46,8 @@ RESPONSES = {
     "bad-tool-calls": (200, '{"choices": [{"message": {"tool_calls": ["x"]}}]}'),
     "content-not-string": (200, '{"choices": [{"message": {"content": {"a": 1}}}]}'),
     "list-body": (200, "[1, 2]"),
+    "deep": (200, "[" * 5000 + "]" * 5000),  # past the parser's recursion limit: malformed, not a RecursionError
+    "nan": (200, '{"choices": [{"message": {"content": "x"}}], "usage": {"total_tokens": NaN}}'),
 }
 
 
@@ -135,7 +137,17 @@ def test_http_errors_become_chat_errors(server, scenario, fragment):
 
 
 @pytest.mark.parametrize(
-    "scenario", ["not-json", "no-choices", "message-not-object", "bad-tool-calls", "content-not-string", "list-body"]
+    "scenario",
+    [
+        "not-json",
+        "no-choices",
+        "message-not-object",
+        "bad-tool-calls",
+        "content-not-string",
+        "list-body",
+        "deep",
+        "nan",
+    ],
 )
 def test_malformed_bodies_become_chat_errors(server, scenario):
     with client(server, scenario) as chat, pytest.raises(ChatError, match="malformed response"):
