@@ -1,6 +1,7 @@
 """The ``agentpack experts`` commands, in-process and as real subprocesses."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -228,6 +229,15 @@ def test_bad_inputs_are_usage_errors(acme, tmp_path):
     bad = tmp_path / "inputs.json"
     bad.write_text("[1, 2]")
     assert run_cli(["experts", "dry-run", str(acme), "answer-chat", "--inputs", str(bad)]).exit_code == 2
+    for text in ('{"customer_id": NaN}', "[" * 5000 + "]" * 5000):  # not strict JSON: never a traceback
+        bad.write_text(text)
+        result = run_cli(["experts", "dry-run", str(acme), "answer-chat", "--inputs", str(bad)])
+        assert result.exit_code == 2 and "Invalid value for --inputs" in result.stderr, result.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: reading it would wait forever
+    for where in (fifo, tmp_path):
+        result = run_cli(["experts", "dry-run", str(acme), "answer-chat", "--inputs", str(where)])
+        assert result.exit_code == 2 and "expected a JSON file" in result.stderr, result.stderr
     good = run_cli(
         ["experts", "dry-run", str(acme), "answer-chat", "--inputs", "-"],
         input='{"customer_id": "C-1", "question": "hi"}',

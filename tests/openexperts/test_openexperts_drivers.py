@@ -129,6 +129,16 @@ def test_a_final_json_answer_is_structured(make_runtime, acme, ledger, fake_mode
     assert outcome.result["structured"] == {"answer": "42"} and outcome.result["confidence"] == "medium"
 
 
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '{"narrative": "x", "structured": {"n": NaN}}'])
+def test_a_final_answer_that_is_not_strict_json_is_the_narrative(make_runtime, acme, ledger, fake_model, text):
+    model = fake_model([text_turn(text)])
+    rt = make_runtime(
+        acme, tools=ledger.tools(), driver="openai", driver_options={"model": "m", "base_url": model.base_url}
+    )
+    outcome = rt.run_process("answer-chat", {"customer_id": "C", "question": "?"})
+    assert outcome.ok and outcome.result["structured"] is None  # no RecursionError, no NaN in the result
+
+
 def test_plain_text_answer_is_the_narrative(make_runtime, acme, ledger, fake_model, edit_front):
     edit_front(acme / "processes" / "answer-chat.md", lambda d: d["delivery"].update(format="both"))
     model = fake_model([text_turn("All good.")])

@@ -115,6 +115,9 @@ def test_gmail_preset_shapes():
     assert (push["message_id"], push["history_id"], push["contact_id"]) == ("p1", 9, "me@x.org")
     assert gmail_enrich({"messages": [], "contact_id": "keep"})["contact_id"] == "keep"
     assert gmail_enrich("not a dict") == "not a dict"
+    for hostile in (b"[" * 5000 + b"]" * 5000, b'{"historyId": NaN}', b"\xff"):  # a push body is not ours
+        pushed = gmail_enrich({"message": {"data": base64.b64encode(hostile).decode(), "messageId": "p2"}})
+        assert pushed["message_id"] == "p2" and "history_id" not in pushed
 
 
 def test_inputs_and_lanes():

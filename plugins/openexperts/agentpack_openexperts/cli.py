@@ -57,11 +57,12 @@ def _load(pack: Path) -> ExpertPackage:
 def _inputs(pairs: dict[str, str], inputs_file: str | None) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if inputs_file:
-        text = sys.stdin.read() if inputs_file == "-" else Path(inputs_file).read_text(encoding="utf-8")
-        try:
-            values = json.loads(text)
-        except ValueError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--inputs") from None
+        from agentpack import jsonio
+
+        try:  # strict JSON: not a file, not UTF-8, deep or NaN is a usage error
+            values = jsonio.loads(sys.stdin.buffer.read()) if inputs_file == "-" else jsonio.load_file(inputs_file)
+        except jsonio.JsonError as exc:
+            raise click.BadParameter(str(exc), param_hint="--inputs") from None
         if not isinstance(values, dict):
             raise click.BadParameter("must be a JSON object", param_hint="--inputs")
     return {**values, **pairs}

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.yamlio import load_yaml
 
@@ -160,7 +161,7 @@ class ScriptedDriver:
             return {}
         block = text.split(PAD_MARK, 1)[1].split("```json", 1)[-1].split("```", 1)[0]
         try:
-            return json.loads(block)
+            return jsonio.loads(block)
         except ValueError:
             return {}
 
@@ -250,7 +251,7 @@ def _final(content: str | None) -> AgentResult:
     if candidate.startswith("```"):
         candidate = candidate.strip("`").split("\n", 1)[-1]
     try:
-        data = json.loads(candidate)
+        data = jsonio.loads(candidate)  # the model wrote it: strict JSON, or plain narrative
     except ValueError:
         return AgentResult(narrative=text)
     if isinstance(data, dict) and {"narrative", "structured"} & set(data):

@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from agentpack import jsonio
+
 from ..dotpath import MISSING, resolve
 
 _ADDRESS = re.compile(r"<([^<>@\s]+@[^<>\s]+)>|([^\s<>\"']+@[^\s<>\"',;]+)")
@@ -31,8 +33,8 @@ def gmail_enrich(payload: Any) -> Any:
     push = out.get("message")
     if isinstance(push, dict) and isinstance(push.get("data"), str):
         try:
-            decoded = json.loads(base64.b64decode(push["data"]).decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            decoded = jsonio.loads(base64.b64decode(push["data"]))
+        except ValueError:  # not base64, not UTF-8 or not strict JSON (JsonError is a ValueError)
             decoded = None
         if isinstance(decoded, dict):
             out.setdefault("email_address", decoded.get("emailAddress"))

@@ -7,12 +7,12 @@ threads submit calls to it and wait for the result.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError, require
 
 from .bindings import ToolError
@@ -86,7 +86,7 @@ class McpBinding:
         if result.structured_content is not None:
             return result.structured_content
         try:
-            return json.loads(text)
+            return jsonio.loads(text)  # deep or NaN: not JSON, kept as text
         except ValueError:
             return {"text": text}
 

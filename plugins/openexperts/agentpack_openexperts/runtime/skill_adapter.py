@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
 from agentpack.registry import McpContext
@@ -79,7 +80,7 @@ def _subprocess_runner(path: Path, value: Any) -> Any:
     ]
     proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300, check=False)
     try:
-        data = json.loads(proc.stdout)
+        data = jsonio.loads(proc.stdout)
     except ValueError:
         raise ToolError(
             f"skill {path.name}: 'agentpack skill run' printed no JSON (exit {proc.returncode}): "
