@@ -138,6 +138,11 @@ def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp
                 return [t.name for t in (await client.list_tools()).tools]
 
         assert isinstance(anyio.run(session), list)
+        deep = b'{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+        bearer = {**headers, "authorization": "Bearer s3cret"}
+        refused = httpx.post(url, content=deep, headers=bearer, timeout=10)  # a parse error, not a crash
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == -32700
+        assert isinstance(anyio.run(session), list)  # still serving
         busy = subprocess.run([*argv[:-1], str(port)], capture_output=True, text=True, timeout=60, env={**os.environ})
         assert busy.returncode == 2 and f"port {port} on 127.0.0.1 is already in use" in busy.stderr
         assert "Traceback" not in busy.stderr
@@ -147,3 +152,26 @@ def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp
         proc.stderr.close()
     with socket.socket() as probe:  # nothing was left listening
         assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_over_stdio_a_request_nested_too_deep_is_dropped_and_the_server_goes_on():
+    import json
+    import subprocess
+    import sys
+
+    def line(message: dict) -> str:
+        return json.dumps(message) + "\n"
+
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    deep = '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": ' + "[" * 5000 + "]" * 5000 + "}\n"
+    requests = (
+        line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + deep
+        + line({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agentpack", "mcp", "serve"], input=requests, capture_output=True, text=True, timeout=60
+    )
+    answered = [json.loads(reply)["id"] for reply in done.stdout.splitlines()]
+    assert answered == [1, 3] and "Traceback" not in done.stderr, done.stderr
