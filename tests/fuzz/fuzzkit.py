@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -53,7 +54,8 @@ class Rule:
     glob: str
     kind: str
     """``json``, ``yaml``, ``markdown`` (YAML frontmatter and a body), ``text``, ``program`` (run as a
-    process) or ``module`` (a Python tool binding, imported in-process)."""
+    process), ``module`` (a Python tool binding, imported in-process) or ``agent`` (a JSON-RPC agent over
+    stdio)."""
     checked_by: frozenset[str] = frozenset()
     """Names of the commands that check this file: they must not exit 0 once a mutation made it invalid."""
     read_by: frozenset[str] = frozenset()
@@ -492,6 +494,19 @@ def hostile_program(path: Path, rule: Rule, draw: Draw) -> Applied:
     return Applied(f"program prints {name} output", True)
 
 
+def hostile_agent(path: Path, rule: Rule, draw: Draw) -> Applied:
+    """Replace a JSON-RPC agent (stdio) by one that answers every request line with a hostile line."""
+    name = draw(st.sampled_from(sorted(HOSTILE_OUTPUTS)))
+    payload = HOSTILE_OUTPUTS[name]
+    path.write_text(
+        "import sys\n"
+        "for _ in sys.stdin.buffer:\n"
+        f"    sys.stdout.buffer.write({payload!r} + b'\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+    return Applied(f"agent replies {name}", True)
+
+
 HOSTILE_VALUES: dict[str, str] = {
     "nan": "float('nan')",
     "infinity": "{'total': float('inf')}",
@@ -555,6 +570,7 @@ MUTATIONS: dict[str, Mutation] = {
         Mutation("bad-timestamp", STRUCTURED, bad_timestamp, needs_document=True),
         Mutation("hostile-output", frozenset({"program"}), hostile_program),
         Mutation("hostile-binding", frozenset({"module"}), hostile_binding),
+        Mutation("hostile-replies", frozenset({"agent"}), hostile_agent),
     )
 }
 
@@ -644,6 +660,7 @@ def materialize(source: Source, tmp: Path) -> Path:
 def command_env(tmp: Path) -> dict[str, str]:
     """Environment of the command runs: caches and homes inside the scratch folder, no debug tracebacks."""
     return {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",  # `python` is this one
         "AGENTPACK_DEBUG": "",
         "AGENTPACK_SKILLCTL_CACHE_DIR": str(tmp / "skillctl-cache"),
         "XDG_CACHE_HOME": str(tmp / "cache"),

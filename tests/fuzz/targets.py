@@ -362,23 +362,37 @@ def _quick_retries(case: Path, tmp: Path) -> None:
 
 # -- agent_rpc: evaluation manifests ------------------------------------------------------------------------
 def _agent_rpc_sources() -> tuple[Source, ...]:
+    readers = _names("rpc validate", "validate", "rpc run")
     commands = (
         Command("rpc validate", ("rpc", "validate", "{case}/manifest.yaml", "--json")),
         Command("validate", ("validate", "{case}/manifest.yaml")),
+        Command(  # an agent that never answers costs one scenario and two seconds
+            "rpc run",
+            ("rpc", "run", "-m", "{case}/manifest.yaml", "--json-out", "{tmp}/r.json", "--timeout", "2", "--fail-fast"),
+        ),
     )
     rules = (
         Rule(
             "manifest.yaml",
             "yaml",
-            checked_by=_names("rpc validate", "validate"),
+            checked_by=readers,
             required=("/name", "/target", "/scenarios"),
             types={"/scenarios": "array", "/name": "string", "/timeout": "number"},
             closed=("",),
-            must_exist=_names("rpc validate", "validate"),
+            must_exist=readers,
         ),
         Rule("data/*.csv", "text"),
+        Rule("support_agent.py", "agent"),  # hostile replies: step errors and a report, never a crash or a hang
     )
-    return (Source("agent_rpc/manifest", EXAMPLES / "agent_rpc", commands, rules, focus=("manifest.yaml", "data")),)
+    return (
+        Source(
+            "agent_rpc/manifest",
+            EXAMPLES / "agent_rpc",
+            commands,
+            rules,
+            focus=("manifest.yaml", "data", "support_agent.py"),
+        ),
+    )
 
 
 # -- ECP: Expert Context Packs, through the CLI only (its robustness work is owned separately) -----------------
