@@ -29,6 +29,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -495,16 +496,22 @@ def hostile_program(path: Path, rule: Rule, draw: Draw) -> Applied:
 
 
 def hostile_agent(path: Path, rule: Rule, draw: Draw) -> Applied:
-    """Replace a JSON-RPC agent (stdio) by one that answers every request line with a hostile line."""
+    """Replace a JSON-RPC agent (stdio) by one that answers every request with a hostile line: the hostile
+    output alone (not JSON-RPC: skipped, so the call times out) or as the ``result`` of a reply to it."""
     name = draw(st.sampled_from(sorted(HOSTILE_OUTPUTS)))
-    payload = HOSTILE_OUTPUTS[name]
+    wrapped = draw(st.booleans(), label="as a JSON-RPC result")
     path.write_text(
-        "import sys\n"
-        "for _ in sys.stdin.buffer:\n"
-        f"    sys.stdout.buffer.write({payload!r} + b'\\n')\n"
-        "    sys.stdout.flush()\n"
+        textwrap.dedent(f"""\
+            import re, sys
+            PAYLOAD, WRAPPED = {HOSTILE_OUTPUTS[name]!r}, {wrapped!r}
+            for request in sys.stdin.buffer:
+                found = re.search(rb'"id": *(\\d+)', request)
+                head = b'{{"jsonrpc": "2.0", "id": ' + (found.group(1) if found else b"0") + b', "result": '
+                sys.stdout.buffer.write((head + PAYLOAD + b"}}" if WRAPPED else PAYLOAD) + b"\\n")
+                sys.stdout.flush()
+            """)
     )
-    return Applied(f"agent replies {name}", True)
+    return Applied(f"agent replies {name}" + (" as a JSON-RPC result" if wrapped else ""), True)
 
 
 HOSTILE_VALUES: dict[str, str] = {
