@@ -259,6 +259,26 @@ def test_unreadable_documents(tmp_path, text, code):
     assert got[0][1] == code and got[0][2] is not None
 
 
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dangling-link"])
+def test_a_manifest_that_is_not_a_file_is_named_never_read(agentpack_cli, tmp_path, kind):
+    import os
+
+    path = tmp_path / "manifest.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: reading it would wait forever
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "gone.yaml")
+    checked = agentpack_cli("rpc", "validate", path, "--json")
+    run = agentpack_cli("rpc", "run", "-m", path)
+    if kind == "dangling-link":  # the command line refuses it: a usage error
+        assert checked.exit_code == run.exit_code == 2 and "does not exist" in run.stderr
+        return
+    assert checked.exit_code == 1 and "expected a YAML file, found" in checked.stdout, checked.stdout
+    assert run.exit_code == 2 and "expected a YAML file, found" in run.stderr, run.stderr
+
+
 def test_validate_command_text_and_json(agentpack_cli, tmp_path):
     good = write(
         tmp_path,
