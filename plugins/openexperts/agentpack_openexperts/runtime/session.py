@@ -307,13 +307,13 @@ class AgentSession:
             return {"ok": True, "dry_run": True, **entry}
         if tier == "manual":
             return self._draft(full, digest, arguments, description, key, earlier)
-        if earlier is not None:  # started in a segment that was killed: its outcome is unknown
+        if earlier is not None:  # started in a killed segment (approved then, if confirm): its outcome is unknown
             happened, result = resolve_in_doubt(
                 rt.store, self.run_id, earlier, rt.tools.bindings.get(tool), full, arguments, tier
             )
             if happened:
                 return self._replayed(full, digest, arguments, result, tier)
-        elif tier == "confirm":  # a call in doubt was approved before it started
+        elif tier == "confirm":
             self._approve(full, digest, arguments, description)
         # write-ahead: the journal holds the call before it runs, so a resumed run knows it may have run
         seq = rt.store.begin_call(self.run_id, self.segment, full, digest, rt.redact(arguments), tier, key, rt.now())
