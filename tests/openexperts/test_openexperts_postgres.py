@@ -544,12 +544,63 @@ def query_url(url: str, sql: str) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
-def test_the_cli_starts_without_importing_psycopg_or_procrastinate():
-    code = (
-        "import sys; import agentpack_openexperts.cli; print(sorted({'psycopg', 'procrastinate'} & set(sys.modules)))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+def test_commands_without_a_store_never_import_psycopg_or_procrastinate(tmp_path):
+    pack = make_package(tmp_path / "scale-expert")
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(SCRIPT))
+    (tmp_path / "bindings.yaml").write_text("tools:\n  ledger: {python: tools.py:Ledger}\n")
+    runtime = ["--bindings", str(tmp_path / "bindings.yaml"), "--script", str(tmp_path / "script.yaml")]
+    commands = [
+        ["--help"],
+        ["experts", "--help"],
+        ["experts", "serve", "--help"],
+        ["experts", "worker", "--help"],
+        ["experts", "approvals", "list", "--help"],
+        ["validate", str(pack)],
+        ["experts", "run", str(pack), "--process", "handle", "--input", "key=k", "--input", "seq=1", *runtime],
+        ["experts", "serve", str(pack), "--duration", "0", *runtime],
+        ["experts", "runs", str(pack), "--json"],
+        ["experts", "dead-letters", "list", str(pack)],
+        ["experts", "approvals", "list", str(pack)],
+    ]
+    code = textwrap.dedent(f"""\
+        import sys
+        from agentpack.cli import main
+        codes = [main(argv) for argv in {commands!r}]
+        loaded = sorted(m for m in sys.modules if m.partition(".")[0] in ("psycopg", "psycopg_pool", "procrastinate"))
+        print(codes, loaded, file=sys.stderr)
+        """)
+    env = {**os.environ, "LEDGER": str(tmp_path / "ledger.jsonl")}
+    env.pop("AGENTPACK_OPENEXPERTS_STORE", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"{[0] * len(commands)} []", done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "--port", "70000"], "'--port': 70000 is not in the range 0<=x<=65535"),
+        (["serve", "--duration", "-1"], "'--duration': -1.0 is not in the range x>=0"),
+        (["serve", "--workers", "0"], "--workers 0 (an intake only) needs --store"),
+        (["serve", "--store", "mysql://db/oe"], "the store must be a postgresql:// URL, not 'mysql://db/oe'"),
+        (["worker", "--store", "postgresql://%zz@127.0.0.1/oe"], "not a usable PostgreSQL URL"),
+        (["worker", "--store", "postgresql://oe@127.0.0.1:1/oe", "--lease", "0"], "'--lease': 0.0 is not in"),
+        (["runs", "--store", "postgres://oe@127.0.0.1:1/oe?sslmode=bogus"], 'invalid sslmode value: "bogus"'),
+        (["approvals", "list", "--store", "http://db"], "the store must be a postgresql:// URL"),
+    ],
+)
+def test_user_mistakes_on_the_deployment_commands_are_one_clear_error(tmp_path, argv, message):
+    pack = str(make_package(tmp_path / "scale-expert"))
+    command = [*argv[:2], pack, *argv[2:]] if argv[0] == "approvals" else [argv[0], pack, *argv[1:]]
+    reads = argv[0] in ("runs", "approvals")  # serve and worker print deliveries, not one document
+    for json_output in (False, True) if reads else (False,):
+        result = run_cli(["experts", *command, *(["--json"] if json_output else [])])
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        if json_output:
+            envelope = json.loads(result.stdout)
+            assert envelope["ok"] is False and message in envelope["error"]["message"]
 
 
 def test_a_worker_needs_a_store(tmp_path):

@@ -39,6 +39,22 @@ WORKDIR_OPTION = click.option(
     "--workdir", type=click.Path(file_okay=False, path_type=Path), help=f"Runtime directory. Default: PACK/{WORKDIR}"
 )
 OUTPUT = output_option(choices=("text", "json"))
+PORT = click.option(
+    "--port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port for webhooks and approvals (0: any free one).",
+)
+
+
+def duration_option(until: str) -> Callable[[Any], Any]:
+    """``--duration SECONDS``: serve or work that long, then stop (default: ``until``)."""
+    return click.option(
+        "--duration",
+        type=click.FloatRange(min=0),
+        help=f"Run for this many seconds, then stop (default: until {until}).",
+    )
 
 
 def open_store(pack: Path, workdir: Path | None, store: str | None, load: Callable[[Path], Any]) -> Any:
@@ -105,9 +121,9 @@ def add_commands(
     @PACK
     @STORE
     @runtime_options
-    @click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+    @PORT
     @server_options
-    @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until stopped).")
+    @duration_option("stopped")
     @click.option(
         "--workers",
         type=click.IntRange(min=0),
@@ -128,6 +144,8 @@ def add_commands(
         """
         from .runtime.serverconfig import ServerSettings
 
+        if workers == 0 and not store:
+            raise click.UsageError(f"--workers 0 (an intake only) needs --store postgresql://... (or ${ENV})")
         server = {name: options.pop(name) for name in server_keys}
         package = load(pack)
         count = workers if workers is not None else (0 if store else 4)
@@ -158,7 +176,7 @@ def add_commands(
         type=click.FloatRange(min=0.5),
         help="Seconds without a heartbeat after which a worker is presumed dead and its runs resume elsewhere.",
     )
-    @click.option("--duration", type=float, help="Work for this many seconds, then stop (default: until stopped).")
+    @duration_option("stopped")
     def worker(pack: Path, store: str | None, workers: int, lease: float, duration: float | None, **options: Any):
         """Run the queued runs of a deployment (any number of workers, on any machines).
 
