@@ -92,7 +92,10 @@ def make_package(root: Path, *, cron: bool = False) -> Path:
     (root / "functions" / "note.md").write_text("---\nname: note\ndescription: note it\n---\n\nNote it.\n")
     (root / "processes" / "handle.md").write_text(_process("handle", "event", ["key", "seq"], "record the event"))
     (root / "processes" / "gated.md").write_text(_process("gated", "gated", ["item"], "release the item"))
-    (root / "processes" / "tick.md").write_text(_process("tick", "tick", [], "note the tick"))
+    processes = ["processes/handle.md", "processes/gated.md"]
+    if cron:
+        (root / "processes" / "tick.md").write_text(_process("tick", "tick", [], "note the tick"))
+        processes.append("processes/tick.md")
     string = {"type": "string"}
     operations = [
         {"name": "record", "description": "record", "input": {"type": "object", "properties": {"key": string}}},
@@ -135,7 +138,7 @@ def make_package(root: Path, *, cron: bool = False) -> Path:
             "orchestrator": "orchestrator.md",
             "persona": ["persona/identity.md"],
             "functions": ["functions/note.md"],
-            "processes": ["processes/handle.md", "processes/gated.md", "processes/tick.md"],
+            "processes": processes,
             "tools": ["tools/ledger.yaml"],
         },
     }
