@@ -362,6 +362,35 @@ def test_runs_log_dead_letters_and_approvals_read_and_act_on_the_shared_store(tm
     assert unknown.exit_code == 2 and "no pending approval 'approval-none'" in unknown.stderr
 
 
+def test_approvals_list_and_approve_a_waiting_request_in_either_store(tmp_path, store):
+    from agentpack_openexperts.runtime import ExpertRuntime
+
+    pack = make_package(tmp_path / "scale-expert")
+    released: list[str] = []
+    tools = {"ledger": {"record": lambda key, seq: {}, "release": lambda item: released.append(item) or {}}}
+    options = {"driver": "scripted", "driver_options": {"script": SCRIPT}, "workdir": tmp_path / "w"}
+    where = ["--store", store] if store else ["--workdir", str(tmp_path / "w")]
+    rt = ExpertRuntime(pack, tools=tools, store=store, broker="http", workers=1, **options)
+    with rt.started(cron=False):
+        rt.fire("gated", {"item": "box-1"})
+        wait_for(rt.desk.pending, 60, "the approval request")
+        (request,) = rt.desk.pending()
+        listed = run_cli(["experts", "approvals", "list", pack, *where, "--json"])
+        assert listed.exit_code == 0, listed.stderr
+        (shown,) = listed.json()["approvals"]
+        assert (shown["id"], shown["run_id"], shown["operation"]) == (request.id, request.run_id, "ledger.release")
+        assert shown["arguments"] == {"item": "box-1"}
+        assert request.id in run_cli(["experts", "approvals", "list", pack, *where]).stdout
+        if store:  # any machine decides through the database
+            decided = run_cli(["experts", "approvals", "approve", pack, request.id, *where, "--by", "alice", "--json"])
+            assert decided.exit_code == 0 and decided.json()["approved"] is True, decided.stderr
+        else:  # the serving process decides (POST /approvals/<id>)
+            assert rt.desk.decide(request.id, True, by="alice")
+        assert rt.wait_idle(60)
+    assert released == ["box-1"]
+    assert run_cli(["experts", "approvals", "list", pack, *where, "--json"]).json()["approvals"] == []
+
+
 def test_without_a_store_approvals_are_decided_by_the_serving_process(tmp_path):
     result = run_cli(["experts", "approvals", "approve", make_package(tmp_path / "p"), "approval-1"])
     assert result.exit_code == 2 and "POST {its URL}/approvals/approval-1" in result.stderr
@@ -475,7 +504,8 @@ def test_an_approval_given_through_one_node_resumes_the_run_on_another(deploymen
 
 # -- faults ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment, postgres_server):
+@pytest.mark.parametrize("how", ["fast", "immediate"], ids=["stopped", "crashed"])
+def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment, postgres_server, how):
     dep = deployment()
     client = Client(dep.intake())
     dep.worker()
@@ -490,7 +520,7 @@ def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment,
     for seq in range(60):
         assert send(seq) == 202
     wait_for(lambda: len(dep.lines()) >= 10, 60, "the worker to start", dep)
-    postgres_server.stop_server("fast")  # mid-run: the worker's runs pause, the intake refuses new events
+    postgres_server.stop_server(how)  # mid-run: the worker's runs pause, the intake refuses new events
     assert send(60) == 503
     time.sleep(1.0)
     postgres_server.start_server()
@@ -503,6 +533,8 @@ def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment,
     for key in {line["key"] for line in lines}:
         seqs = [line["seq"] for line in lines if line["key"] == key]
         assert seqs == sorted(seqs)
+    done = ["succeeded"] * len(accepted)
+    wait_for(lambda: [r["status"] for r in runs_of(dep)] == done, 60, "every run to finish", dep)
 
 
 @pytest.mark.parametrize(
