@@ -233,7 +233,9 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @PORT
 @server_options
 @duration_option("Ctrl-C")
-@click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Worker threads for the queue.")
+@click.option(
+    "--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Worker threads for the queue."
+)
 @OUTPUT
 def run(
     pack: Path,

@@ -7,9 +7,10 @@ Every method is one statement (or one ``transaction()`` block) on a pooled conne
 Commits: the writes a crash of the database must not lose are flushed before they return
 (an accepted event with its job, a tool call's journal entry before the call, a run's end,
 dead letters, approval decisions), on connections of their own (``synchronous_commit = on``);
-the others commit asynchronously (``synchronous_commit = off``: PostgreSQL may lose the last fraction of a second of them in its own crash, never
-reorder them, and any later flushed commit makes them durable too). A lost completion only
-turns a finished call into one in doubt.
+the others commit asynchronously (``synchronous_commit = off``: PostgreSQL may lose the last
+fraction of a second of them in its own crash, never reorder them, and any later flushed
+commit makes them durable too). A lost completion only turns a finished call into one in
+doubt; a run's end is flushed so that its deliveries are never lost with it and made again.
 
 Faults: a lost connection is retried with backoff for up to ``pause`` seconds (work
 pauses while the database is away), then ``StoreUnavailable`` leaves the run resumable.
