@@ -628,12 +628,11 @@ def test_commands_without_a_store_never_import_psycopg_or_procrastinate(tmp_path
 def test_user_mistakes_on_the_deployment_commands_are_one_clear_error(tmp_path, argv, message):
     pack = str(make_package(tmp_path / "scale-expert"))
     command = [*argv[:2], pack, *argv[2:]] if argv[0] == "approvals" else [argv[0], pack, *argv[1:]]
-    reads = argv[0] in ("runs", "approvals")  # serve and worker print deliveries, not one document
-    for json_output in (False, True) if reads else (False,):
+    for json_output in (False, True):
         result = run_cli(["experts", *command, *(["--json"] if json_output else [])])
         assert result.exit_code == 2 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
-        if json_output:
+        if json_output and "Usage:" not in result.stderr:  # a usage error is click's, in every command
             envelope = json.loads(result.stdout)
             assert envelope["ok"] is False and message in envelope["error"]["message"]
 

@@ -129,13 +129,23 @@ def add_commands(
         type=click.IntRange(min=0),
         help="Runs this process executes at once. Default: 4 without --store; 0 with it (intake only).",
     )
-    def serve(pack: Path, store: str | None, port: int, duration: float | None, workers: int | None, **options: Any):
+    @OUTPUT
+    def serve(
+        pack: Path,
+        store: str | None,
+        port: int,
+        duration: float | None,
+        workers: int | None,
+        output: str,
+        **options: Any,
+    ) -> None:
         """Serve the triggers: webhooks, channels and cron schedules (the intake of a deployment).
 
         Every accepted event becomes a run in the queue. With --store the queue is in
         PostgreSQL and `experts worker` processes run it; any number of intakes and workers
         may share one database, each cron tick fires once. Without --store this is
         `experts run PACK`: one process, its own worker threads, SQLite in the workdir.
+        Deliveries are printed as JSON lines; with --json an error at start is the envelope.
 
         \b
         Examples:
@@ -177,12 +187,22 @@ def add_commands(
         help="Seconds without a heartbeat after which a worker is presumed dead and its runs resume elsewhere.",
     )
     @duration_option("stopped")
-    def worker(pack: Path, store: str | None, workers: int, lease: float, duration: float | None, **options: Any):
+    @OUTPUT
+    def worker(
+        pack: Path,
+        store: str | None,
+        workers: int,
+        lease: float,
+        duration: float | None,
+        output: str,
+        **options: Any,
+    ) -> None:
         """Run the queued runs of a deployment (any number of workers, on any machines).
 
         Needs --store (the PostgreSQL database of `experts serve`) and the tool bindings.
-        Deliveries are printed as JSON lines. SIGTERM or Ctrl-C stops taking runs; the
-        runs in progress go back to the queue and resume on another worker.
+        Deliveries are printed as JSON lines (with --json an error at start is the envelope).
+        SIGTERM or Ctrl-C stops taking runs; the runs in progress go back to the queue and
+        resume on another worker.
 
         \b
         Example:
