@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import EvalReport, Finding, Report, ValidationItem
-from ..viewer.fragments import case_block, failures_first, first_stderr, summary_charts
+from ..viewer.fragments import case_block, failures_first, first_stderr, severity_counts, summary_charts
 from ..viewer.html import Html, badge, join, json_block, tag
 from ..viewer.standalone import document
 
@@ -35,15 +35,7 @@ def _findings_table(findings: list[Finding]) -> Html:
 
 
 def _counts(findings: list[Finding]) -> Html:
-    """Errors, warnings and infos, each counted and coloured apart."""
-    n = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
-    return join(
-        [
-            tag("span", f"{n['error']} errors", class_="fail"),
-            tag("span", f"{n['warning']} warnings", class_="warn"),
-            tag("span", f"{n['info']} infos", class_="info"),
-        ]
-    )
+    return severity_counts(f.severity for f in findings)
 
 
 def _item(item: ValidationItem) -> Html:
