@@ -1,4 +1,5 @@
-"""ECP evals as runs of agentpack's run store: the refresh eval gate and ``expert.run_evals`` are recorded
+"""ECP evals as runs of agentpack's run store: the refresh eval gate (of ``ecp refresh``, each refresh of
+``ecp watch`` and ``expert.refresh``) and ``expert.run_evals`` are recorded
 like ``agentpack eval``, and ``view`` is the run page's section of questions, expectations and citations.
 
 Recording never breaks what it records: a store that cannot be written is the caller's to report
@@ -28,7 +29,8 @@ EXPECTATIONS = (
 
 
 def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording: Recording | None = None) -> None:
-    """Record a refresh's eval gate (the staged build's evals) as an ``ecp refresh`` run of the pack."""
+    """Record a refresh's eval gate (the staged build's evals) as an ``ecp refresh`` run of the pack
+    (``payload["trigger"]``: what started it, for a refresh of ``ecp watch``)."""
     from agentpack.models import Report
     from agentpack.runs import record_run
 
@@ -44,6 +46,7 @@ def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording
             "strategy": payload.get("strategy"),
             "decision": decision,
             "refresh_run_id": payload.get("run_id"),
+            **({"trigger": payload["trigger"]} if payload.get("trigger") else {}),
         },
         recording=recording,
     )
