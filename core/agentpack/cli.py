@@ -494,6 +494,7 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@record_options()
 def serve(
     transport: str,
     bind_host: str,
@@ -501,11 +502,14 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
+    as their CLI twins do: --store, --no-record and --tag apply to every call.
 
     \b
     Examples:
@@ -522,7 +526,7 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
-    context = McpContext(packs=list(packs), options=dict(options))
+    context = McpContext(packs=list(packs), options=dict(options), recording=recording)
     run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
 
 
