@@ -52,7 +52,9 @@ def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording
     )
 
 
-def record_evals(report: dict[str, Any], root: Path, suite_ids: list[str] | None) -> None:
+def record_evals(
+    report: dict[str, Any], root: Path, suite_ids: list[str] | None, recording: Recording | None = None
+) -> None:
     """Record an ``expert.run_evals`` call as an ``eval`` run (tag ``mcp``); a store error is logged, not raised."""
     from agentpack.runs import StoreError, record_run
 
@@ -63,6 +65,7 @@ def record_evals(report: dict[str, Any], root: Path, suite_ids: list[str] | None
             input=root,
             settings={"via": "mcp expert.run_evals", "suites": suite_ids},
             tags=["mcp"],
+            recording=recording,
         )
     except StoreError as exc:
         log.warning("expert.run_evals: the run was not recorded: %s", exc.message)
