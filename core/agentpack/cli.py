@@ -31,7 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
-    with_quiet,
+    with_shared_options,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -60,7 +60,7 @@ class AgentpackGroup(click.Group):
             spec = self._plugin_specs().get(name)
             command = spec.load() if spec else None
         if command is not None:
-            return with_quiet(command)
+            return with_shared_options(command)
         from .known import install_hint, plugin_for_command
 
         known = plugin_for_command(name)
@@ -128,11 +128,7 @@ def cli(verbose: int, quiet: bool) -> None:
     from . import console
 
     console.QUIET = quiet
-    if verbose:  # without -v, Python's last-resort handler still shows warnings on stderr
-        import logging
-
-        level = logging.WARNING - 10 * min(verbose, 2)
-        logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    console.verbosity(verbose)  # without -v, Python's last-resort handler still shows warnings on stderr
 
 
 @cli.command()

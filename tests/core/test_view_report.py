@@ -111,3 +111,16 @@ def test_steps_show_their_checks_and_an_ok_exit_reason_is_never_said():
     passed = {"suite": "s", "id": "0", "status": "passed"}
     assert [c["id"] for c in failures_first([passed, flaky, failed])] == ["f", "a", "0"]
     assert "flaky" in case_block(flaky)
+
+
+def test_a_validation_report_charts_its_paths():
+    """validate --report x.html: the pass-rate bar counts valid and invalid paths, and the breakdown is per format."""
+    items = [
+        ValidationItem(path="a", format="ecp", findings=[Finding.error("E1", "broken")]),
+        ValidationItem(path="b", format="ecp"),
+        ValidationItem(path="c", format="skillctl", findings=[Finding.info("I1", "fine")]),
+    ]
+    page = html.render(Report(command="validate", items=items))
+    assert 'aria-label="pass rate 67%: 2 passed, 1 failed, 0 errors, 0 skipped"' in page
+    assert 'aria-label="per-suite results: ecp 1 of 2 passed; skillctl 1 of 1 passed"' in page
+    assert 'class="chart chart-hist"' not in page  # nothing was timed
