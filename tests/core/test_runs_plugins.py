@@ -143,7 +143,11 @@ def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, a
 
     shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
     assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
-    assert run_cli([*args, "--no-record"]).exit_code == 0 and len(_runs(store)) == 1
+    unbound = run_cli([*args, "--no-record"])  # no bindings: every operation is only described, and says so
+    assert unbound.exit_code == 0 and len(_runs(store)) == 1
+    assert "helpdesk.get_ticket [auto]" in unbound.stdout
+    assert "not executed: no binding for this tool; a real run with a binding runs without asking" in unbound.stdout
+    assert "the 5 operation(s) not executed were only described: no tool was called for them" in unbound.stdout
 
 
 def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_path, agentpack_host):
