@@ -31,6 +31,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from agentpack import jsonio
+
 from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, revision_bytes, save_cache
 from .fts import DB_NAME, has_text_column
 from .termmatrix import TermMatrix
@@ -84,7 +86,7 @@ class Previous:
     def load(cls, target: Path, fmt: str, config: dict[str, Any]) -> Previous | None:
         """The previous build at ``target`` when it was built by us with ``config`` and is intact."""
         try:
-            info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+            info = jsonio.loads((target / "build_info.json").read_bytes())
         except (OSError, ValueError):
             return None
         if info.get("format") != fmt or info.get("config") != json.loads(json.dumps(config)):

@@ -3,11 +3,11 @@ the last refresh, the last eval results, and anything pending or interrupted."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
 from ..pack import layout
@@ -28,7 +28,7 @@ def _index_info(root: Path, entry: IndexEntry, now: datetime, changed_sources: s
         "built": False,
     }
     try:
-        build = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+        build = jsonio.loads((folder / "build_info.json").read_bytes())
     except (OSError, ValueError):
         info.update(stale=True, stale_reason="not built yet")
         return info
