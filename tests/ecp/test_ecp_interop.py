@@ -179,13 +179,19 @@ def test_agentpack_built_vector_pack_answers_in_the_reference(ecpctl, tmp_path: 
     assert code == 0 and evals["passed"], evals
 
 
-@pytest.mark.parametrize("shape", ["placeholder", "docs", "web", "mixed"])
+@pytest.mark.parametrize("shape", ["placeholder", "unbuilt", "docs", "web", "mixed"])
 def test_upstream_shaped_packs_get_the_reference_verdict(
     ecpctl, agentpack_host, tmp_path: Path, upstream, shape
 ) -> None:
     """The same verdict as ``ecpctl validate`` with and without --strict: placeholders, heading-only
-    summaries and ``{}`` payloads are valid; a declared snapshot that is absent fails --strict."""
-    pack = upstream.placeholder_hybrid(tmp_path) if shape == "placeholder" else upstream.profile_pack(tmp_path, shape)
+    summaries and ``{}`` payloads are valid; a declared snapshot that is absent, or a declared index
+    that was never built, fails --strict."""
+    if shape in ("placeholder", "unbuilt"):
+        pack = upstream.placeholder_hybrid(tmp_path)
+        if shape == "unbuilt":
+            shutil.rmtree(pack / "expert/context/indexes/vec-v1")
+    else:
+        pack = upstream.profile_pack(tmp_path, shape)
     for strict in ([], ["--strict"]):
         _, theirs = ecpctl("validate", "--skill", str(pack), *strict)
         ours = run_cli(["validate", pack, "--json", *strict]).json()

@@ -8,6 +8,7 @@ shapes; ``test_ecp_interop.py`` checks the same packs against ``ecpctl`` itself.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -121,3 +122,24 @@ def test_findings_of_upstream_shaped_packs_resolve_from_the_pack_root(tmp_path: 
     for f in findings:
         assert f["file"] and not Path(f["file"]).is_absolute(), f
         assert (pack / f["file"]).exists() or (pack / f["file"]).parent.is_dir(), f
+
+
+@pytest.mark.parametrize("output", ["github", "sarif"])
+def test_annotations_point_at_files_from_the_working_directory(
+    tmp_path: Path, upstream, monkeypatch, output: str
+) -> None:
+    """SARIF and ``-o github`` name ECP findings as seen from where the command runs (issue 15)."""
+    pack = upstream.placeholder_hybrid(tmp_path / "repo" / "packs")
+    monkeypatch.chdir(tmp_path / "repo")
+    result = run_cli(["validate", "packs/" + pack.name, "--strict", "-o", output])
+    assert result.exit_code == 0, result.stderr
+    if output == "github":
+        files = re.findall(r"file=([^,:]+)", result.stdout)
+    else:
+        files = [
+            loc["physicalLocation"]["artifactLocation"]["uri"]
+            for run in result.json()["runs"]
+            for found in run["results"]
+            for loc in found["locations"]
+        ]
+    assert files and all(f.startswith(f"packs/{pack.name}/expert/") and Path(f).is_file() for f in files), files
