@@ -9,6 +9,7 @@ code, and a damaged index must not break the query (its index is reported, the o
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -50,6 +51,12 @@ def _dangling(pack: Path, rel: str) -> None:
 def _loop(pack: Path, rel: str) -> None:
     (pack / rel).unlink()
     (pack / rel).symlink_to((pack / rel).name)
+
+
+def _fifo(pack: Path, rel: str) -> None:
+    """A FIFO in the file's place: a reader that opened it would wait for a writer forever."""
+    (pack / rel).unlink()
+    os.mkfifo(pack / rel)
 
 
 def _sub(pack: Path, rel: str, old: str, new: str) -> None:
@@ -144,6 +151,16 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "vectors.npy is a folder": (lambda p: _folder(p, f"{VEC}/vectors.npy"), "ECP180"),
     "vectors.npy dangling link": (lambda p: _dangling(p, f"{VEC}/vectors.npy"), "ECP180"),
     "index folder is a file": (lambda p: (shutil.rmtree(p / KW), (p / KW).write_text("x")), "ECP134"),
+    "EXPERT.yaml is a FIFO": (lambda p: _fifo(p, "expert/EXPERT.yaml"), "PACK"),
+    "SKILL.md is a FIFO": (lambda p: _fifo(p, "SKILL.md"), "ECP103"),
+    "policy is a FIFO": (lambda p: _fifo(p, POLICY), "ECP140"),
+    "suite is a FIFO": (lambda p: _fifo(p, SUITE), "ECP150"),
+    "summary is a FIFO": (lambda p: _fifo(p, SUMMARY), "ECP111"),
+    "descriptor is a FIFO": (lambda p: _fifo(p, f"{KW}/index.json"), "ECP131"),
+    "payload is a FIFO": (lambda p: _fifo(p, f"{KW}/index_data.json"), "ECP133"),
+    "chunks.jsonl is a FIFO": (lambda p: _fifo(p, f"{KW}/chunks.jsonl"), "ECP134"),
+    "fts.sqlite is a FIFO": (lambda p: _fifo(p, f"{FTS}/fts.sqlite"), "ECP180"),
+    "vectors.npy is a FIFO": (lambda p: _fifo(p, f"{VEC}/vectors.npy"), "ECP180"),
 }
 
 
@@ -193,6 +210,37 @@ def test_damaged_bin_vectors_are_a_finding(example_pack: Path, damage, reason: s
     response = run_cli(["query", example_pack, QUESTION, "--mode", "vector", "--json"]).json()["response"]
     (status,) = [r for r in response["retrieval"]["indexes"] if r["index_id"] == "corpus-vector"]
     assert status["status"] == "error" and reason in status["reason"], status
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [f"{KW}/texts.jsonl", f"{FTS}/texts.jsonl", f"{KW}/agentpack-cache.npz", f"{KW}/build_info.json",
+     f"{KW}/file_manifest.json", "expert/context/.lifecycle/state.json"],
+)  # fmt: skip
+def test_a_fifo_for_a_private_file_never_blocks(example_pack: Path, rel: str) -> None:
+    """agentpack's own files in a pack (sidecars, build records, lifecycle state) are read without
+    blocking: a FIFO in their place is a damaged file, so every command answers (an unreadable
+    lifecycle state stops the lifecycle commands with an error naming it)."""
+    (example_pack / rel).parent.mkdir(parents=True, exist_ok=True)
+    (example_pack / rel).unlink(missing_ok=True)
+    os.mkfifo(example_pack / rel)
+    for argv in (
+        ["validate", example_pack, "--json"],
+        ["query", example_pack, QUESTION, "--json"],
+        ["eval", example_pack, "--json", "--no-record"],
+        ["ecp", "status", example_pack, "--json"],
+        ["ecp", "refresh", example_pack, "--dry-run", "--json"],
+    ):
+        result = run_cli(argv)
+        lifecycle = argv[0] == "ecp" and "state.json" in rel
+        assert result.exit_code in ((2,) if lifecycle else (0, 1)), (argv, result.stdout, result.stderr)
+        assert "state.json" in result.json()["error"]["file"] if lifecycle else result.json()["ok"] is not None
+    packaged = run_cli(["ecp", "package", example_pack, "-o", example_pack.parent / "p.zip", "--format", "json"])
+    if rel.startswith("expert/context/.lifecycle/"):
+        assert packaged.exit_code == 0, packaged.stdout  # never packaged
+    else:
+        assert packaged.exit_code == 2 and "special file" in packaged.json()["error"]["message"], packaged.stdout
+        assert not (example_pack.parent / "p.zip").exists()
 
 
 def test_damaged_index_is_reported_and_the_others_answer(example_pack: Path) -> None:

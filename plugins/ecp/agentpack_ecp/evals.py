@@ -28,6 +28,7 @@ from agentpack.hashing import normalize_newlines, sha256_text
 from agentpack.paths import check_relative, resolve_under
 
 from .index.chunking import split_lines
+from .pack.files import read_regular
 from .pack.manifest import ExpertPack, Source, SuiteRef, as_dict, as_list
 from .pack.schemas import SUITE_SCHEMA, schema_store
 from .pack.spec import ARTIFACT_SOURCE_ID, COMMIT_RE, KNOWN_ASSERTIONS
@@ -182,7 +183,7 @@ class CitationChecker:
             if sid == ARTIFACT_SOURCE_ID and self.pack.source(sid) is None:
                 if path not in {s.path for s in self.pack.summaries}:
                     raise AgentpackError(f"'{path}' is not a declared derived artifact")
-                text = decode_text(resolve_under(self.pack.root, path).read_bytes())
+                text = decode_text(read_regular(resolve_under(self.pack.root, path)))
             else:
                 source = self.pack.source(sid)
                 if source is None:

@@ -49,6 +49,7 @@ from agentpack.paths import resolve_under
 from .. import __version__
 from ..pack import journal, layout, leftovers
 from ..pack.crashpoints import crashpoint
+from ..pack.files import read_regular
 from ..pack.layout import MANIFEST_PATH, lock_path
 from ..pack.manifest import ExpertPack, IndexEntry, load_pack
 from ..pack.schemas import MANIFEST_SCHEMA, schema_store
@@ -166,7 +167,7 @@ def _identity(revision: dict[str, Any]) -> dict[str, Any]:
 
 def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot]) -> bool:
     try:
-        info = jsonio.loads((target / "build_info.json").read_bytes())
+        info = jsonio.loads(read_regular(target / "build_info.json"))
     except (OSError, ValueError):
         return False
     if info.get("config") != json.loads(json.dumps(config)):
@@ -180,7 +181,7 @@ def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot
 def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, str, str], list[Chunk]]:
     """Chunks of the previous build by (source_id, path, file sha256), when its chunking was the same."""
     try:
-        info = jsonio.loads((target / "build_info.json").read_bytes())
+        info = jsonio.loads(read_regular(target / "build_info.json"))
         if (info.get("config") or {}).get("chunking") != chunking:
             return {}
         records = read_jsonl(target / CHUNKS_NAME)
@@ -667,7 +668,7 @@ def changed_here(changed: Mapping[str, Iterable[str]] | None, snaps: list[Source
 
 def _created_at(target: Path) -> str | None:
     try:
-        value = jsonio.loads((target / "index.json").read_bytes()).get("created_at")
+        value = jsonio.loads(read_regular(target / "index.json")).get("created_at")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None

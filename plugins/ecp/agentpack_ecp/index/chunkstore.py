@@ -24,6 +24,7 @@ from typing import Any
 from agentpack import jsonio
 from agentpack.errors import AgentpackError
 
+from ..pack.files import open_regular
 from .fileops import copy_range
 
 CACHE_NAME = "agentpack-cache.npz"
@@ -52,7 +53,7 @@ def fingerprint(path: Path) -> str:
     """Size plus a hash of the first and last 64 KiB: cheap, and changes when the file is replaced."""
     size = path.stat().st_size
     digest = hashlib.sha256(str(size).encode())
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         digest.update(handle.read(FINGERPRINT_SPAN))
         if size > FINGERPRINT_SPAN:
             handle.seek(max(FINGERPRINT_SPAN, size - FINGERPRINT_SPAN))
@@ -198,7 +199,7 @@ def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None
     import numpy as np
 
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         prints = json.loads(arrays["fingerprints"].tobytes())
         for name, expected in prints.items():
@@ -281,7 +282,7 @@ class DocTable:
         return keep
 
     def _line(self, name: str, offsets, i: int) -> dict[str, Any]:
-        with open(self.index_dir / name, "rb") as handle:
+        with open_regular(self.index_dir / name) as handle:
             handle.seek(int(offsets[i]))
             raw = handle.read(int(offsets[i + 1]) - int(offsets[i]))
         value = jsonio.loads(raw, file=name)
@@ -323,7 +324,7 @@ def checked_record(record: Any) -> dict[str, Any]:
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Every object of a JSON Lines file (strict JSON per line); ``AgentpackError`` naming the line otherwise."""
     out = []
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for n, line in enumerate(handle, 1):
             if not line.strip():
                 continue
@@ -355,7 +356,7 @@ class TextsFile:
     @classmethod
     def open(cls, index_dir: Path) -> TextsFile | None:
         try:
-            with open(index_dir / TEXTS_NAME, "rb") as handle:
+            with open_regular(index_dir / TEXTS_NAME) as handle:
                 if not handle.seek(0, 2):
                     return None
                 return cls(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))

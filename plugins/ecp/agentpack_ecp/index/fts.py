@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
 
+from ..pack.files import open_regular
 from .chunkstore import Chunk, TextsFile
 
 FORMAT = "sqlite-fts-index-v1"
@@ -133,7 +134,7 @@ def check_database(db: Path, table: str = TABLE) -> str | None:
 
     try:
         size = db.stat().st_size
-        with open(db, "rb") as handle:
+        with open_regular(db) as handle:
             header = handle.read(100)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"

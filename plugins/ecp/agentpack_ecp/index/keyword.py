@@ -15,6 +15,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+from ..pack.files import open_regular
 from .chunkstore import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
 from .fileops import copy_range
 
@@ -172,7 +173,7 @@ class KeywordIndex:
                 cache["post_tf"],
                 DocTable.from_cache(index_dir, cache),
             )
-        with open(data_path, encoding="utf-8") as handle:
+        with open_regular(data_path, "r", encoding="utf-8") as handle:
             data = json.load(handle)
         documents = data.get("documents") or {}
         order = {cid: i for i, cid in enumerate(documents)}

@@ -15,7 +15,7 @@ from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
 
-from ..pack.files import load_json_payload
+from ..pack.files import load_json_payload, open_regular
 from ..pack.spec import MAX_DIMENSIONS
 from .chunkstore import CHUNKS_NAME, DocTable, load_cache, read_jsonl, read_texts
 from .keyword import top_k
@@ -108,7 +108,7 @@ def check_binary(path: Path, cfg: dict[str, Any], rows: int, dims: int) -> str |
                     f"({rows * dims * want.itemsize} bytes)"
                 )
             return None
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             fmt = np.lib.format
             version = fmt.read_magic(handle)
             read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
@@ -146,7 +146,7 @@ def read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[
         return np.fromfile(path, dtype=_dtype(cfg)).reshape(len(row_ids), dims)
     position: dict[Any, int] = {cid: i for i, cid in enumerate(row_ids)}
     matrix = np.zeros((len(row_ids), dims), dtype=np.float32)
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for n, line in enumerate(handle, 1):
             if not line.strip():
                 continue

@@ -18,6 +18,7 @@ from typing import Any
 from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
+from ..pack.files import open_regular, read_regular
 from ..sources.git import resolve_commit, run_git
 from ..sources.recipes import SourceError, resolve_location
 from ..sources.scope import Scope
@@ -70,7 +71,7 @@ class _LineCounts:
             self._lines = {}
             for folder in self.folders:
                 try:
-                    with open(folder / "chunks.jsonl", encoding="utf-8") as handle:
+                    with open_regular(folder / "chunks.jsonl", "r", encoding="utf-8") as handle:
                         for line in handle:
                             record = jsonio.loads(line)
                             k = f"{record.get('source_id')}::{record.get('artifact_path')}"
@@ -90,7 +91,7 @@ def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], _LineCounts, l
     for entry in pack.indexes:
         folder = pack.root / entry.path
         try:
-            data = jsonio.loads((folder / "file_manifest.json").read_bytes())
+            data = jsonio.loads(read_regular(folder / "file_manifest.json"))
             recorded = dict(data.get("sources") or {})
         except (OSError, ValueError, AttributeError, TypeError):
             missing.append(entry.id)

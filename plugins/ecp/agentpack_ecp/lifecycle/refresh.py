@@ -37,6 +37,7 @@ from ..evals import Outcome, evaluate
 from ..index.build import build_pack
 from ..pack import journal, layout, leftovers
 from ..pack.crashpoints import crashpoint
+from ..pack.files import read_regular
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack, load_pack
 from ..pack.revisions import current_revisions
@@ -60,7 +61,7 @@ def _last_full_rebuild(root: Path, pack: ExpertPack, current: dict[str, Any]) ->
     stamps = []
     for entry in pack.indexes:
         try:
-            stamp = state.parse_time(jsonio.loads((root / entry.path / "index.json").read_bytes()).get("created_at"))
+            stamp = state.parse_time(jsonio.loads(read_regular(root / entry.path / "index.json")).get("created_at"))
         except (OSError, ValueError, AttributeError):
             continue
         if stamp is not None:

@@ -16,13 +16,14 @@ from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json
 
 from ..pack import layout
+from ..pack.files import read_regular
 
 MAX_GENERATIONS = 200
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        data = jsonio.loads(Path(path).read_bytes())
+        data = jsonio.loads(read_regular(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -11,6 +11,7 @@ from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
 from ..pack import layout
+from ..pack.files import read_regular
 from ..pack.logs import LogConfig
 from ..pack.manifest import IndexEntry, load_pack
 from . import backups, state
@@ -28,7 +29,7 @@ def _index_info(root: Path, entry: IndexEntry, now: datetime, changed_sources: s
         "built": False,
     }
     try:
-        build = jsonio.loads((folder / "build_info.json").read_bytes())
+        build = jsonio.loads(read_regular(folder / "build_info.json"))
     except (OSError, ValueError):
         info.update(stale=True, stale_reason="not built yet")
         return info

@@ -4,11 +4,13 @@
 field) or raise ``PackError`` naming the file: something that is not a regular file (a folder,
 a dangling or looping symbolic link), binary or undecodable text, nesting deeper than 256
 levels, ``NaN``/``Infinity`` (JSON) or ``.nan``/``.inf`` (YAML), or a file over the size limit.
-``file_kind`` names what a path is when it is not a regular file.
+``file_kind`` names what a path is when it is not a regular file; ``open_regular`` is how every
+reader of the pack's files opens them, so a FIFO or a device in their place never blocks a command.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -34,7 +36,37 @@ def file_kind(path: Path) -> str | None:
         return "nothing (no such file)"
     if stat.S_ISREG(mode):
         return None
-    return "a folder" if stat.S_ISDIR(mode) else "a special file"
+    return _not_regular(mode)
+
+
+def _not_regular(mode: int) -> str:
+    return "a folder" if stat.S_ISDIR(mode) else "a special file (a FIFO, socket or device)"
+
+
+class NotAFileError(OSError):
+    """Something other than a regular file where one is expected (readers report it as any ``OSError``)."""
+
+
+def open_regular(path: str | os.PathLike[str], mode: str = "rb", *, encoding: str | None = None) -> Any:
+    """``open(path, mode)`` for reading a file of the pack, refusing (``NotAFileError``) whatever is not a
+    regular file: it is opened without blocking and checked on the open descriptor, so a FIFO never hangs
+    the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode_bits = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode_bits):
+            raise NotAFileError(errno.EINVAL, f"expected a file, found {_not_regular(mode_bits)}", os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode, encoding=encoding)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a file of the pack (see ``open_regular``)."""
+    with open_regular(path) as handle:
+        return handle.read()
 
 
 def _expect_file(path: Path, display: str, what: str) -> None:
@@ -50,7 +82,7 @@ def read_json_doc(path: Path, display: str, *, max_bytes: int = 64 * 1024 * 1024
         size = path.stat().st_size
         if size > max_bytes:
             raise PackError(f"JSON file is {size} bytes, more than the limit of {max_bytes}", file=display)
-        raw = path.read_bytes()
+        raw = read_regular(path)
     try:
         data = jsonio.loads(raw, file=display)
     except jsonio.JsonError as exc:
@@ -110,7 +142,7 @@ def load_json_payload(path: Path, display: str) -> Any:
     or size limit; ``PackError`` naming the file otherwise."""
     _expect_file(path, display, "JSON")
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return json.load(handle, parse_constant=_no_constant, parse_float=_finite)
     except OSError as exc:
         raise PackError(f"cannot read: {exc.strerror or exc}", file=display) from None

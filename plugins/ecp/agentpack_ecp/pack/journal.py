@@ -36,6 +36,7 @@ from agentpack.fsutil import LockedError, atomic_write_json, file_lock, fsync_di
 
 from . import layout
 from .crashpoints import crashpoint
+from .files import read_regular
 from .revisions import update_manifest, update_text
 
 _RENAME_EXCHANGE = 2
@@ -152,7 +153,7 @@ def read(root: Path) -> dict[str, Any] | None:
     """The pending journal of the pack at ``root``, or ``None``."""
     path = layout.journal_path(root)
     try:
-        data = jsonio.loads(path.read_bytes())
+        data = jsonio.loads(read_regular(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

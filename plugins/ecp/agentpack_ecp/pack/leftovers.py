@@ -19,6 +19,7 @@ from pathlib import Path
 from agentpack import jsonio
 
 from . import layout
+from .files import read_regular
 
 _BESIDE = re.compile(r"^\.staging-.+|^\..+\.old-\d+-\d+$")
 
@@ -28,7 +29,7 @@ def _kept(root: Path) -> set[Path]:
     kept = set()
     for path, key in ((layout.pending_path(root), "staging"), (layout.journal_path(root), "cleanup")):
         try:
-            value = jsonio.loads(path.read_bytes()).get(key)
+            value = jsonio.loads(read_regular(path)).get(key)
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(value, str) and value:

@@ -89,7 +89,8 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
     """Every file under ``root`` not matched by ``excludes``, sorted by path.
 
     A symlink to a file inside the pack is packaged as a regular file; a
-    symlink that leaves the pack, or one to a directory, is an error.
+    symlink that leaves the pack, or one to a directory, and a special file
+    (a FIFO, socket or device) are errors.
     """
     spec = exclude_spec(excludes)
     root = Path(root)
@@ -121,7 +122,11 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
                 )
             st = full.stat()
             if not stat.S_ISREG(st.st_mode):
-                continue
+                raise AgentpackError(
+                    f"'{rel}' is a special file (a FIFO, socket or device); packages hold regular files only",
+                    file=str(full),
+                    hint="remove it or exclude it (--exclude)",
+                )
             files.append(PackFile(rel, full, st.st_size, sha256_file(full), st.st_mode))
     files.sort(key=lambda f: f.path)
     return files

@@ -29,7 +29,7 @@ from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
 from ..index.vector import VectorIndex, coerce_query_vector
 from ..pack import journal, layout
-from ..pack.files import file_kind, load_json_payload, read_json_doc
+from ..pack.files import file_kind, load_json_payload, open_regular, read_json_doc, read_regular
 from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.spec import ARTIFACT_SOURCE_ID
@@ -143,7 +143,7 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     kind = file_kind(data_path)
     if kind is not None:
         raise AgentpackError(f"{entry.path}/{data_rel}: expected a JSON file, found {kind}")
-    with open(data_path, "rb") as handle:
+    with open_regular(data_path) as handle:
         head = handle.read(4096).decode("utf-8", "replace")
     fmt = next((f for f in ("keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1") if f'"{f}"' in head), None)
     if fmt is None:
@@ -247,7 +247,7 @@ def _summary_chunks(loaded: LoadedPack, pack: ExpertPack) -> list[dict[str, Any]
     for summary in pack.summaries:
         try:
             path = resolve_under(pack.root, summary.path)
-            data = path.read_bytes()
+            data = read_regular(path)
         except (AgentpackError, OSError):
             continue
         record, text = file_record(data, len(data), 10 * 1024 * 1024)

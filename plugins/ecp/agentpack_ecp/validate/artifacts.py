@@ -22,7 +22,7 @@ from agentpack.paths import check_relative, resolve_under
 
 from ..index import fts, vector
 from ..index.chunking import parse_chunk_id
-from ..pack.files import file_kind, load_json_payload, read_json_doc
+from ..pack.files import file_kind, load_json_payload, open_regular, read_json_doc
 from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.schemas import CHUNK_SCHEMA, DESCRIPTOR_SCHEMA, PAYLOAD_SCHEMAS, schema_store
 from ..pack.spec import ARTIFACT_SOURCE_ID, MAX_DIMENSIONS, is_rfc3339
@@ -292,7 +292,7 @@ def _load_chunks(pack: ExpertPack, art: IndexArtifacts, prov: dict, out: list[Fi
     store = schema_store()
     art.chunks_complete = True
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; lines are decoded one by one
+        handle = open_regular(path)
     except OSError as exc:
         out.append(Finding.error("ECP137", f"cannot read: {exc.strerror or exc}", file=display))
         return

@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 from agentpack import jsonio
 from agentpack.models import Finding
 
+from ..pack.files import open_regular
 from ..pack.manifest import ExpertPack, as_dict
 from ..pack.spec import COMMIT_RE
 from .artifacts import IndexArtifacts
@@ -71,7 +72,7 @@ def _chunk_revisions(art: IndexArtifacts) -> Iterator[tuple[int, dict[str, Any]]
         return
     prov = (art.descriptor or {}).get("provenance") or {}
     path = art.dir / str(prov.get("chunks_path") or "chunks.jsonl")
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path, "r", encoding="utf-8") as handle:
         for n, line in enumerate(handle, 1):
             try:
                 record = jsonio.loads(line)
