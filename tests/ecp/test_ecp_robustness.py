@@ -133,6 +133,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "descriptor nested 5000 deep": (lambda p: _write(p, f"{KW}/index.json", DEEP), "ECP131"),
     "descriptor is a folder": (lambda p: _folder(p, f"{KW}/index.json"), "ECP131"),
     "payload is a folder": (lambda p: _folder(p, f"{KW}/index_data.json"), "ECP133"),
+    "EXPERT.yaml missing": (lambda p: (p / "expert/EXPERT.yaml").unlink(), "PACK"),
     "EXPERT.yaml is a folder": (lambda p: _folder(p, "expert/EXPERT.yaml"), "PACK"),
     "EXPERT.yaml dangling link": (lambda p: _dangling(p, "expert/EXPERT.yaml"), "PACK"),
     "EXPERT.yaml nested 5000 deep": (lambda p: _write(p, "expert/EXPERT.yaml", "a: " + DEEP), "PACK"),
@@ -184,6 +185,22 @@ def test_damaged_file_is_a_finding_never_a_crash(example_pack: Path, name: str) 
     evaluated = run_cli(["eval", example_pack, "--json", "--no-record"])
     assert evaluated.exit_code in (0, 1, 2) and "internal error" not in evaluated.stderr, (name, evaluated.stderr)
     json.loads(evaluated.stdout)
+
+
+def test_a_skill_with_an_unrelated_expert_folder_stays_a_skill(tmp_path: Path) -> None:
+    """Only ECP's own parts under expert/ (EXPERT.yaml, maintenance/policy.json, evals/, context/) make
+    a skill folder an expert pack; a pack that lost its EXPERT.yaml is invalid, not a plain skill."""
+    skill = tmp_path / "notes-skill"
+    (skill / "expert").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: notes-skill\ndescription: Notes by an expert.\n---\n\n# Notes\n")
+    (skill / "expert" / "notes.md").write_text("# Notes\n")
+    result = run_cli(["validate", skill, "--json"])
+    assert result.exit_code == 0 and result.json()["items"][0]["format"] == "agent-skill", result.stdout
+    (skill / "expert" / "evals").mkdir()
+    result = run_cli(["validate", skill, "--json"])
+    assert result.exit_code == 1, result.stdout
+    (finding,) = result.json()["items"][0]["findings"]
+    assert finding["code"] == "PACK" and "EXPERT.yaml not found" in finding["message"]
 
 
 @pytest.mark.parametrize(

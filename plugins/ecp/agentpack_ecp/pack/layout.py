@@ -24,6 +24,7 @@ BACKUP_DIR = ".backup"
 PACK_INTERNAL_DIRS = (STAGING, LIFECYCLE, LOGS)
 """Folders of a pack that are never indexed, even when a source's root contains the pack."""
 SKILL_FILES = ("SKILL.md", "skill.md")
+PACK_PARTS = ("expert/maintenance/policy.json", "expert/evals", "expert/context")
 
 
 def skill_root(path: Path) -> Path | None:
@@ -41,6 +42,12 @@ def has_manifest(root: Path) -> bool:
     """``expert/EXPERT.yaml`` is there as anything: a folder or a broken link in its place is the
     loader's error to report, never a reason to take the pack for a plain skill."""
     return os.path.lexists(root / MANIFEST_PATH)
+
+
+def has_pack_parts(root: Path) -> bool:
+    """``expert/`` holds a part only ECP defines (spec 4: ``maintenance/policy.json``, ``evals/``,
+    ``context/``): a pack whose EXPERT.yaml is missing, which the loader reports."""
+    return any(os.path.lexists(root / rel) for rel in PACK_PARTS)
 
 
 def has_skill_md(root: Path) -> bool:
