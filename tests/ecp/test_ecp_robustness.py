@@ -260,6 +260,20 @@ def test_a_fifo_for_a_private_file_never_blocks(example_pack: Path, rel: str) ->
         assert not (example_pack.parent / "p.zip").exists()
 
 
+@pytest.mark.parametrize("k1", ["Infinity", "NaN", "1e999", '"abc"', "-1", "1e300"])
+def test_unusable_bm25_parameters_are_refused(example_pack: Path, k1: str) -> None:
+    """The keyword payload is read as strict JSON and its BM25 parameters checked, also when the
+    runtime's cache is stale: the index is reported, never ranked with NaN scores."""
+    _sub(example_pack, f"{KW}/index_data.json", '"k1": 1.2', f'"k1": {k1}')
+    (example_pack / KW / "agentpack-cache.npz").unlink()
+    result = run_cli(["validate", example_pack, "--json"])
+    assert result.exit_code == 1 and {f["code"] for f in result.json()["items"][0]["findings"]} == {"ECP133"}
+    response = run_cli(["query", example_pack, QUESTION, "--json"]).json()["response"]
+    (status,) = [r for r in response["retrieval"]["indexes"] if r["index_id"] == "corpus-keyword"]
+    assert status["status"] == "error" and ("k1" in status["reason"] or "JSON" in status["reason"]), status
+    assert response["citations"]  # the other indexes answer
+
+
 def test_damaged_index_is_reported_and_the_others_answer(example_pack: Path) -> None:
     _write(example_pack, f"{FTS}/fts.sqlite", b"\n")
     response = run_cli(["query", example_pack, QUESTION, "--json"]).json()["response"]
