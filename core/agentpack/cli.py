@@ -31,7 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
-    with_quiet,
+    with_shared_options,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -60,7 +60,7 @@ class AgentpackGroup(click.Group):
             spec = self._plugin_specs().get(name)
             command = spec.load() if spec else None
         if command is not None:
-            return with_quiet(command)
+            return with_shared_options(command)
         from .known import install_hint, plugin_for_command
 
         known = plugin_for_command(name)
@@ -128,11 +128,7 @@ def cli(verbose: int, quiet: bool) -> None:
     from . import console
 
     console.QUIET = quiet
-    if verbose:  # without -v, Python's last-resort handler still shows warnings on stderr
-        import logging
-
-        level = logging.WARNING - 10 * min(verbose, 2)
-        logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    console.verbosity(verbose)  # without -v, Python's last-resort handler still shows warnings on stderr
 
 
 @cli.command()
@@ -494,6 +490,7 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@record_options()
 def serve(
     transport: str,
     bind_host: str,
@@ -501,11 +498,14 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
+    as their CLI twins do: --store, --no-record and --tag apply to every call.
 
     \b
     Examples:
@@ -522,7 +522,7 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
-    context = McpContext(packs=list(packs), options=dict(options))
+    context = McpContext(packs=list(packs), options=dict(options), recording=recording)
     run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
 
 

@@ -223,13 +223,6 @@ def test_every_command_of_every_plugin_has_help_with_an_example():
         assert "xample" in (command.help or ""), f"'agentpack {' '.join(path)} -h' shows no example"
 
 
-def test_quiet_is_an_option_of_every_command_and_group():
-    """-q is --quiet everywhere: before or after a subcommand's name, on the core's and every plugin's commands."""
-    for path, command in _leaf_commands(cli, []):
-        opts = {opt for param in command.params for opt in getattr(param, "opts", ())}
-        assert {"-q", "--quiet"} <= opts, f"'agentpack {' '.join(path)}' has no -q/--quiet"
-
-
 def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_path):
     from agentpack import console
 
