@@ -252,3 +252,21 @@ def test_an_os_error_is_a_one_line_error_not_an_internal_error(register_plugin, 
     assert result.exit_code == 2 and result.stderr == "error: /srv/packs: Permission denied\n"
     monkeypatch.setenv("AGENTPACK_DEBUG", "1")
     assert "Traceback" in run_cli(["denied"]).stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["validate", ".", "--json", "--bogus"], ["validate", "-o", "json", "--bogus", "."], ["validate", "--json", "-o"]],
+)
+def test_a_usage_error_under_json_is_the_envelope_on_stdout(args):
+    result = run_cli(args)
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["ok"] is False and envelope["schema_version"] == 1
+    assert "--bogus" in envelope["error"]["message"] or "requires an argument" in envelope["error"]["message"]
+    assert "Usage:" in result.stderr or "Error:" in result.stderr
+
+
+def test_a_usage_error_without_json_leaves_stdout_empty():
+    result = run_cli(["validate", ".", "--bogus"])
+    assert result.exit_code == 2 and result.stdout == "" and "--bogus" in result.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ def input_digest(path: str | Path) -> str | None:
     """``sha256:...`` over a file's bytes, or over a folder's files (relative path and content, sorted).
 
     Folders starting with a dot, ``__pycache__`` and ``node_modules`` are left out: they hold
-    build output and tool state, not the input. ``None`` when the path cannot be read.
+    build output and tool state, not the input; so is what is not a regular file (a FIFO would block
+    the reader). ``None`` when the path cannot be read.
     """
     import hashlib
 
@@ -55,17 +55,12 @@ def _files(root: Path) -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        found += [Path(folder) / name for name in files]
+        found += [Path(folder) / name for name in files if os.path.isfile(os.path.join(folder, name))]
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
 def _file_into(digest: Any, path: Path) -> None:
-    """A regular file's bytes into ``digest``; a FIFO, socket or device counts by its kind, unread (a FIFO
-    would block the reader forever)."""
-    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            digest.update(b"\0special file\0")
-            return
+    with open(path, "rb") as handle:
         while block := handle.read(1 << 20):
             digest.update(block)
 
