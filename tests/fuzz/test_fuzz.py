@@ -5,8 +5,8 @@ on every run. ``AGENTPACK_FUZZ_LONG=1`` runs many more with random seeds (``AGEN
 sets the number per pair, ``AGENTPACK_FUZZ_SEED=S`` replays a long run). A failure prints the mutated
 file, what the mutation did and every command's exit code and output.
 
-Findings in the ECP plugin, whose robustness work is owned separately, are marked ``xfail`` below, each
-with its class and owner (never skipped): once fixed, its marker goes. Every other target must have none.
+Every target has zero findings; a new one fails its pair (never skipped: a class not fixed at once is
+marked ``xfail`` with its class and owner).
 """
 
 from __future__ import annotations
@@ -26,33 +26,6 @@ EXAMPLES = int(os.environ.get("AGENTPACK_FUZZ_EXAMPLES") or (200 if LONG else 5)
 TIMEOUT = float(os.environ.get("AGENTPACK_FUZZ_TIMEOUT") or (120 if LONG else 30))
 """Seconds a single command may take before it counts as a hang (generous: CI machines are shared)."""
 
-ECP_OWNER = "owner: the ECP plugin's robustness work (plugins/ecp, issue 13)"
-UNREADABLE_INDEX = "ECP: an index file that is not UTF-8 (chunks.jsonl, texts.jsonl) is a UnicodeDecodeError, exit 3"
-KNOWN: dict[tuple[str, str], str] = {
-    ("ecp", "binary"): UNREADABLE_INDEX,
-    ("ecp", "invalid-utf8"): UNREADABLE_INDEX,
-    ("ecp", "empty"): "ECP: an empty eval suite file is accepted (eval exits 0)",
-    ("ecp", "folder"): "ECP: a folder where a pack file is expected (policy.json, an index file) is an "
-    "AttributeError, exit 3",
-    ("ecp", "dangling-symlink"): "ECP: an EXPERT.yaml that is a dangling link is not detected as ECP, so the pack "
-    "validates as a plain skill",
-    ("ecp", "looping-symlink"): "ECP: an EXPERT.yaml that is a link loop is not detected as ECP, so the pack "
-    "validates as a plain skill",
-    ("ecp", "delete"): "ECP: validate accepts an expert pack without its SKILL.md",
-    ("ecp", "nan"): "ECP: NaN or infinity in an index descriptor (index.json) passes validate",
-    ("ecp", "deep-nesting"): "ECP: a deeply nested index file (index_data.json) is a RecursionError, exit 3 (not "
-    "read with agentpack.jsonio)",
-    ("ecp", "drop-key"): "ECP: an eval suite without suite_id passes validate and eval",
-    ("ecp", "bad-timestamp"): "ECP: timestamps that are not RFC 3339 in index descriptors pass validate",
-    ("ecp", "wrong-type"): "ECP: an index descriptor of another type (index.json holding a list) is an "
-    "AttributeError in query and eval, exit 3",
-}
-"""(target, mutation) -> the ECP finding class: ``xfail`` (not strict: a fixed-seed run may miss a class)."""
-HANGS: dict[tuple[str, str], str] = {
-    ("ecp", "fifo"): "ECP: a FIFO where an index file is expected (texts.jsonl) hangs query and eval",
-}
-"""Known ECP hangs: ``xfail`` without running (each would cost the whole time limit)."""
-
 
 def _pairs() -> list[object]:
     params = []
@@ -60,13 +33,7 @@ def _pairs() -> list[object]:
         for mutation in MUTATIONS.values():
             if not any(_files(mutation, source) for source in target.sources):
                 continue
-            marks = []
-            pair = (target.name, mutation.name)
-            if pair in KNOWN:
-                marks.append(pytest.mark.xfail(strict=False, reason=f"{KNOWN[pair]} ({ECP_OWNER})"))
-            if pair in HANGS:
-                marks.append(pytest.mark.xfail(run=False, reason=f"{HANGS[pair]} ({ECP_OWNER})"))
-            params.append(pytest.param(target, mutation, id=f"{target.name}-{mutation.name}", marks=marks))
+            params.append(pytest.param(target, mutation, id=f"{target.name}-{mutation.name}"))
     return params
 
 
