@@ -17,6 +17,13 @@ FORMAT = "ecp"
 
 
 @hookimpl
+def agentpack_add_hookspecs(pluginmanager):
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def agentpack_register_formats(register):
     register(
         FormatInfo(
@@ -101,10 +108,10 @@ def agentpack_validate(pack, strict):
 
 
 @hookimpl
-def agentpack_query(pack, request):
+def agentpack_query(pack, request, host):
     from .query.adapter import query
 
-    return query(pack.data, request)
+    return query(pack.data, request, host)
 
 
 @hookimpl

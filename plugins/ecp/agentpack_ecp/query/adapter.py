@@ -11,6 +11,7 @@ from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
 
 from ..pack.manifest import ExpertPack
 from .answer import answer
+from .rerank import registered
 
 
 def read_query_vector(path: str) -> dict[str, Any]:
@@ -39,14 +40,20 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
     for key in ("query_vector", "query_embedding"):
         if key in options:
             out[key] = options.pop(key)
+    if options.get("rerank"):
+        out["rerank"] = str(options.pop("rerank"))
     if options.get("index"):
         out["index_ids"] = [i for i in str(options.pop("index")).split(",") if i]
     return out
 
 
-def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
-    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form."""
-    response = answer(pack, request_dict(request), request.options)
+def query(pack: ExpertPack, request: QueryRequest, host: Any = None) -> QueryResponse:
+    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form.
+
+    ``--option rerank=NAME`` re-orders the hits with a reranker the plugins of ``host`` register."""
+    asked = request_dict(request)
+    rerankers = registered(host) if asked.get("rerank") and host is not None else None
+    response = answer(pack, asked, request.options, rerankers=rerankers)
     citations = [
         Citation(
             label=f"{c['artifact_path']}:{c['loc']['start_line']}-{c['loc']['end_line']} ({c['source_id']})",

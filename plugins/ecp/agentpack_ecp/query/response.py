@@ -10,7 +10,7 @@ and why). ``synthesize(question, chunks, as_of) -> (answer, synthesis)``
 replaces the local extractive answer; ``cache`` holds the opened indexes.
 
 Retrieval modes: ``keyword`` (keyword-index-v2), ``fts`` (sqlite-fts-index-v1),
-``vector``, or ``hybrid``/none (every index, fused by reciprocal rank). ECP case
+``vector``, or ``hybrid``/none (every index, fused by weighted reciprocal rank, ``fuse.py``). ECP case
 modes (``ephemeral``, ``persistent``, ``summarized``) are echoed; ``summarized``
 also ranks the pack's summaries.
 """
@@ -30,7 +30,8 @@ from ..pack.manifest import ExpertPack
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
-from .fuse import fuse
+from .fuse import FUSION_WEIGHTS, fuse
+from .rerank import Reranker, rerank
 from .retrieve import SHARED, Hit, IndexCache, search, search_summaries
 
 RETRIEVAL_MODES = {
@@ -114,8 +115,10 @@ def query_pack(
     clock: Clock = SYSTEM_CLOCK,
     synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
     cache: IndexCache = SHARED,
+    rerankers: dict[str, Reranker] | None = None,
 ) -> dict[str, Any]:
-    """Answer ``request`` from the loaded ``pack`` (see the module docstring)."""
+    """Answer ``request`` from the loaded ``pack`` (see the module docstring); ``request["rerank"]`` names one
+    of ``rerankers`` to re-order the fused hits."""
     question = str(request.get("question") or "").strip()
     if not question:
         raise AgentpackError("the question is empty")
@@ -137,6 +140,7 @@ def query_pack(
     depth = max(top_k * 4, 20)
     report: list[dict[str, Any]] = []
     rankings: list[list[Hit]] = []
+    weights: list[float] = []
     loaded_sources: dict[str, dict[str, Any]] = {}
     for entry in pack.indexes:
         if wanted_ids and entry.id not in wanted_ids:
@@ -171,6 +175,7 @@ def query_pack(
             continue
         report.append(dict(status, status="ok", hits=len(hits)))
         rankings.append(hits)
+        weights.append(FUSION_WEIGHTS.get(item.format or "", 1.0))
     use_summaries = (
         pack.summaries
         and (case_mode == "summarized" or not any(rankings))
@@ -184,9 +189,11 @@ def query_pack(
         notes.append("the pack declares no index and no summary")
     if case_mode == "summarized":
         lead = summary_hits[: max(1, (top_k + 1) // 2)]
-        fused = lead + fuse(rankings, top_k)[: top_k - len(lead)]
+        fused = lead + fuse(rankings, top_k, weights)[: top_k - len(lead)]
     else:
-        fused = fuse([*rankings, summary_hits], top_k)
+        fused = fuse([*rankings, summary_hits], top_k, [*weights, 1.0])
+    if request.get("rerank"):
+        fused = rerank(question, fused, str(request["rerank"]), rerankers or {})
     retrieved_at = clock.iso()
     chunks, citations, seen = [], [], set()
     for hit in fused:
