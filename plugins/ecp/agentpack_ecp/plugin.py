@@ -72,7 +72,7 @@ def agentpack_detect(path):
     root = skill_root(Path(path))
     if root is None or not (root / MANIFEST_PATH).is_file():
         return None
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     if has_skill_md(root):
         return Detection(format=FORMAT, confidence=0.9, reason="SKILL.md with expert/EXPERT.yaml")
@@ -82,7 +82,7 @@ def agentpack_detect(path):
 @hookimpl
 def agentpack_load(path):
     """The pack, parsed once: ``Pack.data`` is the ``ExpertPack`` the other hooks receive."""
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     from .pack.manifest import load_pack
 
