@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.errors import AgentpackError
-from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
+from agentpack.packtypes import Citation, QueryRequest, QueryResponse
 
 from ..pack.manifest import ExpertPack
 from .answer import answer
@@ -66,15 +66,31 @@ def query(pack: ExpertPack, request: QueryRequest, host: Any = None) -> QueryRes
         for chunk in response["chunks"]
         for c in [chunk["citation"]]
     ]
-    findings = [
+    missed = [
+        r
+        for r in response["retrieval"]["indexes"]
+        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+    ]
+    return QueryResponse(
+        format="ecp",
+        answer=response["answer"],
+        citations=citations,
+        payload=response,
+        findings=index_findings(pack, missed),
+    )
+
+
+def index_findings(pack: ExpertPack, missed: list[dict[str, Any]]) -> list[Any]:
+    """A warning per index skipped or failed (pydantic's ``Finding`` is imported only then)."""
+    if not missed:
+        return []
+    from agentpack.models import Finding
+
+    return [
         Finding.warning(
             "ECP301" if r["status"] == "skipped" else "ECP302",
             f"index '{r['index_id']}' {r['status']}: {r['reason']}",
             file=str(pack.root),
         )
-        for r in response["retrieval"]["indexes"]
-        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+        for r in missed
     ]
-    return QueryResponse(
-        format="ecp", answer=response["answer"], citations=citations, payload=response, findings=findings
-    )
