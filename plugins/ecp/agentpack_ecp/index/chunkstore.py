@@ -8,6 +8,7 @@ private sidecar (byte offsets, postings) that lets a query start without
 parsing the large JSON payloads; it carries fingerprints of the files it was
 derived from and is ignored when they do not match (for example an index
 rebuilt by another tool), in which case the portable files are parsed instead.
+numpy writes it; a query reads it without numpy (``npz.py``: memoryviews).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .fileops import copy_range
+from .npz import read_npz
 
 CACHE_NAME = "agentpack-cache.npz"
 CHUNKS_NAME = "chunks.jsonl"
@@ -186,15 +188,13 @@ def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: s
 
 
 def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None:
-    """The cache arrays, or ``None`` when absent or no longer matching the files it came from."""
+    """The cache arrays (memoryviews, see ``npz.py``), or ``None`` when absent, unreadable or no longer
+    matching the files it came from."""
     path = index_dir / name
-    if not path.is_file():
-        return None
-    import numpy as np
-
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        arrays = read_npz(path)
+        if arrays is None:
+            return None
         prints = json.loads(arrays["fingerprints"].tobytes())
         for name, expected in prints.items():
             if fingerprint(index_dir / name) != expected:
@@ -202,6 +202,13 @@ def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None
     except (OSError, ValueError, KeyError):
         return None
     return arrays
+
+
+def as_arrays(cache: dict[str, Any]) -> dict[str, Any]:
+    """The arrays of ``load_cache`` as (read-only) numpy arrays, for the code that computes with them."""
+    import numpy as np
+
+    return {name: np.asarray(view) for name, view in cache.items()}
 
 
 class DocTable:
@@ -240,11 +247,9 @@ class DocTable:
 
     @classmethod
     def from_records(cls, index_dir: Path, records: list[dict[str, Any]], texts: dict[str, str] | None) -> DocTable:
-        import numpy as np
-
         source_ids = sorted({r["source_id"] for r in records})
         position = {sid: i for i, sid in enumerate(source_ids)}
-        doc_source = np.array([position[r["source_id"]] for r in records], dtype=np.int32)
+        doc_source = [position[r["source_id"]] for r in records]
         return cls(
             index_dir, source_ids, doc_source, [r["artifact_path"] for r in records], records=records, texts=texts
         )
@@ -259,18 +264,17 @@ class DocTable:
             self._paths = raw.tobytes().decode("utf-8").split("\n") if raw is not None and len(raw) else []
         return self._paths
 
-    def mask(self, source_ids: list[str] | None, prefixes: list[str] | None):
-        """A boolean array of the docs passing the filters (``None`` when there are none)."""
-        import numpy as np
-
+    def mask(self, source_ids: list[str] | None, prefixes: list[str] | None) -> list[bool] | None:
+        """Whether each doc passes the filters (``None`` when there are none)."""
         if not source_ids and not prefixes:
             return None
-        keep = np.ones(len(self), dtype=bool)
+        keep = [True] * len(self)
         if source_ids:
-            wanted = [i for i, sid in enumerate(self.source_ids) if sid in source_ids]
-            keep &= np.isin(self.doc_source, wanted)
+            wanted = {i for i, sid in enumerate(self.source_ids) if sid in source_ids}
+            keep = [s in wanted for s in self.doc_source]
         if prefixes:
-            keep &= np.array([any(p.startswith(x) for x in prefixes) for p in self.paths], dtype=bool)
+            starts = tuple(prefixes)
+            keep = [k and p.startswith(starts) for k, p in zip(keep, self.paths, strict=True)]
         return keep
 
     def _line(self, name: str, offsets, i: int) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, revision_bytes, save_cache
+from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, as_arrays, load_cache, revision_bytes, save_cache
 from .fts import DB_NAME, has_text_column
 from .termmatrix import TermMatrix
 from .vector import read_payload
@@ -89,9 +89,10 @@ class Previous:
             return None
         if info.get("format") != fmt or info.get("config") != json.loads(json.dumps(config)):
             return None
-        state = load_cache(target, STATE_NAME)
-        if state is None:
+        cached = load_cache(target, STATE_NAME)
+        if cached is None:
             return None
+        state = as_arrays(cached)
         prev = cls(
             target,
             state,
@@ -103,9 +104,10 @@ class Previous:
             sources=info.get("sources"),
         )
         if fmt == "keyword-index-v2":
-            prev.cache = load_cache(target, CACHE_NAME)
-            if prev.cache is None or "term_starts" not in state:
+            cache = load_cache(target, CACHE_NAME)
+            if cache is None or "term_starts" not in state:
                 return None
+            prev.cache = as_arrays(cache)
         if fmt == "sqlite-fts-index-v1" and ("rowids" not in state or has_text_column(target / DB_NAME)):
             return None  # a database with the text column of older builds is rebuilt without it
         return prev

@@ -3,13 +3,17 @@
 Postings are ``[chunk_id, tf]`` with true term frequencies; BM25 parameters are
 recorded in ``config.bm25``. ``index_data.json`` is streamed out term by term
 (no giant intermediate object); the cache holds the same postings as arrays.
+A query needs no numpy: it scores the postings of the question's terms alone,
+in Python, over the cache's memoryviews (a few thousand postings per term).
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from bisect import bisect_left
+from collections.abc import Sequence
 from contextlib import ExitStack
 from operator import add
 from pathlib import Path
@@ -109,6 +113,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
         "indptr": matrix.indptr,
         "post_doc": matrix.doc,
         "post_tf": matrix.tf,
+        "doc_len": np.asarray(matrix.doc_len, dtype=np.int64),
         "term_starts": starts,
     }
 
@@ -125,7 +130,11 @@ class SortedVocab:
 
 
 class KeywordIndex:
-    """A loaded keyword-index-v2: vocabulary, postings arrays and its doc table."""
+    """A loaded keyword-index-v2: vocabulary, postings (CSR by term), each doc's length, its doc table.
+
+    The arrays are any sequences of numbers: memoryviews of the cache, or lists parsed from
+    ``index_data.json``.
+    """
 
     kind = "keyword"
 
@@ -134,31 +143,41 @@ class KeywordIndex:
         index_dir: Path,
         data_head: dict[str, Any],
         vocab: dict[str, int] | SortedVocab,
-        indptr,
-        post_doc,
-        post_tf,
+        indptr: Sequence[int],
+        post_doc: Sequence[int],
+        post_tf: Sequence[int],
         docs: DocTable,
+        doc_len: Sequence[int] | None = None,
     ) -> None:
-        import numpy as np
-
         self.index_dir = index_dir
         self.head = data_head
         self.vocab = vocab
         self.indptr = indptr
         self.post_doc = post_doc
-        self.post_tf = post_tf.astype(np.float32)
+        self.post_tf = post_tf
         self.docs = docs
-        n = len(docs)
-        self.dl = np.bincount(post_doc, weights=self.post_tf, minlength=n).astype(np.float32)
-        self.avgdl = float(self.dl.mean()) if n else 0.0
         bm25 = (data_head.get("config") or {}).get("bm25") or {}
         self.k1 = float(bm25.get("k1", BM25["k1"]))
         self.b = float(bm25.get("b", BM25["b"]))
+        self._doc_len = doc_len
+        self._norms: list[float] | None = None
+
+    def norms(self) -> list[float]:
+        """BM25's length normalisation of each doc, ``k1 * (1 - b + b * dl / avgdl)`` (computed once)."""
+        if self._norms is None:
+            lengths = self._doc_len
+            if lengths is None:  # a cache from before doc_len was kept: sum the postings once
+                summed = [0] * len(self.docs)
+                for doc, tf in zip(self.post_doc, self.post_tf, strict=True):
+                    summed[doc] += tf
+                lengths = summed
+            avgdl = (sum(lengths) / len(lengths) if len(lengths) else 0.0) or 1.0
+            k1, b = self.k1, self.b
+            self._norms = [k1 * (1.0 - b + b * n / avgdl) for n in lengths]
+        return self._norms
 
     @classmethod
     def load(cls, index_dir: Path, data_path: Path) -> KeywordIndex:
-        import numpy as np
-
         cache = load_cache(index_dir)
         if cache is not None and "vocab" in cache:
             head = json.loads(cache["head"].tobytes())
@@ -171,75 +190,57 @@ class KeywordIndex:
                 cache["post_doc"],
                 cache["post_tf"],
                 DocTable.from_cache(index_dir, cache),
+                cache.get("doc_len"),
             )
         with open(data_path, encoding="utf-8") as handle:
             data = json.load(handle)
         documents = data.get("documents") or {}
         order = {cid: i for i, cid in enumerate(documents)}
         terms = sorted(data.get("terms") or {})
-        indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+        indptr = [0]
         docs_flat: list[int] = []
         tfs: list[int] = []
-        for t, term in enumerate(terms):
+        lengths = [0] * len(order)
+        for term in terms:
             for cid, tf in data["terms"][term].get("postings") or []:
                 if cid in order:
                     docs_flat.append(order[cid])
                     tfs.append(int(tf))
-            indptr[t + 1] = len(docs_flat)
+                    lengths[order[cid]] += int(tf)
+            indptr.append(len(docs_flat))
         head = {k: v for k, v in data.items() if k not in ("documents", "terms", "doc_terms", "file_chunks")}
         records = _records_for(index_dir, documents, head)
         table = DocTable.from_records(index_dir, records, read_texts(index_dir))
-        return cls(
-            index_dir,
-            head,
-            {t: i for i, t in enumerate(terms)},
-            indptr,
-            np.array(docs_flat, dtype=np.int32),
-            np.array(tfs, dtype=np.int32),
-            table,
-        )
+        return cls(index_dir, head, {t: i for i, t in enumerate(terms)}, indptr, docs_flat, tfs, table, lengths)
 
-    def search(self, terms: list[str], k: int, mask) -> list[tuple[int, float]]:
-        import numpy as np
-
+    def search(self, terms: list[str], k: int, mask: Sequence[bool] | None) -> list[tuple[int, float]]:
+        """The ``k`` best docs by BM25 for ``terms`` (each occurrence counts), best first, ties by doc order."""
         n = len(self.docs)
         if not n:
             return []
-        scores = np.zeros(n, dtype=np.float32)
-        hit = False
+        norms = self.norms()
+        scores: dict[int, float] = {}
+        get = scores.get
         for term in terms:
             t = self.vocab.get(term)
             if t is None:
                 continue
-            lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
+            lo, hi = self.indptr[t], self.indptr[t + 1]
             if lo == hi:
                 continue
-            hit = True
-            docs = self.post_doc[lo:hi]
-            tf = self.post_tf[lo:hi]
             df = hi - lo
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * self.dl[docs] / (self.avgdl or 1.0))
-            scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
-        if not hit:
-            return []
+            weight = math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * (self.k1 + 1.0)
+            for doc, tf in zip(self.post_doc[lo:hi], self.post_tf[lo:hi], strict=True):
+                scores[doc] = get(doc, 0.0) + weight * tf / (tf + norms[doc])
         if mask is not None:
-            scores[~mask] = 0.0
-        return top_k(scores, k)
+            scores = {doc: score for doc, score in scores.items() if mask[doc]}
+        return best(scores, k)
 
 
-def top_k(scores, k: int) -> list[tuple[int, float]]:
+def best(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
     """The ``k`` best positive scores, best first, ties broken by doc order (chunk id order)."""
-    import numpy as np
-
-    positive = np.flatnonzero(scores > 0)
-    if not len(positive):
-        return []
-    if len(positive) > k:
-        part = np.argpartition(-scores[positive], k - 1)[:k]
-        positive = positive[part]
-    ranked = sorted(positive.tolist(), key=lambda d: (-float(scores[d]), d))
-    return [(d, float(scores[d])) for d in ranked[:k]]
+    ranked = heapq.nsmallest(k, ((-score, doc) for doc, score in scores.items() if score > 0))
+    return [(doc, -negated) for negated, doc in ranked]
 
 
 def _records_for(index_dir: Path, documents: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
