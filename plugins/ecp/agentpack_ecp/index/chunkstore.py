@@ -233,6 +233,7 @@ class DocTable:
         self._text_offsets = text_offsets
         self._records = records
         self._texts = texts
+        self._maps: dict[str, mmap.mmap] = {}
 
     @classmethod
     def from_cache(cls, index_dir: Path, arrays: dict[str, Any]) -> DocTable:
@@ -278,9 +279,11 @@ class DocTable:
         return keep
 
     def _line(self, name: str, offsets, i: int) -> dict[str, Any]:
-        with open(self.index_dir / name, "rb") as handle:
-            handle.seek(int(offsets[i]))
-            return json.loads(handle.read(int(offsets[i + 1]) - int(offsets[i])))
+        data = self._maps.get(name)
+        if data is None:  # mapped once: a warm query reads its lines without opening files
+            with open(self.index_dir / name, "rb") as handle:
+                data = self._maps[name] = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return json.loads(data[int(offsets[i]) : int(offsets[i + 1])])
 
     def record(self, i: int) -> dict[str, Any]:
         if self._records is not None:
@@ -333,20 +336,27 @@ class TextsFile:
         end = data.find(b"\n", pos)
         return start, len(data) if end < 0 else end
 
-    @staticmethod
-    def _id(line: bytes) -> str | None:
-        prefix = b'{"chunk_id":'
-        if not line.startswith(prefix):
+    _PREFIX = b'{"chunk_id":"'
+    _AFTER = b'","file_sha256":'
+
+    def _id(self, start: int, end: int) -> str | None:
+        """The chunk id of the line ``data[start:end]``, read from the bytes between its quotes (no copy
+        of the line); an id with escapes is decoded as JSON, a line of another shape gives ``None``."""
+        data = self._data
+        if data[start : start + len(self._PREFIX)] != self._PREFIX:
             return None
-        end = line.find(b',"file_sha256":')
-        try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
-            value = json.loads(line[len(prefix) : end]) if end > 0 else None
+        stop = data.find(self._AFTER, start, end)
+        if stop < 0:
+            return None
+        raw = data[start + len(self._PREFIX) - 1 : stop + 1]
+        try:
+            value = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
         except ValueError:
             value = None
-        if not isinstance(value, str):
+        if not isinstance(value, str):  # a path holding that very separator: parse the whole line
             try:
-                value, _ = json.JSONDecoder().raw_decode(line[len(prefix) :].decode("utf-8", "replace"))
-            except ValueError:
+                value = json.loads(data[start:end]).get("chunk_id")
+            except (ValueError, AttributeError):
                 return None
         return value if isinstance(value, str) else None
 
@@ -354,13 +364,12 @@ class TextsFile:
         lo, hi = 0, len(self._data)
         while lo < hi:
             start, end = self._line_at((lo + hi) // 2)
-            line = self._data[start:end]
-            found = self._id(line)
+            found = self._id(start, end)
             if found is None:
                 return None
             if found == chunk_id:
                 try:
-                    record = json.loads(line)
+                    record = json.loads(self._data[start:end])
                 except ValueError:
                     return None
                 text = record.get("text")

@@ -239,7 +239,13 @@ class KeywordIndex:
 
 def best(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
     """The ``k`` best positive scores, best first, ties broken by doc order (chunk id order)."""
-    ranked = heapq.nsmallest(k, ((-score, doc) for doc, score in scores.items() if score > 0))
+    top = heapq.nlargest(k, scores.values())
+    if not top or top[-1] <= 0:
+        top = [score for score in top if score > 0]
+        if not top:
+            return []
+    cut = top[-1]  # every doc scoring at least the k-th best score, then ordered with ties by doc
+    ranked = sorted((-score, doc) for doc, score in scores.items() if score >= cut)[:k]
     return [(doc, -negated) for negated, doc in ranked]
 
 
