@@ -313,3 +313,26 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
     after = query_pack(load_pack(example_pack), {"question": "storm surge weather", "mode": "fts", "top_k": 3})
     assert [c["snippet"] for c in after["chunks"]] == [c["snippet"] for c in before["chunks"]]
     assert "limitations" not in after
+
+
+def test_documents_template_writes_what_the_json_encoder_writes() -> None:
+    from agentpack_ecp.index.chunkstore import COMPACT, Chunk
+    from agentpack_ecp.index.keyword import _documents
+
+    chunks = [
+        Chunk('src:a "quoted"\\path#1', "src", 'a "quoted"\\path', 1, 9, None, "c" * 64, "f" * 64),
+        Chunk("src:é/ü\u2028.md#2", "sr\tc", "é/ü\u2028.md", 10, 20, None, "0" * 64, "1" * 64),
+    ]
+    expected = {
+        c.chunk_id: {
+            "source_id": c.source_id,
+            "path": c.path,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "file_sha256": c.file_sha256,
+            "chunk_sha256": c.chunk_sha256,
+            "length": n,
+        }
+        for c, n in zip(chunks, [7, 0], strict=True)
+    }
+    assert _documents(chunks, [7, 0]) == COMPACT(expected)[1:-1]
