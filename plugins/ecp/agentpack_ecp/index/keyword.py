@@ -19,7 +19,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from .chunkstore import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
+from .chunkstore import CHUNKS_NAME, Chunk, DocTable, load_cache, read_jsonl, read_texts
 from .fileops import copy_range
 
 FORMAT = "keyword-index-v2"
