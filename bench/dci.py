@@ -241,7 +241,7 @@ def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tu
     """Cold processes, alternating: ours on a just-generated workspace (first), ours again, the reference."""
     agentpack = str(Path(sys.executable).with_name("agentpack"))
     ours = [agentpack, "dci", "resolve", "-r", "search-web,summarize-document", "--optional", "review-code"]
-    ours += ["-q", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
+    ours += ["--query", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
     times: dict[str, list[tuple[float, float]]] = {"first": [], "again": [], "reference": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="dci-bench-cli-") as tmp:
