@@ -67,6 +67,32 @@ def test_tokenizer_keeps_whole_tokens_and_true_frequencies() -> None:
     assert counts["cache"] == 3 and counts["cachedir"] == 1 and "the" not in counts
 
 
+TEXTS = st.text(alphabet=st.sampled_from(list("aZ_9 .\n\tébQ\udcff-xyCamel")), max_size=40)
+
+
+@given(st.lists(st.tuples(TEXTS, st.sampled_from(["a.py", "b/cache_dir.md", "x"])), max_size=8))
+@settings(max_examples=150, deadline=None)
+def test_the_corpus_term_matrix_counts_as_term_counts(docs: list[tuple[str, str]]) -> None:
+    """The whole-corpus matrix (raw tokens split as bytes, sums in numpy) = per-chunk term_counts plus the path."""
+    from agentpack_ecp.index.termmatrix import TermMatrix
+
+    kept, matrix = TermMatrix.from_texts(docs)
+    expected = []
+    for i, (text, path) in enumerate(docs):
+        counts = term_counts(text)
+        if counts:
+            counts.update(tokenize(path))
+            expected.append((i, dict(counts)))
+    assert kept == [i for i, _ in expected]
+    got: list[dict[str, int]] = [{} for _ in kept]
+    for t, term in enumerate(matrix.terms):
+        for at in range(matrix.indptr[t], matrix.indptr[t + 1]):
+            got[matrix.doc[at]][term] = int(matrix.tf[at])
+    assert got == [counts for _, counts in expected]
+    assert matrix.terms == sorted(matrix.terms)
+    assert matrix.doc_len.tolist() == [sum(c.values()) for _, c in expected]
+
+
 def test_all_three_formats_and_no_absolute_paths(example_pack: Path) -> None:
     result = build_pack(example_pack, rebuild=True, clock=FixedClock("2026-03-01T00:00:00Z"))
     assert {i["format"] for i in result.indexes} == {"keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1"}
