@@ -260,34 +260,26 @@ def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
     assert set(tokenize(text)) == set(term_counts(text))
 
 
-def test_term_matrix_matches_the_counters() -> None:
-    from collections import Counter
-
+def test_term_matrix_of_texts() -> None:
     from agentpack_ecp.index.termmatrix import TermMatrix
 
-    counts = [Counter({"b": 2, "a": 1}), Counter(), Counter({"a": 3, "c": 1})]
-    m = TermMatrix.from_counts(counts)
-    assert m.terms == ["a", "b", "c"] and m.indptr.tolist() == [0, 2, 3, 4]
-    assert m.doc.tolist() == [0, 2, 0, 2] and m.tf.tolist() == [1, 3, 2, 1] and m.doc_len.tolist() == [3, 0, 4]
+    kept, m = TermMatrix.from_texts([("bb bb aa", "x"), ("", "x"), ("aa aa aa cc", "x")])
+    assert kept == [0, 2]  # a text without terms is left out; a one-letter path adds no term
+    assert m.terms == ["aa", "bb", "cc"] and m.indptr.tolist() == [0, 2, 3, 4]
+    assert m.doc.tolist() == [0, 1, 0, 1] and m.tf.tolist() == [1, 3, 2, 1] and m.doc_len.tolist() == [3, 4]
     indptr, terms, tfs = m.by_doc()
-    assert indptr.tolist() == [0, 2, 2, 4] and terms.tolist() == [0, 1, 0, 2] and tfs.tolist() == [1, 2, 3, 1]
+    assert indptr.tolist() == [0, 2, 4] and terms.tolist() == [0, 1, 0, 2] and tfs.tolist() == [1, 2, 3, 1]
 
 
 def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
-    from collections import Counter
-
     from agentpack_ecp.index.embed import HashEmbedder
     from agentpack_ecp.index.termmatrix import TermMatrix
 
-    counts = [
-        term_counts("parse the HTTP response headers twice twice"),
-        term_counts("heap queue push pop"),
-        Counter({"zz": 1}),
-    ]
+    texts = ["parse the HTTP response headers twice twice", "heap queue push pop", "zz"]
     embedder = HashEmbedder(64)
-    matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
-    for row, counter in zip(matrix, counts, strict=False):
-        assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)
+    _, matrix = TermMatrix.from_texts([(text, "x") for text in texts])
+    for row, text in zip(embedder.embed_matrix(matrix), texts, strict=True):
+        assert np.allclose(row, embedder.embed_counts(term_counts(text)), atol=1e-6)
 
 
 def test_real_embedding_model_needs_its_extra(example_pack: Path, agentpack_host) -> None:
