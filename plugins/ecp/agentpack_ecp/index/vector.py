@@ -214,7 +214,9 @@ class VectorIndex:
 
         if not len(self.matrix):
             return []
-        scores = self.matrix @ query
+        # einsum's own loop, not BLAS: a threaded BLAS matrix-vector product wakes its threads for every
+        # query, which costs more than the product itself (5 ms instead of 1 ms on a busy machine)
+        scores = np.einsum("ij,j->i", self.matrix, query)
         if mask is not None:
             scores[~np.asarray(mask, dtype=bool)] = 0.0
         return top_k(scores, k)
