@@ -31,7 +31,7 @@ from .clikit import (
     print_json,
     record_options,
     report_option,
-    with_quiet,
+    with_shared_options,
 )
 from .runs.cli import runs
 from .viewer.cli import view
@@ -60,7 +60,7 @@ class AgentpackGroup(click.Group):
             spec = self._plugin_specs().get(name)
             command = spec.load() if spec else None
         if command is not None:
-            return with_quiet(command)
+            return with_shared_options(command)
         from .known import install_hint, plugin_for_command
 
         known = plugin_for_command(name)
@@ -128,11 +128,7 @@ def cli(verbose: int, quiet: bool) -> None:
     from . import console
 
     console.QUIET = quiet
-    if verbose:  # without -v, Python's last-resort handler still shows warnings on stderr
-        import logging
-
-        level = logging.WARNING - 10 * min(verbose, 2)
-        logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    console.verbosity(verbose)  # without -v, Python's last-resort handler still shows warnings on stderr
 
 
 @cli.command()
@@ -494,6 +490,7 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@record_options()
 def serve(
     transport: str,
     bind_host: str,
@@ -501,11 +498,14 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
+    as their CLI twins do: --store, --no-record and --tag apply to every call.
 
     \b
     Examples:
@@ -522,7 +522,7 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
-    context = McpContext(packs=list(packs), options=dict(options))
+    context = McpContext(packs=list(packs), options=dict(options), recording=recording)
     run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
 
 
@@ -587,6 +587,20 @@ def _json_error(exc: Exception) -> None:
     emit_json(command, False, error=error)
 
 
+def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
+    """A usage error found before the command ran (an unknown option, a bad value), as the JSON envelope on stdout
+    too when the command line asked for JSON: a script reading stdout sees why, not nothing."""
+    import itertools
+
+    asks_json = "--json" in argv or "--output=json" in argv or "-ojson" in argv
+    asks_json = asks_json or any(a in ("-o", "--output") and b == "json" for a, b in itertools.pairwise(argv))
+    if not asks_json:
+        return
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path.removeprefix("agentpack ").removeprefix("agentpack") if ctx else ""
+    emit_json(command or "agentpack", False, error={"message": exc.format_message(), "hint": "see --help"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
     from .clikit import _json_command
@@ -611,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
+        _json_usage_error(exc, sys.argv[1:] if argv is None else argv)
         return EXIT_USAGE
     except AgentpackError as exc:
         click.echo(f"error: {exc}", err=True)

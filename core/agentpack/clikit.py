@@ -112,12 +112,25 @@ def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         console.QUIET = True
 
 
+def _add_verbosity(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        from . import console
+
+        console.verbosity(value, add=True)
+
+
 _QUIET: dict[str, Any] = {
     "is_flag": True,
     "expose_value": False,
     "is_eager": True,
     "callback": _set_quiet,
     "help": "No progress bars, heartbeats or notes on stderr.",
+}
+_VERBOSE: dict[str, Any] = {
+    "count": True,
+    "expose_value": False,
+    "callback": _add_verbosity,
+    "help": "Log what the command does on stderr (-vv: debug lines too).",
 }
 
 
@@ -126,18 +139,26 @@ def quiet_option() -> Callable[[F], F]:
     return click.option("-q", "--quiet", **_QUIET)
 
 
-def with_quiet(command: click.Command) -> click.Command:
-    """Give ``command`` and every subcommand under it ``-q/--quiet`` where it has no ``-q`` of its own.
+def with_shared_options(command: click.Command) -> click.Command:
+    """Give ``command`` and every subcommand under it ``-q/--quiet`` and ``-v/--verbose`` where it has no
+    option of that name.
 
-    The ``agentpack`` group applies it to each command it hands out, so ``-q`` means ``--quiet``
-    before or after the subcommand's name, for the core's commands and every plugin's alike.
+    The ``agentpack`` group applies it to each command it hands out, so ``-q`` means ``--quiet`` and
+    ``-v``/``-vv`` mean ``--verbose`` before or after the subcommand's name (the counts add up), for the
+    core's commands and every plugin's alike.
     """
     names = {opt for param in command.params for opt in getattr(param, "opts", ())}
     if not names & {"-q", "--quiet"}:
         command.params.append(click.Option(["-q", "--quiet"], **_QUIET))
+    if not names & {"-v", "--verbose"}:
+        command.params.append(click.Option(["-v", "--verbose"], **_VERBOSE))
     for sub in getattr(command, "commands", {}).values():
-        with_quiet(sub)
+        with_shared_options(sub)
     return command
+
+
+class ReportOption(click.Option):
+    """The ``--report FILE`` of ``report_option``: one meaning on every command (the format follows the suffix)."""
 
 
 def report_option(help_text: str | None = None) -> Callable[[F], F]:
@@ -145,6 +166,7 @@ def report_option(help_text: str | None = None) -> Callable[[F], F]:
     return click.option(
         "--report",
         "report_file",
+        cls=ReportOption,
         type=click.Path(dir_okay=False, path_type=Path),
         help=help_text or "Also write a report file; its format follows the suffix (.html, .xml, .json, .sarif, .txt).",
     )
@@ -285,6 +307,7 @@ __all__ = [
     "EXIT_USAGE",
     "SCHEMA_VERSION",
     "Recording",
+    "ReportOption",
     "emit_json",
     "emit_report",
     "envelope",
@@ -299,6 +322,6 @@ __all__ = [
     "record_options",
     "report_option",
     "reporter_for_suffix",
-    "with_quiet",
+    "with_shared_options",
     "write_report",
 ]

@@ -31,6 +31,9 @@ QUIET = False
 """Set by ``--quiet``/``--json`` in the CLI: no progress and no notes."""
 
 
+VERBOSE = 0
+"""``-v`` counted (before and after the command's name): 1 logs INFO lines on stderr, 2 DEBUG lines too."""
+
 HEARTBEAT_S = 5.0
 _LIVE: list[Any] = []
 """The rich display (``[Progress]``) or the heartbeats open now, outermost first."""
@@ -210,6 +213,18 @@ def style(text: str, status: str) -> str:
     import click
 
     return click.style(text, fg=colour, bold=True if status in ("failed", "error") else None)
+
+
+def verbosity(count: int, *, add: bool = False) -> None:
+    """Set (or, with ``add``, raise) ``VERBOSE`` and show log lines on stderr from that level."""
+    global VERBOSE
+    VERBOSE = VERBOSE + count if add else count
+    if not VERBOSE:
+        return
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(logging.WARNING - 10 * min(VERBOSE, 2))
 
 
 def logger(name: str) -> logging.Logger:

@@ -65,10 +65,13 @@ class CommandSpec(NamedTuple):
 class McpContext(Record):
     """What ``agentpack mcp serve`` was started with."""
 
-    __slots__ = ("packs", "options")
-    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"packs": list, "options": dict}
+    __slots__ = ("packs", "options", "recording")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"packs": list, "options": dict, "recording": lambda: None}
     packs: list[Path]
     options: dict[str, Any]
+    recording: Any
+    """``--store``/``--no-record``/``--tag`` (an ``agentpack.clikit.Recording``) for tools that record runs
+    (pass it to ``agentpack.runs.save_run``/``record_run``); ``None``: the default store."""
 
 
 class ToolHints(NamedTuple):

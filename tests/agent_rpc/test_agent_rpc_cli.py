@@ -51,7 +51,7 @@ def test_run_writes_every_report_and_exits_1_on_failed_checks(agentpack_cli, wri
     html = (out / "r.html").read_text()
     assert html.index("fails") < html.index("passes"), "failures first"
     assert "&lt;b&gt;bye&lt;/b&gt;" in html and "<b>bye</b>" not in html
-    assert "lookup_order" in html and "id=q" in html and "data-status-filter" in html
+    assert "lookup_order" in html and 'id="case-filter"' in html and 'id="failures-only"' in html
     suites = ET.fromstring((out / "r.xml").read_text())
     assert suites.get("tests") == "2" and suites.get("failures") == "1"
 
@@ -131,7 +131,7 @@ def test_report_format_follows_the_suffix(agentpack_cli, write_manifest, tmp_pat
     for report in reports:
         result = agentpack_cli("rpc", "run", "-m", path, "--report", report, "-o", "json")
         assert result.exit_code == 1, result.stderr
-    assert "data-status-filter" in reports[0].read_text(), "this plugin's HTML page"
+    assert 'data-view="agent-rpc"' in reports[0].read_text(), "the run's page with the agent protocol's view"
     native = json.loads(reports[1].read_text())
     assert native["command"] == "rpc run" and store().validate(REPORT, native) == []
     assert ET.fromstring(reports[2].read_text()).get("tests") == "2"

@@ -177,7 +177,8 @@ def test_eval_honours_jobs_isolation_tags_and_writes_the_native_reports(agentpac
     assert report["run"]["jobs"] == 2 and report["run"]["isolation"] == "process"
     assert report["run"]["filters"] == ["tag:even"]
     assert len({run["pid"] for s in report["scenarios"] for run in s["runs"]}) == 3
-    assert "data-status-filter" in (out / "r.html").read_text()
+    page = (out / "r.html").read_text()
+    assert 'data-view="agent-rpc"' in page and page.count('class="case"') == 3  # the run's page, its 3 scenarios
 
 
 def test_eval_timeout_and_max_duration_options(agentpack_cli, tmp_path):

@@ -223,13 +223,6 @@ def test_every_command_of_every_plugin_has_help_with_an_example():
         assert "xample" in (command.help or ""), f"'agentpack {' '.join(path)} -h' shows no example"
 
 
-def test_quiet_is_an_option_of_every_command_and_group():
-    """-q is --quiet everywhere: before or after a subcommand's name, on the core's and every plugin's commands."""
-    for path, command in _leaf_commands(cli, []):
-        opts = {opt for param in command.params for opt in getattr(param, "opts", ())}
-        assert {"-q", "--quiet"} <= opts, f"'agentpack {' '.join(path)}' has no -q/--quiet"
-
-
 def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_path):
     from agentpack import console
 
@@ -240,3 +233,21 @@ def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_p
     quiet = run_cli(["eval", pack, "-q", *store])
     assert quiet.exit_code == 0 and "recorded in" not in quiet.stderr and console.QUIET
     assert "recorded in" in run_cli(["eval", pack, *store]).stderr and not console.QUIET  # reset per invocation
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["validate", ".", "--json", "--bogus"], ["validate", "-o", "json", "--bogus", "."], ["validate", "--json", "-o"]],
+)
+def test_a_usage_error_under_json_is_the_envelope_on_stdout(args):
+    result = run_cli(args)
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["ok"] is False and envelope["schema_version"] == 1
+    assert "--bogus" in envelope["error"]["message"] or "requires an argument" in envelope["error"]["message"]
+    assert "Usage:" in result.stderr or "Error:" in result.stderr
+
+
+def test_a_usage_error_without_json_leaves_stdout_empty():
+    result = run_cli(["validate", ".", "--bogus"])
+    assert result.exit_code == 2 and result.stdout == "" and "--bogus" in result.stderr

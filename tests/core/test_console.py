@@ -169,3 +169,52 @@ def test_the_text_reporter_colours_on_a_terminal_and_never_in_files(monkeypatch,
     with console.styling(FakeTty()):
         coloured = text.render(report)
     assert "\x1b[31m\x1b[1mFAIL\x1b[0m b - no" in coloured and "\x1b[32mPASS\x1b[0m a" in coloured
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
+    """What ``agentpack ARGS`` writes to a real terminal (stdout and stderr on one pseudo-terminal)."""
+    import os
+    import subprocess
+
+    pty = pytest.importorskip("pty")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "agentpack"), *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command is done
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0, out[-2000:]
+    return out
+
+
+def test_no_color_removes_colour_not_progress_on_a_real_terminal(tmp_path):
+    """End to end: eval on a terminal shows its progress bar and coloured PASS; NO_COLOR keeps the bar, not colour."""
+    import os
+    import re
+    import shutil
+    from pathlib import Path
+
+    pack = tmp_path / "pack"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "ecp" / "conformance-pack", pack)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM="xterm-256color", COLUMNS="100", AGENTPACK_RUNS=str(tmp_path / "runs.sqlite"))
+    colour = re.compile(rb"\x1b\[[0-9;]*m")
+    coloured = _on_a_terminal(["eval", str(pack)], env)
+    plain = _on_a_terminal(["eval", str(pack)], {**env, "NO_COLOR": "1"})
+    for out in (coloured, plain):
+        assert b"evals of conformance-pack" in out and b"/7" in out  # the progress bar, with its count
+    assert colour.search(coloured) and not colour.search(plain)

@@ -395,7 +395,16 @@ def test_text_report(render):
     assert "skills/a,b:c (skill): invalid" in text and "pack (ecp): ok" in text
     assert text.index("FAIL wrong-answer") < text.index("PASS passes-first-in-input")
     assert "        x cites: no citation <b>at all</b>" in text
-    assert "2 checked: 1 errors, 1 warnings" in text
+    assert "2 checked: 1 errors, 1 warnings, 1 infos" in text  # infos counted apart from warnings
+
+
+def test_text_report_counts_infos_apart_from_warnings():
+    from agentpack.models import Finding, Report, ValidationItem
+    from agentpack.reporters import text
+
+    findings = [Finding.warning("W1", "w"), Finding.info("I1", "i"), Finding.info("I2", "j")]
+    rendered = text.render(Report(command="validate", items=[ValidationItem(path="p", findings=findings)]))
+    assert rendered.endswith("1 checked: 0 errors, 1 warnings, 2 infos\n")
 
 
 # --- the envelope schema -------------------------------------------------------------------------

@@ -143,7 +143,11 @@ def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, a
 
     shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
     assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
-    assert run_cli([*args, "--no-record"]).exit_code == 0 and len(_runs(store)) == 1
+    unbound = run_cli([*args, "--no-record"])  # no bindings: every operation is only described, and says so
+    assert unbound.exit_code == 0 and len(_runs(store)) == 1
+    assert "helpdesk.get_ticket [auto]" in unbound.stdout
+    assert "not executed: no binding for this tool; a real run with a binding runs without asking" in unbound.stdout
+    assert "the 5 operation(s) not executed were only described: no tool was called for them" in unbound.stdout
 
 
 def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_path, agentpack_host):
@@ -194,3 +198,57 @@ def test_ctrl_c_during_skill_test_reports_the_finished_skills_and_exits_130(stor
     assert len(evaluation["suites"]) == 1 and evaluation["aborted"].startswith("interrupted (Ctrl-C)")
     (run,) = _runs(store)
     assert run.status == "interrupted" and run.total == len(evaluation["suites"][0]["cases"])
+
+
+def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(store, tmp_path, agentpack_host, caplog):
+    """experts.dry_run is an 'experts dry-run' run tagged mcp; mcp serve's --no-record/--store/--tag reach every
+    recording tool (ECP's too); a store that cannot be written is logged and the call still answers."""
+    pytest.importorskip("agentpack_openexperts")
+    pytest.importorskip("agentpack_ecp")
+    from agentpack.clikit import Recording
+    from agentpack.registry import McpContext
+
+    package, pack = tmp_path / "acme-support", tmp_path / "pack"
+    shutil.copytree(EXAMPLES / "openexperts" / "acme-support", package)
+    shutil.copytree(EXAMPLES / "ecp" / "conformance-pack", pack)
+    arguments = {"process": "triage-ticket", "inputs": {"ticket_id": "T-100", "customer_id": "C-1"}}
+
+    def call(tool, args, recording=None):
+        return agentpack_host.mcp_tools(McpContext(packs=[package, pack], recording=recording))[tool].handler(args)
+
+    payload = call("experts.dry_run", arguments)
+    assert payload["ok"] is True and payload["run"]["dry_run"] is True
+    (run,) = _runs(store)
+    assert (run.command, run.format, run.name, run.tags) == ("experts dry-run", "openexperts", "triage-ticket", ["mcp"])
+    assert run.settings["via"] == "mcp experts.dry_run" and run.settings["run_id"] == payload["run"]["run_id"]
+    assert run.case_map()["triage-ticket operations/helpdesk.set_status"].status == "skipped"
+
+    off = Recording(enabled=False)
+    call("experts.dry_run", arguments, off)
+    call("expert.run_evals", {"suite_id": "retrieval"}, off)
+    assert len(_runs(store)) == 1
+
+    other = tmp_path / "other.sqlite"
+    call("experts.dry_run", arguments, Recording(store=other, tags=("nightly",)))
+    call("expert.run_evals", {"suite_id": "retrieval"}, Recording(store=other, tags=("nightly",)))
+    with open_store(other) as opened:
+        assert [(r.command, r.tags) for r in reversed(opened.find())] == [
+            ("experts dry-run", ["mcp", "nightly"]),
+            ("eval", ["mcp", "nightly"]),
+        ]
+
+    broken = tmp_path / "broken.sqlite"
+    broken.write_text("not a database")
+    assert call("experts.dry_run", arguments, Recording(store=broken))["ok"] is True
+    assert "experts.dry_run: the run was not recorded" in caplog.text and broken.read_text() == "not a database"
+
+
+def test_mcp_serve_takes_the_recording_options(monkeypatch, tmp_path):
+    import agentpack.mcp_server
+
+    seen = []
+    monkeypatch.setattr(agentpack.mcp_server, "serve", lambda host, context, **kw: seen.append(context))
+    result = run_cli(["mcp", "serve", "--no-record", "--store", tmp_path / "s.sqlite", "--tag", "a"])
+    assert result.exit_code == 0, result.stderr
+    (recording,) = [context.recording for context in seen]
+    assert (recording.enabled, recording.store, recording.tags) == (False, tmp_path / "s.sqlite", ("a",))

@@ -112,7 +112,9 @@ def test_rpc_run(store, tmp_path, agentpack_host):
     html = (work / "r.html").read_text()
     for pill in (f"{t['passed']} passed", f"{t['failed']} failed", f"{t['scenarios']} scenarios"):
         assert pill in html
-    assert chart_counts(viewer_page(run, agentpack_host)) == run_counts(run)
+    assert chart_counts(html) == run_counts(run) == chart_counts(viewer_page(run, agentpack_host))
+    latency = data["latency"]
+    assert f'aria-label="latency per step: {latency["count"]} values' in html  # the report's executed steps
 
 
 def test_dci_resolve(store, tmp_path, agentpack_host):

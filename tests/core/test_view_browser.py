@@ -250,3 +250,34 @@ def test_the_html_reports_open_offline_and_match_the_viewer(page, plugin_runs, a
         assert page.locator(f"section[data-view='{view}']").count() == 1
     page.check("#failures-only")
     shot(page, artifacts, f"report-{name.removesuffix('.html')}")
+
+
+def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_path, artifacts):
+    """``rpc run --report x.html``: the run's page with the agent protocol's section, self-contained, failures first."""
+    pytest.importorskip("agentpack_agent_rpc")
+    work = tmp_path / "rpc"
+    shutil.copytree(EXAMPLES / "agent_rpc", work)
+    manifest = (work / "manifest.yaml").read_text()
+    (work / "failing.yaml").write_text(manifest.replace("value: order number,", "value: no such words,"))
+    env = dict(os.environ, PATH=f"{AGENTPACK.parent}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(
+        [str(AGENTPACK), "rpc", "run", "failing.yaml", "--report", "r.html", "--no-record"],
+        check=False,
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stderr
+    page.goto((work / "r.html").as_uri())
+    assert page.locator("svg.chart-passrate").count() == 1 and page.locator("svg.chart-hist").count() == 2
+    view = page.locator("section[data-view='agent-rpc']")
+    assert "every scenario ran to its end; 1 did not pass" in view.inner_text()
+    first = page.locator("details.case").first
+    assert first.get_attribute("data-status") == "failed" and first.get_attribute("open") is not None
+    assert "no such words" in first.locator("table.assertions").first.inner_text()
+    assert "exit reason: ok" not in page.locator("body").inner_text()
+    shot(page, artifacts, "report-rpc-run")
+    page.check("#failures-only")
+    assert page.locator("#case-count").inner_text() == "1 shown"

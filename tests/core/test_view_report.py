@@ -89,3 +89,38 @@ def test_a_run_report_file_follows_its_suffix(tmp_path, synthetic_report, agentp
     assert saved is run and run.id == 1
     with open_store(tmp_path / "runs.sqlite") as opened:
         assert opened.get(1).case_map()["smoke/b"].status == "failed"
+
+
+def test_steps_show_their_checks_and_an_ok_exit_reason_is_never_said():
+    """Runs and steps (the agent protocol's details): each step's checks as a table; "exit reason" only when not ok."""
+    from agentpack.viewer.fragments import case_block, failures_first
+
+    check = {"type": "text_match", "field": "public_output", "passed": False, "expected": "x", "actual": "y"}
+    step = {"index": 1, "status": "ok", "exit_reason": "ok", "duration_ms": 2.0, "checks": [{**check, "reason": "no"}]}
+    failed = {
+        "suite": "s",
+        "id": "f",
+        "status": "failed",
+        "details": {"exit_reason": "ok", "runs": [{"status": "failed", "exit_reason": "ok", "steps": [step]}]},
+    }
+    page = case_block(failed)
+    assert "exit reason" not in page and "text_match on public_output" in page and 'class="assertions"' in page
+    timed_out = {**failed, "details": {"runs": [{"status": "error", "exit_reason": "timeout", "steps": []}]}}
+    assert "exit reason: timeout" in case_block(timed_out)
+    flaky = {"suite": "s", "id": "a", "status": "passed", "details": {"flaky": True}}
+    passed = {"suite": "s", "id": "0", "status": "passed"}
+    assert [c["id"] for c in failures_first([passed, flaky, failed])] == ["f", "a", "0"]
+    assert "flaky" in case_block(flaky)
+
+
+def test_a_validation_report_charts_its_paths():
+    """validate --report x.html: the pass-rate bar counts valid and invalid paths, and the breakdown is per format."""
+    items = [
+        ValidationItem(path="a", format="ecp", findings=[Finding.error("E1", "broken")]),
+        ValidationItem(path="b", format="ecp"),
+        ValidationItem(path="c", format="skillctl", findings=[Finding.info("I1", "fine")]),
+    ]
+    page = html.render(Report(command="validate", items=items))
+    assert 'aria-label="pass rate 67%: 2 passed, 1 failed, 0 errors, 0 skipped"' in page
+    assert 'aria-label="per-suite results: ecp 1 of 2 passed; skillctl 1 of 1 passed"' in page
+    assert 'class="chart chart-hist"' not in page  # nothing was timed

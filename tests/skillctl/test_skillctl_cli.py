@@ -88,6 +88,34 @@ def test_run_writes_output_and_report(agentpack_cli, tmp_path, report_validator)
     assert report["status"] == "ok" and not list(report_validator.iter_errors(report))
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["agentpack skill run", "skillctl run (fast path)"])
+def test_run_report_format_follows_the_suffix(agentpack_cli, tmp_path, report_validator, fast):
+    """--report FILE as everywhere: .json the spec's run report, .html the run's page, .xml JUnit, .sarif SARIF."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    from agentpack_skillctl.script import main
+
+    request = tmp_path / "in.json"
+    request.write_text('{"schema": {}}')  # invalid input: the run fails, with a reason
+    files = {suffix: tmp_path / f"r{suffix}" for suffix in (".json", ".html", ".xml", ".sarif", ".log")}
+    for path in files.values():
+        args = ["--root", str(EXAMPLES), "run", "schema.validate_json", "-i", str(request), "--report", str(path)]
+        code = main(args) if fast else agentpack_cli("skill", *args).exit_code
+        assert code == 1
+    for spec_json in (files[".json"], files[".log"]):  # a suffix no reporter writes: the spec's report
+        report = json.loads(spec_json.read_text())
+        assert report["status"] == "invalid_input" and not list(report_validator.iter_errors(report))
+    page = files[".html"].read_text()
+    assert page.startswith("<!doctype html>") and 'class="chart chart-passrate"' in page
+    assert "invalid_input: /: &#x27;instance&#x27; is a required property" in page
+    assert 'data-case="schema.validate_json/run"' in page and not re.search(r"https?://", page)
+    suite = ET.parse(files[".xml"]).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1") and "schema.validate_json" in suite.get("name")
+    sarif = json.loads(files[".sarif"].read_text())
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"][0]["level"] == "error"
+
+
 def test_run_from_stdin_and_json_envelope(agentpack_cli):
     result = agentpack_cli(
         "skill",

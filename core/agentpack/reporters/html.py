@@ -1,5 +1,7 @@
 """A self-contained HTML report: verdict, charts, findings and cases failures first, a filter box.
 
+A validation's charts count paths: the pass-rate bar of valid and invalid ones, and per format.
+
 Self-contained: the stylesheet, the script and the charts (inline SVG) are in the file; nothing is
 fetched. Cases are drawn by the same fragments as ``agentpack view``, so the report and the viewer
 show a run the same way, with the numbers of the JSON report.
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import EvalReport, Finding, Report, ValidationItem
-from ..viewer.fragments import case_block, failures_first, first_stderr, summary_charts
+from ..viewer.fragments import case_block, failures_first, first_stderr, severity_counts, summary_charts
 from ..viewer.html import Html, badge, join, json_block, tag
 from ..viewer.standalone import document
 
@@ -35,15 +37,15 @@ def _findings_table(findings: list[Finding]) -> Html:
 
 
 def _counts(findings: list[Finding]) -> Html:
-    """Errors, warnings and infos, each counted and coloured apart."""
-    n = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
-    return join(
-        [
-            tag("span", f"{n['error']} errors", class_="fail"),
-            tag("span", f"{n['warning']} warnings", class_="warn"),
-            tag("span", f"{n['info']} infos", class_="info"),
-        ]
-    )
+    return severity_counts(f.severity for f in findings)
+
+
+def _validation_charts(items: list[ValidationItem]) -> Html:
+    """The pass-rate bar of the paths (valid or not) and their breakdown per format: each path as a case."""
+    paths = [
+        {"suite": i.format or "(no format)", "id": i.path, "status": "passed" if i.ok else "failed"} for i in items
+    ]
+    return summary_charts(paths)
 
 
 def _item(item: ValidationItem) -> Html:
@@ -138,6 +140,7 @@ def render(report: Report) -> str:
             tag("p", tag("small", f"agentpack {report.tool.version}{when}")),
             toolbar,
             head,
+            _validation_charts(report.items) if report.items else "",
             join(_item(i) for i in report.items),
             join(_evaluation(e) for e in report.evaluations),
         ]

@@ -52,5 +52,5 @@ def render(report: Report) -> str:
         lines.extend(_evaluation(ev))
     s = report.summary
     if report.items:
-        lines.append(f"{s['paths']} checked: {s['errors']} errors, {s['warnings']} warnings")
+        lines.append(f"{s['paths']} checked: {s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos")
     return "\n".join(lines) + "\n"

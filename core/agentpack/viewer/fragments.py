@@ -33,16 +33,29 @@ STEP_FIELDS = (
     ("output", "output"),
     ("evaluation_context", "context"),
     ("tool_calls", "tool calls"),
+    ("logs", "logs"),
+    ("usage", "usage"),
     ("stderr", "stderr"),
     ("error", "error"),
 )
 FAILING = ("failed", "error")
 
 
+def _flaky(case: Mapping[str, Any]) -> bool:
+    details = case.get("details")
+    return isinstance(details, Mapping) and bool(details.get("flaky"))
+
+
 def failures_first(cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Failed and errored cases first, then skipped, then passed; by suite and id within each."""
-    rank = {"error": 0, "failed": 0, "skipped": 1, "passed": 2}
-    return sorted(cases, key=lambda c: (rank.get(str(c.get("status")), 1), str(c.get("suite", "")), str(c.get("id"))))
+    """Failed and errored cases first, then flaky ones (``details.flaky``: passed some runs, not all), then
+    skipped, then passed; by suite and id within each."""
+    rank = {"error": 0, "failed": 0, "skipped": 2, "passed": 3}
+
+    def key(case: Mapping[str, Any]) -> tuple[int, str, str]:
+        place = rank.get(str(case.get("status")), 2)
+        return (min(place, 1) if _flaky(case) else place, str(case.get("suite", "")), str(case.get("id")))
+
+    return sorted(cases, key=key)
 
 
 def _empty(value: Any) -> bool:
@@ -59,16 +72,36 @@ def _blocks(data: Mapping[str, Any], fields: Sequence[tuple[str, str]]) -> tuple
     return shown, used
 
 
+def _reason(value: Any) -> str:
+    """`` · exit reason: X`` unless X is ``ok`` (or empty): a failed run never says "exit reason ok"."""
+    return f" · exit reason: {value}" if value and value != "ok" else ""
+
+
+def _check(check: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's check (the agent protocol's graders) as an assertion row: its type, name and field as the name."""
+    name = " ".join(str(check[k]) for k in ("type", "name") if check.get(k))
+    field = f" on {check['field']}" if check.get("field") else ""
+    return {**check, "name": name + field, "message": check.get("reason")}
+
+
 def step_block(step: Mapping[str, Any]) -> Html:
-    """One step of a scenario: its input, output, context, tool calls (as JSON) and stderr."""
-    head = f"step {step.get('index', '')}"
+    """One step of a scenario: its input, output, context, tool calls (as JSON), stderr and checks."""
+    head = f"step {step.get('index', '')}" + (f" {step['name']}" if step.get("name") else "")
     status = step.get("agent_status") or step.get("status")
     duration = step.get("duration_ms")
     extra = "".join(
-        [f" · {status}" if status else "", f" · {duration:.1f} ms" if isinstance(duration, int | float) else ""]
+        [
+            f" · {status}" if status else "",
+            _reason(step.get("exit_reason")),
+            f" · {duration:.1f} ms" if isinstance(duration, int | float) else "",
+        ]
     )
     shown, used = _blocks(step, STEP_FIELDS)
-    rest = {k: v for k, v in step.items() if k not in used and k not in ("index", "agent_status", "duration_ms")}
+    checks = step.get("checks")
+    if isinstance(checks, list) and checks and all(isinstance(c, Mapping) for c in checks):
+        shown.append(assertions_table([_check(c) for c in checks]))
+    skip = {"index", "name", "status", "agent_status", "exit_reason", "duration_ms", "checks"}
+    rest = {k: v for k, v in step.items() if k not in used and k not in skip and not _empty(v)}
     if rest:
         shown.append(json_block(rest, label="more"))
     return tag("div", join([tag("div", head + extra, class_="label"), *shown]), class_="step")
@@ -79,14 +112,25 @@ def _runs_block(runs: Sequence[Mapping[str, Any]]) -> Html:
     many = len(runs) > 1
     for i, run in enumerate(runs, 1):
         status = str(run.get("status") or "")
-        title = f"run {i}" if many else "steps"
-        reason = run.get("exit_reason")
-        head = join(
-            [tag("b", title), " ", badge(status) if status else "", f" exit reason: {reason}" if reason else ""]
+        title = f"run {run.get('repetition', i)}" if many else "steps"
+        attempt = run.get("attempt")
+        duration = run.get("duration_ms")
+        notes = "".join(
+            [
+                f" (attempt {attempt})" if isinstance(attempt, int) and attempt > 1 else "",
+                _reason(run.get("exit_reason")),
+                f" · {duration:.1f} ms" if isinstance(duration, int | float) else "",
+                f" · pid {run['pid']}" if run.get("pid") else "",
+            ]
         )
+        head = join([tag("b", title), " ", badge(status) if status else "", notes])
         parts.append(tag("div", head, class_="label"))
         if not _empty(run.get("stderr")):
-            parts.append(json_block(run["stderr"], label="stderr"))
+            parts.append(
+                json_block(run["stderr"], label="agent stderr (outside steps)" if run.get("steps") else "stderr")
+            )
+        if not _empty(run.get("warnings")):
+            parts.append(json_block(run["warnings"], label="warnings"))
         parts += [step_block(s) for s in run.get("steps") or [] if isinstance(s, Mapping)]
     return join(parts)
 
@@ -103,7 +147,7 @@ def details_block(details: Mapping[str, Any]) -> Html:
         shown += [step_block(s) for s in steps]
         used.add("steps")
     for key, value in details.items():
-        if key not in used and not _empty(value):
+        if key not in used and not _empty(value) and not (key == "exit_reason" and value == "ok"):
             shown.append(json_block(value, label=key.replace("_", " ")))
     return join(shown)
 
@@ -116,7 +160,7 @@ def assertions_table(assertions: Sequence[Mapping[str, Any]]) -> Html:
             "tr",
             join(
                 [
-                    tag("td", badge("passed" if a.get("passed") else "failed")),
+                    tag("td", badge("passed" if a.get("passed") else ("error" if a.get("error") else "failed"))),
                     tag("td", a.get("name")),
                     tag("td", json_block(a.get("expected"))),
                     tag("td", json_block(a.get("actual"))),
@@ -144,6 +188,7 @@ def case_block(case: Mapping[str, Any]) -> Html:
             " ",
             tag("b", f"{case['suite']} / {case['id']}" if case.get("suite") else key),
             tag("span", f" {name}", class_="muted") if name and name != case.get("id") else "",
+            tag("b", " flaky", class_="warn") if _flaky(case) else "",
             tag("small", f"  {duration:.1f} ms" + (f" · {tokens:,} tokens" if isinstance(tokens, int) else "")),
             tag("div", case.get("message"), class_="fail" if failing else "muted") if case.get("message") else "",
         ]
@@ -181,6 +226,19 @@ def first_stderr(cases: Iterable[Mapping[str, Any]]) -> str | None:
         if found:
             return found
     return None
+
+
+def severity_counts(severities: Iterable[str]) -> Html:
+    """Errors, warnings and infos, each counted and coloured apart (an info is never a warning)."""
+    seen = list(severities)
+    return join(
+        tag("span", f"{seen.count(severity)} {label}", class_=css)
+        for severity, label, css in (
+            ("error", "errors", "fail"),
+            ("warning", "warnings", "warn"),
+            ("info", "infos", "info"),
+        )
+    )
 
 
 def suite_rows(cases: Iterable[Mapping[str, Any]]) -> list[tuple[str, int, int, int, int]]:

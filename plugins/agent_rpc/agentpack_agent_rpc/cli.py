@@ -150,8 +150,8 @@ def _text_summary(report: dict[str, Any]) -> str:
 @click.argument("manifest_arg", required=False, metavar="[MANIFEST]", type=EXISTING)
 @click.option("-m", "--manifest", type=EXISTING, help="The manifest YAML file.")
 @report_option(
-    "Also write a report; its format follows the suffix: .html (this plugin's page), .json (the native report), "
-    ".xml (JUnit), or a registered reporter's (.sarif, .txt, ...)."
+    "Also write a report; its format follows the suffix: .html (the run's page, as agentpack view shows it), "
+    ".json (the native report), .xml (JUnit), or a registered reporter's (.sarif, .txt, ...)."
 )
 @click.option("--json-out", type=OUT_FILE, help="Write the native JSON report here.")
 @click.option("--junit", type=OUT_FILE, help="Write a JUnit XML report here.")
@@ -228,7 +228,7 @@ def run(
             loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
         else:  # the executor starts agents where it runs scenarios
             loaded, transport = require_manifest(path, host=h), None
-        from . import outputs
+        from . import outputs, runlog
         from .report import dumps, unreachable
         from .runner import RunOptions
 
@@ -252,13 +252,22 @@ def run(
                 executor_options={k: v for k, v in ray.items() if v},
                 fail_fast=fail_fast,
             )
+            settings = {
+                "judge": loaded.judge,
+                "jobs": jobs,
+                "filters": list(filters),
+                "executor": executor,
+                "timeout": timeout,
+            }
+            page = report_file is not None and report_file.suffix.lower() in (".html", ".htm")
             with running(path, options, manifest=loaded, transport=transport, host=h) as report:
                 bar.phase(f"{loaded.name}: writing reports")
                 text = dumps(report) if as_json or json_out else ""  # reports are written while the agent exits
+                run_record = runlog.build(report, path, settings) if recording.enabled or page else None
                 if json_out:
                     outputs.write_text(json_out, text)
                 if report_file:
-                    outputs.write_report(report, report_file, text=text or None)
+                    outputs.write_report(report, report_file, text=text or None, run=run_record)
                 if junit:
                     outputs.write_text(junit, outputs.junit(report))
                 bar.phase(f"{loaded.name}: stopping the agent")
@@ -267,10 +276,8 @@ def run(
     click.echo(summary, nl=False)
     verdict = "passed" if report["ok"] else "failed"
     log.info("rpc run %s: %s (exit reason %s)", loaded.name, verdict, report["exit_reason"])
-    from .runlog import record
-
-    settings = {"judge": loaded.judge, "jobs": jobs, "filters": list(filters), "executor": executor, "timeout": timeout}
-    record(report, path, recording, settings)
+    if run_record is not None:
+        runlog.save(run_record, recording)
     if report["run"]["interrupted"]:
         raise SystemExit(EXIT_INTERRUPTED)
     problem = unreachable(report)

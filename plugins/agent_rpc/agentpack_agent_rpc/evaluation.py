@@ -30,7 +30,7 @@ OPTIONS = {
     "ray_local": "executor=ray: true starts a throwaway local Ray instance (rpc run --ray-local)",
     "fail_fast": "true stops at the first scenario that fails or errs (rpc run --fail-fast)",
     "tags": "comma-separated tags: also run the scenarios that carry one (rpc run --filter tag:X)",
-    "html": "also write this plugin's HTML report to this file (rpc run --report FILE.html)",
+    "html": "also write the run's HTML page to this file (rpc run --report FILE.html)",
     "json_out": "also write the native JSON report to this file (rpc run --json-out)",
 }
 """The ``--option`` keys ``agentpack eval`` takes for an agent-rpc manifest, and what each does."""

@@ -1,152 +1,162 @@
-"""A self-contained HTML report of a run: summary, failures first, every step's exchange, and filters."""
+"""The agent protocol's section of a run's page (``agentpack view`` and ``rpc run --report x.html``).
+
+The page itself is the core's (``agentpack.viewer.standalone.run_document``): the summary, an
+unreachable agent's stderr at the top, the pass-rate, per-suite and latency charts, then the
+scenarios failures first (flaky ones first among passes), each run and step with its checks, tool
+calls as JSON and stderr. This section adds what only an agent run has: the agent and its protocol,
+the totals of scenarios, checks and steps, the step latencies (numbers and a histogram), the
+warnings (counted apart from infos) and the run's metadata.
+"""
 
 from __future__ import annotations
 
-import json
-from html import escape
+from collections.abc import Mapping
 from typing import Any
 
-STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f23;max-width:80rem}
-h1{font-size:1.4rem}.pill{display:inline-block;margin:0 .6rem .4rem 0;padding:.2rem .6rem;border-radius:4px;
-background:#f1f3f5}.passed,.pass{color:#17692b}.failed,.error,.fail{color:#b3261e}.skipped{color:#6a737d}
-.flaky{color:#8a5a00}details.scenario{border:1px solid #d0d7de;border-radius:6px;margin:.5rem 0;padding:.3rem .6rem}
-summary{cursor:pointer}table{border-collapse:collapse;width:100%;margin:.4rem 0}td,th{border:1px solid #d0d7de;
-padding:.25rem .45rem;text-align:left;vertical-align:top}th{background:#f6f8fa;width:11rem}
-pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.4rem;border-radius:4px;margin:0;
-max-height:24rem;overflow:auto}.step{border-left:3px solid #d0d7de;padding-left:.7rem;margin:.6rem 0}
-#controls{position:sticky;top:0;background:#fff;padding:.4rem 0}#q{padding:.3rem;width:20rem}
-"""
-
-SCRIPT = """
-const q=document.getElementById('q');const boxes=[...document.querySelectorAll('[data-status-filter]')];
-function apply(){const text=q.value.toLowerCase();const on=new Set(boxes.filter(b=>b.checked).map(b=>b.value));
-document.querySelectorAll('details.scenario').forEach(e=>{const hit=e.textContent.toLowerCase().includes(text);
-e.style.display=(hit&&on.has(e.dataset.status))?'':'none';});}
-q.addEventListener('input',apply);boxes.forEach(b=>b.addEventListener('change',apply));
-"""
-
-ORDER = {"error": 0, "failed": 1, "passed": 3, "skipped": 4}
+EXIT_REASON_OK = "ok"
 
 
-def _pre(value: Any) -> str:
-    if value is None or value == "" or value == []:
-        return "<small>(none)</small>"
-    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return f"<pre>{escape(text)}</pre>"
+def native_report(run: Any) -> Mapping[str, Any] | None:
+    """The native report's summary fields: the report of ``rpc run``, or the evaluation's metadata of ``eval``."""
+    report = run.report if isinstance(run.report, Mapping) else {}
+    if report.get("command") == "rpc run":
+        return report
+    evaluations = report.get("evaluations") or []
+    meta = evaluations[0].get("metadata") if len(evaluations) == 1 and isinstance(evaluations[0], Mapping) else None
+    return meta if isinstance(meta, Mapping) and isinstance(meta.get("totals"), Mapping) else None
 
 
-def _check_row(c: dict[str, Any]) -> str:
-    verdict = "pass" if c["passed"] else ("ERROR" if c["error"] else "FAIL")
-    name = " " + escape(c["name"]) if c.get("name") else ""
-    return (
-        f"<tr><td class={'pass' if c['passed'] else 'fail'}>{verdict}</td><td>{escape(c['type'])}{name}<br><small>"
-        f"{escape(c['field'])}</small></td><td>{_pre(c['expected'])}</td><td>{_pre(c['actual'])}</td>"
-        f"<td>{escape(c['reason'])}</td></tr>"
+def _executed(step: Any) -> bool:
+    """A step that ran to an answer (the report's ``latency`` counts these): status ``ok``; the evaluation
+    report of ``agentpack eval`` keeps no step status, and there a step with an agent status ran."""
+    if not isinstance(step, Mapping):
+        return False
+    return step["status"] == "ok" if "status" in step else step.get("agent_status") is not None
+
+
+def step_latencies(run: Any) -> list[float]:
+    """The duration (ms) of every executed step of the run's scenarios, as the report's ``latency`` counts them."""
+    found = []
+    for case in run.cases:
+        details = case.detail.get("details")
+        attempts = details.get("runs") or [] if isinstance(details, Mapping) else []
+        for attempt in attempts:
+            steps = attempt.get("steps") or [] if isinstance(attempt, Mapping) else []
+            found += [
+                float(s["duration_ms"]) for s in steps if _executed(s) and isinstance(s.get("duration_ms"), int | float)
+            ]
+    return found
+
+
+def _flaky(run: Any) -> list[tuple[str, Any]]:
+    rows = []
+    for case in run.cases:
+        details = case.detail.get("details")
+        if isinstance(details, Mapping) and details.get("flaky"):
+            rate = details.get("pass_rate")
+            runs = len(details.get("runs") or [])
+            rows.append((case.id, f"passed {rate:.0%} of {runs} runs" if isinstance(rate, int | float) else ""))
+    return rows
+
+
+def _outcome(native: Mapping[str, Any], run: Any) -> str:
+    """How the run ended, in words: an exit reason only when it is not ``ok`` (a failed run never says "ok")."""
+    reason = native.get("exit_reason")
+    if reason and reason != EXIT_REASON_OK:
+        return f"exit reason: {reason}"
+    if run.failed or run.errors:
+        return f"every scenario ran to its end; {run.failed + run.errors} did not pass"
+    return "every scenario ran to its end and passed"
+
+
+def view(run: Any) -> str:
+    """The section's HTML, or ``""`` for a run without an agent protocol report."""
+    native = native_report(run)
+    if native is None:
+        return ""
+    from agentpack import charts
+    from agentpack.viewer.fragments import severity_counts
+    from agentpack.viewer.html import Html, facts, join, json_block, tag
+
+    t = native["totals"]
+    lat = native.get("latency") or {}
+    agent = native.get("agent") or {}
+    manifest = native.get("manifest") or {}
+    about = native.get("run") or {}
+    warnings = [str(w) for w in native.get("warnings") or []]
+    ms = "{:.2f} ms".format
+    totals = join(
+        tag("span", text, class_=css)
+        for text, css in (
+            (f"{t['scenarios']} scenarios", None),
+            (f"{t['passed']} passed", "pass"),
+            (f"{t['failed']} failed", "fail"),
+            (f"{t['errors']} errors", "error"),
+            (f"{t['skipped']} skipped", "muted"),
+            (f"{t['flaky']} flaky", "warn"),
+            (f"pass rate {t['pass_rate']:.1%}", None),
+            (f"checks {t['checks_passed']}/{t['checks_total']}", None),
+            (f"steps {t['steps_executed']}/{t['steps_planned']}", None),
+        )
     )
-
-
-def _checks(step: dict[str, Any]) -> str:
-    rows = "".join(_check_row(c) for c in step["checks"])
-    return (
-        (f"<table><tr><th>verdict</th><th>check</th><th>expected</th><th>actual</th><th>reason</th></tr>{rows}</table>")
-        if rows
+    latency = (
+        f"{lat['count']} steps: mean {ms(lat['mean_ms'])}, p50 {ms(lat['p50_ms'])}, p95 {ms(lat['p95_ms'])}, "
+        f"max {ms(lat['max_ms'])}"
+        if lat.get("count")
         else ""
     )
-
-
-def _step(step: dict[str, Any]) -> str:
-    fields = [
-        ("input", step["input"]),
-        ("public_output", step["public_output"]),
-        ("evaluation_context", step["evaluation_context"]),
-        ("tool_calls", step["tool_calls"]),
-    ]
-    for name in ("logs", "usage", "error", "stderr"):
-        if step.get(name):
-            fields.append((name, step[name]))
-    table = "".join(f"<tr><th>{name}</th><td>{_pre(value)}</td></tr>" for name, value in fields)
-    status = step["agent_status"] or step["status"]
-    return (
-        f"<div class=step><b>step {step['index']}</b>{' ' + escape(step['name']) if step.get('name') else ''} "
-        f"<small class={escape(step['status'])}>{escape(step['exit_reason'])}</small> <small>status "
-        f"{escape(str(status))} · {step['duration_ms']:.2f} ms</small><table>{table}</table>{_checks(step)}</div>"
-    )
-
-
-def _scenario(s: dict[str, Any]) -> str:
-    runs = ""
-    for run in s["runs"]:
-        head = (
+    protocol = agent.get("protocol_version")
+    info = facts(
+        [
+            ("outcome", _outcome(native, run)),
             (
-                f"<p><b>run {run['repetition']}</b> (attempt {run['attempt']}) <span class={run['status']}>"
-                f"{run['status']}</span> <small>{escape(run['exit_reason'])} · {run['duration_ms']:.1f} ms"
-                f"{' · pid ' + str(run['pid']) if run.get('pid') else ''}</small></p>"
-            )
-            if len(s["runs"]) > 1 or run["attempt"] > 1
-            else ""
+                "agent",
+                " ".join(
+                    filter(
+                        None, [agent.get("name"), agent.get("version"), f"(protocol {protocol})" if protocol else ""]
+                    )
+                ),
+            ),
+            ("target", " ".join(filter(None, [manifest.get("target"), f"({manifest.get('transport')})"]))),
+            ("step latency", latency),
+            ("checks", f"{t['checks_failed']} failed, {t['checks_errored']} errored" if t["checks_total"] else ""),
+            ("jobs", about.get("jobs")),
+            ("isolation", about.get("isolation")),
+            ("flaky", join(tag("div", f"{name}: {how}") for name, how in _flaky(run))),
+        ]
+    )
+    steps = step_latencies(run)
+    chart = (
+        tag(
+            "div",
+            tag(
+                "figure",
+                Html(Html(charts.histogram(steps, title="latency per step")) + tag("figcaption", "latency per step")),
+            ),
+            class_="charts",
         )
-        extra = ""
-        if run["stderr"]:
-            extra += f"<details><summary>agent stderr (outside steps)</summary>{_pre(run['stderr'])}</details>"
-        if run["warnings"]:
-            extra += f"<details open><summary>warnings</summary>{_pre(run['warnings'])}</details>"
-        runs += head + extra + "".join(_step(step) for step in run["steps"])
-    tags = "".join(f"<span class=pill>{escape(t)}</span>" for t in s["tags"])
-    flaky = " <b class=flaky>flaky</b>" if s["flaky"] else ""
-    rate = f" · pass rate {s['pass_rate']:.0%} of {len(s['runs'])}" if s["repeat"] > 1 else ""
-    return (
-        f"<details class=scenario data-status='{s['status']}'{' open' if s['status'] in ('failed', 'error') else ''}>"
-        f"<summary><b class={s['status']}>{s['status'].upper()}</b>{flaky} {escape(s['name'])} <small>"
-        f"{s['duration_ms']:.1f} ms{rate} · {escape(s['exit_reason'])}</small> {escape(s['message'])}</summary>"
-        f"{tags}{runs}</details>"
+        if steps
+        else ""
     )
-
-
-def render(report: dict[str, Any]) -> str:
-    t = report["totals"]
-    lat = report["latency"]
-    agent = report["agent"] or {}
-    scenarios = sorted(report["scenarios"], key=lambda s: ORDER.get(s["status"], 2) - (0.5 if s["flaky"] else 0))
-    verdict = "<b class=pass>PASSED</b>" if report["ok"] else "<b class=fail>FAILED</b>"
-    pills = [
-        f"{t['scenarios']} scenarios",
-        f"<span class=passed>{t['passed']} passed</span>",
-        f"<span class=failed>{t['failed']} failed</span>",
-        f"<span class=error>{t['errors']} errors</span>",
-        f"{t['skipped']} skipped",
-        f"<span class=flaky>{t['flaky']} flaky</span>",
-        f"pass rate {t['pass_rate']:.1%}",
-        f"checks {t['checks_passed']}/{t['checks_total']}",
-        f"steps {t['steps_executed']}/{t['steps_planned']}",
-        f"latency mean {lat['mean_ms']:.2f} ms · p95 {lat['p95_ms']:.2f} ms",
-        f"{report['run']['duration_ms'] / 1000:.2f} s",
-    ]
-    meta = {
-        "manifest": report["manifest"],
-        "agent": agent,
-        "run": report["run"],
-        "runtime": report["runtime"],
-        "usage": report["usage"],
-        "exit_reason": report["exit_reason"],
-    }
-    warnings = "".join(f"<li class=flaky>{escape(w)}</li>" for w in report["warnings"])
-    boxes = "".join(
-        f"<label><input type=checkbox data-status-filter value={k} checked> {k}</label> "
-        for k in ("failed", "error", "passed", "skipped")
+    notes = (
+        join(
+            [
+                tag("p", severity_counts(["warning"] * len(warnings)), class_="totals"),
+                tag("ul", join(tag("li", w, class_="warn") for w in warnings), class_="warnings"),
+            ]
+        )
+        if warnings
+        else ""
     )
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{escape(report['manifest']['name'])} — agent-rpc report</title><style>{STYLE}</style></head><body>"
-        f"<h1>{escape(report['manifest']['name'])} {verdict}</h1>"
-        f"<p><small>agent {escape(str(agent.get('name', '?')))} "
-        f"(protocol {escape(str(agent.get('protocol_version', '?')))}) "
-        f"· {escape(report['manifest']['target'])} · {escape(report['manifest']['digest'])} · "
-        f"{escape(report['run']['started_at'] or '')} · exit reason {escape(report['exit_reason'])}</small></p>"
-        + "".join(f"<span class=pill>{p}</span>" for p in pills)
-        + (f"<ul>{warnings}</ul>" if warnings else "")
-        + f"<details><summary>run metadata</summary>{_pre(meta)}</details>"
-        f"<div id=controls><input id=q placeholder='filter scenarios, inputs, outputs...'> {boxes}</div>"
-        + "".join(_scenario(s) for s in scenarios)
-        + f"<script>{SCRIPT}</script></body></html>\n"
+    meta = {k: native.get(k) for k in ("manifest", "agent", "run", "runtime", "usage") if native.get(k)}
+    if native.get("exit_reason") not in (None, EXIT_REASON_OK):
+        meta["exit_reason"] = native["exit_reason"]
+    return join(
+        [
+            tag("p", totals, class_="totals"),
+            info,
+            chart,
+            notes,
+            tag("details", join([tag("summary", "run metadata"), json_block(meta)])),
+        ]
     )

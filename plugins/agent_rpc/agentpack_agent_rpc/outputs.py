@@ -1,4 +1,4 @@
-"""The report files of a run: the native JSON report, this plugin's HTML page, JUnit XML, or a registered reporter.
+"""The report files of a run: the native JSON report, the run's HTML page, JUnit XML, or a registered reporter.
 
 Files are written atomically without fsync (decision 26): a temporary file
 beside the target, then ``os.replace``, parent folders created. Readers see
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .report import dumps, junit_xml, to_eval_report
+
+if TYPE_CHECKING:
+    from agentpack.runs import Run
 
 
 def write_text(path: Path, text: str) -> None:
@@ -29,11 +32,11 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
-def html(report: dict[str, Any]) -> str:
-    """This plugin's self-contained HTML page of the run."""
-    from . import html_report  # loads only when a page is asked for
+def html(report: dict[str, Any], run: Run | None = None) -> str:
+    """The run's self-contained HTML page: the viewer's run page (``run``, else built from ``report``)."""
+    from . import runlog  # loads only when a page is asked for
 
-    return html_report.render(report)
+    return runlog.page(run or runlog.build(report, Path(report["manifest"]["path"]), {}))
 
 
 def junit(report: dict[str, Any]) -> str:
@@ -41,17 +44,17 @@ def junit(report: dict[str, Any]) -> str:
     return junit_xml(report)
 
 
-def write_report(report: dict[str, Any], path: Path, *, text: str | None = None) -> None:
+def write_report(report: dict[str, Any], path: Path, *, text: str | None = None, run: Run | None = None) -> None:
     """Write ``report`` to ``path`` in the format its suffix names.
 
-    ``.html``/``.htm``: the HTML page; ``.json``: the native JSON report
+    ``.html``/``.htm``: the run's page (``run`` when the caller built it); ``.json``: the native JSON report
     (``text`` when the caller has it already); ``.xml``: JUnit XML. Any other
     suffix (``.sarif``, ``.txt``, a plugin's) goes to the registered reporter
     for it, with the run as the core's evaluation report.
     """
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
-        write_text(path, html(report))
+        write_text(path, html(report, run))
     elif suffix == ".json":
         write_text(path, text if text is not None else dumps(report))
     elif suffix == ".xml":

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo
+from agentpack.registry import CommandSpec, FormatInfo, RunView
 
 if TYPE_CHECKING:  # for annotations only: every command imports this module, so the rest loads inside hooks
     import pluggy
@@ -52,6 +52,16 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
             help="Run agent evaluation manifests over JSON-RPC; check agents for conformance.",
         )
     )
+
+
+@hookimpl
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    def render(run: Any) -> str:
+        from .html_report import view
+
+        return view(run)
+
+    register(RunView(name="agent-rpc", title="Agent, checks and step latency", formats=(FORMAT,), render=render))
 
 
 @hookimpl

@@ -22,9 +22,9 @@ from agentpack.errors import AgentpackError
 from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
 from agentpack.runs import StoreError
 
-from .lifecycle.revisions import current_revisions
 from .pack.layout import find_pack_root
 from .pack.manifest import ExpertPack, load_pack
+from .pack.revisions import current_revisions
 from .pack.spec import REVISION_IDENTITY
 from .payloads import eval_payload, refresh_payload, status_payload
 from .query.answer import answer
@@ -91,8 +91,10 @@ def _schema(properties: dict[str, Any], required: list[str], multi: bool) -> dic
 class Tools:
     """The handlers, bound to the packs the server was started with."""
 
-    def __init__(self, roots: list[Path]) -> None:
+    def __init__(self, roots: list[Path], recording: Any = None) -> None:
         self.roots = roots
+        self.recording = recording
+        """``mcp serve --store/--no-record/--tag`` for the runs these tools record."""
 
     def root(self, arguments: dict[str, Any]) -> Path:
         wanted = arguments.get("pack")
@@ -137,7 +139,7 @@ class Tools:
         )
         if gate:
             try:
-                record_gate(gate[0], root, payload)
+                record_gate(gate[0], root, payload, self.recording)
             except StoreError as exc:
                 log.warning("expert.refresh: the eval gate was not recorded: %s", exc.message)
         return payload
@@ -147,7 +149,7 @@ class Tools:
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
         root = self.root(arguments)
         payload = eval_payload(root, suite_ids or None)
-        record_evals(payload, root, suite_ids or None)
+        record_evals(payload, root, suite_ids or None, self.recording)
         return payload
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +182,7 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
     roots = pack_roots(list(context.packs))
     if not roots:
         return
-    tools = Tools(roots)
+    tools = Tools(roots, context.recording)
     multi = len(roots) > 1
     names = ", ".join(r.name for r in roots)
     query_props = {

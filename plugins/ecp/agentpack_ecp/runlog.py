@@ -1,4 +1,5 @@
-"""ECP evals as runs of agentpack's run store: the refresh eval gate and ``expert.run_evals`` are recorded
+"""ECP evals as runs of agentpack's run store: the refresh eval gate (of ``ecp refresh``, each refresh of
+``ecp watch`` and ``expert.refresh``) and ``expert.run_evals`` are recorded
 like ``agentpack eval``, and ``view`` is the run page's section of questions, expectations and citations.
 
 Recording never breaks what it records: a store that cannot be written is the caller's to report
@@ -28,7 +29,8 @@ EXPECTATIONS = (
 
 
 def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording: Recording | None = None) -> None:
-    """Record a refresh's eval gate (the staged build's evals) as an ``ecp refresh`` run of the pack."""
+    """Record a refresh's eval gate (the staged build's evals) as an ``ecp refresh`` run of the pack
+    (``payload["trigger"]``: what started it, for a refresh of ``ecp watch``)."""
     from agentpack.models import Report
     from agentpack.runs import record_run
 
@@ -44,12 +46,15 @@ def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording
             "strategy": payload.get("strategy"),
             "decision": decision,
             "refresh_run_id": payload.get("run_id"),
+            **({"trigger": payload["trigger"]} if payload.get("trigger") else {}),
         },
         recording=recording,
     )
 
 
-def record_evals(report: dict[str, Any], root: Path, suite_ids: list[str] | None) -> None:
+def record_evals(
+    report: dict[str, Any], root: Path, suite_ids: list[str] | None, recording: Recording | None = None
+) -> None:
     """Record an ``expert.run_evals`` call as an ``eval`` run (tag ``mcp``); a store error is logged, not raised."""
     from agentpack.runs import StoreError, record_run
 
@@ -60,6 +65,7 @@ def record_evals(report: dict[str, Any], root: Path, suite_ids: list[str] | None
             input=root,
             settings={"via": "mcp expert.run_evals", "suites": suite_ids},
             tags=["mcp"],
+            recording=recording,
         )
     except StoreError as exc:
         log.warning("expert.run_evals: the run was not recorded: %s", exc.message)

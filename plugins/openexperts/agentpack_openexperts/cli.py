@@ -31,7 +31,7 @@ from agentpack.clikit import (
 )
 from agentpack.errors import AgentpackError
 
-from .deploy import STORE, add_commands, open_store, replay_queued
+from .deploy import PORT, STORE, add_commands, duration_option, open_store, replay_queued
 from .names import RUNTIME_DB, WORKDIR
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _print_outcome(outcome: RunOutcome, *, narrative: bool = True) -> None:
 
 def _print_plan(outcome: RunOutcome) -> None:
     """A dry run in plain words: the steps it would take, what ran, what did not and why."""
-    from .runlog import not_executed_because
+    from .runlog import WHAT_HAPPENS, not_executed_because
 
     ran = [c for c in outcome.plan if c["executed"]]
     click.echo(f"dry run of {outcome.process} ({outcome.run_id}): {outcome.status} after {outcome.attempts} attempt(s)")
@@ -169,9 +169,14 @@ def _print_plan(outcome: RunOutcome) -> None:
     click.echo(f"operations: {len(ran)} executed, {len(outcome.plan) - len(ran)} not executed")
     for call in outcome.plan:
         state = "executed (auto)" if call["executed"] else f"not executed: {not_executed_because(call)}"
+        if not call["executed"] and call["tier"] == "auto":  # confirm and manual reasons say what a real run does
+            state += f"; a real run with a binding {WHAT_HAPPENS['auto']}"
         click.echo(f"  {call['operation']} [{call['tier']}] {json.dumps(call['arguments'])}: {state}")
     if len(ran) < len(outcome.plan):
-        click.echo("nothing was done for the operations not executed; a real run does them as their tier says")
+        click.echo(
+            f"the {len(outcome.plan) - len(ran)} operation(s) not executed were only described: no tool was called "
+            "for them, nothing was sent or changed"
+        )
 
 
 def _report_outcome(outcome: RunOutcome, output: str, command: str, *, narrative: bool = True) -> None:
@@ -230,10 +235,12 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @INPUTS
 @click.option("--resume", is_flag=True, help="Finish runs a previous process left queued or running, then exit.")
 @runtime_options
-@click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+@PORT
 @server_options
-@click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
-@click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
+@duration_option("Ctrl-C")
+@click.option(
+    "--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Worker threads for the queue."
+)
 @OUTPUT
 def run(
     pack: Path,

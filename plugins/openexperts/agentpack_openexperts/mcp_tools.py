@@ -1,10 +1,13 @@
 """MCP tools (``agentpack mcp serve --pack PACK``): ``experts.explain`` and ``experts.dry_run`` return
 what ``experts explain --json`` and ``experts dry-run --json`` print (the dry run: plan driver,
 throwaway workdir, no bindings, so auto operations are described). Both only read the package:
-their hints say read-only."""
+their hints say read-only. A dry run is recorded in agentpack's run store as its CLI twin's is (tag
+``mcp``; ``mcp serve --store/--no-record/--tag``); a store that cannot be written is logged, and the
+call still answers."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +20,9 @@ if TYPE_CHECKING:
     from agentpack.plugins import Host
 
     from .model import ExpertPackage
+    from .runtime import RunOutcome
 
+log = logging.getLogger(__name__)
 PACK = {"type": "string", "description": "Path of the package (one served with --pack); default: the only one."}
 
 
@@ -46,11 +51,40 @@ def explain(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[
 
 
 def dry_run(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    import time
+
+    from agentpack.clock import SYSTEM_CLOCK
+
     from .commands import dry_run, run_envelope
 
     package = _package(host, context, arguments)
-    outcome = dry_run(package, host, arguments["process"], dict(arguments.get("inputs") or {}))
+    inputs = dict(arguments.get("inputs") or {})
+    started, clock = SYSTEM_CLOCK.now(), time.monotonic()
+    outcome = dry_run(package, host, arguments["process"], inputs)
+    _record(package, outcome, inputs, context, started, time.monotonic() - clock)
     return run_envelope("dry-run", outcome)
+
+
+def _record(
+    package: ExpertPackage, outcome: RunOutcome, inputs: dict[str, Any], context: McpContext, started: Any, took: float
+) -> None:
+    """Record the dry run as ``experts dry-run`` does, tagged ``mcp``; a store error is logged, not raised."""
+    recording = context.recording
+    if recording is not None and not recording.enabled:
+        return
+    from agentpack.runs import StoreError, save_run
+
+    from .effective import tier
+    from .runlog import build
+
+    tiers = {c["operation"]: tier(package, c["operation"]).source for c in outcome.plan}
+    settings = {"via": "mcp experts.dry_run", "inputs": inputs}
+    run = build(outcome.to_json(), package, settings, tiers, started_at=started, duration_s=took)
+    run.tags = sorted({*run.tags, "mcp"})
+    try:
+        save_run(run, recording=recording)
+    except StoreError as exc:
+        log.warning("experts.dry_run: the run was not recorded: %s", exc.message)
 
 
 def tools(host: Host, context: McpContext) -> list[McpTool]:

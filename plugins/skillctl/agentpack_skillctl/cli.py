@@ -173,8 +173,9 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="The folder filesystem globs and input paths are relative to. Default: the current folder.",
 )
-@click.option(
-    "--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the run report (JSON) here."
+@report_option(
+    "Also write the run report; its format follows the suffix: .json the spec's run report, .html the run's page, "
+    ".xml JUnit, .sarif, .txt, or a plugin reporter's."
 )
 @click.option("--cache/--no-cache", default=False, help="Reuse outputs of deterministic skills (opt-in).")
 @click.option(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 """``agentpack.clikit``'s codes, without importing click on the ``skillctl run`` fast path."""
@@ -17,6 +18,52 @@ def _passthrough(chunk: bytes) -> None:
     else:
         stream.write(chunk)
     sys.stderr.flush()
+
+
+def write_report(path: Path, report: dict[str, Any]) -> None:
+    """``--report FILE``, in the format its suffix names as everywhere in agentpack: ``.json`` (and a suffix no
+    reporter writes) the spec's run report; ``.html`` the run's page; ``.xml``, ``.sarif``, ``.txt``... that
+    reporter, with the run as one case."""
+    from agentpack.fsutil import atomic_write_json
+
+    if path.suffix.lower() != ".json":
+        from agentpack.clikit import reporter_for_suffix  # click: only for a report other than the spec's JSON
+
+        if reporter_for_suffix(path) != "json":
+            from agentpack.runs import build_run, write_run_report
+
+            write_run_report(
+                build_run(report, command="skill run", input=report["skill"]["path"], **_run(report)), path
+            )
+            return
+    atomic_write_json(path, report)
+
+
+def _run(report: dict[str, Any]) -> dict[str, Any]:
+    """``build_run``'s arguments for one skill run: one case, passed when the run is ok."""
+    skill, status = report["skill"], report["status"]
+    messages = [
+        (f"{e['pointer']}: " if e.get("pointer") else "") + str(e.get("message") or e.get("code") or "")
+        for e in report.get("errors") or []
+    ]
+    case = {
+        "suite": skill["id"],
+        "id": "run",
+        "name": f"{skill['id']} {skill.get('version') or ''}".strip(),
+        "status": "passed" if status == "ok" else ("error" if status == "error" else "failed"),
+        "duration_s": float(report.get("durationMs") or 0) / 1000,
+        "message": "" if status == "ok" else f"{status}: " + "; ".join(messages),
+        "details": {k: report.get(k) for k in ("status", "errors", "exitCode", "signal", "input", "output", "logs")},
+    }
+    return {
+        "format": "skillctl",
+        "name": skill["id"],
+        "cases": [case],
+        "status": "error" if status == "error" else None,
+        "message": case["message"] or None,
+        "started_at": report.get("startedAt"),
+        "duration_s": case["duration_s"],
+    }
 
 
 def run_command(
@@ -58,9 +105,7 @@ def run_command(
     )
     result = run_prepared(prepared, options, raw=raw)
     if report_file:
-        from agentpack.fsutil import atomic_write_json
-
-        atomic_write_json(report_file, result.report)
+        write_report(Path(report_file), result.report)
     if result.ok and output_file:
         from agentpack.fsutil import atomic_write_bytes
 

@@ -76,6 +76,46 @@ def test_schedule_trigger_runs_a_refresh(tmp_path: Path, kit) -> None:
     assert events[1]["reason"].startswith("schedule") and events[1]["decision"] == "published"
 
 
+def test_each_refresh_of_a_watch_is_recorded_as_ecp_refresh_does(tmp_path: Path, kit) -> None:
+    """The eval gate of every refresh is a run in the store (AGENTPACK_RUNS, --tag); --no-record records
+    nothing; a store that cannot be written is a warning, the watch goes on and exits 2."""
+    import os
+
+    from agentpack.runs import open_store
+
+    pack = with_triggers(kit, tmp_path, {"type": "schedule", "spec": "* * * * * *"})
+    store = tmp_path / "runs.sqlite"
+
+    def watch(*extra: str, env_store: Path = store) -> subprocess.CompletedProcess:
+        """One scheduled refresh after a change to the sources (each call below writes another text), so its
+        eval gate runs."""
+        doc = pack / "expert/sources/docs/tokens.md"
+        doc.write_text(f"# Tokens\n\nAccess tokens expire after {len(extra) + 2} hours.\n")
+        args = [AGENTPACK, "ecp", "watch", str(pack), "--json", "--interval", "0.1", "--max-runs", "1", *extra]
+        env = dict(os.environ, AGENTPACK_RUNS=str(env_store))
+        return subprocess.run(args, check=False, capture_output=True, text=True, timeout=120, env=env)
+
+    done = watch("--tag", "nightly")
+    assert done.returncode == 0, done.stderr
+    refreshed = [json.loads(line) for line in done.stdout.splitlines()][1]
+    with open_store(store) as opened:
+        (summary,) = opened.find()
+        run = opened.get(summary.id)
+    assert (run.command, run.format, run.status, run.tags) == ("ecp refresh", "ecp", "passed", ["nightly"])
+    assert run.settings["trigger"].startswith("schedule") and run.settings["refresh_run_id"] == refreshed["run_id"]
+    assert run.total >= 1 and run.settings["decision"] == refreshed["decision"]
+
+    assert watch("--no-record", env_store=tmp_path / "none.sqlite").returncode == 0
+    assert not (tmp_path / "none.sqlite").exists()
+
+    broken = tmp_path / "broken.sqlite"
+    broken.write_text("not a database")
+    failed = watch(env_store=broken)
+    events = [json.loads(line)["event"] for line in failed.stdout.splitlines()]
+    assert failed.returncode == 2 and events == ["watching", "refresh", "stopped"]
+    assert "was not recorded" in failed.stderr and broken.read_text() == "not a database"
+
+
 def test_event_trigger_reacts_to_a_file_change_and_stops_on_sigterm(tmp_path: Path, kit) -> None:
     pack = with_triggers(kit, tmp_path, {"type": "event", "spec": "file-change"})
     proc = spawn(

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import EXIT_PROBLEMS, Recording, envelope, output_option, record_options
+from agentpack.clikit import EXIT_PROBLEMS, EXIT_USAGE, Recording, envelope, output_option, record_options
 
 from .output import PACK, emit
 
@@ -178,7 +178,8 @@ def status(pack: Path, no_source_check: bool, output: str) -> None:
 @click.option("--dry-run", is_flag=True, help="List what would be deleted.")
 @output_option(choices=("text", "json"), command="ecp prune")
 def prune(pack: Path, dry_run: bool, output: str) -> None:
-    """Apply retention: delete old logs and index backups (policy retention, logs/security retention_days).
+    """Apply retention: delete old logs and index backups (policy retention, logs/security retention_days),
+    and the staging folders of killed builds and refreshes.
 
     \b
     Example:
@@ -187,7 +188,7 @@ def prune(pack: Path, dry_run: bool, output: str) -> None:
     from ..lifecycle.retention import prune_pack
 
     result = prune_pack(pack, dry_run=dry_run)
-    removed = result["deleted_logs"] + result["deleted_backups"]
+    removed = result["deleted_logs"] + result["deleted_backups"] + result["deleted_leftovers"]
     emit(
         envelope("ecp prune", True, **result),
         output,
@@ -207,10 +208,15 @@ def prune(pack: Path, dry_run: bool, output: str) -> None:
 @click.option("--max-runs", type=click.IntRange(min=1), help="Stop after this many refreshes.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Stop after this many seconds.")
 @output_option(choices=("text", "json"), command="ecp watch")
-def watch(pack: Path, interval: float, max_runs: int | None, duration: float | None, output: str) -> None:
+@record_options()
+def watch(
+    pack: Path, interval: float, max_runs: int | None, duration: float | None, output: str, recording: Recording
+) -> None:
     """Run PACK's refresh_triggers until stopped (Ctrl-C): cron schedules, and a refresh whenever a
     source changes for event triggers. Exit status 1 when any refresh failed. With -o json, one
-    JSON object per event (JSON Lines).
+    JSON object per event (JSON Lines). Each refresh's eval gate is recorded (agentpack runs), as
+    ecp refresh records it; a run that cannot be recorded is a warning, the watch goes on, and it
+    exits 2 at the end.
 
     \b
     Examples:
@@ -234,9 +240,25 @@ def watch(pack: Path, interval: float, max_runs: int | None, duration: float | N
             click.echo(f"stopped after {event['runs']} refresh(es), {event['failures']} failed")
         sys.stdout.flush()
 
-    watcher = Watcher(pack, interval=interval, max_runs=max_runs, duration=duration, on_event=show)
+    unrecorded: list[str] = []
+
+    def record(outcome: Any, result: dict[str, Any]) -> None:
+        from agentpack.runs import StoreError
+
+        from ..runlog import record_gate
+
+        try:
+            record_gate(outcome, pack, result, recording)
+        except StoreError as exc:  # the watch goes on; the exit status says it
+            unrecorded.append(str(exc))
+            click.echo(f"warning: the eval gate of refresh {result.get('run_id')} was not recorded: {exc}", err=True)
+
+    watcher = Watcher(pack, interval=interval, max_runs=max_runs, duration=duration, on_event=show, on_evals=record)
     install_signal_handlers(watcher)
-    if watcher.run():
+    failures = watcher.run()
+    if unrecorded:
+        raise SystemExit(EXIT_USAGE)
+    if failures:
         raise SystemExit(EXIT_PROBLEMS)
 
 

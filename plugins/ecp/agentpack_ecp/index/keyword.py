@@ -19,6 +19,9 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+from agentpack.errors import AgentpackError
+
+from ..pack.files import load_json_payload
 from .chunkstore import CHUNKS_NAME, Chunk, DocTable, load_cache, read_jsonl, read_texts
 from .fileops import copy_range
 
@@ -125,6 +128,13 @@ class SortedVocab:
         return i if i < len(self.terms) and self.terms[i] == term else None
 
 
+def _bm25_param(bm25: dict[str, Any], name: str) -> float:
+    value = bm25.get(name, BM25[name])
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+        raise AgentpackError(f"index_data.json: config.bm25.{name} must be a number from 0 to 1e6, not {value!r}")
+    return float(value)
+
+
 class KeywordIndex:
     """A loaded keyword-index-v2: vocabulary, postings (CSR by term), each doc's length, its doc table.
 
@@ -153,8 +163,7 @@ class KeywordIndex:
         self.post_tf = post_tf
         self.docs = docs
         bm25 = (data_head.get("config") or {}).get("bm25") or {}
-        self.k1 = float(bm25.get("k1", BM25["k1"]))
-        self.b = float(bm25.get("b", BM25["b"]))
+        self.k1, self.b = (_bm25_param(bm25, name) for name in ("k1", "b"))
         self._doc_len = doc_len
         self._norms: list[float] | None = None
 
@@ -188,8 +197,7 @@ class KeywordIndex:
                 DocTable.from_cache(index_dir, cache),
                 cache.get("doc_len"),
             )
-        with open(data_path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = load_json_payload(data_path, data_path.name)
         documents = data.get("documents") or {}
         order = {cid: i for i, cid in enumerate(documents)}
         terms = sorted(data.get("terms") or {})
@@ -200,9 +208,11 @@ class KeywordIndex:
         for term in terms:
             for cid, tf in data["terms"][term].get("postings") or []:
                 if cid in order:
+                    if isinstance(tf, bool) or not isinstance(tf, int) or tf < 1:
+                        raise AgentpackError(f"index_data.json: term '{term}' has a posting whose tf is not a count")
                     docs_flat.append(order[cid])
-                    tfs.append(int(tf))
-                    lengths[order[cid]] += int(tf)
+                    tfs.append(tf)
+                    lengths[order[cid]] += tf
             indptr.append(len(docs_flat))
         head = {k: v for k, v in data.items() if k not in ("documents", "terms", "doc_terms", "file_chunks")}
         records = _records_for(index_dir, documents, head)

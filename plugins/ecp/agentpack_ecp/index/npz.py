@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..pack.files import open_regular
+
 _ITEM = {"|u1": "B", "|i1": "b", "|b1": "?", "<i4": "i", "<u4": "I", "<i8": "q", "<u8": "Q", "<f4": "f", "<f8": "d"}
 _HEADER = re.compile(r"'descr':\s*'([^']+)',\s*'fortran_order':\s*(True|False),\s*'shape':\s*\(([^)]*)\)")
 _EOCD = b"PK\x05\x06"
@@ -28,7 +30,7 @@ def read_npz(path: Path) -> dict[str, memoryview] | None:
     """The arrays of the ``.npz`` at ``path`` by name; ``None`` when it is not one this module reads."""
     if sys.byteorder != "little":
         return None
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:  # a FIFO in its place is refused, never waited on
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file

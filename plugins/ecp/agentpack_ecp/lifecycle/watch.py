@@ -114,6 +114,7 @@ class Watcher:
         duration: float | None = None,
         clock: Clock = SYSTEM_CLOCK,
         on_event: Callable[[dict[str, Any]], None] = lambda e: None,
+        on_evals: Callable[[Any, dict[str, Any]], None] | None = None,
     ) -> None:
         self.pack = load_pack(root)
         self.root = self.pack.root
@@ -124,6 +125,8 @@ class Watcher:
         self.duration = duration
         self.clock = clock
         self.emit = on_event
+        self.on_evals = on_evals
+        """Receives each refresh's eval gate outcome with the refresh's result (for recording it)."""
         self.stop = threading.Event()
         self.runs = 0
         self.failures = 0
@@ -131,8 +134,10 @@ class Watcher:
     def _refresh(self, reason: str) -> None:
         self.runs += 1
         event: dict[str, Any] = {"event": "refresh", "reason": reason, "at": self.clock.iso()}
+        gate: list[Any] = []
+        result: dict[str, Any] = {"decision": "error"}
         try:
-            result = refresh(self.root, clock=self.clock, who="service:watch")
+            result = refresh(self.root, clock=self.clock, who="service:watch", on_evals=gate.append)
             event.update(
                 run_id=result["run_id"],
                 decision=result["decision"],
@@ -143,6 +148,8 @@ class Watcher:
         except AgentpackError as exc:
             event.update(decision="error", exit_status=exc.exit_code, error=str(exc))
             self.failures += 1
+        if gate and self.on_evals is not None:
+            self.on_evals(gate[0], {**result, "trigger": reason})
         self.emit(event)
 
     def run(self) -> int:
