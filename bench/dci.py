@@ -241,7 +241,7 @@ def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tu
     """Cold processes, alternating: ours on a just-generated workspace (first), ours again, the reference."""
     agentpack = str(Path(sys.executable).with_name("agentpack"))
     ours = [agentpack, "dci", "resolve", "-r", "search-web,summarize-document", "--optional", "review-code"]
-    ours += ["-q", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
+    ours += ["--query", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
     times: dict[str, list[tuple[float, float]]] = {"first": [], "again": [], "reference": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="dci-bench-cli-") as tmp:
@@ -255,6 +255,12 @@ def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tu
 
 
 def cli_main(sizes: list[int], repeat: int) -> None:
+    # what an installed package does: its bytecode cached (PYTHONDONTWRITEBYTECODE would make every
+    # process compile the modules again), written by one resolution before the timed runs
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory(prefix="dci-bench-warmup-") as tmp:
+        generate(Path(tmp), 10, flat=True)
+        timed([str(Path(sys.executable).with_name("agentpack")), "dci", "resolve", "-r", "search-web"], Path(tmp))
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     reference = reference_python()

@@ -182,7 +182,7 @@ def detect(path: Path, output: str) -> None:
             bool(found),
             path=str(path),
             format=found[0].format if found else None,
-            candidates=[d.model_dump() for d in found],
+            candidates=[d.as_dict() for d in found],
         )
     elif found:
         click.echo(f"{path}: {found[0].format} ({found[0].reason})")
@@ -281,7 +281,7 @@ def query(
     -o json prints the JSON envelope with the format's full response; any other
     reporter (-o html, -o junit...) renders the answer's findings.
     """
-    from .models import QueryRequest
+    from .packtypes import QueryRequest
 
     h = host()
     pack = h.load(path)
@@ -306,7 +306,7 @@ def query(
             True,
             path=str(path),
             format=pack.format,
-            response=response.payload or response.model_dump(mode="json"),
+            response=response.payload or response.as_json(),
             findings=[f.model_dump(mode="json") for f in response.findings],
         )
         return

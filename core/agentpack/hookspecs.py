@@ -30,7 +30,8 @@ import pluggy
 if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from pathlib import Path
 
-    from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
+    from .models import EvalOptions, EvalReport, Finding
+    from .packtypes import Detection, Pack, QueryRequest, QueryResponse
     from .plugins import Host
     from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
 

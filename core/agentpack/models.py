@@ -1,12 +1,21 @@
-"""The pydantic v2 models the core and plugins pass around."""
+"""The pydantic v2 models the core and plugins pass around (findings, evaluations, reports).
+
+The records of the pack path (``Detection``, ``Pack``, ``QueryRequest``, ``Citation``,
+``QueryResponse``) are plain, in ``packtypes.py``, and re-exported here.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+
+from .packtypes import Citation as Citation
+from .packtypes import Detection as Detection
+from .packtypes import Pack as Pack
+from .packtypes import QueryRequest as QueryRequest
+from .packtypes import QueryResponse as QueryResponse
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -56,54 +65,6 @@ class Finding(_Model):
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.file or "", self.line or 0, self.column or 0, SEVERITY_ORDER[self.severity], self.code)
-
-
-class Detection(_Model):
-    """A plugin's claim that a path is a pack of its format."""
-
-    format: str
-    confidence: float = Field(gt=0, le=1)
-    reason: str = ""
-
-
-class Pack(BaseModel):
-    """A loaded pack: where it is, which format, and the plugin's own loaded object."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", defer_build=True)
-
-    path: Path
-    root: Path
-    format: str
-    name: str | None = None
-    version: str | None = None
-    data: Any = Field(default=None, exclude=True, repr=False)
-
-
-class QueryRequest(_Model):
-    question: str
-    top_k: int = Field(default=5, ge=1)
-    filters: dict[str, str] = Field(default_factory=dict)
-    mode: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-
-
-class Citation(_Model):
-    """The display form of one citation; the format's full citation is in the payload."""
-
-    label: str
-    source_id: str | None = None
-    path: str | None = None
-    line_start: int | None = None
-    line_end: int | None = None
-    snippet: str | None = None
-
-
-class QueryResponse(_Model):
-    format: str
-    answer: str | None = None
-    citations: list[Citation] = Field(default_factory=list)
-    payload: dict[str, Any] = Field(default_factory=dict, description="the format's native response")
-    findings: list[Finding] = Field(default_factory=list, description="warnings such as a skipped index")
 
 
 class EvalOptions(_Model):

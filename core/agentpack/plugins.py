@@ -23,7 +23,8 @@ from .errors import AgentpackError, PackError, PluginError
 from .registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
 
 if TYPE_CHECKING:
-    from .models import Detection, EvalOptions, EvalReport, Finding, Pack, QueryRequest, QueryResponse
+    from .models import EvalOptions, EvalReport, Finding
+    from .packtypes import Detection, Pack, QueryRequest, QueryResponse
 
 ENTRY_POINT_GROUP = "agentpack"
 DEFAULT_PLUGINS = ("agentpack.builtin.reporters", "agentpack.builtin.skills", "agentpack.builtin.runs")

@@ -150,17 +150,24 @@ def validate_skill_dir(
 
     ``text``: the content of ``directory/SKILL.md`` when the caller has already read it
     (a discovery walk that found the file); the directory is then not checked again.
+    ``Finding`` (pydantic) is imported only when there is one: a scan of valid skills needs none.
     """
-    from .models import Finding
-
     directory = directory if isinstance(directory, Path) else Path(directory)
     if text is None and not directory.is_dir():
+        from .models import Finding
+
         return None, [Finding.error("SKL001", "not a directory", file=display or str(directory))]
     try:
         skill = read_skill(directory, display=display, text=text)
     except PackError as exc:
+        from .models import Finding
+
         code = "SKL001" if "missing required file" in exc.message or exc.message.startswith("expected") else "SKL002"
         return None, [Finding.error(code, exc.message, file=exc.file, line=exc.line, column=exc.column, hint=exc.hint)]
+    if not skill.ignored:
+        return skill, validate_frontmatter(skill.meta, skill.directory, where=skill.where)
+    from .models import Finding
+
     merges = [
         Finding.warning(
             "SKL003",
@@ -178,11 +185,11 @@ def validate_frontmatter(
     meta: dict[str, Any], directory: Path | None, *, where: Callable[[str], dict[str, Any]] = lambda p: {}
 ) -> list[Finding]:
     """Validate parsed frontmatter (the reference's ``validate_metadata``)."""
-    from .models import Finding
-
     findings: list[Finding] = []
 
     def error(code: str, pointer: str, message: str, hint: str | None = None) -> None:
+        from .models import Finding  # only for a finding: valid frontmatter needs no pydantic
+
         findings.append(Finding.error(code, message, hint=hint, **where(pointer)))
 
     extra = sorted(set(meta) - ALLOWED_FIELDS)

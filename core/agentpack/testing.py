@@ -145,13 +145,13 @@ class ClaimingPlugin:
 
     @hookimpl
     def agentpack_detect(self, path: Path) -> Any:
-        from .models import Detection
+        from .packtypes import Detection
 
         return Detection(format=self.format, confidence=1.0, reason="claims every path")
 
     @hookimpl
     def agentpack_load(self, path: Path, format: str) -> Any:
-        from .models import Pack
+        from .packtypes import Pack
 
         return Pack(path=path, root=path, format=format, name=path.name)
 

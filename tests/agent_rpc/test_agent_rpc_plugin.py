@@ -53,6 +53,12 @@ def test_detects_a_folder_with_manifest_yaml(agentpack_host, tmp_path):
     assert detection.format == "agent-rpc" and detection.confidence == 0.9
 
 
+def test_detection_knows_the_manifest_names_without_importing_the_manifest_module():
+    from agentpack_agent_rpc import manifest, plugin
+
+    assert plugin.MANIFEST_NAMES == manifest.MANIFEST_NAMES
+
+
 def test_ignores_other_yaml(agentpack_host, tmp_path):
     (tmp_path / "a.yaml").write_text("scenarios: [1]\n")  # no target or manifest_version
     (tmp_path / "b.yaml").write_text("name: x\ntarget: y\n")

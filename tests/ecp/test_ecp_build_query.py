@@ -67,6 +67,32 @@ def test_tokenizer_keeps_whole_tokens_and_true_frequencies() -> None:
     assert counts["cache"] == 3 and counts["cachedir"] == 1 and "the" not in counts
 
 
+TEXTS = st.text(alphabet=st.sampled_from(list("aZ_9 .\n\tébQ\udcff-xyCamel")), max_size=40)
+
+
+@given(st.lists(st.tuples(TEXTS, st.sampled_from(["a.py", "b/cache_dir.md", "x"])), max_size=8))
+@settings(max_examples=150, deadline=None)
+def test_the_corpus_term_matrix_counts_as_term_counts(docs: list[tuple[str, str]]) -> None:
+    """The whole-corpus matrix (raw tokens split as bytes, sums in numpy) = per-chunk term_counts plus the path."""
+    from agentpack_ecp.index.termmatrix import TermMatrix
+
+    kept, matrix = TermMatrix.from_texts(docs)
+    expected = []
+    for i, (text, path) in enumerate(docs):
+        counts = term_counts(text)
+        if counts:
+            counts.update(tokenize(path))
+            expected.append((i, dict(counts)))
+    assert kept == [i for i, _ in expected]
+    got: list[dict[str, int]] = [{} for _ in kept]
+    for t, term in enumerate(matrix.terms):
+        for at in range(matrix.indptr[t], matrix.indptr[t + 1]):
+            got[matrix.doc[at]][term] = int(matrix.tf[at])
+    assert got == [counts for _, counts in expected]
+    assert matrix.terms == sorted(matrix.terms)
+    assert matrix.doc_len.tolist() == [sum(c.values()) for _, c in expected]
+
+
 def test_all_three_formats_and_no_absolute_paths(example_pack: Path) -> None:
     result = build_pack(example_pack, rebuild=True, clock=FixedClock("2026-03-01T00:00:00Z"))
     assert {i["format"] for i in result.indexes} == {"keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1"}
@@ -234,34 +260,26 @@ def test_query_tokens_are_the_indexed_terms(parts: list[str]) -> None:
     assert set(tokenize(text)) == set(term_counts(text))
 
 
-def test_term_matrix_matches_the_counters() -> None:
-    from collections import Counter
-
+def test_term_matrix_of_texts() -> None:
     from agentpack_ecp.index.termmatrix import TermMatrix
 
-    counts = [Counter({"b": 2, "a": 1}), Counter(), Counter({"a": 3, "c": 1})]
-    m = TermMatrix.from_counts(counts)
-    assert m.terms == ["a", "b", "c"] and m.indptr.tolist() == [0, 2, 3, 4]
-    assert m.doc.tolist() == [0, 2, 0, 2] and m.tf.tolist() == [1, 3, 2, 1] and m.doc_len.tolist() == [3, 0, 4]
+    kept, m = TermMatrix.from_texts([("bb bb aa", "x"), ("", "x"), ("aa aa aa cc", "x")])
+    assert kept == [0, 2]  # a text without terms is left out; a one-letter path adds no term
+    assert m.terms == ["aa", "bb", "cc"] and m.indptr.tolist() == [0, 2, 3, 4]
+    assert m.doc.tolist() == [0, 1, 0, 1] and m.tf.tolist() == [1, 3, 2, 1] and m.doc_len.tolist() == [3, 4]
     indptr, terms, tfs = m.by_doc()
-    assert indptr.tolist() == [0, 2, 2, 4] and terms.tolist() == [0, 1, 0, 2] and tfs.tolist() == [1, 2, 3, 1]
+    assert indptr.tolist() == [0, 2, 4] and terms.tolist() == [0, 1, 0, 2] and tfs.tolist() == [1, 2, 3, 1]
 
 
 def test_vectorised_embedding_equals_the_per_chunk_one() -> None:
-    from collections import Counter
-
     from agentpack_ecp.index.embed import HashEmbedder
     from agentpack_ecp.index.termmatrix import TermMatrix
 
-    counts = [
-        term_counts("parse the HTTP response headers twice twice"),
-        term_counts("heap queue push pop"),
-        Counter({"zz": 1}),
-    ]
+    texts = ["parse the HTTP response headers twice twice", "heap queue push pop", "zz"]
     embedder = HashEmbedder(64)
-    matrix = embedder.embed_matrix(TermMatrix.from_counts(counts))
-    for row, counter in zip(matrix, counts, strict=False):
-        assert np.allclose(row, embedder.embed_counts(counter), atol=1e-6)
+    _, matrix = TermMatrix.from_texts([(text, "x") for text in texts])
+    for row, text in zip(embedder.embed_matrix(matrix), texts, strict=True):
+        assert np.allclose(row, embedder.embed_counts(term_counts(text)), atol=1e-6)
 
 
 def test_real_embedding_model_needs_its_extra(example_pack: Path, agentpack_host) -> None:
@@ -313,3 +331,26 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
     after = query_pack(load_pack(example_pack), {"question": "storm surge weather", "mode": "fts", "top_k": 3})
     assert [c["snippet"] for c in after["chunks"]] == [c["snippet"] for c in before["chunks"]]
     assert "limitations" not in after
+
+
+def test_documents_template_writes_what_the_json_encoder_writes() -> None:
+    from agentpack_ecp.index.chunkstore import COMPACT, Chunk
+    from agentpack_ecp.index.keyword import _documents
+
+    chunks = [
+        Chunk('src:a "quoted"\\path#1', "src", 'a "quoted"\\path', 1, 9, None, "c" * 64, "f" * 64),
+        Chunk("src:é/ü\u2028.md#2", "sr\tc", "é/ü\u2028.md", 10, 20, None, "0" * 64, "1" * 64),
+    ]
+    expected = {
+        c.chunk_id: {
+            "source_id": c.source_id,
+            "path": c.path,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "file_sha256": c.file_sha256,
+            "chunk_sha256": c.chunk_sha256,
+            "length": n,
+        }
+        for c, n in zip(chunks, [7, 0], strict=True)
+    }
+    assert _documents(chunks, [7, 0]) == COMPACT(expected)[1:-1]

@@ -84,6 +84,9 @@ def test_incremental_build_equals_full_rebuild(example_pack: Path, tmp_path: Pat
     )
     assert kw_a == kw_b
     assert "zebrafish" in json.loads(kw_a)["terms"]
+    cache_a, cache_b = (np.load(d["corpus-keyword"] / "agentpack-cache.npz") for d in (a, b))
+    for array in ("vocab", "indptr", "post_doc", "post_tf", "doc_len"):
+        assert np.array_equal(cache_a[array], cache_b[array]), array
     # sqlite: the same rows (chunk ids, token streams = term frequencies)
     assert _fts_rows(a["corpus-fts"]) == _fts_rows(b["corpus-fts"])
     # vector: the same vectors, row for row; the payload file itself is identical

@@ -15,7 +15,8 @@ from .. import hookimpl
 from ..registry import FormatInfo
 
 if TYPE_CHECKING:
-    from ..models import Detection, Finding, Pack
+    from ..models import Finding
+    from ..packtypes import Detection, Pack
 
 FORMAT = "agent-skill"
 SKILL_FILENAMES = ("SKILL.md", "skill.md")
@@ -52,7 +53,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
-    from ..models import Detection
+    from ..packtypes import Detection
 
     if _skill_dir(path) is not None:
         return Detection(format=FORMAT, confidence=0.1, reason="has SKILL.md")
@@ -62,7 +63,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 @hookimpl
 def agentpack_load(path: Path, format: str) -> Pack:
     from ..errors import PackError
-    from ..models import Pack
+    from ..packtypes import Pack
     from ..skillmd import folder_name
 
     directory = _skill_dir(path)

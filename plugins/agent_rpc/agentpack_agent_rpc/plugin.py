@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # for annotations only: every command imports this module, so
 
 FORMAT = "agent-rpc"
 _MAX_DETECT_BYTES = 4 * 1024 * 1024
+MANIFEST_NAMES = ("manifest.yaml", "manifest.yml")
+"""The names of a manifest in a directory (``manifest.MANIFEST_NAMES``, repeated so detection stays light)."""
 
 
 @hookimpl
@@ -87,10 +89,12 @@ def agentpack_agent_rpc_register_executors(register: Callable[[ExecutorInfo], No
 
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
+    path = Path(path)
+    if not (path.suffix.lower() in (".yaml", ".yml") or any((path / name).is_file() for name in MANIFEST_NAMES)):
+        return None  # decided without importing the manifest module: detection runs for every pack path
     from .manifest import manifest_file, sniff
 
-    path = Path(path)
-    target = manifest_file(path) if path.is_dir() or path.suffix.lower() in (".yaml", ".yml") else None
+    target = manifest_file(path)
     try:
         if target is None or target.stat().st_size > _MAX_DETECT_BYTES:
             return None
@@ -98,7 +102,7 @@ def agentpack_detect(path: Path) -> Detection | None:
         return None
     if not sniff(target):
         return None
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target")
 
@@ -106,7 +110,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 @hookimpl
 def agentpack_load(path: Path, format: str) -> Pack:
     from agentpack.errors import PackError
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     from .manifest import manifest_file, read_document
 

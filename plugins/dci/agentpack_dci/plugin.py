@@ -72,7 +72,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 def agentpack_detect(path: Path) -> Detection | None:
     if not path.is_dir():
         return None
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     if (path / ".dci").is_dir():
         return Detection(format=FORMAT, confidence=0.5, reason="has .dci/")
@@ -85,7 +85,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 @hookimpl
 def agentpack_load(path: Path) -> Pack:
     from agentpack.errors import PackError
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     if not path.is_dir():
         raise PackError("a DCI workspace is a directory (with skills/ or .dci/)", file=str(path))

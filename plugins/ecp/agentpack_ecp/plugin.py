@@ -17,6 +17,13 @@ FORMAT = "ecp"
 
 
 @hookimpl
+def agentpack_add_hookspecs(pluginmanager):
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def agentpack_register_formats(register):
     register(
         FormatInfo(
@@ -65,7 +72,7 @@ def agentpack_detect(path):
     root = skill_root(Path(path))
     if root is None:
         return None
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     if not has_manifest(root):
         if not has_pack_parts(root):
@@ -79,7 +86,7 @@ def agentpack_detect(path):
 @hookimpl
 def agentpack_load(path):
     """The pack, parsed once: ``Pack.data`` is the ``ExpertPack`` the other hooks receive."""
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     from .pack.manifest import load_pack
 
@@ -105,10 +112,10 @@ def agentpack_validate(pack, strict):
 
 
 @hookimpl
-def agentpack_query(pack, request):
+def agentpack_query(pack, request, host):
     from .query.adapter import query
 
-    return query(pack.data, request)
+    return query(pack.data, request, host)
 
 
 @hookimpl

@@ -43,7 +43,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
     if (path.is_dir() and (path / MANIFEST).is_file()) or (path.is_file() and path.name == MANIFEST):
-        from agentpack.models import Detection
+        from agentpack.packtypes import Detection
 
         return Detection(format=FORMAT, confidence=0.9, reason="has expert.yaml")
     return None
@@ -51,7 +51,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 @hookimpl
 def agentpack_load(path: Path) -> Pack:
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     from .loader import load_package
 

@@ -47,7 +47,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     if _skill_dir(path) is not None:
         return Detection(format=FORMAT, confidence=0.9, reason="has skill.yaml")
@@ -60,7 +60,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 def agentpack_load(path: Path) -> Pack:
     """A skill folder (``data``: its loaded ``skill.yaml``) or a ``skills/`` tree (``data``: None)."""
     from agentpack.errors import PackError
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     directory = _skill_dir(path)
     if directory is not None:

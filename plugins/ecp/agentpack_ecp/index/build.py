@@ -73,7 +73,7 @@ from .incremental import (
     state_arrays,
 )
 from .termmatrix import TermMatrix
-from .tokenize import TOKENIZER_ID, term_counts, tokenize
+from .tokenize import TOKENIZER_ID
 
 DEFAULT_MAX_CHARS = 4000
 DEFAULT_OVERLAP = 200
@@ -243,24 +243,8 @@ def make_chunks(
 
 def chunk_counts(chunks: list[Chunk]) -> tuple[list[Chunk], TermMatrix]:
     """Term counts per chunk (plus the path's terms once) as a ``TermMatrix``; chunks without terms are dropped."""
-    path_terms: dict[str, list[str]] = {}
-    kept: list[Chunk] = []
-
-    def counters():
-        for chunk in chunks:
-            counter = term_counts(chunk.text)
-            if not counter:
-                continue
-            terms = path_terms.get(chunk.path)
-            if terms is None:
-                terms = path_terms[chunk.path] = tokenize(chunk.path)
-            for term in terms:
-                counter[term] += 1
-            kept.append(chunk)
-            yield counter
-
-    matrix = TermMatrix.from_counts(counters())
-    return kept, matrix
+    kept, matrix = TermMatrix.from_texts((c.text or "", c.path) for c in chunks)
+    return [chunks[i] for i in kept], matrix
 
 
 @dataclass

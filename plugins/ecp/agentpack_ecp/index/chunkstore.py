@@ -8,6 +8,7 @@ private sidecar (byte offsets, postings) that lets a query start without
 parsing the large JSON payloads; it carries fingerprints of the files it was
 derived from and is ignored when they do not match (for example an index
 rebuilt by another tool), in which case the portable files are parsed instead.
+numpy writes it; a query reads it without numpy (``npz.py``: memoryviews).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agentpack.errors import AgentpackError
 
 from ..pack.files import open_regular
 from .fileops import copy_range
+from .npz import read_npz
 
 CACHE_NAME = "agentpack-cache.npz"
 CHUNKS_NAME = "chunks.jsonl"
@@ -190,24 +192,27 @@ def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: s
 
 
 def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None:
-    """The cache arrays, or ``None`` when absent or no longer matching the files it came from."""
+    """The cache arrays (memoryviews, see ``npz.py``), or ``None`` when absent, unreadable or no longer
+    matching the files it came from."""
     path = index_dir / name
-    if not path.is_file():
-        return None
-    from zipfile import BadZipFile
-
-    import numpy as np
-
     try:
-        with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        arrays = read_npz(path)
+        if arrays is None:
+            return None
         prints = json.loads(arrays["fingerprints"].tobytes())
         for name, expected in prints.items():
             if fingerprint(index_dir / name) != expected:
                 return None
-    except (OSError, ValueError, KeyError, EOFError, BadZipFile, AttributeError):  # damaged: use the portable files
+    except (OSError, ValueError, KeyError, AttributeError):  # damaged: use the portable files
         return None
     return arrays
+
+
+def as_arrays(cache: dict[str, Any]) -> dict[str, Any]:
+    """The arrays of ``load_cache`` as (read-only) numpy arrays, for the code that computes with them."""
+    import numpy as np
+
+    return {name: np.asarray(view) for name, view in cache.items()}
 
 
 class DocTable:
@@ -232,6 +237,7 @@ class DocTable:
         self._text_offsets = text_offsets
         self._records = records
         self._texts = texts
+        self._maps: dict[str, mmap.mmap | bytes] = {}
 
     @classmethod
     def from_cache(cls, index_dir: Path, arrays: dict[str, Any]) -> DocTable:
@@ -246,13 +252,11 @@ class DocTable:
 
     @classmethod
     def from_records(cls, index_dir: Path, records: list[dict[str, Any]], texts: dict[str, str] | None) -> DocTable:
-        import numpy as np
-
         for record in records:
             checked_record(record)
         source_ids = sorted({r["source_id"] for r in records})
         position = {sid: i for i, sid in enumerate(source_ids)}
-        doc_source = np.array([position[r["source_id"]] for r in records], dtype=np.int32)
+        doc_source = [position[r["source_id"]] for r in records]
         return cls(
             index_dir, source_ids, doc_source, [r["artifact_path"] for r in records], records=records, texts=texts
         )
@@ -267,25 +271,28 @@ class DocTable:
             self._paths = raw.tobytes().decode("utf-8").split("\n") if raw is not None and len(raw) else []
         return self._paths
 
-    def mask(self, source_ids: list[str] | None, prefixes: list[str] | None):
-        """A boolean array of the docs passing the filters (``None`` when there are none)."""
-        import numpy as np
-
+    def mask(self, source_ids: list[str] | None, prefixes: list[str] | None) -> list[bool] | None:
+        """Whether each doc passes the filters (``None`` when there are none)."""
         if not source_ids and not prefixes:
             return None
-        keep = np.ones(len(self), dtype=bool)
+        keep = [True] * len(self)
         if source_ids:
-            wanted = [i for i, sid in enumerate(self.source_ids) if sid in source_ids]
-            keep &= np.isin(self.doc_source, wanted)
+            wanted = {i for i, sid in enumerate(self.source_ids) if sid in source_ids}
+            keep = [s in wanted for s in self.doc_source]
         if prefixes:
-            keep &= np.array([any(p.startswith(x) for x in prefixes) for p in self.paths], dtype=bool)
+            starts = tuple(prefixes)
+            keep = [k and p.startswith(starts) for k, p in zip(keep, self.paths, strict=True)]
         return keep
 
     def _line(self, name: str, offsets, i: int) -> dict[str, Any]:
-        with open_regular(self.index_dir / name) as handle:
-            handle.seek(int(offsets[i]))
-            raw = handle.read(int(offsets[i + 1]) - int(offsets[i]))
-        value = jsonio.loads(raw, file=name)
+        data = self._maps.get(name)
+        if data is None:  # mapped once: a warm query reads its lines without opening files
+            with open_regular(self.index_dir / name) as handle:
+                try:
+                    data = self._maps[name] = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                except ValueError:  # an empty file: every line is missing
+                    data = self._maps[name] = b""
+        value = jsonio.loads(data[int(offsets[i]) : int(offsets[i + 1])], file=name)
         if not isinstance(value, dict):
             raise jsonio.JsonError("a line is not a JSON object", file=name)
         return value
@@ -370,20 +377,27 @@ class TextsFile:
         end = data.find(b"\n", pos)
         return start, len(data) if end < 0 else end
 
-    @staticmethod
-    def _id(line: bytes) -> str | None:
-        prefix = b'{"chunk_id":'
-        if not line.startswith(prefix):
+    _PREFIX = b'{"chunk_id":"'
+    _AFTER = b'","file_sha256":'
+
+    def _id(self, start: int, end: int) -> str | None:
+        """The chunk id of the line ``data[start:end]``, read from the bytes between its quotes (no copy
+        of the line); an id with escapes is decoded as JSON, a line of another shape gives ``None``."""
+        data = self._data
+        if data[start : start + len(self._PREFIX)] != self._PREFIX:
             return None
-        end = line.find(b',"file_sha256":')
-        try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
-            value = jsonio.loads(line[len(prefix) : end]) if end > 0 else None
+        stop = data.find(self._AFTER, start, end)
+        if stop < 0:
+            return None
+        raw = data[start + len(self._PREFIX) - 1 : stop + 1]
+        try:
+            value = jsonio.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
         except ValueError:
             value = None
-        if not isinstance(value, str):
+        if not isinstance(value, str):  # a path holding that very separator: parse the whole line
             try:
-                value, _ = json.JSONDecoder().raw_decode(line[len(prefix) :].decode("utf-8", "replace"))
-            except ValueError:
+                value = jsonio.loads(data[start:end]).get("chunk_id")
+            except (ValueError, AttributeError):
                 return None
         return value if isinstance(value, str) else None
 
@@ -391,13 +405,12 @@ class TextsFile:
         lo, hi = 0, len(self._data)
         while lo < hi:
             start, end = self._line_at((lo + hi) // 2)
-            line = self._data[start:end]
-            found = self._id(line)
+            found = self._id(start, end)
             if found is None:
                 return None
             if found == chunk_id:
                 try:
-                    record = jsonio.loads(line)
+                    record = jsonio.loads(self._data[start:end])
                 except ValueError:
                     return None
                 text = record.get("text")

@@ -34,7 +34,7 @@ from typing import Any
 from agentpack import jsonio
 
 from ..pack.files import open_regular, read_regular
-from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, revision_bytes, save_cache
+from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, as_arrays, load_cache, revision_bytes, save_cache
 from .fts import DB_NAME, has_text_column
 from .termmatrix import TermMatrix
 from .vector import read_payload
@@ -92,9 +92,10 @@ class Previous:
             return None
         if info.get("format") != fmt or info.get("config") != json.loads(json.dumps(config)):
             return None
-        state = load_cache(target, STATE_NAME)
-        if state is None:
+        cached = load_cache(target, STATE_NAME)
+        if cached is None:
             return None
+        state = as_arrays(cached)
         prev = cls(
             target,
             state,
@@ -106,9 +107,10 @@ class Previous:
             sources=info.get("sources"),
         )
         if fmt == "keyword-index-v2":
-            prev.cache = load_cache(target, CACHE_NAME)
-            if prev.cache is None or "term_starts" not in state:
+            cache = load_cache(target, CACHE_NAME)
+            if cache is None or "term_starts" not in state:
                 return None
+            prev.cache = as_arrays(cache)
         if fmt == "sqlite-fts-index-v1" and ("rowids" not in state or has_text_column(target / DB_NAME)):
             return None  # a database with the text column of older builds is rebuilt without it
         return prev
@@ -219,36 +221,33 @@ def merged_order(kept: list[Chunk], added: list[Chunk], n_old: int):
 
 def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int):
     """The full ``TermMatrix`` of the new build from the previous postings and the added chunks' ones;
-    plus, per new term, its id in the previous vocabulary (-1: new) and whether its postings changed."""
+    plus, per new term, its id in the previous vocabulary (-1: new) and whether its postings changed.
+
+    Whole-array work stays in numpy (about 1.5M postings for the standard library); what is per
+    term or per added posting is small."""
     import numpy as np
 
     cache = prev.cache
     assert cache is not None, "Previous.load keeps a keyword index only with its query cache"
     old_terms = _split(cache["vocab"])
     indptr, post_doc, post_tf = cache["indptr"], cache["post_doc"], cache["post_tf"]
-    old_term_of = np.repeat(np.arange(len(old_terms), dtype=np.int64), np.diff(indptr))
+    old_term_of = np.repeat(np.arange(len(old_terms), dtype=np.int32), np.diff(indptr))
     gone = removed[post_doc]
     touched = np.zeros(len(old_terms), dtype=bool)
     touched[old_term_of[gone]] = True
     keep = ~gone
-    old_term_of, kept_doc, kept_tf = old_term_of[keep], remap[post_doc[keep]], post_tf[keep]
+    old_term_of, kept_doc, kept_tf = old_term_of[keep], remap.astype(np.int32)[post_doc[keep]], post_tf[keep]
     alive = np.bincount(old_term_of, minlength=len(old_terms)) > 0
     alive_ids = np.flatnonzero(alive)
     old_alive = list(compress(old_terms, alive.tolist()))
-    known = set(old_alive)
-    extra = sorted({t for t in added.terms if t not in known})
+    extra = sorted({t for t in added.terms if not _has(old_alive, t)})
     # new vocabulary = old live terms plus the extra ones, sorted; the insertion point of each extra term
     # among the old ones tells how far every old term moves
+    vocab = sorted(old_alive + extra) if extra else old_alive
     insert_at = np.array([bisect_left(old_alive, t) for t in extra], dtype=np.int64)
     alive_new = np.arange(len(old_alive), dtype=np.int64) + np.searchsorted(
         insert_at, np.arange(len(old_alive)), side="right"
     )
-    extra_new = insert_at + np.arange(len(extra), dtype=np.int64)
-    vocab: list[str] = [""] * (len(old_alive) + len(extra))
-    for i, t in zip(alive_new.tolist(), old_alive, strict=False):
-        vocab[i] = t
-    for i, t in zip(extra_new.tolist(), extra, strict=False):
-        vocab[i] = t
     old_to_new = np.full(len(old_terms), -1, dtype=np.int64)
     old_to_new[alive_ids] = alive_new
     new_to_old = np.full(len(vocab), -1, dtype=np.int64)
@@ -259,19 +258,34 @@ def merge_postings(prev: Previous, removed, remap, added, added_pos, ndocs: int)
     changed[old_to_new[touched & alive]] = True
     add_term_of = np.repeat(np.arange(len(added.terms), dtype=np.int64), np.diff(added.indptr))
     kept_terms = old_to_new[old_term_of]
-    keys_old = kept_terms * ndocs + kept_doc
     new_terms, new_docs = add_to_new[add_term_of], added_pos[added.doc]
     order = np.argsort(new_terms * ndocs + new_docs, kind="stable")
     new_terms, new_docs = new_terms[order], new_docs[order]
-    at = np.searchsorted(keys_old, new_terms * ndocs + new_docs)
-    terms_of = np.insert(kept_terms, at, new_terms)
-    docs = np.insert(kept_doc, at, new_docs)
-    tfs = np.insert(kept_tf.astype(np.int32), at, added.tf[order].astype(np.int32))
+    at = np.searchsorted(kept_terms * ndocs + kept_doc, new_terms * ndocs + new_docs)
+    slots = at + np.arange(len(at))  # where the added postings go in the merged arrays
+    old_slots = np.ones(len(kept_doc) + len(at), dtype=bool)
+    old_slots[slots] = False
+    docs = np.empty(len(old_slots), dtype=np.int32)
+    docs[old_slots], docs[slots] = kept_doc, new_docs
+    tfs = np.empty(len(old_slots), dtype=np.int32)
+    tfs[old_slots], tfs[slots] = kept_tf, added.tf[order]
+    counts = np.bincount(kept_terms, minlength=len(vocab)) + np.bincount(new_terms, minlength=len(vocab))
     new_indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(terms_of, minlength=len(vocab)), out=new_indptr[1:])
-    doc_len = np.bincount(docs, weights=tfs, minlength=ndocs).astype(np.int64)
-    matrix = TermMatrix(vocab, new_indptr, docs.astype(np.int32), tfs, doc_len)
-    return matrix, new_to_old, changed
+    np.cumsum(counts, out=new_indptr[1:])
+    if "doc_len" in cache:  # each kept doc keeps its length: no pass over every posting
+        doc_len = np.zeros(ndocs, dtype=np.int64)
+        kept_docs = np.flatnonzero(~removed)
+        doc_len[remap[kept_docs]] = cache["doc_len"][kept_docs]
+        doc_len[added_pos] = added.doc_len
+    else:
+        doc_len = np.bincount(docs, weights=tfs, minlength=ndocs).astype(np.int64)
+    return TermMatrix(vocab, new_indptr, docs, tfs, doc_len), new_to_old, changed
+
+
+def _has(terms: list[str], term: str) -> bool:
+    """Whether the sorted ``terms`` hold ``term``."""
+    i = bisect_left(terms, term)
+    return i < len(terms) and terms[i] == term
 
 
 def reusable_runs(new_to_old, changed) -> list[tuple[int, int]]:

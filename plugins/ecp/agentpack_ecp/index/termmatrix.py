@@ -1,15 +1,21 @@
 """The term-by-chunk matrix of a build, computed once and shared by every index format.
 
 ``TermMatrix`` holds COO postings sorted by (term, chunk) with true term
-frequencies, built from per-chunk ``Counter``s (consumed one at a time, so they
-are never all in memory), plus each chunk's length in terms.
+frequencies, built from the chunk texts of a whole corpus at once (``from_texts``),
+plus each chunk's length in terms.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .tokenize import WORD_CHARS, raw_variants, tokenize
+
+_SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
+"""A byte table keeping the bytes of ``TOKEN_RE``'s class and making every other byte a space."""
 
 
 @dataclass
@@ -21,33 +27,73 @@ class TermMatrix:
     doc_len: object
 
     @classmethod
-    def from_counts(cls, counts: Iterable[Counter]) -> TermMatrix:
-        """Consume ``counts`` (one Counter per chunk, possibly a generator) into arrays as it goes."""
+    def from_texts(cls, docs: Iterable[tuple[str, str]]) -> tuple[list[int], TermMatrix]:
+        """The matrix of ``(text, path)`` docs: each text's term counts plus its path's terms once, as
+        ``term_counts`` and ``tokenize`` give them; a doc whose text has no term is left out (the
+        indexes of the docs kept are returned with the matrix).
+
+        Per doc, Python only splits and counts the raw tokens and looks up their ids (C calls: the
+        text's bytes with every byte outside ``[A-Za-z0-9_]`` made a space, split, ``Counter``: the
+        tokens of ``TOKEN_RE``, faster); which terms each raw token stands for, the sums and the sorting
+        are done once for the whole corpus, with numpy.
+        """
         import numpy as np
 
-        ids: dict[str, int] = {}
-        id_parts, tf_parts, lengths_list = [], [], []
-        for c in counts:
-            id_parts.append(np.fromiter([ids.setdefault(k, len(ids)) for k in c], dtype=np.int32, count=len(c)))
-            tf_parts.append(np.fromiter(c.values(), dtype=np.int32, count=len(c)))
-            lengths_list.append(len(c))
-        ndocs = len(lengths_list)
-        lengths = np.array(lengths_list, dtype=np.int64)
-        total = int(lengths.sum())
-        term_ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
-        tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=np.int32)
-        del id_parts, tf_parts
-        docs = np.repeat(np.arange(ndocs, dtype=np.int32), lengths)
-        unsorted = list(ids)
+        raw_ids: dict[bytes, int] = {}
+        raw_terms: list[tuple[str, ...]] = []
+        path_ids: dict[str, int] = {}
+        path_terms: list[tuple[str, ...]] = []
+        ids, counts, doc_path, sizes = array("i"), array("i"), array("i"), array("i")
+        for text, path in docs:
+            raw = Counter(text.encode("utf-8", "surrogatepass").translate(_SPACES).split())
+            for token in [t for t in raw if t not in raw_ids]:
+                raw_ids[token] = len(raw_terms)
+                raw_terms.append(raw_variants(token.decode("ascii")))
+            ids.extend(map(raw_ids.__getitem__, raw))
+            counts.extend(raw.values())
+            sizes.append(len(raw))
+            pid = path_ids.get(path)
+            if pid is None:
+                pid = path_ids[path] = len(path_terms)
+                path_terms.append(tuple(tokenize(path)))
+            doc_path.append(pid)
+        del raw_ids
+        term_ids: dict[str, int] = {}
+        raw_flat, raw_ptr = _flatten(raw_terms, term_ids)
+        path_flat, path_ptr = _flatten(path_terms, term_ids)
+        del raw_terms, path_terms
+        unsorted = list(term_ids)
         order = sorted(range(len(unsorted)), key=unsorted.__getitem__)
-        rank = np.empty(len(unsorted), dtype=np.int32)
-        rank[order] = np.arange(len(unsorted), dtype=np.int32)
-        term_ids = rank[term_ids] if total else term_ids
-        perm = np.lexsort((docs, term_ids))
+        rank = np.empty(len(unsorted), dtype=np.int64)
+        rank[order] = np.arange(len(unsorted), dtype=np.int64)
+        raw_of = np.frombuffer(ids, dtype=np.int32)
+        per_doc = np.frombuffer(sizes, dtype=np.int32)
+        doc_of = np.repeat(np.arange(len(per_doc), dtype=np.int32), per_doc)
+        has_terms = np.bincount(doc_of, weights=np.diff(raw_ptr)[raw_of] > 0, minlength=len(per_doc)) > 0
+        kept = np.flatnonzero(has_terms)
+        new_doc = (np.cumsum(has_terms) - 1).astype(np.int64)
+        ndocs = max(len(kept), 1)
+        # every (raw token of a doc) entry becomes one entry per term it stands for: key = term rank, doc
+        term, entry = _expand(raw_flat, raw_ptr, raw_of)
+        key = rank[term] * ndocs + new_doc[doc_of[entry]]
+        tfs = np.frombuffer(counts, dtype=np.int32)[entry]
+        del term, entry, doc_of
+        term, entry = _expand(path_flat, path_ptr, np.frombuffer(doc_path, dtype=np.int32)[kept])
+        key = np.concatenate([key, rank[term] * ndocs + entry])
+        tfs = np.concatenate([tfs, np.ones(len(entry), dtype=np.int32)])
+        del term, entry
+        perm = np.argsort(key, kind="stable")
+        key, tfs = key[perm], tfs[perm]
+        del perm
+        first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, dtype=np.int64)
+        tf = np.add.reduceat(tfs, first).astype(np.int32) if len(first) else np.zeros(0, dtype=np.int32)
+        term_of, doc = np.divmod(key[first], ndocs)
+        del key, tfs, first
         indptr = np.zeros(len(unsorted) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_ids, minlength=len(unsorted)), out=indptr[1:])
-        doc_len = np.bincount(docs, weights=tfs, minlength=ndocs).astype(np.int64)
-        return cls([unsorted[i] for i in order], indptr, docs[perm], tfs[perm], doc_len)
+        np.cumsum(np.bincount(term_of, minlength=len(unsorted)), out=indptr[1:])
+        doc_len = np.bincount(doc, weights=tf, minlength=len(kept)).astype(np.int64)
+        matrix = cls([unsorted[i] for i in order], indptr, doc.astype(np.int32), tf, doc_len)
+        return kept.tolist(), matrix
 
     def by_doc(self):
         """(indptr, term ids, tfs) grouped by chunk, terms ascending within a chunk."""
@@ -58,3 +104,25 @@ class TermMatrix:
         indptr = np.zeros(len(self.doc_len) + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.doc, minlength=len(self.doc_len)), out=indptr[1:])
         return indptr, term_of[perm], self.tf[perm]
+
+
+def _flatten(groups: list[tuple[str, ...]], term_ids: dict[str, int]):
+    """``groups`` of terms as (term ids, start of each group), giving each new term the next id."""
+    import numpy as np
+
+    flat = [term_ids.setdefault(t, len(term_ids)) for group in groups for t in group]
+    starts = np.zeros(len(groups) + 1, dtype=np.int64)
+    np.cumsum([len(group) for group in groups], out=starts[1:])
+    return np.array(flat, dtype=np.int32), starts
+
+
+def _expand(flat, starts, group_of):
+    """For entries naming a group each (``group_of``): the term ids of every entry's group, and for each
+    of them the entry it came from (int32 where it fits: this runs over every token entry of a corpus)."""
+    import numpy as np
+
+    width = np.diff(starts)[group_of]
+    entry = np.repeat(np.arange(len(group_of), dtype=np.int32), width)
+    at = np.repeat(starts[group_of] - (np.cumsum(width) - width), width)
+    at += np.arange(len(entry), dtype=np.int64)
+    return flat[at], entry

@@ -18,6 +18,8 @@ TOKENIZER_ID = "regex[A-Za-z0-9_]+;lower;stopwords=agentpack-en-v1;len>=2;split_
 
 TOKEN_RE = re.compile(r"\w+", re.ASCII)
 """``[A-Za-z0-9_]+`` (ASCII ``\\w`` is exactly that class, and the regex engine runs it faster)."""
+WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+"""The characters of ``TOKEN_RE``'s class."""
 _PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 STOPWORDS = frozenset(
@@ -161,18 +163,18 @@ STOPWORDS = frozenset(
 )
 
 
-def _variants(raw: str) -> tuple[str, ...]:
-    """Normalised forms of one raw token: the whole token first, then its parts."""
-    out: list[str] = []
+def raw_variants(raw: str) -> tuple[str, ...]:
+    """Normalised forms of one raw token: the whole token first, then its parts (not memoised: callers
+    that meet a token again keep their own memo)."""
     whole = raw.lower()
-    if len(whole) >= 2 and whole not in STOPWORDS:
-        out.append(whole)
-    if "_" in raw or not (raw.islower() or raw.isupper()) or (not raw.isalpha() and not raw.isdigit()):
-        for piece in raw.split("_"):
-            for part in _PART_RE.findall(piece):
-                p = part.lower()
-                if len(p) >= 2 and p not in STOPWORDS and p not in out:
-                    out.append(p)
+    keep_whole = len(whole) >= 2 and whole not in STOPWORDS
+    if "_" not in raw and (raw.islower() or raw.isupper()) and (raw.isalpha() or raw.isdigit()):
+        return (whole,) if keep_whole else ()  # one word: nothing to split
+    out = dict.fromkeys((whole,) if keep_whole else ())
+    for part in _PART_RE.findall(raw):  # parts never span an underscore: the same as per piece
+        p = part.lower()
+        if len(p) >= 2 and p not in STOPWORDS:
+            out.setdefault(p)
     return tuple(out)
 
 
@@ -186,7 +188,7 @@ def term_counts(text: str) -> Counter:
     for raw, n in Counter(TOKEN_RE.findall(text)).items():
         terms = memo.get(raw)
         if terms is None:
-            terms = _variants(raw)
+            terms = raw_variants(raw)
             if len(memo) < 2_000_000:
                 memo[raw] = terms
         for term in terms:
@@ -201,7 +203,7 @@ def tokenize(text: str) -> list[str]:
     for raw in TOKEN_RE.findall(text):
         terms = memo.get(raw)
         if terms is None:
-            terms = _variants(raw)
+            terms = raw_variants(raw)
             if len(memo) < 2_000_000:
                 memo[raw] = terms
         for term in terms:

@@ -6,11 +6,12 @@ from typing import Any
 
 from agentpack import jsonio
 from agentpack.errors import AgentpackError
-from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
+from agentpack.packtypes import Citation, QueryRequest, QueryResponse
 
 from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack
 from .answer import answer
+from .rerank import registered
 
 
 def read_query_vector(path: str) -> dict[str, Any]:
@@ -39,14 +40,20 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
     for key in ("query_vector", "query_embedding"):
         if key in options:
             out[key] = options.pop(key)
+    if options.get("rerank"):
+        out["rerank"] = str(options.pop("rerank"))
     if options.get("index"):
         out["index_ids"] = [i for i in str(options.pop("index")).split(",") if i]
     return out
 
 
-def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
-    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form."""
-    response = answer(pack, request_dict(request), request.options)
+def query(pack: ExpertPack, request: QueryRequest, host: Any = None) -> QueryResponse:
+    """Answer a core ``QueryRequest``; the ECP response is the payload, citations and findings its display form.
+
+    ``--option rerank=NAME`` re-orders the hits with a reranker the plugins of ``host`` register."""
+    asked = request_dict(request)
+    rerankers = registered(host) if asked.get("rerank") and host is not None else None
+    response = answer(pack, asked, request.options, rerankers=rerankers)
     citations = [
         Citation(
             label=f"{c['artifact_path']}:{c['loc']['start_line']}-{c['loc']['end_line']} ({c['source_id']})",
@@ -59,16 +66,32 @@ def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
         for chunk in response["chunks"]
         for c in [chunk["citation"]]
     ]
+    missed = [
+        r
+        for r in response["retrieval"]["indexes"]
+        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+    ]
+    return QueryResponse(
+        format="ecp",
+        answer=response["answer"],
+        citations=citations,
+        payload=response,
+        findings=index_findings(pack, missed),
+    )
+
+
+def index_findings(pack: ExpertPack, missed: list[dict[str, Any]]) -> list[Any]:
+    """A warning per index skipped or failed (pydantic's ``Finding`` is imported only then)."""
+    if not missed:
+        return []
+    from agentpack.models import Finding
+
     entries = {e.id: e for e in pack.indexes}
-    findings = [
+    return [
         Finding.warning(
             "ECP301" if r["status"] == "skipped" else "ECP302",
             f"index '{r['index_id']}' {r['status']}: {r['reason']}",
             **(pack.where(entries[r["index_id"]].pointer) if r["index_id"] in entries else {"file": MANIFEST_PATH}),
         )
-        for r in response["retrieval"]["indexes"]
-        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+        for r in missed
     ]
-    return QueryResponse(
-        format="ecp", answer=response["answer"], citations=citations, payload=response, findings=findings
-    )

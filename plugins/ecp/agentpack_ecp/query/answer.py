@@ -12,6 +12,7 @@ from agentpack.errors import AgentpackError
 
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack
+from .rerank import Reranker
 from .response import query_pack
 from .synthesis import query_synthesizer
 
@@ -19,19 +20,26 @@ SYNTHESIS_MODES = ("auto", "local", "llm")
 
 
 def answer(
-    pack: ExpertPack, request: dict[str, Any], options: dict[str, Any] | None = None, *, clock: Clock = SYSTEM_CLOCK
+    pack: ExpertPack,
+    request: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    rerankers: dict[str, Reranker] | None = None,
 ) -> dict[str, Any]:
     """Answer ``request`` from the loaded ``ExpertPack``.
 
     ``options``: ``synthesis`` (``auto``: a configured provider when the pack
-    allows it, ``local``, ``llm``) and ``actor`` (who asks, for the log).
+    allows it, ``local``, ``llm``) and ``actor`` (who asks, for the log). ``rerankers``: those a
+    ``request["rerank"]`` may name.
     """
     options = options or {}
     mode = str(options.get("synthesis") or "auto")
     if mode not in SYNTHESIS_MODES:
         raise AgentpackError(f"unknown synthesis mode '{mode}'; use one of: {', '.join(SYNTHESIS_MODES)}")
     started = clock.monotonic()
-    response = query_pack(pack, request, clock=clock, synthesize=query_synthesizer(pack.security, mode=mode))
+    synthesize = query_synthesizer(pack.security, mode=mode)
+    response = query_pack(pack, request, clock=clock, synthesize=synthesize, rerankers=rerankers)
     logger = logger_for(pack.root, pack.manifest, pack.policy, clock=clock)
     try:
         logger.query(

@@ -10,7 +10,7 @@ and why). ``synthesize(question, chunks, as_of) -> (answer, synthesis)``
 replaces the local extractive answer; ``cache`` holds the opened indexes.
 
 Retrieval modes: ``keyword`` (keyword-index-v2), ``fts`` (sqlite-fts-index-v1),
-``vector``, or ``hybrid``/none (every index, fused by reciprocal rank). ECP case
+``vector``, or ``hybrid``/none (every index, fused by weighted reciprocal rank, ``fuse.py``). ECP case
 modes (``ephemeral``, ``persistent``, ``summarized``) are echoed; ``summarized``
 also ranks the pack's summaries.
 """
@@ -30,7 +30,8 @@ from ..pack.manifest import ExpertPack
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
-from .fuse import fuse
+from .fuse import FUSION_WEIGHTS, fuse
+from .rerank import Reranker, rerank
 from .retrieve import SHARED, Hit, IndexCache, LoadedPack, search, search_summaries
 
 RETRIEVAL_MODES = {
@@ -122,6 +123,7 @@ def _gather(
     cache: IndexCache,
     loaded: LoadedPack,
     clock: Clock,
+    rerankers: dict[str, Reranker] | None,
 ) -> dict[str, Any]:
     """One read of the pack's indexes: what each index said, the fused evidence, its citations."""
     notes = [f"filter '{k}' is not supported (supported: source_id, path_prefix)" for k in filters]
@@ -131,6 +133,7 @@ def _gather(
     depth = max(top_k * 4, 20)
     report: list[dict[str, Any]] = []
     rankings: list[list[Hit]] = []
+    weights: list[float] = []
     loaded_sources: dict[str, dict[str, Any]] = {}
     for entry in pack.indexes:
         if wanted_ids and entry.id not in wanted_ids:
@@ -168,6 +171,7 @@ def _gather(
             continue
         report.append(dict(status, status="ok", hits=len(hits)))
         rankings.append(hits)
+        weights.append(FUSION_WEIGHTS.get(item.format or "", 1.0))
     use_summaries = (
         pack.summaries
         and (case_mode == "summarized" or not any(rankings))
@@ -181,9 +185,11 @@ def _gather(
         notes.append("the pack declares no index and no summary")
     if case_mode == "summarized":
         lead = summary_hits[: max(1, (top_k + 1) // 2)]
-        fused = lead + fuse(rankings, top_k)[: top_k - len(lead)]
+        fused = lead + fuse(rankings, top_k, weights)[: top_k - len(lead)]
     else:
-        fused = fuse([*rankings, summary_hits], top_k)
+        fused = fuse([*rankings, summary_hits], top_k, [*weights, 1.0])
+    if request.get("rerank"):
+        fused = rerank(question, fused, str(request["rerank"]), rerankers or {})
     retrieved_at = clock.iso()
     chunks, citations, seen = [], [], set()
     for hit in fused:
@@ -221,8 +227,10 @@ def query_pack(
     clock: Clock = SYSTEM_CLOCK,
     synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
     cache: IndexCache = SHARED,
+    rerankers: dict[str, Reranker] | None = None,
 ) -> dict[str, Any]:
-    """Answer ``request`` from the loaded ``pack`` (see the module docstring)."""
+    """Answer ``request`` from the loaded ``pack`` (see the module docstring); ``request["rerank"]`` names one
+    of ``rerankers`` to re-order the fused hits."""
     question = str(request.get("question") or "").strip()
     if not question:
         raise AgentpackError("the question is empty")
@@ -239,7 +247,19 @@ def query_pack(
     for _ in range(READ_ATTEMPTS):
         loaded = cache.loaded(pack)
         got = _gather(
-            pack, request, question, top_k, mode, case_mode, filters, source_ids, prefixes, cache, loaded, clock
+            pack,
+            request,
+            question,
+            top_k,
+            mode,
+            case_mode,
+            filters,
+            source_ids,
+            prefixes,
+            cache,
+            loaded,
+            clock,
+            rerankers,
         )
         if cache.current(pack, loaded):
             break

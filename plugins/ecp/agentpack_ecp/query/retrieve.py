@@ -24,6 +24,7 @@ from agentpack.paths import resolve_under
 
 from ..index.chunking import chunk_id, line_windows, split_lines
 from ..index.embed import get_embedder
+from ..index.fields import field_bonus
 from ..index.fts import FtsIndex
 from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
@@ -197,6 +198,16 @@ def keyword_like_hits(item: LoadedIndex, results, depth: int) -> list[Hit]:
     return hits
 
 
+def field_ranked(terms: list[str], hits: list[Hit]) -> list[Hit]:
+    """Keyword hits re-ranked by their score relative to the best plus their field bonus (``index/fields.py``)."""
+    if not hits:
+        return hits
+    best = max(h.score for h in hits) or 1.0
+    for hit in hits:
+        hit.score = hit.score / best + field_bonus(terms, str(hit.record.get("artifact_path") or ""), hit.get_text())
+    return sorted(hits, key=lambda h: (-h.score, h.key))
+
+
 def search(
     item: LoadedIndex, terms: list[str], request: dict[str, Any], depth: int, source_ids, prefixes
 ) -> tuple[list[Hit], str | None]:
@@ -204,22 +215,25 @@ def search(
     index = item.index
     if item.format == "sqlite-fts-index-v1":
         rows = index.search(terms, depth, source_ids, prefixes)
-        return [
-            Hit(
-                r["chunk_id"],
-                s,
-                item.entry.id,
-                r,
-                text,
-                item.sources.get(r["source_id"], {}),
-                None if text is not None else partial(index.text, r["chunk_id"]),
-            )
-            for r, s in rows
-            for text in [r.pop("text")]
-        ], None
+        return field_ranked(
+            terms,
+            [
+                Hit(
+                    r["chunk_id"],
+                    s,
+                    item.entry.id,
+                    r,
+                    text,
+                    item.sources.get(r["source_id"], {}),
+                    None if text is not None else partial(index.text, r["chunk_id"]),
+                )
+                for r, s in rows
+                for text in [r.pop("text")]
+            ],
+        ), None
     mask = index.docs.mask(source_ids, prefixes)
     if item.format == "keyword-index-v2":
-        return keyword_like_hits(item, index.search(terms, depth, mask), depth), None
+        return field_ranked(terms, keyword_like_hits(item, index.search(terms, depth, mask), depth)), None
     if request.get("query_vector") is not None:
         given = request.get("query_embedding") or {}
         if not isinstance(given, dict) or not given.get("model") or not given.get("dimensions"):

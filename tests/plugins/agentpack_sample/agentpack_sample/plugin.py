@@ -36,7 +36,7 @@ def agentpack_register_formats(register):
 
 @hookimpl
 def agentpack_detect(path):
-    from agentpack.models import Detection
+    from agentpack.packtypes import Detection
 
     if path.is_dir() and (path / "todo.txt").is_file():
         return Detection(format=FORMAT, confidence=0.9, reason="has todo.txt")
@@ -48,7 +48,7 @@ def agentpack_load(path, format):
     if format != FORMAT:
         return None
     from agentpack.errors import PackError
-    from agentpack.models import Pack
+    from agentpack.packtypes import Pack
 
     if not (path / "todo.txt").is_file():
         raise PackError("no todo.txt", file=str(path))
@@ -84,7 +84,7 @@ def agentpack_validate(pack, strict):
 def agentpack_query(pack, request):
     if pack.format != FORMAT:
         return None
-    from agentpack.models import Citation, QueryResponse
+    from agentpack.packtypes import Citation, QueryResponse
 
     words = set(request.question.lower().split())
     hits = [(n, t) for n, t, d in read_items(pack.root) if d is not None and words & set(t.lower().split())]
