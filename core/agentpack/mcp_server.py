@@ -122,6 +122,40 @@ def _error(types: Any, message: str) -> mcp_types.CallToolResult:
     return result
 
 
+def _answer_unreadable_lines(read: Any, write: Any) -> tuple[Any, Any]:
+    """The stdio input with each line the SDK could not read answered, as JSON-RPC says, by an error with a null id.
+
+    The SDK hands such a line to the server as an exception, which it only
+    logs: a client would wait for a reply that never comes. Returns the stream
+    of readable messages and the task that fills it (run beside the server).
+    """
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import ErrorData, JSONRPCError
+
+    send, receive = anyio.create_memory_object_stream[Any](0)
+
+    def error(exc: Exception) -> SessionMessage:
+        problems: list[dict[str, Any]] = getattr(exc, "errors", list)()  # pydantic's ValidationError
+        unparsed = [p.get("msg", "") for p in problems if p.get("type") == "json_invalid"]
+        if unparsed:
+            code, message = -32700, f"Parse error: {unparsed[0]}"
+        else:
+            code, message = -32600, "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message)))
+
+    async def forward() -> None:
+        async with send:
+            async for item in read:
+                if isinstance(item, Exception):
+                    log.warning("unreadable request line: %s", item)
+                    await write.send(error(item))
+                else:
+                    await send.send(item)
+
+    return receive, forward
+
+
 def serve(
     host: Host,
     context: McpContext,
@@ -141,7 +175,11 @@ def serve(
 
         async def run_stdio() -> None:
             async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+                checked, forward = _answer_unreadable_lines(read, write)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(forward)
+                    await server.run(checked, write, server.create_initialization_options())
+                    tasks.cancel_scope.cancel()
 
         anyio.run(run_stdio)
         return

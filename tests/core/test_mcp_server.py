@@ -154,7 +154,7 @@ def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp
         assert probe.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_over_stdio_a_request_nested_too_deep_is_dropped_and_the_server_goes_on():
+def test_over_stdio_an_unreadable_request_gets_a_json_rpc_error_and_the_server_goes_on():
     import json
     import subprocess
     import sys
@@ -168,10 +168,16 @@ def test_over_stdio_a_request_nested_too_deep_is_dropped_and_the_server_goes_on(
         line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
         + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
         + deep
+        + "not json\n"
         + line({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        + line({"hello": 1})
     )
     done = subprocess.run(
         [sys.executable, "-m", "agentpack", "mcp", "serve"], input=requests, capture_output=True, text=True, timeout=60
     )
-    answered = [json.loads(reply)["id"] for reply in done.stdout.splitlines()]
-    assert answered == [1, 3] and "Traceback" not in done.stderr, done.stderr
+    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, None, None, 3, None], done.stdout
+    codes = [reply["error"]["code"] for reply in replies if reply["id"] is None]
+    assert codes == [-32700, -32700, -32600]  # parse errors (too deep, not JSON), then an invalid request
+    assert "recursion limit" in replies[1]["error"]["message"]
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
