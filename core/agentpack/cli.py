@@ -587,6 +587,20 @@ def _json_error(exc: Exception) -> None:
     emit_json(command, False, error=error)
 
 
+def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
+    """A usage error found before the command ran (an unknown option, a bad value), as the JSON envelope on stdout
+    too when the command line asked for JSON: a script reading stdout sees why, not nothing."""
+    import itertools
+
+    asks_json = "--json" in argv or "--output=json" in argv or "-ojson" in argv
+    asks_json = asks_json or any(a in ("-o", "--output") and b == "json" for a, b in itertools.pairwise(argv))
+    if not asks_json:
+        return
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path.removeprefix("agentpack ").removeprefix("agentpack") if ctx else ""
+    emit_json(command or "agentpack", False, error={"message": exc.format_message(), "hint": "see --help"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
     from .clikit import _json_command
@@ -611,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
+        _json_usage_error(exc, sys.argv[1:] if argv is None else argv)
         return EXIT_USAGE
     except AgentpackError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -233,3 +233,21 @@ def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_p
     quiet = run_cli(["eval", pack, "-q", *store])
     assert quiet.exit_code == 0 and "recorded in" not in quiet.stderr and console.QUIET
     assert "recorded in" in run_cli(["eval", pack, *store]).stderr and not console.QUIET  # reset per invocation
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["validate", ".", "--json", "--bogus"], ["validate", "-o", "json", "--bogus", "."], ["validate", "--json", "-o"]],
+)
+def test_a_usage_error_under_json_is_the_envelope_on_stdout(args):
+    result = run_cli(args)
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["ok"] is False and envelope["schema_version"] == 1
+    assert "--bogus" in envelope["error"]["message"] or "requires an argument" in envelope["error"]["message"]
+    assert "Usage:" in result.stderr or "Error:" in result.stderr
+
+
+def test_a_usage_error_without_json_leaves_stdout_empty():
+    result = run_cli(["validate", ".", "--bogus"])
+    assert result.exit_code == 2 and result.stdout == "" and "--bogus" in result.stderr

@@ -1,5 +1,6 @@
 """record_run: what a recorded run holds (cases, totals, status, tokens, git state, digest, settings)."""
 
+import os
 import shutil
 import subprocess
 
@@ -136,6 +137,16 @@ def test_the_digest_follows_content_and_skips_tool_folders(tmp_path):
     assert input_digest(root) != first
     assert input_digest(root / "sub" / "a.txt") != input_digest(root)
     assert input_digest(tmp_path / "missing") is None
+
+
+def test_the_digest_never_opens_a_fifo(tmp_path):
+    """A FIFO in the input (a reader would wait for a writer forever) is not part of the digest."""
+    root = tmp_path / "pack"
+    root.mkdir()
+    (root / "a.txt").write_text("one")
+    first = input_digest(root)
+    os.mkfifo(root / "SKILL.md")
+    assert input_digest(root) == first
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -49,8 +49,18 @@ def reads(monkeypatch, example_pack: Path) -> Counter:
                 counts[path.relative_to(root).as_posix()] += 1
         return real_open(file, mode, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def counting_os_open(file, flags, *args, **kwargs):  # the pack's readers open without blocking
+        if isinstance(file, (str, os.PathLike)) and not flags & (os.O_WRONLY | os.O_RDWR):
+            path = Path(os.path.abspath(file))
+            if path.is_relative_to(root):
+                counts[path.relative_to(root).as_posix()] += 1
+        return real_os_open(file, flags, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_open)  # pathlib reads through io.open
+    monkeypatch.setattr(os, "open", counting_os_open)
     return counts
 
 

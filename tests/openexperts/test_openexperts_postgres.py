@@ -92,7 +92,10 @@ def make_package(root: Path, *, cron: bool = False) -> Path:
     (root / "functions" / "note.md").write_text("---\nname: note\ndescription: note it\n---\n\nNote it.\n")
     (root / "processes" / "handle.md").write_text(_process("handle", "event", ["key", "seq"], "record the event"))
     (root / "processes" / "gated.md").write_text(_process("gated", "gated", ["item"], "release the item"))
-    (root / "processes" / "tick.md").write_text(_process("tick", "tick", [], "note the tick"))
+    processes = ["processes/handle.md", "processes/gated.md"]
+    if cron:
+        (root / "processes" / "tick.md").write_text(_process("tick", "tick", [], "note the tick"))
+        processes.append("processes/tick.md")
     string = {"type": "string"}
     operations = [
         {"name": "record", "description": "record", "input": {"type": "object", "properties": {"key": string}}},
@@ -135,7 +138,7 @@ def make_package(root: Path, *, cron: bool = False) -> Path:
             "orchestrator": "orchestrator.md",
             "persona": ["persona/identity.md"],
             "functions": ["functions/note.md"],
-            "processes": ["processes/handle.md", "processes/gated.md", "processes/tick.md"],
+            "processes": processes,
             "tools": ["tools/ledger.yaml"],
         },
     }
@@ -362,6 +365,35 @@ def test_runs_log_dead_letters_and_approvals_read_and_act_on_the_shared_store(tm
     assert unknown.exit_code == 2 and "no pending approval 'approval-none'" in unknown.stderr
 
 
+def test_approvals_list_and_approve_a_waiting_request_in_either_store(tmp_path, store):
+    from agentpack_openexperts.runtime import ExpertRuntime
+
+    pack = make_package(tmp_path / "scale-expert")
+    released: list[str] = []
+    tools = {"ledger": {"record": lambda key, seq: {}, "release": lambda item: released.append(item) or {}}}
+    options = {"driver": "scripted", "driver_options": {"script": SCRIPT}, "workdir": tmp_path / "w"}
+    where = ["--store", store] if store else ["--workdir", str(tmp_path / "w")]
+    rt = ExpertRuntime(pack, tools=tools, store=store, broker="http", workers=1, **options)
+    with rt.started(cron=False):
+        rt.fire("gated", {"item": "box-1"})
+        wait_for(rt.desk.pending, 60, "the approval request")
+        (request,) = rt.desk.pending()
+        listed = run_cli(["experts", "approvals", "list", pack, *where, "--json"])
+        assert listed.exit_code == 0, listed.stderr
+        (shown,) = listed.json()["approvals"]
+        assert (shown["id"], shown["run_id"], shown["operation"]) == (request.id, request.run_id, "ledger.release")
+        assert shown["arguments"] == {"item": "box-1"}
+        assert request.id in run_cli(["experts", "approvals", "list", pack, *where]).stdout
+        if store:  # any machine decides through the database
+            decided = run_cli(["experts", "approvals", "approve", pack, request.id, *where, "--by", "alice", "--json"])
+            assert decided.exit_code == 0 and decided.json()["approved"] is True, decided.stderr
+        else:  # the serving process decides (POST /approvals/<id>)
+            assert rt.desk.decide(request.id, True, by="alice")
+        assert rt.wait_idle(60)
+    assert released == ["box-1"]
+    assert run_cli(["experts", "approvals", "list", pack, *where, "--json"]).json()["approvals"] == []
+
+
 def test_without_a_store_approvals_are_decided_by_the_serving_process(tmp_path):
     result = run_cli(["experts", "approvals", "approve", make_package(tmp_path / "p"), "approval-1"])
     assert result.exit_code == 2 and "POST {its URL}/approvals/approval-1" in result.stderr
@@ -477,7 +509,8 @@ def test_an_approval_given_through_one_node_resumes_the_run_on_another(deploymen
 
 # -- faults ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment, postgres_server):
+@pytest.mark.parametrize("how", ["fast", "immediate"], ids=["stopped", "crashed"])
+def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment, postgres_server, how):
     dep = deployment()
     client = Client(dep.intake())
     dep.worker()
@@ -492,7 +525,7 @@ def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment,
     for seq in range(60):
         assert send(seq) == 202
     wait_for(lambda: len(dep.lines()) >= 10, 60, "the worker to start", dep)
-    postgres_server.stop_server("fast")  # mid-run: the worker's runs pause, the intake refuses new events
+    postgres_server.stop_server(how)  # mid-run: the worker's runs pause, the intake refuses new events
     assert send(60) == 503
     time.sleep(1.0)
     postgres_server.start_server()
@@ -506,6 +539,8 @@ def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment,
     for key in {line["key"] for line in lines}:
         seqs = [line["seq"] for line in lines if line["key"] == key]
         assert seqs == sorted(seqs)
+    done = ["succeeded"] * len(accepted)
+    wait_for(lambda: [r["status"] for r in runs_of(dep)] == done, 60, "every run to finish", dep)
 
 
 @pytest.mark.parametrize(
@@ -550,12 +585,62 @@ def query_url(url: str, sql: str) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
-def test_the_cli_starts_without_importing_psycopg_or_procrastinate():
-    code = (
-        "import sys; import agentpack_openexperts.cli; print(sorted({'psycopg', 'procrastinate'} & set(sys.modules)))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+def test_commands_without_a_store_never_import_psycopg_or_procrastinate(tmp_path):
+    pack = make_package(tmp_path / "scale-expert")
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(SCRIPT))
+    (tmp_path / "bindings.yaml").write_text("tools:\n  ledger: {python: tools.py:Ledger}\n")
+    runtime = ["--bindings", str(tmp_path / "bindings.yaml"), "--script", str(tmp_path / "script.yaml")]
+    commands = [
+        ["--help"],
+        ["experts", "--help"],
+        ["experts", "serve", "--help"],
+        ["experts", "worker", "--help"],
+        ["experts", "approvals", "list", "--help"],
+        ["validate", str(pack)],
+        ["experts", "run", str(pack), "--process", "handle", "--input", "key=k", "--input", "seq=1", *runtime],
+        ["experts", "serve", str(pack), "--duration", "0", *runtime],
+        ["experts", "runs", str(pack), "--json"],
+        ["experts", "dead-letters", "list", str(pack)],
+        ["experts", "approvals", "list", str(pack)],
+    ]
+    code = textwrap.dedent(f"""\
+        import sys
+        from agentpack.cli import main
+        codes = [main(argv) for argv in {commands!r}]
+        loaded = sorted(m for m in sys.modules if m.partition(".")[0] in ("psycopg", "psycopg_pool", "procrastinate"))
+        print(codes, loaded, file=sys.stderr)
+        """)
+    env = {**os.environ, "LEDGER": str(tmp_path / "ledger.jsonl")}
+    env.pop("AGENTPACK_OPENEXPERTS_STORE", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"{[0] * len(commands)} []", done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "--port", "70000"], "'--port': 70000 is not in the range 0<=x<=65535"),
+        (["serve", "--duration", "-1"], "'--duration': -1.0 is not in the range x>=0"),
+        (["serve", "--workers", "0"], "--workers 0 (an intake only) needs --store"),
+        (["serve", "--store", "mysql://db/oe"], "the store must be a postgresql:// URL, not 'mysql://db/oe'"),
+        (["worker", "--store", "postgresql://%zz@127.0.0.1/oe"], "not a usable PostgreSQL URL"),
+        (["worker", "--store", "postgresql://oe@127.0.0.1:1/oe", "--lease", "0"], "'--lease': 0.0 is not in"),
+        (["runs", "--store", "postgres://oe@127.0.0.1:1/oe?sslmode=bogus"], 'invalid sslmode value: "bogus"'),
+        (["approvals", "list", "--store", "http://db"], "the store must be a postgresql:// URL"),
+    ],
+)
+def test_user_mistakes_on_the_deployment_commands_are_one_clear_error(tmp_path, argv, message):
+    pack = str(make_package(tmp_path / "scale-expert"))
+    command = [*argv[:2], pack, *argv[2:]] if argv[0] == "approvals" else [argv[0], pack, *argv[1:]]
+    for json_output in (False, True):
+        result = run_cli(["experts", *command, *(["--json"] if json_output else [])])
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        if json_output and "Usage:" not in result.stderr:  # a usage error is click's, in every command
+            envelope = json.loads(result.stdout)
+            assert envelope["ok"] is False and message in envelope["error"]["message"]
 
 
 def test_a_worker_needs_a_store(tmp_path):

@@ -29,7 +29,8 @@ def input_digest(path: str | Path) -> str | None:
     """``sha256:...`` over a file's bytes, or over a folder's files (relative path and content, sorted).
 
     Folders starting with a dot, ``__pycache__`` and ``node_modules`` are left out: they hold
-    build output and tool state, not the input. ``None`` when the path cannot be read.
+    build output and tool state, not the input; so is what is not a regular file (a FIFO would block
+    the reader). ``None`` when the path cannot be read.
     """
     import hashlib
 
@@ -54,7 +55,7 @@ def _files(root: Path) -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        found += [Path(folder) / name for name in files]
+        found += [Path(folder) / name for name in files if os.path.isfile(os.path.join(folder, name))]
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 

@@ -28,13 +28,16 @@ from agentpack.hashing import normalize_newlines, sha256_text
 from agentpack.paths import check_relative, resolve_under
 
 from .index.chunking import split_lines
-from .pack.manifest import ExpertPack, Source, as_dict
+from .pack.files import read_regular
+from .pack.manifest import ExpertPack, Source, SuiteRef, as_dict, as_list
+from .pack.schemas import SUITE_SCHEMA, schema_store
 from .pack.spec import ARTIFACT_SOURCE_ID, COMMIT_RE, KNOWN_ASSERTIONS
 from .query.response import query_pack
 from .query.retrieve import SHARED, IndexCache
 from .sources.recipes import decode_text
 from .sources.scope import Scope
 from .sources.snapshot import open_source_text
+from .validate.checks import manifest_schema_findings
 
 if TYPE_CHECKING:
     from agentpack.models import EvalReport
@@ -180,7 +183,7 @@ class CitationChecker:
             if sid == ARTIFACT_SOURCE_ID and self.pack.source(sid) is None:
                 if path not in {s.path for s in self.pack.summaries}:
                     raise AgentpackError(f"'{path}' is not a declared derived artifact")
-                text = decode_text(resolve_under(self.pack.root, path).read_bytes())
+                text = decode_text(read_regular(resolve_under(self.pack.root, path)))
             else:
                 source = self.pack.source(sid)
                 if source is None:
@@ -350,6 +353,25 @@ def check_assertions(
     return results
 
 
+def _where(finding: Any) -> dict[str, Any]:
+    return {"file": finding.file, "line": finding.line, "column": finding.column, "pointer": finding.pointer}
+
+
+def _suite_problems(ref: SuiteRef, findings: list[tuple[str, str, str, dict[str, Any]]]) -> dict[int, str]:
+    """The suite checked against its schema: each problem becomes an ECP150 finding (file, line,
+    pointer); returns the message of every case that cannot run, by case index (its problems)."""
+    if ref.doc is None:
+        return {}
+    invalid: dict[int, str] = {}
+    for f in schema_store().validate(SUITE_SCHEMA, ref.doc.data, document=ref.doc, code="ECP150"):
+        findings.append((f.severity, f.code, f"suite '{ref.suite_id}': {f.message}", _where(f)))
+        parts = (f.pointer or "").split("/")
+        if len(parts) > 2 and parts[1] == "cases" and parts[2].isdigit():
+            index = int(parts[2])
+            invalid[index] = f"{invalid[index]}; {f.message}" if index in invalid else f"invalid case: {f.message}"
+    return invalid
+
+
 def run_suites(
     pack: ExpertPack,
     suite: str | None = None,
@@ -388,7 +410,11 @@ def evaluate(
                 hint="suites: " + ", ".join(s.suite_id for s in refs),
             )
         refs = [r for r in refs if r.suite_id in wanted]
-    findings: list[tuple[str, str, str, dict[str, Any]]] = []
+    findings: list[tuple[str, str, str, dict[str, Any]]] = [
+        ("error", f.code, f"EXPERT.yaml is invalid: {f.message}", _where(f))
+        for f in manifest_schema_findings(pack)
+        if f.severity == "error"
+    ]
     checker = CitationChecker(pack)
     suites = []
     total = sum(
@@ -401,23 +427,33 @@ def evaluate(
         for ref in refs:
             if ref.doc is None:
                 why = ref.error.message if ref.error else f"suite file '{ref.path}' not found"
-                findings.append(("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None}))
+                line = ref.error.line if ref.error else None
+                findings.append(
+                    ("error", "ECP150", f"suite '{ref.suite_id}': {why}", {"file": ref.path or None, "line": line})
+                )
                 suites.append(
                     SuiteOutcome(
                         id=ref.suite_id,
                         file=ref.path,
-                        cases=[CaseOutcome(id="(suite)", status="error", message=why, file=ref.path)],
+                        cases=[CaseOutcome(id="(suite)", status="error", message=why, file=ref.path, line=line)],
                     )
                 )
                 continue
             s0 = clock.monotonic()
             cases = []
-            for i, case in enumerate(ref.cases):
+            invalid = _suite_problems(ref, findings)
+            for i, case in enumerate(as_list(ref.data.get("cases"))):
+                if not isinstance(case, dict):
+                    continue
                 case_id = str(case.get("case_id") or f"case-{i + 1}")
                 if case_filter and case_filter not in case_id:
                     continue
                 bar.update(description=f"evals of {pack.name}: {ref.suite_id}/{case_id}")
                 line = ref.doc.line_of(f"/cases/{i}")
+                if i in invalid:
+                    cases.append(CaseOutcome(id=case_id, status="error", message=invalid[i], file=ref.path, line=line))
+                    bar.advance()
+                    continue
                 for key in (case.get("assertions") or {}) if isinstance(case.get("assertions"), dict) else ():
                     if key not in KNOWN_ASSERTIONS:
                         findings.append(
@@ -472,10 +508,11 @@ def evaluate(
                     )
                 )
                 bar.advance()
+            description = ref.data.get("description")
             suites.append(
                 SuiteOutcome(
                     id=ref.suite_id,
-                    name=ref.data.get("description") or ref.suite_id,
+                    name=description if isinstance(description, str) and description else ref.suite_id,
                     file=ref.path,
                     duration_s=round(clock.monotonic() - s0, 6),
                     cases=cases,

@@ -22,9 +22,9 @@ from agentpack.errors import AgentpackError
 from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
 from agentpack.runs import StoreError
 
-from .lifecycle.revisions import current_revisions
 from .pack.layout import find_pack_root
 from .pack.manifest import ExpertPack, load_pack
+from .pack.revisions import current_revisions
 from .pack.spec import REVISION_IDENTITY
 from .payloads import eval_payload, refresh_payload, status_payload
 from .query.answer import answer

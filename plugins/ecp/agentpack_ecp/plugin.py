@@ -11,7 +11,7 @@ from pathlib import Path
 from agentpack import hookimpl
 from agentpack.registry import CommandSpec, FormatInfo, RunView
 
-from .pack.layout import MANIFEST_PATH, find_pack_root, has_skill_md, skill_root
+from .pack.layout import find_pack_root, has_manifest, has_pack_parts, has_skill_md, skill_root
 
 FORMAT = "ecp"
 
@@ -63,10 +63,14 @@ def agentpack_register_mcp_tools(register, context):
 @hookimpl
 def agentpack_detect(path):
     root = skill_root(Path(path))
-    if root is None or not (root / MANIFEST_PATH).is_file():
+    if root is None:
         return None
     from agentpack.models import Detection
 
+    if not has_manifest(root):
+        if not has_pack_parts(root):
+            return None
+        return Detection(format=FORMAT, confidence=0.5, reason="expert/ with ECP parts but no EXPERT.yaml")
     if has_skill_md(root):
         return Detection(format=FORMAT, confidence=0.9, reason="SKILL.md with expert/EXPERT.yaml")
     return Detection(format=FORMAT, confidence=0.5, reason="expert/EXPERT.yaml without SKILL.md")

@@ -31,7 +31,7 @@ from agentpack.clikit import (
 )
 from agentpack.errors import AgentpackError
 
-from .deploy import STORE, add_commands, open_store, replay_queued
+from .deploy import PORT, STORE, add_commands, duration_option, open_store, replay_queued
 from .names import RUNTIME_DB, WORKDIR
 
 if TYPE_CHECKING:
@@ -235,10 +235,12 @@ def explain(pack: Path, process: str | None, operation: str | None, trigger: str
 @INPUTS
 @click.option("--resume", is_flag=True, help="Finish runs a previous process left queued or running, then exit.")
 @runtime_options
-@click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+@PORT
 @server_options
-@click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until Ctrl-C).")
-@click.option("--workers", default=4, show_default=True, help="Worker threads for the queue.")
+@duration_option("Ctrl-C")
+@click.option(
+    "--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Worker threads for the queue."
+)
 @OUTPUT
 def run(
     pack: Path,

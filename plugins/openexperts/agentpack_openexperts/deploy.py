@@ -39,6 +39,22 @@ WORKDIR_OPTION = click.option(
     "--workdir", type=click.Path(file_okay=False, path_type=Path), help=f"Runtime directory. Default: PACK/{WORKDIR}"
 )
 OUTPUT = output_option(choices=("text", "json"))
+PORT = click.option(
+    "--port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port for webhooks and approvals (0: any free one).",
+)
+
+
+def duration_option(until: str) -> Callable[[Any], Any]:
+    """``--duration SECONDS``: serve or work that long, then stop (default: ``until``)."""
+    return click.option(
+        "--duration",
+        type=click.FloatRange(min=0),
+        help=f"Run for this many seconds, then stop (default: until {until}).",
+    )
 
 
 def open_store(pack: Path, workdir: Path | None, store: str | None, load: Callable[[Path], Any]) -> Any:
@@ -105,21 +121,31 @@ def add_commands(
     @PACK
     @STORE
     @runtime_options
-    @click.option("--port", default=0, show_default=True, help="Port for webhooks and approvals (0: any free one).")
+    @PORT
     @server_options
-    @click.option("--duration", type=float, help="Serve for this many seconds, then stop (default: until stopped).")
+    @duration_option("stopped")
     @click.option(
         "--workers",
         type=click.IntRange(min=0),
         help="Runs this process executes at once. Default: 4 without --store; 0 with it (intake only).",
     )
-    def serve(pack: Path, store: str | None, port: int, duration: float | None, workers: int | None, **options: Any):
+    @OUTPUT
+    def serve(
+        pack: Path,
+        store: str | None,
+        port: int,
+        duration: float | None,
+        workers: int | None,
+        output: str,
+        **options: Any,
+    ) -> None:
         """Serve the triggers: webhooks, channels and cron schedules (the intake of a deployment).
 
         Every accepted event becomes a run in the queue. With --store the queue is in
         PostgreSQL and `experts worker` processes run it; any number of intakes and workers
         may share one database, each cron tick fires once. Without --store this is
         `experts run PACK`: one process, its own worker threads, SQLite in the workdir.
+        Deliveries are printed as JSON lines; with --json an error at start is the envelope.
 
         \b
         Examples:
@@ -128,6 +154,8 @@ def add_commands(
         """
         from .runtime.serverconfig import ServerSettings
 
+        if workers == 0 and not store:
+            raise click.UsageError(f"--workers 0 (an intake only) needs --store postgresql://... (or ${ENV})")
         server = {name: options.pop(name) for name in server_keys}
         package = load(pack)
         count = workers if workers is not None else (0 if store else 4)
@@ -158,13 +186,23 @@ def add_commands(
         type=click.FloatRange(min=0.5),
         help="Seconds without a heartbeat after which a worker is presumed dead and its runs resume elsewhere.",
     )
-    @click.option("--duration", type=float, help="Work for this many seconds, then stop (default: until stopped).")
-    def worker(pack: Path, store: str | None, workers: int, lease: float, duration: float | None, **options: Any):
+    @duration_option("stopped")
+    @OUTPUT
+    def worker(
+        pack: Path,
+        store: str | None,
+        workers: int,
+        lease: float,
+        duration: float | None,
+        output: str,
+        **options: Any,
+    ) -> None:
         """Run the queued runs of a deployment (any number of workers, on any machines).
 
         Needs --store (the PostgreSQL database of `experts serve`) and the tool bindings.
-        Deliveries are printed as JSON lines. SIGTERM or Ctrl-C stops taking runs; the
-        runs in progress go back to the queue and resume on another worker.
+        Deliveries are printed as JSON lines (with --json an error at start is the envelope).
+        SIGTERM or Ctrl-C stops taking runs; the runs in progress go back to the queue and
+        resume on another worker.
 
         \b
         Example:

@@ -5,6 +5,7 @@ must finish the job."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -54,14 +55,42 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def test_crash_points_of_a_refresh(tmp_path: Path, kit) -> None:
+SCENARIOS = {
+    # name: (prepare the pack after its first build, the command that publishes, the version it publishes)
+    "build": (_change, ["ecp", "build"], NEW),
+    "refresh": (_change, ["ecp", "refresh"], NEW),
+    "rollback": (lambda pack: (_change(pack), refresh(pack)), ["ecp", "rollback"], OLD),
+}
+KILLED: set[str] = set()
+"""Crash points the harness killed a process at (checked against every point in the code)."""
+
+
+def _staging_left(pack: Path) -> list[str]:
+    from agentpack_ecp.pack import leftovers
+
+    return leftovers.find(pack, ["expert/context/indexes/kw", "expert/context/indexes/fts"])
+
+
+def _strict_codes(pack: Path) -> set[str]:
+    report = run_cli(["validate", pack, "--strict", "--json"]).json()
+    return {f["code"] for item in report["items"] for f in item["findings"] if f["severity"] == "error"}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_crash_points_of_a_publish(tmp_path: Path, kit, scenario: str) -> None:
+    """Kill the command at every crash point it passes; then a query serves one version only (the
+    old one until the journal is written, the new one from then on: the query finishes the journal),
+    validate --strict flags what the kill left, and the next command leaves nothing behind."""
+    prepare, command, published = SCENARIOS[scenario]
     base = _make(tmp_path / "base", kit)
-    _change(base)
+    prepare(base)
+    before = _answers(base)
+    assert len(before) == 1
     trace = tmp_path / "trace.txt"
     probe = tmp_path / "probe"
     shutil.copytree(base.parent, probe)
     done = subprocess.run(
-        [AGENTPACK, "ecp", "refresh", str(probe / base.name)],
+        [AGENTPACK, *command, str(probe / base.name)],
         env=_env(AGENTPACK_ECP_CRASH_TRACE=str(trace)),
         check=False,
         capture_output=True,
@@ -69,20 +98,15 @@ def test_crash_points_of_a_refresh(tmp_path: Path, kit) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    assert _answers(probe / base.name) == {published}
     points = trace.read_text().split()
-    assert {
-        "refresh.after_build",
-        "refresh.after_evals",
-        "publish.after_journal",
-        "publish.after_swap",
-        "publish.after_manifest",
-    } <= set(points)
+    assert "publish.after_journal" in points and "publish.after_manifest" in points, points
     for n, name in enumerate(points, 1):
         work = tmp_path / f"run{n}"
         shutil.copytree(base.parent, work)
         pack = work / base.name
         proc = subprocess.run(
-            [AGENTPACK, "ecp", "refresh", str(pack)],
+            [AGENTPACK, *command, str(pack)],
             check=False,
             capture_output=True,
             text=True,
@@ -90,17 +114,58 @@ def test_crash_points_of_a_refresh(tmp_path: Path, kit) -> None:
             env=_env(AGENTPACK_ECP_CRASH_AT="*", AGENTPACK_ECP_CRASH_SKIP=str(n)),
         )
         assert proc.returncode == -signal.SIGKILL, (name, proc.stderr)
-        served = _answers(pack)
-        assert len(served) == 1 or name.startswith("publish."), (name, served)  # before publishing: only OLD
-        if not name.startswith("publish."):
-            assert served == {OLD}, name
-        result = refresh(pack)
-        assert result["exit_status"] == 0, (name, result)
-        assert _answers(pack) == {NEW}, name
-        assert not layout.journal_path(pack).exists() and not list((pack / layout.STAGING).iterdir())
+        KILLED.add(name)
+        journalled = points.index("publish.after_journal") < n
+        if not journalled:
+            assert "ECP113" in _strict_codes(pack) or not _staging_left(pack), name
+        assert _answers(pack) == ({published} if journalled else before), name  # never a mix
+        assert not layout.journal_path(pack).exists(), name
         manifest = yaml.safe_load((pack / "expert/EXPERT.yaml").read_text())
-        built = yaml.safe_load((pack / "expert/context/indexes/kw/index_data.json").read_text())
-        assert manifest["sources"][0]["revision"]["hash"] == built["sources"][0]["revision"]["hash"], name
+        served = yaml.safe_load((pack / "expert/context/indexes/kw/index_data.json").read_text())
+        assert manifest["sources"][0]["revision"]["hash"] == served["sources"][0]["revision"]["hash"], name
+        if scenario == "rollback":
+            assert run_cli(["ecp", "prune", pack]).exit_code == 0, name
+        else:
+            assert run_cli([*command, pack]).exit_code == 0, name
+            assert _answers(pack) == {published}, name
+        assert not _staging_left(pack) and "ECP113" not in _strict_codes(pack), name
+
+
+@pytest.mark.parametrize(
+    ("killed", "point", "cleaner"),
+    [
+        (["ecp", "build"], "build.after_stage", ["ecp", "prune"]),
+        (["ecp", "refresh"], "refresh.after_build", ["ecp", "build"]),
+        (["ecp", "build", "--rebuild"], "build.after_stage", ["ecp", "refresh"]),
+    ],
+)
+def test_leftovers_are_flagged_and_the_next_command_removes_them(
+    tmp_path: Path, kit, killed: list[str], point: str, cleaner: list[str]
+) -> None:
+    pack = _make(tmp_path, kit)
+    _change(pack)
+    proc = subprocess.run(
+        [AGENTPACK, *killed, str(pack)], check=False, capture_output=True, env=_env(AGENTPACK_ECP_CRASH_AT=point)
+    )
+    assert proc.returncode == -signal.SIGKILL
+    (pack / "expert/context/indexes/.staging-kw-4242").mkdir()  # where earlier versions staged a build
+    left = _staging_left(pack)
+    assert "expert/context/indexes/.staging-kw-4242" in left and len(left) == 2, left
+    report = run_cli(["validate", pack, "--json"]).json()
+    flagged = {f["file"]: f["severity"] for f in report["items"][0]["findings"] if f["code"] == "ECP113"}
+    assert set(flagged) == set(left) and set(flagged.values()) == {"warning"}, flagged
+    assert "ECP113" in _strict_codes(pack)
+    assert run_cli([*cleaner, pack]).exit_code == 0
+    assert not _staging_left(pack) and "ECP113" not in _strict_codes(pack)
+
+
+def test_every_crash_point_is_killed_by_the_harness() -> None:
+    """Runs after the harness (same module, file order): each ``crashpoint("...")`` of the plugin."""
+    import agentpack_ecp
+
+    source = Path(agentpack_ecp.__file__).parent
+    named = {m for f in source.rglob("*.py") for m in re.findall(r'crashpoint\("([^"]+)"\)', f.read_text())}
+    assert named and named <= KILLED, named - KILLED
 
 
 def test_timed_kills_never_break_the_published_index(tmp_path: Path, kit) -> None:

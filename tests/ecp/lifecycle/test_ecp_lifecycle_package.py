@@ -68,6 +68,48 @@ def test_package_lists_every_file_and_verifies(pack: Path, tmp_path: Path) -> No
     assert ok.json()["checked_files"] == len(listed)
 
 
+def test_package_ships_only_declared_parts(pack: Path, tmp_path: Path) -> None:
+    """Under expert/, only what EXPERT.yaml declares is packaged: never a staging folder a killed build
+    left, a stray index folder or a scratch file; the rest of the skill is packaged as it is."""
+    from agentpack_ecp.index.build import build_pack
+
+    build_pack(pack)
+    strays = {
+        "expert/context/indexes/.staging-kw-4242/index.json": "{}",
+        "expert/context/indexes/.kw.old-4242-1/index.json": "{}",
+        "expert/context/indexes/retired/index.json": "{}",
+        "expert/notes.txt": "scratch",
+        "expert/maintenance/draft-policy.json": "{}",
+    }
+    for rel, text in strays.items():
+        (pack / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pack / rel).write_text(text)
+    (pack / "scripts").mkdir()
+    (pack / "scripts" / "helper.py").write_text("print('skill content')\n")
+    (pack / "expert" / "logs" / "queries").mkdir(parents=True)
+    (pack / "expert" / "logs" / "queries" / "2026-01-01.jsonl").write_text("{}\n")
+    out = tmp_path / "pack.zip"
+    result = package(pack, out, "--include-logs")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["left_out"] == [
+        "expert/context/indexes/.kw.old-4242-1",
+        "expert/context/indexes/.staging-kw-4242",
+        "expert/context/indexes/retired",
+        "expert/maintenance/draft-policy.json",
+        "expert/notes.txt",
+    ]
+    with zipfile.ZipFile(out) as archive:
+        listed = {f["path"] for f in json.loads(archive.read("demo-expert/expert/package.json"))["files"]}
+    assert not {rel for rel in listed if ".staging" in rel or ".old-" in rel} and not listed & set(strays)
+    assert {
+        "scripts/helper.py",
+        "expert/logs/queries/2026-01-01.jsonl",
+        "expert/context/indexes/kw/index.json",
+    } <= listed
+    assert {"expert/EXPERT.yaml", "expert/maintenance/policy.json", "expert/evals/smoke.yaml"} <= listed
+    assert verify(out).exit_code == 0
+
+
 def test_package_is_reproducible(pack: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     a, b = tmp_path / "a.zip", tmp_path / "b.zip"

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from agentpack.clock import FixedClock
 from agentpack.errors import AgentpackError
-from agentpack_ecp.lifecycle import backups, publish, revisions, state
+from agentpack_ecp.lifecycle import backups, publish, state
 from agentpack_ecp.lifecycle.policy import Budget, BudgetExceeded, Policy, plan_refresh
-from agentpack_ecp.pack import layout, logs
+from agentpack_ecp.pack import journal, layout, logs, revisions
 from agentpack_ecp.pack.schemas import schema_store
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -320,28 +320,28 @@ def test_first_publish_has_no_backup_and_cannot_roll_back(pack: Path) -> None:
 def test_recover_finishes_every_interrupted_step(pack: Path, monkeypatch, exchange: bool) -> None:
     """Simulate a crash after each possible move; ``recover`` reaches the same end state."""
     if not exchange:
-        monkeypatch.setattr(publish, "exchange", lambda a, b: False)
+        monkeypatch.setattr(journal, "exchange", lambda a, b: False)
     target = pack / "expert/context/indexes/kw"
     for stop in range(3):
         _index(pack, "expert/context/indexes/kw", "old")
         staged = f"{layout.STAGING}/r{stop}/indexes/kw"
         _index(pack, staged, "new")
         backup = f"expert/context/indexes/.backup/kw/x{stop}"
-        step = publish.plan_step(pack, "expert/context/indexes/kw", staged, backup)
-        journal = {
+        step = journal.plan_step(pack, "expert/context/indexes/kw", staged, backup)
+        record = {
             "action": "publish",
             "run_id": f"r{stop}",
             "started_at": "t",
             "steps": [step],
             "revisions": {},
-            "generation": None,
+            "state": None,
             "cleanup": f"{layout.STAGING}/r{stop}",
         }
         layout.journal_path(pack).parent.mkdir(parents=True, exist_ok=True)
-        layout.journal_path(pack).write_text(json.dumps(journal))
+        layout.journal_path(pack).write_text(json.dumps(record))
         if stop >= 1:  # first move done
             if exchange:
-                assert publish.exchange(pack / staged, target)
+                assert journal.exchange(pack / staged, target)
             else:
                 os.replace(target, pack / backup) if (pack / backup).parent.exists() else (
                     (pack / backup).parent.mkdir(parents=True),
@@ -352,11 +352,11 @@ def test_recover_finishes_every_interrupted_step(pack: Path, monkeypatch, exchan
             os.replace(pack / staged, pack / backup)
         if stop >= 2 and not exchange:
             os.replace(pack / staged, target)
-        assert publish.recover(pack)["run_id"] == f"r{stop}"
+        assert journal.recover(pack)["run_id"] == f"r{stop}"
         assert _marker(pack) == "new"
         assert json.loads((pack / backup / "index.json").read_text())["marker"] == "old"
         assert not layout.journal_path(pack).exists() and not (pack / staged).exists()
-        assert publish.recover(pack) is None
+        assert journal.recover(pack) is None
 
 
 def test_prune_backups(pack: Path) -> None:

@@ -11,6 +11,8 @@ import click
 
 from agentpack.clikit import emit_json, output_option
 
+from .output import PACK
+
 
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
@@ -41,7 +43,7 @@ def init(directory: Path, name: str | None, title: str | None, force: bool, no_b
 
 
 @click.command()
-@click.argument("pack", type=click.Path(exists=True, path_type=Path))
+@click.argument("pack", type=PACK)
 @click.option("--rebuild", is_flag=True, help="Rebuild every selected index even when it is up to date.")
 @click.option("--index", "index_ids", multiple=True, metavar="ID", help="Build only this index (repeatable).")
 @output_option(choices=("text", "json"), command="ecp build")

@@ -178,7 +178,8 @@ def status(pack: Path, no_source_check: bool, output: str) -> None:
 @click.option("--dry-run", is_flag=True, help="List what would be deleted.")
 @output_option(choices=("text", "json"), command="ecp prune")
 def prune(pack: Path, dry_run: bool, output: str) -> None:
-    """Apply retention: delete old logs and index backups (policy retention, logs/security retention_days).
+    """Apply retention: delete old logs and index backups (policy retention, logs/security retention_days),
+    and the staging folders of killed builds and refreshes.
 
     \b
     Example:
@@ -187,7 +188,7 @@ def prune(pack: Path, dry_run: bool, output: str) -> None:
     from ..lifecycle.retention import prune_pack
 
     result = prune_pack(pack, dry_run=dry_run)
-    removed = result["deleted_logs"] + result["deleted_backups"]
+    removed = result["deleted_logs"] + result["deleted_backups"] + result["deleted_leftovers"]
     emit(
         envelope("ecp prune", True, **result),
         output,

@@ -8,9 +8,18 @@ from typing import Any
 import click
 
 from agentpack.clikit import EXIT_PROBLEMS, print_json
+from agentpack.errors import AgentpackError
 
-PACK = click.Path(exists=True, file_okay=False, path_type=Path)
-"""A pack directory argument."""
+PACK = click.Path(path_type=Path)
+"""A pack argument. Existence is checked when the command runs (``load_pack``, ``must_exist``), so that
+with ``--json`` a missing path is the JSON error envelope like every other error, not usage text."""
+
+
+def must_exist(path: Path, what: str) -> Path:
+    """``path``, or ``AgentpackError`` (exit 2, the JSON envelope under ``--json``) when nothing is there."""
+    if not path.exists():
+        raise AgentpackError(f"{what} {path} does not exist", file=str(path))
+    return path
 
 
 def emit(payload: dict[str, Any], output: str, text: str) -> None:

@@ -12,7 +12,7 @@ import click
 
 from agentpack.clikit import envelope, output_option
 
-from .output import PACK, emit
+from .output import PACK, emit, must_exist
 
 
 def _findings_text(findings: list[dict[str, Any]]) -> str:
@@ -39,7 +39,7 @@ def _findings_text(findings: list[dict[str, Any]]) -> str:
 )
 @click.option(
     "--sign-key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     help="Sign the package with this ed25519 private key.",
 )
 @output_option(choices=("text", "json"), command="ecp package", flags=("--format",))
@@ -55,7 +55,8 @@ def package(
 ) -> None:
     """Package PACK as a reproducible ZIP with expert/package.json (spec 6.5).
 
-    Logs, backups, staging and lifecycle state are left out. Set
+    Logs, backups, staging and lifecycle state are left out, and so is anything under
+    expert/ that EXPERT.yaml does not declare (listed as left_out). Set
     SOURCE_DATE_EPOCH to fix the timestamps; otherwise the newest file
     modification time is used, so an unchanged tree gives the same bytes.
 
@@ -66,7 +67,10 @@ def package(
     """
     from ..packaging.package import package_pack
     from ..packaging.sign import sign_package
+    from ..packaging.signing import load_private_key
 
+    if sign_key:
+        load_private_key(sign_key)  # a key that cannot sign is an error before anything is written
     summary = package_pack(
         pack,
         out,
@@ -85,12 +89,12 @@ def package(
 
 
 @click.command()
-@click.argument("target", type=click.Path(exists=True, path_type=Path))
+@click.argument("target", type=click.Path(path_type=Path))
 @click.option(
     "--key",
     "keys",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     help="A trusted ed25519 public key (PEM); the package must carry a valid signature by one of them.",
 )
 @click.option("--require-signature", is_flag=True, help="Fail when the package has no valid signature.")
@@ -122,6 +126,7 @@ def verify(
     from ..packaging.verify import Limits
     from ..packaging.verify import verify as verify_package
 
+    must_exist(target, "package")
     defaults = Limits()
     limits = Limits(
         max_entries=defaults.max_entries if max_entries is None else max_entries,
@@ -142,12 +147,12 @@ def verify(
 
 
 @click.command()
-@click.argument("target", type=click.Path(exists=True, path_type=Path))
+@click.argument("target", type=click.Path(path_type=Path))
 @click.option(
     "--key",
     "key",
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     help="The ed25519 private key (PEM) to sign with.",
 )
 @click.option("--replace", is_flag=True, help="Replace an existing signature by the same key.")
@@ -163,7 +168,7 @@ def sign(target: Path, key: Path, replace: bool, output: str) -> None:
     """
     from ..packaging.sign import sign_package
 
-    summary = sign_package(target, key, replace=replace)
+    summary = sign_package(must_exist(target, "package"), key, replace=replace)
     emit(envelope("ecp sign", True, **summary), output, f"{target}: signed by key {summary['key_id']}")
 
 

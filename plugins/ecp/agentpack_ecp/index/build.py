@@ -5,8 +5,10 @@ Public, stable API (reused by incremental refresh):
 ``build_pack(root, *, rebuild=False, index_ids=None, out_dir=None, changed=None,
 clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
 
-* every selected index is written into a fresh staging directory and swapped
-  into place with one rename, so an interrupted build leaves the previous index;
+* every selected index is written into ``expert/context/.staging/<run>/`` and all of them are
+  swapped in together through the publish journal (``pack.journal``), so an interrupted build
+  leaves the previous indexes, or (once the journal is written) the next command or query finishes
+  it: never a mix; a killed build's staging folder is removed by the next build;
 * ``out_dir``: write each index to ``out_dir / <entry path>`` instead, publish
   nothing and leave EXPERT.yaml alone (the caller publishes, e.g. after evals);
 * without ``rebuild`` an index whose recorded source revisions and build
@@ -21,13 +23,14 @@ clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
 * ``lock`` takes ``expert/context/.lifecycle/lock`` (pass ``False`` when the
   caller already holds it);
 * on success (and without ``out_dir``) ``sources[].revision`` in EXPERT.yaml is
-  updated in place, comments and formatting kept (``write_revisions``).
+  updated in place by the same journal, comments and formatting kept (``pack.revisions``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
@@ -35,15 +38,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.console import logger, progress
 from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_text, file_lock, replace_directory
+from agentpack.fsutil import file_lock
 from agentpack.hashing import sha256_file, sha256_text
 from agentpack.paths import resolve_under
-from agentpack.yamlio import parse_yaml
 
 from .. import __version__
+from ..pack import journal, layout, leftovers
+from ..pack.crashpoints import crashpoint
+from ..pack.files import read_regular
 from ..pack.layout import MANIFEST_PATH, lock_path
 from ..pack.manifest import ExpertPack, IndexEntry, load_pack
 from ..pack.schemas import MANIFEST_SCHEMA, schema_store
@@ -161,7 +167,7 @@ def _identity(revision: dict[str, Any]) -> dict[str, Any]:
 
 def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot]) -> bool:
     try:
-        info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+        info = jsonio.loads(read_regular(target / "build_info.json"))
     except (OSError, ValueError):
         return False
     if info.get("config") != json.loads(json.dumps(config)):
@@ -175,7 +181,7 @@ def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot
 def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, str, str], list[Chunk]]:
     """Chunks of the previous build by (source_id, path, file sha256), when its chunking was the same."""
     try:
-        info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+        info = jsonio.loads(read_regular(target / "build_info.json"))
         if (info.get("config") or {}).get("chunking") != chunking:
             return {}
         records = read_jsonl(target / CHUNKS_NAME)
@@ -482,8 +488,46 @@ def build_pack(
     started = clock.monotonic()
     result = BuildResult(pack.root, out_dir=Path(out_dir).resolve() if out_dir else None)
     guard = file_lock(lock_path(pack.root), what=f"pack {pack.root.name}") if lock else nullcontext()
-    log = logger(__name__)
     with guard, progress(f"building {pack.root.name}", total=len(pack.sources)) as bar:
+        if result.out_dir is None:
+            if journal.recover(pack.root) is not None:
+                pack = load_pack(pack.root)
+                entries = _select(pack, index_ids)
+            leftovers.remove(pack.root, [e.path for e in pack.indexes])
+        _build_locked(
+            pack,
+            entries,
+            result,
+            bar,
+            rebuild=rebuild,
+            changed=changed,
+            clock=clock,
+            revisions=revisions,
+            snapshots=snapshots,
+        )
+    result.duration_s = clock.monotonic() - started
+    return result
+
+
+def _build_locked(
+    pack: ExpertPack,
+    entries: list[IndexEntry],
+    result: BuildResult,
+    bar: Any,
+    *,
+    rebuild: bool,
+    changed: Mapping[str, Iterable[str]] | None,
+    clock: Clock,
+    revisions: dict[str, dict[str, Any]] | None,
+    snapshots: dict[str, SourceSnapshot] | None,
+) -> None:
+    """Build ``entries`` into ``result.out_dir`` (a refresh's staging) or a run of our own that the
+    publish journal swaps in as a whole (the caller holds the pack lock); ``bar`` shows the progress."""
+    log = logger(__name__)
+    run = f"{layout.STAGING}/{clock.now():%Y%m%dT%H%M%SZ}-build-{secrets.token_hex(3)}"
+    stage = result.out_dir or pack.root / run
+    built: list[IndexEntry] = []
+    try:
         max_bytes = max([int(e.raw.get("max_file_bytes") or 0) for e in entries] + [0]) or DEFAULT_MAX_FILE_BYTES
         given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
@@ -559,30 +603,20 @@ def build_pack(
                     chunk_memo[key] = chunk_counts(made)
                 chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
-            if result.out_dir is not None:
-                staged = result.out_dir / entry.path
-                if staged.exists():
-                    shutil.rmtree(staged)
-            else:
-                staged = target.parent / f".staging-{target.name}-{os.getpid()}"
-                shutil.rmtree(staged, ignore_errors=True)
+            staged = stage / entry.path
+            if staged.exists():
+                shutil.rmtree(staged)
             staged.mkdir(parents=True)
-            try:
-                if staged_link:
-                    log.info("index %s: unchanged, linked into the staged build", entry.id)
-                    link_tree(target, staged)
-                    stats = {"linked": True}
-                else:
-                    how = "patching" if inc is not None else "writing"
-                    bar.phase(f"{how} {entry.id} ({entry.format}): {len(chunks)} chunks")
-                    log.info("index %s: %s %s with %d chunks", entry.id, how, entry.format, len(chunks))
-                    stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
-                if result.out_dir is None:
-                    replace_directory(staged, target)
-            except BaseException:
-                if result.out_dir is None:
-                    shutil.rmtree(staged, ignore_errors=True)
-                raise
+            if staged_link:
+                log.info("index %s: unchanged, linked into the staged build", entry.id)
+                link_tree(target, staged)
+                stats = {"linked": True}
+            else:
+                how = "patching" if inc is not None else "writing"
+                bar.phase(f"{how} {entry.id} ({entry.format}): {len(chunks)} chunks")
+                log.info("index %s: %s %s with %d chunks", entry.id, how, entry.format, len(chunks))
+                stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
+                built.append(entry)
             result.indexes.append(
                 {
                     "index_id": entry.id,
@@ -593,10 +627,38 @@ def build_pack(
                     "duration_s": round(clock.monotonic() - t0, 3),
                 }
             )
-        if result.out_dir is None and any(i["status"] == "built" for i in result.indexes):
-            write_revisions(pack.root, result.revisions)
-    result.duration_s = clock.monotonic() - started
-    return result
+    except BaseException:
+        if result.out_dir is None:
+            shutil.rmtree(stage, ignore_errors=True)
+        raise
+    if result.out_dir is None:
+        _publish(pack, run, built, result.revisions, clock)
+
+
+def _publish(
+    pack: ExpertPack, run: str, built: list[IndexEntry], revisions: dict[str, dict[str, Any]], clock: Clock
+) -> None:
+    """Swap every index of this build in at once through the publish journal, with the new revisions."""
+    crashpoint("build.after_stage")
+    if not built:
+        shutil.rmtree(pack.root / run, ignore_errors=True)
+        return
+    steps = [journal.plan_step(pack.root, e.path, f"{run}/{e.path}", f"{run}/.replaced/{e.path}") for e in built]
+    record = {
+        "action": "build",
+        "run_id": run.rsplit("/", 1)[-1],
+        "started_at": clock.iso(),
+        "steps": steps,
+        "revisions": revisions,
+        "state": None,
+        "cleanup": run,
+    }
+    try:
+        journal.start(pack.root, record)
+    except BaseException:
+        if not layout.journal_path(pack.root).exists():  # nothing was swapped: the staged run is of no use
+            shutil.rmtree(pack.root / run, ignore_errors=True)
+        raise
 
 
 def changed_here(changed: Mapping[str, Iterable[str]] | None, snaps: list[SourceSnapshot]) -> bool:
@@ -606,53 +668,7 @@ def changed_here(changed: Mapping[str, Iterable[str]] | None, snaps: list[Source
 
 def _created_at(target: Path) -> str | None:
     try:
-        value = json.loads((target / "index.json").read_text(encoding="utf-8")).get("created_at")
+        value = jsonio.loads(read_regular(target / "index.json")).get("created_at")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None
-
-
-def _render_revision(revision: dict[str, Any], indent: str) -> list[str]:
-    return [f"{indent}{key}: {json.dumps(value, ensure_ascii=False)}\n" for key, value in revision.items()]
-
-
-def write_revisions(root: str | Path, revisions: dict[str, dict[str, Any]]) -> None:
-    """Set ``sources[].revision`` in EXPERT.yaml by editing only those lines (comments and layout kept)."""
-    path = Path(root) / MANIFEST_PATH
-    text = path.read_text(encoding="utf-8")
-    doc = parse_yaml(text, file=MANIFEST_PATH)
-    lines = text.splitlines(keepends=True)
-    edits = []
-    for i, source in enumerate(doc.data.get("sources") or []):
-        if not isinstance(source, dict) or source.get("source_id") not in revisions:
-            continue
-        new = revisions[source["source_id"]]
-        if source.get("revision") == new:
-            continue
-        pointer = f"/sources/{i}/revision"
-        if pointer not in doc.lines:
-            raise AgentpackError(f"sources[{i}] has no revision to update", file=MANIFEST_PATH)
-        row, col = doc.lines[pointer] - 1, doc.columns[pointer] - 1
-        key_indent = lines[row][:col]
-        after_key = lines[row][col:].split(":", 1)[1].split("#", 1)[0].strip()
-        if after_key:  # flow mapping on the key's line
-            edits.append((row, row + 1, [f"{key_indent}revision: {json.dumps(new, ensure_ascii=False)}\n"]))
-            continue
-        end, comments, body_indent = row + 1, [], key_indent + "  "
-        while end < len(lines):
-            stripped = lines[end].strip()
-            width = len(lines[end]) - len(lines[end].lstrip())
-            if stripped and width <= col and not stripped.startswith("#"):
-                break
-            if stripped.startswith("#"):
-                comments.append(lines[end])
-            elif stripped and body_indent == key_indent + "  ":
-                body_indent = lines[end][:width]
-            end += 1
-        while end > row + 1 and not lines[end - 1].strip():
-            end -= 1
-        edits.append((row + 1, end, comments + _render_revision(new, body_indent)))
-    for start, end, replacement in sorted(edits, reverse=True):
-        lines[start:end] = replacement
-    if edits:
-        atomic_write_text(path, "".join(lines))

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
+from agentpack.errors import AgentpackError
+
+from ..pack.files import open_regular
 from .fileops import copy_range
 
 CACHE_NAME = "agentpack-cache.npz"
@@ -49,7 +53,7 @@ def fingerprint(path: Path) -> str:
     """Size plus a hash of the first and last 64 KiB: cheap, and changes when the file is replaced."""
     size = path.stat().st_size
     digest = hashlib.sha256(str(size).encode())
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         digest.update(handle.read(FINGERPRINT_SPAN))
         if size > FINGERPRINT_SPAN:
             handle.seek(max(FINGERPRINT_SPAN, size - FINGERPRINT_SPAN))
@@ -190,16 +194,18 @@ def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None
     path = index_dir / name
     if not path.is_file():
         return None
+    from zipfile import BadZipFile
+
     import numpy as np
 
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         prints = json.loads(arrays["fingerprints"].tobytes())
         for name, expected in prints.items():
             if fingerprint(index_dir / name) != expected:
                 return None
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, EOFError, BadZipFile, AttributeError):  # damaged: use the portable files
         return None
     return arrays
 
@@ -242,6 +248,8 @@ class DocTable:
     def from_records(cls, index_dir: Path, records: list[dict[str, Any]], texts: dict[str, str] | None) -> DocTable:
         import numpy as np
 
+        for record in records:
+            checked_record(record)
         source_ids = sorted({r["source_id"] for r in records})
         position = {sid: i for i, sid in enumerate(source_ids)}
         doc_source = np.array([position[r["source_id"]] for r in records], dtype=np.int32)
@@ -274,34 +282,67 @@ class DocTable:
         return keep
 
     def _line(self, name: str, offsets, i: int) -> dict[str, Any]:
-        with open(self.index_dir / name, "rb") as handle:
+        with open_regular(self.index_dir / name) as handle:
             handle.seek(int(offsets[i]))
-            return json.loads(handle.read(int(offsets[i + 1]) - int(offsets[i])))
+            raw = handle.read(int(offsets[i + 1]) - int(offsets[i]))
+        value = jsonio.loads(raw, file=name)
+        if not isinstance(value, dict):
+            raise jsonio.JsonError("a line is not a JSON object", file=name)
+        return value
 
     def record(self, i: int) -> dict[str, Any]:
         if self._records is not None:
             return self._records[i]
-        return self._line(CHUNKS_NAME, self._chunk_offsets, i)
+        return checked_record(self._line(CHUNKS_NAME, self._chunk_offsets, i))
 
     def text(self, i: int) -> str | None:
         """The indexed text of doc ``i`` (``None`` when the index carries no texts)."""
         if self._text_offsets is not None:
-            return self._line(TEXTS_NAME, self._text_offsets, i)["text"]
+            text = self._line(TEXTS_NAME, self._text_offsets, i).get("text")
+            return text if isinstance(text, str) else None
         if self._texts is not None:
             return self._texts.get(self.record(i)["chunk_id"])
         return None
 
 
+def checked_record(record: Any) -> dict[str, Any]:
+    """``record`` when it has what a citation needs (string ids and path, integer line range);
+    ``AgentpackError`` otherwise, so a damaged provenance map fails its index, never the query."""
+    loc = record.get("loc") if isinstance(record, dict) else None
+    if not (
+        isinstance(record, dict)
+        and all(isinstance(record.get(k), str) for k in ("chunk_id", "source_id", "artifact_path"))
+        and isinstance(loc, dict)
+        and all(isinstance(loc.get(k), int) and not isinstance(loc.get(k), bool) for k in ("start_line", "end_line"))
+    ):
+        raise AgentpackError(
+            "a provenance record lacks chunk_id, source_id, artifact_path or an integer loc", file=CHUNKS_NAME
+        )
+    return record
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    """Every object of a JSON Lines file (strict JSON per line); ``AgentpackError`` naming the line otherwise."""
+    out = []
+    with open_regular(path) as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = jsonio.loads(line, file=path.name)
+            except jsonio.JsonError as exc:
+                raise jsonio.JsonError(exc.message, file=path.name, line=n) from None
+            if not isinstance(value, dict):
+                raise jsonio.JsonError("not a JSON object", file=path.name, line=n)
+            out.append(value)
+    return out
 
 
 def read_texts(index_dir: Path) -> dict[str, str] | None:
     path = index_dir / TEXTS_NAME
     if not path.is_file():
         return None
-    return {r["chunk_id"]: r["text"] for r in read_jsonl(path)}
+    return {r["chunk_id"]: r["text"] for r in read_jsonl(path) if isinstance(r.get("text"), str)}
 
 
 class TextsFile:
@@ -315,7 +356,7 @@ class TextsFile:
     @classmethod
     def open(cls, index_dir: Path) -> TextsFile | None:
         try:
-            with open(index_dir / TEXTS_NAME, "rb") as handle:
+            with open_regular(index_dir / TEXTS_NAME) as handle:
                 if not handle.seek(0, 2):
                     return None
                 return cls(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
@@ -336,7 +377,7 @@ class TextsFile:
             return None
         end = line.find(b',"file_sha256":')
         try:  # the id alone (cheap); a path holding that very separator falls back to the whole line
-            value = json.loads(line[len(prefix) : end]) if end > 0 else None
+            value = jsonio.loads(line[len(prefix) : end]) if end > 0 else None
         except ValueError:
             value = None
         if not isinstance(value, str):
@@ -356,7 +397,7 @@ class TextsFile:
                 return None
             if found == chunk_id:
                 try:
-                    record = json.loads(line)
+                    record = jsonio.loads(line)
                 except ValueError:
                     return None
                 text = record.get("text")

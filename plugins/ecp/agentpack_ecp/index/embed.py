@@ -1,10 +1,12 @@
-"""Embedders for vector-index-v1: a built-in offline one, and an optional real model behind an extra.
+"""Embedders for vector-index-v1: two built-in offline ones, and an optional real model behind an extra.
 
 ``agentpack-hash-v1`` (provider ``local``) is deterministic and needs no
 download: each term of the canonical tokenizer (weight ``1 + ln tf``) and each
 character trigram of a term (weight 0.25) is hashed (BLAKE2b) to a signed
 dimension; the vector is L2-normalised. It captures lexical and sub-word
-similarity, not meaning. ``provider: sentence-transformers`` loads a real model
+similarity, not meaning. ``hash-embedding-v1`` is the reference runtime's recipe
+(``hashembed.py``), so vector indexes built by ``ecpctl`` answer here and the other way
+round. ``provider: sentence-transformers`` loads a real model
 (``pip install 'agentpack-ecp[embeddings]'``).
 """
 
@@ -20,6 +22,8 @@ from typing import Any
 
 from agentpack.errors import AgentpackError, require
 
+from ..pack.spec import MAX_DIMENSIONS
+from . import hashembed
 from .tokenize import term_counts
 
 BUILTIN_MODEL = "agentpack-hash-v1"
@@ -40,8 +44,10 @@ class HashEmbedder:
     provider = BUILTIN_PROVIDER
 
     def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
-        if dimensions < 8:
-            raise AgentpackError(f"embedding.dimensions must be at least 8 for {BUILTIN_MODEL} (got {dimensions})")
+        if not 8 <= dimensions <= MAX_DIMENSIONS:
+            raise AgentpackError(
+                f"embedding.dimensions must be from 8 to {MAX_DIMENSIONS} for {BUILTIN_MODEL} (got {dimensions})"
+            )
         self.dimensions = dimensions
 
     def config(self) -> dict[str, Any]:
@@ -167,14 +173,18 @@ class SentenceTransformerEmbedder:
 def get_embedder(cfg: dict[str, Any], *, for_query: bool = False):
     """The embedder an ``embedding`` config names; ``None`` at query time when none is available."""
     model = str(cfg.get("model") or BUILTIN_MODEL)
-    provider = str(cfg.get("provider") or (BUILTIN_PROVIDER if model == BUILTIN_MODEL else ""))
+    provider = str(cfg.get("provider") or (BUILTIN_PROVIDER if model in (BUILTIN_MODEL, hashembed.MODEL) else ""))
+    dims = cfg.get("dimensions") or DEFAULT_DIMENSIONS
     if model == BUILTIN_MODEL:
-        return HashEmbedder(int(cfg.get("dimensions") or DEFAULT_DIMENSIONS))
+        return HashEmbedder(int(dims))
+    if model == hashembed.MODEL and provider.lower() in hashembed.PROVIDERS:
+        params = cfg.get("params")
+        return hashembed.ReferenceHashEmbedder(dims, params if isinstance(params, dict) else None, provider)
     if provider == "sentence-transformers":
         return SentenceTransformerEmbedder(model)
     if for_query:
         return None
     raise AgentpackError(
         f"no embedder for model '{model}' (provider '{provider or '?'}')",
-        hint=f"use model: {BUILTIN_MODEL} (built in) or provider: sentence-transformers",
+        hint=f"use model: {BUILTIN_MODEL} or {hashembed.MODEL} (built in), or provider: sentence-transformers",
     )

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
 
+from ..pack.files import open_regular
 from .chunkstore import Chunk, TextsFile
 
 FORMAT = "sqlite-fts-index-v1"
@@ -120,6 +121,54 @@ def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table
     return list(range(start, start + len(added)))
 
 
+REQUIRED_COLUMNS = ("chunk_id", "source_id", "path", "start_line", "end_line", "chunk_sha256")
+"""Columns a sqlite-fts-index-v1 table needs (plus ``tokens``, or ``text`` in older agentpack builds)."""
+HEADER = b"SQLite format 3\x00"
+
+
+def check_database(db: Path, table: str = TABLE) -> str | None:
+    """Why ``db`` is not a usable sqlite-fts-index-v1 database (``None`` when it is): not SQLite
+    (an empty or 1-byte placeholder), shorter than its header says, unreadable, or without the
+    FTS5 table and columns. Reads the header and the schema only, never the rows."""
+    import sqlite3
+
+    try:
+        size = db.stat().st_size
+        with open_regular(db) as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if len(header) < 100:
+        return f"is not an SQLite database ({size} bytes: a placeholder until the index is built)"
+    if not header.startswith(HEADER):
+        return f"is not an SQLite database ({size} bytes)"
+    page_size = int.from_bytes(header[16:18], "big")
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] == header[92:96] and size < (65536 if page_size == 1 else page_size) * pages:
+        return f"is truncated ({size} bytes; its header says {pages} pages of {page_size})"
+    try:
+        con = _sqlite(f"file:{db}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+            columns = {r[1] for r in con.execute(f"PRAGMA table_info({table})")} if row else set()
+            if row:
+                con.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        return f"is not a readable SQLite database ({exc})"
+    if not row:
+        return f"has no table '{table}'"
+    if "fts5" not in str(row[0]).lower():
+        return f"table '{table}' is not an FTS5 table"
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if "tokens" not in columns and "text" not in columns:
+        missing.append("tokens")
+    if missing:
+        return f"table '{table}' lacks the column(s) {', '.join(missing)}"
+    return None
+
+
 def _escape_like(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -136,22 +185,31 @@ class FtsIndex:
         self.table = str(sqlite_cfg.get("table") or TABLE)
         if not _IDENT.match(self.table):
             raise AgentpackError(f"index_data.json: sqlite.table '{self.table}' is not a plain table name")
-        db = resolve_under(index_dir, str(sqlite_cfg.get("path") or DB_NAME))
+        rel = str(sqlite_cfg.get("path") or DB_NAME)
+        db = resolve_under(index_dir, rel)
         if not db.is_file():
-            raise AgentpackError(f"SQLite database not found: {db.name}", file=str(db))
-        self._con = _sqlite(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
-        self._lock = threading.Lock()
-        columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
-        self.has_text = "text" in columns
-        self.texts = None if self.has_text else TextsFile.open(index_dir)
-        self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
-        recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
-        # our builds record the row count; counting an FTS5 table reads all of its content rows
-        self.rows = (
-            recorded
-            if isinstance(recorded, int) and not isinstance(recorded, bool)
-            else self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
-        )
+            raise AgentpackError(f"SQLite database {rel} not found")
+        problem = check_database(db, self.table)
+        if problem:
+            raise AgentpackError(f"{rel} {problem}", hint="run agentpack ecp build")
+        import sqlite3
+
+        try:
+            self._con = _sqlite(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+            self._lock = threading.Lock()
+            columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
+            self.has_text = "text" in columns
+            self.texts = None if self.has_text else TextsFile.open(index_dir)
+            self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+            recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
+            # our builds record the row count; counting an FTS5 table reads all of its content rows
+            self.rows = (
+                recorded
+                if isinstance(recorded, int) and not isinstance(recorded, bool)
+                else self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+            )
+        except sqlite3.Error as exc:
+            raise AgentpackError(f"{rel} cannot be read: {exc}", hint="run agentpack ecp build") from None
 
     def _informative(self, terms: list[str]) -> list[str]:
         """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
@@ -167,6 +225,18 @@ class FtsIndex:
         return keep or sorted(present, key=lambda t: df[t])[:1]
 
     def search(
+        self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
+    ) -> list[tuple[dict[str, Any], float]]:
+        import sqlite3
+
+        try:
+            return self._search(terms, k, source_ids, prefixes)
+        except sqlite3.Error as exc:  # a database damaged after it was opened
+            raise AgentpackError(f"the SQLite database cannot be read: {exc}", hint="run agentpack ecp build") from None
+        except (ValueError, TypeError) as exc:  # a row whose line numbers are not integers
+            raise AgentpackError(f"the SQLite database holds a malformed row: {exc}") from None
+
+    def _search(
         self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
     ) -> list[tuple[dict[str, Any], float]]:
         if not terms:
@@ -189,7 +259,7 @@ class FtsIndex:
             "ORDER BY score, rowid LIMIT ?"
         )
         with self._lock:
-            top = self._con.execute(ranked, [*params, int(k)]).fetchall()
+            top = self._con.execute(ranked, [*params, min(int(k), 1 << 62)]).fetchall()  # SQLite integers are 64-bit
             if not top:
                 return []
             rows = {

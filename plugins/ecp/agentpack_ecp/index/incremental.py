@@ -31,6 +31,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from agentpack import jsonio
+
+from ..pack.files import open_regular, read_regular
 from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, load_cache, revision_bytes, save_cache
 from .fts import DB_NAME, has_text_column
 from .termmatrix import TermMatrix
@@ -84,7 +87,7 @@ class Previous:
     def load(cls, target: Path, fmt: str, config: dict[str, Any]) -> Previous | None:
         """The previous build at ``target`` when it was built by us with ``config`` and is intact."""
         try:
-            info = json.loads((target / "build_info.json").read_text(encoding="utf-8"))
+            info = jsonio.loads(read_regular(target / "build_info.json"))
         except (OSError, ValueError):
             return None
         if info.get("format") != fmt or info.get("config") != json.loads(json.dumps(config)):
@@ -136,7 +139,7 @@ class Previous:
         source changed: then the lines are encoded again)."""
         old_by_id = {s.get("source_id"): s for s in self.sources or [] if isinstance(s, dict)}
         try:
-            with open(self.dir / CHUNKS_NAME, "rb") as handle:
+            with open_regular(self.dir / CHUNKS_NAME) as handle:
                 data = handle.read()
         except OSError:
             return None

@@ -15,6 +15,9 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+from agentpack.errors import AgentpackError
+
+from ..pack.files import load_json_payload
 from .chunkstore import CHUNKS_NAME, COMPACT, Chunk, DocTable, load_cache, read_jsonl, read_texts
 from .fileops import copy_range
 
@@ -124,6 +127,13 @@ class SortedVocab:
         return i if i < len(self.terms) and self.terms[i] == term else None
 
 
+def _bm25_param(bm25: dict[str, Any], name: str) -> float:
+    value = bm25.get(name, BM25[name])
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+        raise AgentpackError(f"index_data.json: config.bm25.{name} must be a number from 0 to 1e6, not {value!r}")
+    return float(value)
+
+
 class KeywordIndex:
     """A loaded keyword-index-v2: vocabulary, postings arrays and its doc table."""
 
@@ -152,8 +162,7 @@ class KeywordIndex:
         self.dl = np.bincount(post_doc, weights=self.post_tf, minlength=n).astype(np.float32)
         self.avgdl = float(self.dl.mean()) if n else 0.0
         bm25 = (data_head.get("config") or {}).get("bm25") or {}
-        self.k1 = float(bm25.get("k1", BM25["k1"]))
-        self.b = float(bm25.get("b", BM25["b"]))
+        self.k1, self.b = (_bm25_param(bm25, name) for name in ("k1", "b"))
 
     @classmethod
     def load(cls, index_dir: Path, data_path: Path) -> KeywordIndex:
@@ -172,8 +181,7 @@ class KeywordIndex:
                 cache["post_tf"],
                 DocTable.from_cache(index_dir, cache),
             )
-        with open(data_path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = load_json_payload(data_path, data_path.name)
         documents = data.get("documents") or {}
         order = {cid: i for i, cid in enumerate(documents)}
         terms = sorted(data.get("terms") or {})

@@ -11,9 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.paths import resolve_under
 
+from ..pack.files import load_json_payload, open_regular
+from ..pack.spec import MAX_DIMENSIONS
 from .chunkstore import CHUNKS_NAME, DocTable, load_cache, read_jsonl, read_texts
 from .keyword import top_k
 
@@ -83,45 +86,96 @@ def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
                 handle.write(json.dumps({"chunk_id": cid, "vector": vector}, separators=(",", ":")) + "\n")
 
 
-def read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[str]):
-    """The matrix, rows aligned with ``row_ids``."""
+def check_dimensions(dims: Any, where: str = "embedding.dimensions") -> int:
+    """``dims`` as an int in 1..``MAX_DIMENSIONS``; ``AgentpackError`` otherwise (before anything is allocated)."""
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= MAX_DIMENSIONS:
+        raise AgentpackError(f"{where} must be an integer from 1 to {MAX_DIMENSIONS} (got {dims!r})")
+    return dims
+
+
+def check_binary(path: Path, cfg: dict[str, Any], rows: int, dims: int) -> str | None:
+    """Why the ``.npy``/``.bin`` payload at ``path`` does not hold a ``rows`` x ``dims`` matrix of the
+    configured dtype (``None`` when it does). Reads the ``.npy`` header only."""
     import numpy as np
 
-    path = resolve_under(index_dir, str(cfg.get("vectors_path") or "vectors.jsonl"))
+    want = _dtype(cfg)
+    try:
+        size = path.stat().st_size
+        if path.suffix.lower() == ".bin":
+            if size != rows * dims * want.itemsize:
+                return (
+                    f"holds {size} bytes, expected {rows} x {dims} {want.name} values "
+                    f"({rows * dims * want.itemsize} bytes)"
+                )
+            return None
+        with open_regular(path) as handle:
+            fmt = np.lib.format
+            version = fmt.read_magic(handle)
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape, fortran, dtype = read_header(handle)
+            offset = handle.tell()
+    except (OSError, ValueError, EOFError) as exc:
+        return f"is not a valid .npy file ({exc})"
+    if fortran:
+        return "is in Fortran order; vector-index-v1 payloads are row-major"
+    if tuple(shape) != (rows, dims):
+        return f"has shape {tuple(shape)}, expected ({rows}, {dims})"
+    if dtype.kind != "f" or dtype.itemsize != want.itemsize or (dtype.byteorder not in ("=", "|") and dtype != want):
+        return f"holds {dtype.str} values, the index declares {want.str}"
+    if size < offset + rows * dims * dtype.itemsize:
+        return f"is truncated ({size} bytes, {offset + rows * dims * dtype.itemsize} expected)"
+    return None
+
+
+def read_payload(index_dir: Path, cfg: dict[str, Any], dims: int, row_ids: list[str]):
+    """The matrix, rows aligned with ``row_ids``; ``AgentpackError`` for a payload that does not fit."""
+    import numpy as np
+
+    rel = str(cfg.get("vectors_path") or "vectors.jsonl")
+    path = resolve_under(index_dir, rel)
     if not path.is_file():
-        raise AgentpackError(f"vector payload not found: {cfg.get('vectors_path')}", file=str(path))
+        raise AgentpackError(f"vector payload {rel} not found")
+    check_dimensions(dims, "config.embedding.dimensions")
     fmt = str(cfg.get("vector_format") or "")
-    if path.suffix == ".npy":
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    elif path.suffix == ".bin":
-        raw = np.fromfile(path, dtype=_dtype(cfg))
-        if raw.size != len(row_ids) * dims:
-            raise AgentpackError(f"{path.name} holds {raw.size} values, expected {len(row_ids)} x {dims}")
-        matrix = raw.reshape(len(row_ids), dims)
-    else:
-        position = {cid: i for i, cid in enumerate(row_ids)}
-        matrix = np.zeros((len(row_ids), dims), dtype=np.float32)
-        with open(path, encoding="utf-8") as handle:
-            for n, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                row = position.get(record.get("chunk_id"))
-                if row is None:
-                    continue
-                vec = record.get("vector") or []
-                if (vec and isinstance(vec[0], list)) or fmt == "sparse-jsonl-v1":
-                    for i, v in vec:
-                        if not 0 <= int(i) < dims:
-                            raise AgentpackError(f"{path.name}:{n}: sparse index {i} outside 0..{dims - 1}")
-                        matrix[row, int(i)] = float(v)
-                else:
-                    if len(vec) != dims:
-                        raise AgentpackError(f"{path.name}:{n}: vector has {len(vec)} values, expected {dims}")
-                    matrix[row] = vec
-    if matrix.shape != (len(row_ids), dims):
-        raise AgentpackError(f"{path.name} has shape {tuple(matrix.shape)}, expected ({len(row_ids)}, {dims})")
+    if path.suffix in (".npy", ".bin"):
+        problem = check_binary(path, cfg, len(row_ids), dims)
+        if problem:
+            raise AgentpackError(f"{rel} {problem}", hint="run agentpack ecp build")
+        if path.suffix == ".npy":
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+        return np.fromfile(path, dtype=_dtype(cfg)).reshape(len(row_ids), dims)
+    position: dict[Any, int] = {cid: i for i, cid in enumerate(row_ids)}
+    matrix = np.zeros((len(row_ids), dims), dtype=np.float32)
+    with open_regular(path) as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = jsonio.loads(line, file=rel)
+                row = position.get(record.get("chunk_id")) if isinstance(record, dict) else None
+                if row is not None:
+                    _fill(matrix, row, record.get("vector"), dims, fmt)
+            except (AgentpackError, ValueError, TypeError) as exc:
+                message = exc.message if isinstance(exc, AgentpackError) else str(exc)
+                raise AgentpackError(f"{rel}:{n}: {message}") from None
     return matrix
+
+
+def _fill(matrix, row: int, vec: Any, dims: int, fmt: str) -> None:
+    """One JSONL vector (dense numbers or sparse ``[index, value]`` pairs) into ``matrix[row]``."""
+    if not isinstance(vec, list):
+        raise ValueError("vector must be a list")
+    if (vec and isinstance(vec[0], list)) or fmt == "sparse-jsonl-v1":
+        for pair in vec:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int)):
+                raise ValueError("a sparse vector entry must be [index, value]")
+            if not 0 <= pair[0] < dims:
+                raise ValueError(f"sparse index {pair[0]} outside 0..{dims - 1}")
+            matrix[row, pair[0]] = float(pair[1])
+    else:
+        if len(vec) != dims:
+            raise ValueError(f"vector has {len(vec)} values, expected {dims}")
+        matrix[row] = vec
 
 
 def coerce_query_vector(value: Any, dims: int):
@@ -144,6 +198,8 @@ def coerce_query_vector(value: Any, dims: int):
                 raise AgentpackError(f"sparse query_vector index {pair[0]} is out of range or repeated")
             seen.add(pair[0])
             vec[pair[0]] = float(pair[1])
+    if not np.isfinite(vec).all():
+        raise AgentpackError("query_vector holds a NaN or infinite value")
     norm = float(np.linalg.norm(vec))
     if norm == 0:
         raise AgentpackError("query_vector is all zeros")
@@ -172,8 +228,9 @@ class VectorIndex:
             docs = DocTable.from_cache(index_dir, cache)
             doc_ids = cache["chunk_ids"].tobytes().decode("utf-8").split("\n") if len(cache["chunk_ids"]) else []
         else:
-            with open(data_path, encoding="utf-8") as handle:
-                head = json.load(handle)
+            head = load_json_payload(data_path, data_path.name)
+            if not isinstance(head, dict):
+                raise AgentpackError(f"{data_path.name}: not a vector-index-v1 object")
             documents = head.pop("documents", None) or {}
             chunks_path = index_dir / CHUNKS_NAME
             records = read_jsonl(chunks_path) if chunks_path.is_file() else []
@@ -193,15 +250,21 @@ class VectorIndex:
                     )
             docs = DocTable.from_records(index_dir, records, read_texts(index_dir))
             doc_ids = [r["chunk_id"] for r in records]
+        if not doc_ids:
+            raise AgentpackError(
+                "not built yet: the index lists no chunk (a placeholder)", hint="run agentpack ecp build"
+            )
         config = head.get("config") or {}
         vcfg = config.get("vector") or {}
-        dims = int((config.get("embedding") or {}).get("dimensions") or 0)
-        if dims < 1:
-            raise AgentpackError("vector index config.embedding.dimensions is missing")
+        dims = check_dimensions((config.get("embedding") or {}).get("dimensions"), "config.embedding.dimensions")
         binary = Path(str(vcfg.get("vectors_path") or "")).suffix.lower() in (".npy", ".bin")
         lex = binary and vcfg.get("chunk_id_order", "chunk_id_lex") == "chunk_id_lex"
         row_ids = sorted(doc_ids) if lex else doc_ids
         matrix: Any = np.asarray(read_payload(index_dir, vcfg, dims, row_ids), dtype=np.float32)
+        if not np.isfinite(matrix).all():
+            raise AgentpackError(
+                f"{vcfg.get('vectors_path')} holds a NaN or infinite value", hint="run agentpack ecp build"
+            )
         if row_ids != doc_ids:
             order = {cid: i for i, cid in enumerate(row_ids)}
             matrix = matrix[np.array([order[cid] for cid in doc_ids], dtype=np.int64)]

@@ -12,12 +12,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
+from ..pack.files import open_regular, read_regular
 from ..sources.git import resolve_commit, run_git
 from ..sources.recipes import SourceError, resolve_location
 from ..sources.scope import Scope
@@ -70,14 +71,14 @@ class _LineCounts:
             self._lines = {}
             for folder in self.folders:
                 try:
-                    with open(folder / "chunks.jsonl", encoding="utf-8") as handle:
+                    with open_regular(folder / "chunks.jsonl", "r", encoding="utf-8") as handle:
                         for line in handle:
-                            record = json.loads(line)
+                            record = jsonio.loads(line)
                             k = f"{record.get('source_id')}::{record.get('artifact_path')}"
                             end = int((record.get("loc") or {}).get("end_line") or 0)
                             self._lines[k] = max(self._lines.get(k, 0), end)
                     break
-                except (OSError, ValueError):
+                except (OSError, ValueError, AttributeError, TypeError):  # damaged: count nothing
                     self._lines = {}
         return self._lines.get(key, default)
 
@@ -90,11 +91,12 @@ def _recorded_manifests(pack) -> tuple[dict[str, dict[str, Any]], _LineCounts, l
     for entry in pack.indexes:
         folder = pack.root / entry.path
         try:
-            data = json.loads((folder / "file_manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = jsonio.loads(read_regular(folder / "file_manifest.json"))
+            recorded = dict(data.get("sources") or {})
+        except (OSError, ValueError, AttributeError, TypeError):
             missing.append(entry.id)
             continue
-        for sid, files in (data.get("sources") or {}).items():
+        for sid, files in recorded.items():
             if isinstance(files, dict):
                 manifests.setdefault(sid, files)
         folders.append(folder)
@@ -105,9 +107,17 @@ def _git_changes(pack, source, clock: Clock) -> SourceChanges:
     old = dict(source.revision)
     changes = SourceChanges(source.source_id, "git-diff", old=old)
     repo = resolve_location(source.uri, pack.root)
+    where = {"file": pack.manifest_file, "line": pack.manifest_doc.line_of(f"{source.pointer}/uri")}
+    if not repo.is_dir():
+        raise SourceError(f"git source '{source.source_id}': repository not found: {repo}", **where)
     recorded_branch = old.get("branch")
     branch = recorded_branch if isinstance(recorded_branch, str) and recorded_branch else "HEAD"
-    new_commit = resolve_commit(repo, branch)
+    try:
+        new_commit = resolve_commit(repo, branch)
+    except SourceError as exc:
+        raise SourceError(
+            f"git source '{source.source_id}': cannot resolve '{branch}' to a commit ({exc.message})", **where
+        ) from None
     changes.new = {"commit": new_commit, **({"branch": branch} if branch != "HEAD" else {})}
     recorded = str(old.get("commit") or "")
     if not recorded or recorded.upper() == "HEAD":

@@ -20,7 +20,6 @@ at any point leaves the last published index intact and queryable.
 
 from __future__ import annotations
 
-import json
 import secrets
 import shutil
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.console import NO_PROGRESS, logger, progress
 from agentpack.errors import AgentpackError
@@ -35,17 +35,18 @@ from agentpack.fsutil import atomic_write_json, file_lock
 
 from ..evals import Outcome, evaluate
 from ..index.build import build_pack
-from ..pack import layout
+from ..pack import journal, layout, leftovers
+from ..pack.crashpoints import crashpoint
+from ..pack.files import read_regular
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack, load_pack
+from ..pack.revisions import current_revisions
 from ..query.retrieve import IndexCache, forget
 from ..query.synthesis import query_synthesizer, usage_cost
 from . import publish, state
 from .changes import SourceChanges, changed_paths, detect, git_targets, snapshots
-from .crashpoints import crashpoint
 from .policy import Budget, BudgetExceeded, Plan, Policy, plan_refresh
-from .revisions import current_revisions
-from .staging import clean_staging, staged_pack
+from .staging import staged_pack
 
 
 def new_run_id(clock: Clock) -> str:
@@ -60,7 +61,7 @@ def _last_full_rebuild(root: Path, pack: ExpertPack, current: dict[str, Any]) ->
     stamps = []
     for entry in pack.indexes:
         try:
-            stamp = state.parse_time(json.loads((root / entry.path / "index.json").read_text()).get("created_at"))
+            stamp = state.parse_time(jsonio.loads(read_regular(root / entry.path / "index.json")).get("created_at"))
         except (OSError, ValueError, AttributeError):
             continue
         if stamp is not None:
@@ -143,7 +144,7 @@ def refresh(
         result.update(plan=plan.as_dict(), strategy=plan.strategy)
         return result
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        finished = publish.recover(root)
+        finished = journal.recover(root)
         if finished:
             result["messages"].append(f"finished the interrupted {finished['action']} of run {finished['run_id']}")
             pack = load_pack(root)
@@ -151,7 +152,7 @@ def refresh(
         if pending:
             result["messages"].append(f"superseded pending run {pending.get('run_id')}")
             layout.pending_path(root).unlink(missing_ok=True)
-        clean_staging(root)
+        leftovers.remove(root, [e.path for e in pack.indexes])
         budget = Budget(policy, started=started, clock_monotonic=clock.monotonic)
         try:
             with progress(f"refreshing {root.name}") as bar:
@@ -168,11 +169,11 @@ def refresh(
                     bar=bar,
                 )
         except BudgetExceeded as exc:
-            clean_staging(root)
+            leftovers.remove(root, [e.path for e in pack.indexes])
             result.update(decision="refused", exit_status=1)
             result["messages"].append(str(exc))
         except AgentpackError as exc:
-            clean_staging(root)
+            leftovers.remove(root, [e.path for e in pack.indexes])
             logger.update(
                 "refresh",
                 who=who,
@@ -368,7 +369,7 @@ def publish_pending(
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        if publish.recover(root):
+        if journal.recover(root):
             pack = load_pack(root)
         pending = state.read_json(layout.pending_path(root))
         if not pending:
@@ -432,7 +433,7 @@ def rollback_pack(
     pack = load_pack(root)
     root = pack.root
     with file_lock(layout.lock_path(root), timeout=lock_timeout, what=f"pack {root.name}"):
-        publish.recover(root)
+        journal.recover(root)
         done = publish.rollback(root, clock=clock)
         logger_for(root, pack.manifest, pack.policy, clock=clock).update(
             "rollback",

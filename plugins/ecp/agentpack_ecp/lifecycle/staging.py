@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from agentpack.yamlio import YamlDocument
 
-from ..pack.layout import staging_root
 from ..pack.manifest import ExpertPack
 
 
@@ -36,14 +34,3 @@ def staged_pack(pack: ExpertPack, staging: str) -> ExpertPack:
     doc = pack.manifest_doc
     staged_doc = YamlDocument(data, file=doc.file, lines=doc.lines, columns=doc.columns, merged=doc.merged)
     return dataclasses.replace(pack, manifest_doc=staged_doc)
-
-
-def clean_staging(root: Path) -> None:
-    """Delete the staging runs left by interrupted or finished refreshes."""
-    folder = staging_root(root)
-    if folder.is_dir():
-        for entry in sorted(folder.iterdir()):
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)

@@ -7,22 +7,23 @@ and ``expert.status`` read it.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json
 
 from ..pack import layout
+from ..pack.files import read_regular
 
 MAX_GENERATIONS = 200
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = jsonio.loads(read_regular(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -40,9 +41,14 @@ def load(root: Path) -> dict[str, Any]:
     return state
 
 
-def save(root: Path, state: dict[str, Any]) -> None:
+def trimmed(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` keeping the last ``MAX_GENERATIONS`` generations (what ``save`` writes)."""
     state["generations"] = state.get("generations", [])[-MAX_GENERATIONS:]
-    atomic_write_json(layout.state_path(root), state)
+    return state
+
+
+def save(root: Path, state: dict[str, Any]) -> None:
+    atomic_write_json(layout.state_path(root), trimmed(state))
 
 
 def update(root: Path, **fields: Any) -> dict[str, Any]:

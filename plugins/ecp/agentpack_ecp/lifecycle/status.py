@@ -3,14 +3,15 @@ the last refresh, the last eval results, and anything pending or interrupted."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.clock import SYSTEM_CLOCK, Clock
 
 from ..pack import layout
+from ..pack.files import read_regular
 from ..pack.logs import LogConfig
 from ..pack.manifest import IndexEntry, load_pack
 from . import backups, state
@@ -28,7 +29,7 @@ def _index_info(root: Path, entry: IndexEntry, now: datetime, changed_sources: s
         "built": False,
     }
     try:
-        build = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+        build = jsonio.loads(read_regular(folder / "build_info.json"))
     except (OSError, ValueError):
         info.update(stale=True, stale_reason="not built yet")
         return info

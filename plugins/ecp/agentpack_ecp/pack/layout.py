@@ -12,6 +12,7 @@ None of these are packaged (see ``packaging.package.DEFAULT_EXCLUDES``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 MANIFEST_PATH = "expert/EXPERT.yaml"
@@ -23,6 +24,7 @@ BACKUP_DIR = ".backup"
 PACK_INTERNAL_DIRS = (STAGING, LIFECYCLE, LOGS)
 """Folders of a pack that are never indexed, even when a source's root contains the pack."""
 SKILL_FILES = ("SKILL.md", "skill.md")
+PACK_PARTS = ("expert/maintenance/policy.json", "expert/evals", "expert/context")
 
 
 def skill_root(path: Path) -> Path | None:
@@ -36,6 +38,18 @@ def skill_root(path: Path) -> Path | None:
     return path if path.is_dir() else None
 
 
+def has_manifest(root: Path) -> bool:
+    """``expert/EXPERT.yaml`` is there as anything: a folder or a broken link in its place is the
+    loader's error to report, never a reason to take the pack for a plain skill."""
+    return os.path.lexists(root / MANIFEST_PATH)
+
+
+def has_pack_parts(root: Path) -> bool:
+    """``expert/`` holds a part only ECP defines (spec 4: ``maintenance/policy.json``, ``evals/``,
+    ``context/``): a pack whose EXPERT.yaml is missing, which the loader reports."""
+    return any(os.path.lexists(root / rel) for rel in PACK_PARTS)
+
+
 def has_skill_md(root: Path) -> bool:
     return any((root / name).is_file() for name in SKILL_FILES)
 
@@ -43,7 +57,7 @@ def has_skill_md(root: Path) -> bool:
 def find_pack_root(path: str | Path) -> Path | None:
     """The skill root for ``path`` when it is a pack: SKILL.md and expert/EXPERT.yaml both present."""
     root = skill_root(Path(path))
-    if root is not None and (root / MANIFEST_PATH).is_file() and has_skill_md(root):
+    if root is not None and has_manifest(root) and has_skill_md(root):
         return root
     return None
 

@@ -17,18 +17,19 @@ so a half-written pack can still be validated.
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError, PackError, YamlError, reading
+from agentpack.errors import AgentpackError, PackError
 from agentpack.paths import resolve_under
 from agentpack.skillmd import Skill, read_skill
-from agentpack.yamlio import YamlDocument, load_yaml, parse_yaml
+from agentpack.yamlio import YamlDocument
 
-from .layout import MANIFEST_PATH, find_pack_root
+from .files import read_json_doc, read_yaml_doc
+from .layout import MANIFEST_PATH, find_pack_root, has_manifest
 
 
 def as_str(value: Any, default: str = "") -> str:
@@ -284,37 +285,25 @@ class ExpertPack:
         return next((s for s in self.suites if s.suite_id == suite_id), None)
 
 
-def read_json_doc(path: Path, display: str) -> YamlDocument:
-    """A JSON file as a ``YamlDocument`` (data plus pointer-to-line map); ``YamlError`` when invalid."""
-    with reading(display, YamlError):
-        text = path.read_text(encoding="utf-8-sig")
+def _present(root: Path, rel: str) -> bool:
+    """Whether ``rel`` is a safe pack path with something at it (a file, a folder, even a broken link):
+    a missing file is left to validation (ECP111), anything else is read and its problem recorded."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise YamlError(f"invalid JSON: {exc.msg}", file=display, line=exc.lineno, column=exc.colno) from None
-    lines: dict[str, int] = {}
-    if len(text) < 2_000_000:
-        try:  # JSON is YAML: reuse the YAML walker for line numbers
-            lines = parse_yaml(text, file=display).lines
-        except AgentpackError:
-            lines = {}
-    return YamlDocument(data=data, file=display, lines=lines)
-
-
-def _safe_path(root: Path, rel: str) -> Path | None:
-    try:
-        return resolve_under(root, rel)
+        resolve_under(root, rel)
     except AgentpackError:
-        return None
+        return False
+    return os.path.lexists(root / rel)
 
 
 def load_pack(root: str | Path) -> ExpertPack:
     """Load the pack at ``root`` (a skill directory, its SKILL.md or its expert/EXPERT.yaml)."""
     given = Path(root)
+    if not given.exists():
+        raise PackError(f"{given} does not exist", file=str(given))
     found = find_pack_root(given)
     if found is None:
         base = given.parent if given.is_file() else given
-        if not (base / MANIFEST_PATH).is_file():
+        if not has_manifest(base):
             raise PackError(
                 f"{MANIFEST_PATH} not found",
                 file=str(base / MANIFEST_PATH),
@@ -322,41 +311,27 @@ def load_pack(root: str | Path) -> ExpertPack:
             )
         found = base
     root_path = found.resolve()
-    doc = load_yaml(root_path / MANIFEST_PATH, display=MANIFEST_PATH)
+    doc = read_yaml_doc(root_path / MANIFEST_PATH, MANIFEST_PATH)
     if not isinstance(doc.data, dict):
         raise PackError("EXPERT.yaml must be a YAML mapping", file=MANIFEST_PATH, line=1)
     pack = ExpertPack(root=root_path, manifest_doc=doc)
-    if pack.policy_path:
-        target = _safe_path(root_path, pack.policy_path)
-        if target is not None and target.is_file():
-            try:
-                pack.policy_doc = read_json_doc(target, pack.policy_path)
-            except AgentpackError as exc:
-                pack.policy_error = exc
+    if pack.policy_path and _present(root_path, pack.policy_path):
+        try:
+            pack.policy_doc = read_json_doc(root_path / pack.policy_path, pack.policy_path)
+        except AgentpackError as exc:
+            pack.policy_error = exc
     suites = as_list(as_dict(pack.manifest.get("evals")).get("suites"))
     for i, entry in enumerate(suites):
         if not isinstance(entry, dict):
             continue
         ref = SuiteRef(i, as_str(entry.get("suite_id")), as_str(entry.get("path")))
-        target = _safe_path(root_path, ref.path) if ref.path else None
-        if target is not None and target.is_file():
+        if ref.path and _present(root_path, ref.path):
             try:
-                ref.doc = load_yaml(target, display=ref.path)
+                ref.doc = read_yaml_doc(root_path / ref.path, ref.path)
             except AgentpackError as exc:
                 ref.error = exc
         pack.suites.append(ref)
     return pack
-
-
-def read_manifest(root: Path) -> YamlDocument:
-    """Only ``expert/EXPERT.yaml``, as a ``YamlDocument`` (located errors for unreadable YAML)."""
-    path = Path(root) / MANIFEST_PATH
-    if not path.is_file():
-        raise PackError(f"{MANIFEST_PATH} not found: {root} is not an Expert Context Pack", file=str(path))
-    doc = load_yaml(path, display=str(path))
-    if not isinstance(doc.data, dict):
-        raise PackError("EXPERT.yaml must be a mapping", file=str(path), line=1)
-    return doc
 
 
 def security(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -145,6 +145,9 @@ def scaffold(directory: Path, *, name: str | None = None, title: str | None = No
     }
     for rel, text in files.items():
         target = directory / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AgentpackError(f"cannot write {rel}: {exc.strerror or exc}", file=str(target)) from None
     return directory

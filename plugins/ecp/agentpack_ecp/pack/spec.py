@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 ARTIFACT_SOURCE_ID = "ecp_artifacts"
 """The conventional source id for derived artifacts (summaries) cited per spec 6.3.2."""
@@ -31,3 +32,22 @@ REVISION_IDENTITY = ("hash", "commit", "query_hash", "row_count", "retrieved_at"
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,64}$")
 """A concrete git commit hash (abbreviated or full)."""
+
+MAX_DIMENSIONS = 65536
+"""The largest ``embedding.dimensions`` agentpack accepts (refused before anything is allocated)."""
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def is_rfc3339(value: object) -> bool:
+    """Whether ``value`` is an RFC 3339 date-time string (``2026-01-19T00:00:00Z``), a real date and time."""
+    if not isinstance(value, str) or not _RFC3339.match(value):
+        return False
+    text = value.upper().replace("Z", "+00:00")
+    if text[17:19] == "60":  # a leap second
+        text = text[:17] + "59" + text[19:]
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

@@ -5,6 +5,11 @@ entry (``SOURCE_DATE_EPOCH`` when set, else the newest modification time of the
 packaged files), fixed permissions and compression, no directory entries, and
 the same ``created_at`` in the manifest. Packaging the same tree twice gives
 the same bytes.
+
+Only declared parts of the pack are packaged: under ``expert/``, what EXPERT.yaml names
+(``declared_paths``); anything else there (a stray index folder, a staging folder a killed build
+left, a scratch file) is left out and listed in ``left_out``. The rest of the skill is packaged as
+Agent Skills define it, minus ``DEFAULT_EXCLUDES``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from agentpack.skillmd import read_skill
 
 from .. import __version__
 from ..pack import layout
-from ..pack.manifest import contains_secrets, read_manifest
+from ..pack.manifest import ExpertPack, as_dict, as_str, contains_secrets, load_pack
+from ..sources.database import database_path
+from ..sources.recipes import resolve_location
 
 PACKAGE_VERSION = "1.0"
 DEFAULT_EXCLUDES = [
@@ -42,6 +49,7 @@ DEFAULT_EXCLUDES = [
     "expert/context/.lifecycle/**",
 ]
 LOGS_EXCLUDE = "expert/logs/**"
+BACKUP_MARK = "/.backup/"
 BACKUPS_EXCLUDE = "**/.backup/**"
 ZIP_EPOCH_MIN = 315532800  # 1980-01-01T00:00:00Z, the earliest time a ZIP entry can carry
 
@@ -81,7 +89,8 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
     """Every file under ``root`` not matched by ``excludes``, sorted by path.
 
     A symlink to a file inside the pack is packaged as a regular file; a
-    symlink that leaves the pack, or one to a directory, is an error.
+    symlink that leaves the pack, or one to a directory, and a special file
+    (a FIFO, socket or device) are errors.
     """
     spec = exclude_spec(excludes)
     root = Path(root)
@@ -113,10 +122,50 @@ def collect_files(root: Path, excludes: list[str]) -> list[PackFile]:
                 )
             st = full.stat()
             if not stat.S_ISREG(st.st_mode):
-                continue
+                raise AgentpackError(
+                    f"'{rel}' is a special file (a FIFO, socket or device); packages hold regular files only",
+                    file=str(full),
+                    hint="remove it or exclude it (--exclude)",
+                )
             files.append(PackFile(rel, full, st.st_size, sha256_file(full), st.st_mode))
     files.sort(key=lambda f: f.path)
     return files
+
+
+def declared_paths(pack: ExpertPack) -> list[str]:
+    """What EXPERT.yaml declares under the skill root: itself, the policy, playbook and suites, every
+    index folder and descriptor, summary, snapshot and provenance file, and the local folder or
+    database file of each source (paths relative to the skill root, files or folders)."""
+    maintenance = as_dict(pack.manifest.get("maintenance"))
+    provenance = as_dict(pack.artifacts.get("provenance"))
+    paths = [layout.MANIFEST_PATH, pack.policy_path, as_str(maintenance.get("playbook_path"))]
+    paths += [s.path for s in pack.suites] + [p for e in pack.indexes for p in (e.path, e.descriptor)]
+    paths += [s.path for s in pack.summaries] + [s.path for s in pack.snapshots]
+    paths += [as_str(provenance.get(k)) for k in ("chunks_path", "build_info_path")]
+    for source in pack.sources:
+        try:
+            where = (
+                database_path(source.uri, pack.root)
+                if source.type == "database"
+                else resolve_location(source.uri, pack.root)
+            )
+        except AgentpackError:
+            continue
+        if is_within(pack.root, where) and where != pack.root.resolve():
+            paths.append(where.relative_to(pack.root.resolve()).as_posix())
+    return sorted({p.strip("/") for p in paths if p and p.strip("/")})
+
+
+def _left_out(rel: str, declared: list[str]) -> str | None:
+    """``None`` when ``rel`` (a file under ``expert/``) is declared, else its topmost undeclared folder or itself."""
+    if any(rel == d or rel.startswith(d + "/") for d in declared):
+        return None
+    parts = rel.split("/")
+    for n in range(2, len(parts) + 1):
+        prefix = "/".join(parts[:n])
+        if not any(d == prefix or d.startswith(prefix + "/") for d in declared):
+            return prefix
+    return rel
 
 
 def source_date_epoch(files: list[PackFile]) -> int:
@@ -147,9 +196,9 @@ def zip_info(name: str, epoch: int, executable: bool = False) -> zipfile.ZipInfo
 def write_zip(out: Path, entries: Sequence[tuple[zipfile.ZipInfo, Path | bytes]]) -> None:
     """Write ``entries`` to ``out`` through a temporary file and an atomic rename."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
             for info, content in entries:
                 if isinstance(content, bytes):
@@ -160,6 +209,9 @@ def write_zip(out: Path, entries: Sequence[tuple[zipfile.ZipInfo, Path | bytes]]
                     while block := src.read(1 << 20):
                         dst.write(block)
         os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise AgentpackError(f"cannot write the package: {exc.strerror or exc}", file=str(out)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -198,14 +250,13 @@ def package_pack(
     allow_secrets: bool = False,
 ) -> dict[str, Any]:
     """Package the pack at ``root`` into the ZIP ``out``; returns a summary (the CLI's JSON)."""
-    root = Path(root).resolve()
-    doc = read_manifest(root)
-    manifest = doc.data
+    pack = load_pack(root)
+    root, doc, manifest = pack.root, pack.manifest_doc, pack.manifest
     if contains_secrets(manifest) and not allow_secrets:
         raise AgentpackError(
             "refusing to package a pack with security.contains_secrets: true (spec 5.5: it must not be "
             "distributed as an unencrypted archive)",
-            file=doc.file,
+            file=layout.MANIFEST_PATH,
             line=doc.line_of("/security/contains_secrets"),
             hint="distribute it through an approved secure channel, or pass --allow-secrets if the archive "
             "will be encrypted",
@@ -220,7 +271,17 @@ def package_pack(
     ]
     excludes += [p for p in extra_excludes if p not in excludes]
     out = Path(out).resolve()
-    files = [f for f in collect_files(root, excludes) if f.source.resolve() != out]
+    declared = declared_paths(pack)
+    kept = [p for p in (layout.LOGS if include_logs else "", BACKUP_MARK if include_backups else "") if p]
+    files, left_out = [], set()
+    for f in collect_files(root, excludes):
+        if f.source.resolve() == out:
+            continue
+        undeclared = _left_out(f.path, declared) if f.path.startswith("expert/") else None
+        if undeclared is not None and not any(k in f"/{f.path}" for k in kept):
+            left_out.add(undeclared)
+            continue
+        files.append(f)
     epoch = source_date_epoch(files)
     package = build_manifest(
         skill_root_dir=root.name,
@@ -244,5 +305,6 @@ def package_pack(
         "files": len(files) + 1,
         "bytes": sum(f.size for f in files),
         "excludes": excludes,
+        "left_out": sorted(left_out),
         "archive_sha256": sha256_file(out),
     }

@@ -52,17 +52,20 @@ def generate_keypair(out: Path, *, force: bool = False) -> dict[str, str]:
         if path.exists() and not force:
             raise AgentpackError(f"{path} already exists", hint="choose another path or pass --force")
     private = ed25519.Ed25519PrivateKey.generate()
-    atomic_write_bytes(
-        out,
-        private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ),
-        mode=0o600,
-    )
     public = private.public_key()
-    atomic_write_bytes(
-        pub, public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    )
+    try:
+        atomic_write_bytes(
+            out,
+            private.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            ),
+            mode=0o600,
+        )
+        atomic_write_bytes(
+            pub, public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        )
+    except OSError as exc:
+        raise AgentpackError(f"cannot write the key: {exc.strerror or exc}", file=str(out)) from None
     return {"private_key": str(out), "public_key": str(pub), "key_id": key_id(_raw_public(public))}
 
 

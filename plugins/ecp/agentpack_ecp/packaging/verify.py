@@ -12,7 +12,6 @@ present that ``package.json`` does not list.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import zipfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError, PathEscapeError
 from agentpack.models import Finding
 from agentpack.paths import check_relative
@@ -88,7 +88,7 @@ def _bare(value: Any) -> str:
 
 def _check_manifest(result: VerifyResult, raw: bytes, where: str) -> dict[str, Any]:
     try:
-        manifest = json.loads(raw.decode("utf-8"))
+        manifest = jsonio.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         result.error("ECPK011", f"package.json is not valid UTF-8 JSON: {exc}", where)
         raise _Stop from None

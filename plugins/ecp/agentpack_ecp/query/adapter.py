@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.models import Citation, Finding, QueryRequest, QueryResponse
 
+from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack
 from .answer import answer
 
@@ -16,9 +16,9 @@ from .answer import answer
 def read_query_vector(path: str) -> dict[str, Any]:
     """``{"query_vector": [...], "query_embedding": {"model", "dimensions"}}`` from a JSON file."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AgentpackError(f"cannot read the query vector: {exc}", file=path) from None
+        data = jsonio.load_file(path)
+    except jsonio.JsonError as exc:
+        raise AgentpackError(f"cannot read the query vector: {exc.message}", file=path, line=exc.line) from None
     if not isinstance(data, dict) or "query_vector" not in data or not isinstance(data.get("query_embedding"), dict):
         raise AgentpackError(
             "expected a JSON object with query_vector and query_embedding {model, dimensions}", file=path
@@ -59,11 +59,12 @@ def query(pack: ExpertPack, request: QueryRequest) -> QueryResponse:
         for chunk in response["chunks"]
         for c in [chunk["citation"]]
     ]
+    entries = {e.id: e for e in pack.indexes}
     findings = [
         Finding.warning(
             "ECP301" if r["status"] == "skipped" else "ECP302",
             f"index '{r['index_id']}' {r['status']}: {r['reason']}",
-            file=str(pack.root),
+            **(pack.where(entries[r["index_id"]].pointer) if r["index_id"] in entries else {"file": MANIFEST_PATH}),
         )
         for r in response["retrieval"]["indexes"]
         if r["status"] != "ok" and not r["reason"].startswith("not used in mode")

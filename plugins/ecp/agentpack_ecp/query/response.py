@@ -31,7 +31,7 @@ from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
 from .fuse import fuse
-from .retrieve import SHARED, Hit, IndexCache, search, search_summaries
+from .retrieve import SHARED, Hit, IndexCache, LoadedPack, search, search_summaries
 
 RETRIEVAL_MODES = {
     "keyword": ("keyword-index-v2",),
@@ -41,6 +41,8 @@ RETRIEVAL_MODES = {
     "hybrid": None,
 }
 CASE_MODES = ("ephemeral", "persistent", "summarized")
+READ_ATTEMPTS = 3
+"""Reads of the indexes before a query gives up on a pack that keeps being republished under it."""
 
 
 def _as_list(value: Any) -> list[str]:
@@ -107,29 +109,21 @@ def _as_of(pack: ExpertPack, loaded_sources: dict[str, dict[str, Any]], cited: l
     return {"sources": [{"source_id": sid, "revision": rev} for sid, rev in entries.items()]}
 
 
-def query_pack(
+def _gather(
     pack: ExpertPack,
     request: dict[str, Any],
-    *,
-    clock: Clock = SYSTEM_CLOCK,
-    synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
-    cache: IndexCache = SHARED,
+    question: str,
+    top_k: int,
+    mode: str,
+    case_mode: str,
+    filters: dict[str, Any],
+    source_ids: list[str],
+    prefixes: list[str],
+    cache: IndexCache,
+    loaded: LoadedPack,
+    clock: Clock,
 ) -> dict[str, Any]:
-    """Answer ``request`` from the loaded ``pack`` (see the module docstring)."""
-    question = str(request.get("question") or "").strip()
-    if not question:
-        raise AgentpackError("the question is empty")
-    top_k = int(request.get("top_k") or 5)
-    if top_k < 1:
-        raise AgentpackError("top_k must be at least 1")
-    mode = str(request.get("mode") or "ephemeral")
-    case_mode = mode if mode in CASE_MODES else "ephemeral"
-    if mode not in CASE_MODES and mode not in RETRIEVAL_MODES:
-        raise AgentpackError(f"unknown mode '{mode}'; use one of: {', '.join([*RETRIEVAL_MODES, *CASE_MODES])}")
-    filters = dict(request.get("filters") or {})
-    source_ids = _as_list(filters.pop("source_id", None))
-    prefixes = [p.lstrip("/") for p in _as_list(filters.pop("path_prefix", None))]
-    loaded = cache.loaded(pack)
+    """One read of the pack's indexes: what each index said, the fused evidence, its citations."""
     notes = [f"filter '{k}' is not supported (supported: source_id, path_prefix)" for k in filters]
     formats = RETRIEVAL_MODES.get(mode)
     wanted_ids = _as_list(request.get("index_ids"))
@@ -165,6 +159,9 @@ def query_pack(
             hits, skipped = search(item, terms, dict(request, question=question), depth, source_ids, prefixes)
         except AgentpackError as exc:
             report.append(dict(status, status="error", reason=exc.message))
+            continue
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # files damaged since the index was opened
+            report.append(dict(status, status="error", reason=f"unreadable index ({type(exc).__name__}: {exc})"))
             continue
         if skipped:
             report.append(dict(status, status="skipped", reason=skipped))
@@ -207,7 +204,53 @@ def query_pack(
         if key not in seen:
             seen.add(key)
             citations.append(citation)
-    as_of = _as_of(pack, loaded_sources, citations)
+    return {
+        "report": report,
+        "rankings": rankings,
+        "chunks": chunks,
+        "citations": citations,
+        "as_of": _as_of(pack, loaded_sources, citations),
+        "notes": notes,
+    }
+
+
+def query_pack(
+    pack: ExpertPack,
+    request: dict[str, Any],
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    synthesize: Callable[..., tuple[str, dict[str, Any]]] | None = None,
+    cache: IndexCache = SHARED,
+) -> dict[str, Any]:
+    """Answer ``request`` from the loaded ``pack`` (see the module docstring)."""
+    question = str(request.get("question") or "").strip()
+    if not question:
+        raise AgentpackError("the question is empty")
+    top_k = int(request.get("top_k") or 5)
+    if top_k < 1:
+        raise AgentpackError("top_k must be at least 1")
+    mode = str(request.get("mode") or "ephemeral")
+    case_mode = mode if mode in CASE_MODES else "ephemeral"
+    if mode not in CASE_MODES and mode not in RETRIEVAL_MODES:
+        raise AgentpackError(f"unknown mode '{mode}'; use one of: {', '.join([*RETRIEVAL_MODES, *CASE_MODES])}")
+    filters = dict(request.get("filters") or {})
+    source_ids = _as_list(filters.pop("source_id", None))
+    prefixes = [p.lstrip("/") for p in _as_list(filters.pop("path_prefix", None))]
+    for _ in range(READ_ATTEMPTS):
+        loaded = cache.loaded(pack)
+        got = _gather(
+            pack, request, question, top_k, mode, case_mode, filters, source_ids, prefixes, cache, loaded, clock
+        )
+        if cache.current(pack, loaded):
+            break
+        cache.forget(pack.root)  # republished while being read: read again, never answer from a mix
+    else:
+        raise AgentpackError(
+            f"the indexes of pack {pack.root.name} were republished {READ_ATTEMPTS} times while being read",
+            hint="try again",
+        )
+    report, rankings, chunks, citations = got["report"], got["rankings"], got["chunks"], got["citations"]
+    as_of, notes = got["as_of"], got["notes"]
     if synthesize is not None:
         answer, synthesis = synthesize(question, chunks, as_of)
     else:

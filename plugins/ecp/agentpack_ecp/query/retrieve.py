@@ -8,7 +8,6 @@ returns the hits of one index, ``search_summaries`` those of the pack's summarie
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -29,8 +28,10 @@ from ..index.fts import FtsIndex
 from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
 from ..index.vector import VectorIndex, coerce_query_vector
+from ..pack import journal, layout
+from ..pack.files import file_kind, load_json_payload, open_regular, read_json_doc, read_regular
 from ..pack.layout import MANIFEST_PATH
-from ..pack.manifest import ExpertPack, IndexEntry
+from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.recipes import file_record, iso_utc, manifest_hash
 
@@ -82,12 +83,19 @@ class IndexCache:
         self._lock = threading.RLock()
 
     def loaded(self, pack: ExpertPack) -> LoadedPack:
+        """The pack's cache entry, after any interrupted publish was finished (``journal.settle``)."""
+        journal.settle(pack.root)
         signature = _signature(pack)
         with self._lock:
             cached = self._packs.get(pack.root)
             if cached is None or cached.signature != signature:
                 cached = self._packs[pack.root] = LoadedPack(signature)
             return cached
+
+    def current(self, pack: ExpertPack, loaded: LoadedPack) -> bool:
+        """Whether nothing was published since ``loaded`` was read: no journal, the same signature
+        (a query that read some indexes before a swap and some after reads them all again)."""
+        return not layout.journal_path(pack.root).exists() and _signature(pack) == loaded.signature
 
     def index(self, loaded: LoadedPack, pack: ExpertPack, entry: IndexEntry) -> LoadedIndex:
         """``entry``'s index, opened on first use (an index that cannot be opened records why)."""
@@ -102,9 +110,9 @@ class IndexCache:
                     s.get("source_id"): s for s in item.index.head.get("sources") or [] if isinstance(s, dict)
                 }
             except AgentpackError as exc:
-                item.error = exc.message
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                item.error = f"unreadable index: {exc}"
+                item.error = f"{exc.location()}: {exc.message}" if exc.file else exc.message
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, RecursionError) as exc:
+                item.error = f"unreadable index ({type(exc).__name__}: {exc})"
             return item
 
     def forget(self, root: str | Path) -> None:
@@ -126,13 +134,16 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     index_dir = resolve_under(pack.root, entry.path)
     descriptor = resolve_under(pack.root, entry.descriptor) if entry.descriptor else index_dir / "index.json"
     data_rel = "index_data.json"
-    if descriptor.is_file():
-        prov = (json.loads(descriptor.read_text(encoding="utf-8")) or {}).get("provenance") or {}
-        data_rel = str(prov.get("index_data_path") or data_rel)
+    if os.path.lexists(descriptor):
+        prov = as_dict(read_json_doc(descriptor, entry.descriptor).data).get("provenance")
+        data_rel = str(as_dict(prov).get("index_data_path") or data_rel)
     data_path = resolve_under(index_dir, data_rel)
-    if not data_path.is_file():
+    if not os.path.lexists(data_path):
         raise AgentpackError(f"not built yet ({entry.path}/{data_rel} missing; run agentpack ecp build)")
-    with open(data_path, "rb") as handle:
+    kind = file_kind(data_path)
+    if kind is not None:
+        raise AgentpackError(f"{entry.path}/{data_rel}: expected a JSON file, found {kind}")
+    with open_regular(data_path) as handle:
         head = handle.read(4096).decode("utf-8", "replace")
     fmt = next((f for f in ("keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1") if f'"{f}"' in head), None)
     if fmt is None:
@@ -140,7 +151,7 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     if fmt == "keyword-index-v2":
         return fmt, KeywordIndex.load(index_dir, data_path)
     if fmt == "sqlite-fts-index-v1":
-        return fmt, FtsIndex(index_dir, json.loads(data_path.read_text(encoding="utf-8")))
+        return fmt, FtsIndex(index_dir, as_dict(load_json_payload(data_path, f"{entry.path}/{data_rel}")))
     return fmt, VectorIndex.load(index_dir, data_path)
 
 
@@ -156,8 +167,14 @@ class Hit:
     """Reads ``text`` when it is needed (only the hits that make the answer are read)."""
 
     def get_text(self) -> str | None:
+        """The indexed text (``None`` when the index has none, or its texts file is damaged: the
+        snippet is then read from the source)."""
         if self.text is None and self.load is not None:
-            self.text, self.load = self.load(), None
+            load, self.load = self.load, None
+            try:
+                self.text = load()
+            except (AgentpackError, OSError, ValueError):
+                self.text = None
         return self.text
 
 
@@ -230,7 +247,7 @@ def _summary_chunks(loaded: LoadedPack, pack: ExpertPack) -> list[dict[str, Any]
     for summary in pack.summaries:
         try:
             path = resolve_under(pack.root, summary.path)
-            data = path.read_bytes()
+            data = read_regular(path)
         except (AgentpackError, OSError):
             continue
         record, text = file_record(data, len(data), 10 * 1024 * 1024)

@@ -224,7 +224,9 @@ def _git_snapshot(pack: ExpertPack, source: Source, max_bytes: int, revision: di
         commit = resolve_commit(repo, ref)
     except SourceError as exc:
         raise SourceError(
-            f"git source '{source.source_id}': cannot resolve '{ref}' to a commit ({exc.message})", **where
+            f"git source '{source.source_id}': cannot resolve '{ref}' to a commit ({exc.message})",
+            hint="fetch that commit into the clone, or set revision.commit to HEAD to build the branch head",
+            **where,
         ) from None
     branch = wanted.get("branch")
     if not isinstance(branch, str) or not branch:

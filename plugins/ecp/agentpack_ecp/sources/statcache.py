@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_text
 
@@ -43,7 +44,7 @@ class StatCache:
         self.dirty = False
         if path is not None:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = jsonio.loads(path.read_bytes())
                 if data.get("version") == VERSION and isinstance(data.get("roots"), dict):
                     self.roots = data["roots"]
             except (OSError, ValueError, AttributeError):

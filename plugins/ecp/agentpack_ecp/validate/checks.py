@@ -7,6 +7,7 @@ checked by the core (SKL codes); built indexes by ``artifacts.py``.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ from agentpack.errors import AgentpackError
 from agentpack.models import Finding
 from agentpack.paths import check_relative, resolve_under
 
-from ..pack.manifest import ExpertPack, as_dict, read_json_doc
+from ..pack import leftovers
+from ..pack.files import file_kind, read_json_doc
+from ..pack.layout import LIFECYCLE, PACKAGE_JSON, has_skill_md
+from ..pack.manifest import ExpertPack, as_dict, as_list
 from ..pack.schemas import MANIFEST_SCHEMA, PACKAGE_SCHEMA, POLICY_SCHEMA, SUITE_SCHEMA, schema_store
 from ..pack.spec import COMMIT_RE, KNOWN_ASSERTIONS, REVISION_IDENTITY
 from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
 from ..sources.snapshot import snapshot_source
-from .artifacts import IndexArtifacts, load_index_artifacts
+from .artifacts import REVISION_TIMES, IndexArtifacts, check_dimensions, check_times, load_index_artifacts
 from .profiles import profile_findings
 
 REVISION_KEYS = {
@@ -56,15 +60,57 @@ def _declared_path(
         return None
     if not target.exists():
         make = Finding.error if required else Finding.warning
-        out.append(make("ECP111", f"{what} '{rel}' does not exist", **pack.where(pointer)))
+        kind = "is a dangling or looping symbolic link" if os.path.islink(pack.root / rel) else "does not exist"
+        out.append(make("ECP111", f"{what} '{rel}' {kind}", **pack.where(pointer)))
         return None
     return target
+
+
+def _check_markdown(pack: ExpertPack, rel: str, pointer: str, out: list[Finding], *, what: str) -> None:
+    """A declared Markdown file (a summary, the playbook): there, a regular file of UTF-8 text
+    (ECP111), and more than headings or TODO (ECP112, a warning)."""
+    target = _declared_path(pack, rel, pointer, out, what=what)
+    if target is None:
+        return
+    text, problem = None, file_kind(target)
+    if problem is None:
+        try:
+            text = target.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except OSError as exc:
+            problem = f"unreadable ({exc.strerror or exc})"
+    if text is None:
+        out.append(Finding.error("ECP111", f"{what} '{rel}' is {problem}, not a Markdown file", **pack.where(pointer)))
+    elif _placeholder(text):
+        out.append(
+            Finding.warning(
+                "ECP112", f"{what} ({rel}) is an empty placeholder (only headings or TODO)", **pack.where(pointer)
+            )
+        )
 
 
 def _placeholder(text: str) -> bool:
     body = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
     return not body or all(
         re.fullmatch(r"(?i)[-*_.>\s]*(todo|tbd|placeholder|lorem ipsum|coming soon)\W*", b) for b in body
+    )
+
+
+def _check_skill_md(pack: ExpertPack, out: list[Finding]) -> None:
+    """SKILL.md must be a file (spec 4): missing, a folder or a broken link is ECP103 (its content is the
+    core's SKL checks)."""
+    if has_skill_md(pack.root):
+        return
+    kind = file_kind(pack.root / "SKILL.md")
+    found = "is missing" if kind is None or kind.startswith("nothing") else f"is {kind}, not a file"
+    out.append(
+        Finding.error(
+            "ECP103",
+            f"SKILL.md {found}: an Expert Context Pack is an Agent Skill (spec 3, 4)",
+            file="SKILL.md",
+            hint="write SKILL.md with name and description frontmatter (agentpack ecp init shows one)",
+        )
     )
 
 
@@ -108,6 +154,12 @@ def _check_sources(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
                     **pack.where(f"{source.pointer}/revision"),
                 )
             )
+        check_times(
+            source.revision,
+            tuple(f"/{k}" for k in REVISION_TIMES),
+            out,
+            lambda p, s=source: pack.where(f"{s.pointer}/revision{p}"),
+        )
         commit = source.revision.get("commit")
         if source.type == "git" and commit is not None and not COMMIT_RE.match(str(commit)):
             out.append(
@@ -136,7 +188,7 @@ def _check_policy(pack: ExpertPack, out: list[Finding]) -> None:
         out.append(Finding.error("ECP140", err.message, file=err.file or rel, line=err.line, column=err.column))
         return
     doc = pack.policy_doc
-    if doc is None:  # the path names a directory: nothing was read
+    if doc is None:
         return
     out.extend(schema_store().validate(POLICY_SCHEMA, doc.data, document=doc, code="ECP140"))
     suite_ids = {s.suite_id for s in pack.suites}
@@ -181,7 +233,7 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
             )
             continue
         suite_doc = ref.doc
-        if suite_doc is None:  # the path names a directory: nothing was read
+        if suite_doc is None:
             continue
         out.extend(schema_store().validate(SUITE_SCHEMA, suite_doc.data, document=suite_doc, code="ECP150"))
         data = ref.data
@@ -193,11 +245,13 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                     **suite_doc.where("/suite_id"),
                 )
             )
-        case_ids: set[Any] = set()
-        for i, case in enumerate(data.get("cases") or []):
+        case_ids: set[str] = set()
+        for i, case in enumerate(as_list(data.get("cases"))):
             if not isinstance(case, dict):
                 continue
             cid = case.get("case_id")
+            if not isinstance(cid, str):  # the schema finding says why
+                continue
             if cid in case_ids:
                 out.append(
                     Finding.error(
@@ -224,9 +278,11 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                             **suite_doc.where(f"/cases/{i}/assertions/{key}"),
                         )
                     )
-            for j, pattern in enumerate(assertions.get("answer_must_match") or []):
+            for j, pattern in enumerate(as_list(assertions.get("answer_must_match"))):
+                if not isinstance(pattern, str):
+                    continue
                 try:
-                    re.compile(str(pattern))
+                    re.compile(pattern)
                 except re.error as exc:
                     out.append(
                         Finding.error(
@@ -237,22 +293,19 @@ def _check_suites(pack: ExpertPack, out: list[Finding]) -> None:
                     )
 
 
-def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None:
+def _check_summaries_and_snapshots(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
     for s in pack.summaries:
-        pointer = f"/context/artifacts/summaries/{s.index}/path"
-        target = _declared_path(pack, s.path, pointer, out, what=f"summary '{s.id}'") if s.path else None
-        if (
-            target is not None
-            and target.is_file()
-            and _placeholder(target.read_text(encoding="utf-8", errors="replace"))
-        ):
-            out.append(
-                Finding.error("ECP112", f"summary '{s.id}' ({s.path}) is an empty placeholder", **pack.where(pointer))
-            )
+        if s.path:
+            _check_markdown(pack, s.path, f"/context/artifacts/summaries/{s.index}/path", out, what=f"summary '{s.id}'")
     for snap in pack.snapshots:
         if snap.path:
             _declared_path(
-                pack, snap.path, f"/context/artifacts/snapshots/{snap.index}/path", out, what="snapshot path"
+                pack,
+                snap.path,
+                f"/context/artifacts/snapshots/{snap.index}/path",
+                out,
+                what="snapshot path",
+                required=strict,
             )
     playbook = (
         (pack.manifest.get("maintenance") or {}).get("playbook_path")
@@ -260,15 +313,7 @@ def _check_summaries_and_snapshots(pack: ExpertPack, out: list[Finding]) -> None
         else None
     )
     if isinstance(playbook, str) and playbook:
-        target = _declared_path(pack, playbook, "/maintenance/playbook_path", out, what="maintenance.playbook_path")
-        if target is not None and target.is_file() and _placeholder(target.read_text("utf-8", errors="replace")):
-            out.append(
-                Finding.warning(
-                    "ECP112",
-                    f"the playbook ({playbook}) is an empty placeholder",
-                    **pack.where("/maintenance/playbook_path"),
-                )
-            )
+        _check_markdown(pack, playbook, "/maintenance/playbook_path", out, what="the playbook")
     prov = pack.artifacts.get("provenance")
     if isinstance(prov, dict):
         for key in ("chunks_path", "build_info_path"):
@@ -339,6 +384,31 @@ def _check_staleness(pack: ExpertPack, arts: list[IndexArtifacts], out: list[Fin
                 )
 
 
+def _check_leftovers(pack: ExpertPack, strict: bool, out: list[Finding]) -> None:
+    """What killed runs left (ECP113): an unfinished publish journal, staging folders. Nothing
+    serves them, but a pack in that state is not what its files say until they are dealt with."""
+    make = Finding.error if strict else Finding.warning
+    journal_file = f"{LIFECYCLE}/journal.json"
+    if os.path.lexists(pack.root / journal_file):
+        out.append(
+            make(
+                "ECP113",
+                "an interrupted publish is pending: the next query, build, refresh or prune finishes it",
+                file=journal_file,
+                hint="run agentpack ecp prune",
+            )
+        )
+    for rel in leftovers.find(pack.root, [e.path for e in pack.indexes]):
+        out.append(
+            make(
+                "ECP113",
+                f"{rel} was left by a killed build or refresh",
+                file=rel,
+                hint="agentpack ecp prune (or the next build or refresh) deletes it",
+            )
+        )
+
+
 def _check_security(pack: ExpertPack, out: list[Finding]) -> None:
     sec = pack.security
     if sec.get("allow_remote_llm") is True and not sec.get("allowed_remote_llm_providers"):
@@ -360,27 +430,32 @@ def _check_security(pack: ExpertPack, out: list[Finding]) -> None:
 
 
 def _check_package(pack: ExpertPack, out: list[Finding]) -> None:
-    path = pack.root / "expert" / "package.json"
-    if not path.is_file():
+    path = pack.root / PACKAGE_JSON
+    if not os.path.lexists(path):
         return
     try:
-        doc = read_json_doc(path, "expert/package.json")
+        doc = read_json_doc(path, PACKAGE_JSON)
     except AgentpackError as exc:
-        out.append(Finding.error("ECP170", exc.message, file="expert/package.json", line=exc.line))
+        out.append(Finding.error("ECP170", exc.message, file=PACKAGE_JSON, line=exc.line))
         return
     out.extend(schema_store().validate(PACKAGE_SCHEMA, doc.data, document=doc, code="ECP170"))
+    check_times(doc.data, ("/created_at",), out, doc.where)
+    for i, signature in enumerate(as_dict(doc.data).get("signatures") or []):
+        check_times(signature, ("/signed_at",), out, lambda p, i=i: doc.where(f"/signatures/{i}{p}"))
 
 
 def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     """Every finding for ``pack``; ``strict`` adds the profile rules of spec 11.6."""
     out = manifest_schema_findings(pack)
+    _check_skill_md(pack, out)
     _check_linkage(pack, out)
     _check_sources(pack, strict, out)
     _check_policy(pack, out)
     _check_suites(pack, out)
-    _check_summaries_and_snapshots(pack, out)
+    _check_summaries_and_snapshots(pack, strict, out)
     _check_security(pack, out)
     _check_package(pack, out)
+    _check_leftovers(pack, strict, out)
     seen: set[str] = set()
     arts = []
     for entry in pack.indexes:
@@ -397,7 +472,8 @@ def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
                     **pack.where(f"{entry.pointer}/type"),
                 )
             )
-        arts.append(load_index_artifacts(pack, entry, out))
+        check_dimensions(entry.embedding.get("dimensions"), out, **pack.where(f"{entry.pointer}/embedding/dimensions"))
+        arts.append(load_index_artifacts(pack, entry, out, strict))
     _check_staleness(pack, arts, out)
     if strict:
         out.extend(profile_findings(pack, arts))

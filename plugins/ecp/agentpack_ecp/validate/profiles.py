@@ -7,14 +7,15 @@ profile, adds no rule; an unknown profile name is a warning.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
+from agentpack import jsonio
 from agentpack.models import Finding
 
+from ..pack.files import open_regular
 from ..pack.manifest import ExpertPack, as_dict
 from ..pack.spec import COMMIT_RE
 from .artifacts import IndexArtifacts
@@ -71,10 +72,10 @@ def _chunk_revisions(art: IndexArtifacts) -> Iterator[tuple[int, dict[str, Any]]
         return
     prov = (art.descriptor or {}).get("provenance") or {}
     path = art.dir / str(prov.get("chunks_path") or "chunks.jsonl")
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path, "r", encoding="utf-8") as handle:
         for n, line in enumerate(handle, 1):
             try:
-                record = json.loads(line)
+                record = jsonio.loads(line)
             except ValueError:
                 continue
             if isinstance(record, dict):
@@ -171,7 +172,7 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
         )
     if rules.get("payloads"):
         for art in arts:
-            if art.data is None or not art.has_chunks:
+            if not art.has_payload or not art.has_chunks:
                 out.append(
                     Finding.error(
                         "ECP214",
@@ -189,7 +190,8 @@ def profile_findings(pack: ExpertPack, arts: list[IndexArtifacts]) -> list[Findi
         prov = (art.descriptor or {}).get("provenance") or {}
         display = f"{art.entry.path}/{prov.get('chunks_path') or 'chunks.jsonl'}"
         for n, record in _chunk_revisions(art):
-            needed = chunk_rules.get(types_by_id.get(record.get("source_id"), ""), ())
+            sid = record.get("source_id")
+            needed = chunk_rules.get(types_by_id.get(sid, "") if isinstance(sid, str) else "", ())
             revision = as_dict(record.get("revision"))
             missing = [k for k in needed if not revision.get(k)]
             if missing:

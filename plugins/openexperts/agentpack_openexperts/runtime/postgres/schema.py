@@ -56,6 +56,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE openexperts_ticks (
       trigger text NOT NULL, tick double precision NOT NULL, PRIMARY KEY (trigger, tick));
     """,
+    # procrastinate takes a job only when no earlier job of its lock waits or runs; its own index on (id, lock)
+    # answers that by reading every queued job, for each candidate (4 ms a take with 2,000 queued): by lock first
+    """
+    CREATE INDEX IF NOT EXISTS openexperts_jobs_lock ON procrastinate_jobs (lock, id)
+      WHERE status IN ('todo', 'doing');
+    """,
 )
 VERSION = len(MIGRATIONS)
 
@@ -91,9 +97,9 @@ def migrate(conn: Any, package: str, *, create: bool = True) -> None:
                 f"the database holds the runtime of package '{owner}', not '{package}'",
                 hint="give each package its own database (or schema: ?options=-csearch_path%3Dmy_schema)",
             )
+        _migrate_procrastinate(conn, meta.get("procrastinate"))  # first: a migration of ours may index its tables
         for number in range(version, VERSION):
             conn.execute(MIGRATIONS[number])
-        _migrate_procrastinate(conn, meta.get("procrastinate"))
         for key, value in (("schema_version", str(VERSION)), ("package", package)):
             conn.execute(
                 "INSERT INTO openexperts_meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",

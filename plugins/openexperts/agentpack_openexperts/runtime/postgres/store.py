@@ -6,10 +6,11 @@ Every method is one statement (or one ``transaction()`` block) on a pooled conne
 
 Commits: the writes a crash of the database must not lose are flushed before they return
 (an accepted event with its job, a tool call's journal entry before the call, a run's end,
-dead letters, approval decisions); the others commit asynchronously (``synchronous_commit
-= off``: PostgreSQL may lose the last fraction of a second of them in its own crash, never
-reorder them, and any later flushed commit makes them durable too). A lost completion only
-turns a finished call into one in doubt.
+dead letters, approval decisions), on connections of their own (``synchronous_commit = on``);
+the others commit asynchronously (``synchronous_commit = off``: PostgreSQL may lose the last
+fraction of a second of them in its own crash, never reorder them, and any later flushed
+commit makes them durable too). A lost completion only turns a finished call into one in
+doubt; a run's end is flushed so that its deliveries are never lost with it and made again.
 
 Faults: a lost connection is retried with backoff for up to ``pause`` seconds (work
 pauses while the database is away), then ``StoreUnavailable`` leaves the run resumable.
@@ -61,7 +62,6 @@ RUN_COLUMNS = ", ".join(
 )
 UPDATABLE = frozenset({"status", "attempt", "error", "result"})
 CONNECT_TIMEOUT = 10
-DURABLE = "SET LOCAL synchronous_commit TO on"
 
 
 class TakenOver(Cancelled):
@@ -121,21 +121,13 @@ class PostgresStore:
             raise AgentpackError(f"the store is not a usable PostgreSQL URL: {exc}") from None
         except psycopg.Error as exc:
             raise connect_error(url, exc) from None
-        self.pool = psycopg_pool.ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max(2, pool_size),
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-            timeout=5.0,
-            open=False,
-            name="openexperts",
-            configure=_relaxed,
-        )
-        self.pool.open(wait=False)
+        self.pool = _pool(url, pool_size, "openexperts", _relaxed)
+        self.flushing = _pool(url, pool_size, "openexperts-flushed", _flushed)
 
     def close(self) -> None:
         self._closing = True
         self.pool.close()
+        self.flushing.close()
 
     # -- connections -----------------------------------------------------------------------------
     def _do(
@@ -144,21 +136,16 @@ class PostgresStore:
         read: Callable[[psycopg.Cursor[Any]], T],
         durable: bool = False,
     ) -> T:
-        """``read(send(conn))`` on a pooled connection; when ``durable``, in one flushed transaction sent in a
-        single round trip. A lost connection is retried with backoff for up to ``pause`` seconds."""
+        """``read(send(conn))`` on a pooled connection, one whose commits are flushed when ``durable``.
+        A lost connection is retried with backoff for up to ``pause`` seconds."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:  # inside transaction(): the block fails as a whole
             return read(send(conn))
         delay, deadline = 0.05, 0.0
         while True:
             try:
-                with self.pool.connection() as conn:
-                    if not durable:
-                        return read(send(conn))
-                    with conn.pipeline(), conn.transaction():
-                        conn.execute(DURABLE)
-                        cursor = send(conn)
-                    return read(cursor)  # the pipeline has synced: the results are here
+                with (self.flushing if durable else self.pool).connection() as conn:
+                    return read(send(conn))
             except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
                 now = time.monotonic()
                 if not deadline:
@@ -190,8 +177,7 @@ class PostgresStore:
             yield
             return
         try:
-            with self.pool.connection() as conn, conn.transaction():
-                conn.execute(DURABLE)
+            with self.flushing.connection() as conn, conn.transaction():
                 self._local.conn = conn
                 try:
                     yield
@@ -206,12 +192,18 @@ class PostgresStore:
 
     # -- ownership ---------------------------------------------------------------------------------
     def claim(self, run_id: str, token: str) -> None:
-        """This thread executes ``run_id`` as ``token``; a later claim by another worker fences this one."""
-        self._exec("UPDATE openexperts_runs SET owner = %s WHERE run_id = %s", (token, run_id))
+        """This thread executes ``run_id`` as ``token``; a later claim by another worker fences this one.
+
+        The claim reads the run too: this thread's next ``run(run_id)`` returns that row (one round trip less
+        per job)."""
+        rows = self._rows(
+            f"UPDATE openexperts_runs SET owner = %s WHERE run_id = %s RETURNING {RUN_COLUMNS}", (token, run_id)
+        )
         self._local.fence = (run_id, token)
+        self._local.claimed = rows[0] if rows else None
 
     def release(self) -> None:
-        self._local.fence = None
+        self._local.fence = self._local.claimed = None
 
     def _fence(self, run_id: str) -> tuple[sql.Composable, tuple[Any, ...]]:
         """An SQL condition that holds while this thread still owns ``run_id`` (always, when unclaimed)."""
@@ -260,6 +252,10 @@ class PostgresStore:
         self._fenced(run_id, self._exec(query, (*fields.values(), now, run_id, *fence_args), durable=durable))
 
     def run(self, run_id: str) -> dict[str, Any] | None:
+        claimed = getattr(self._local, "claimed", None)
+        if claimed is not None and claimed["run_id"] == run_id:
+            self._local.claimed = None
+            return claimed
         rows = self._rows(f"SELECT {RUN_COLUMNS} FROM openexperts_runs WHERE run_id = %s", (run_id,))
         return rows[0] if rows else None
 
@@ -511,9 +507,32 @@ class PostgresStore:
         return self._rows(f"SELECT * FROM openexperts_approvals{where} ORDER BY opened, id")
 
 
+def _pool(
+    url: str, size: int, name: str, configure: Callable[[psycopg.Connection[Any]], None]
+) -> psycopg_pool.ConnectionPool:
+    pool = psycopg_pool.ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(2, size),
+        kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+        timeout=5.0,
+        open=False,
+        name=name,
+        configure=configure,
+    )
+    pool.open(wait=False)
+    return pool
+
+
 def _relaxed(conn: psycopg.Connection[Any]) -> None:
-    """A new pooled connection commits asynchronously unless a write asks to be flushed."""
+    """The connections of the writes that may commit asynchronously."""
     conn.execute("SET synchronous_commit TO off")
+
+
+def _flushed(conn: psycopg.Connection[Any]) -> None:
+    """The connections of the writes flushed before they return: one statement, one round trip (a SET LOCAL
+    around each, even pipelined, cost more time and CPU than the statement)."""
+    conn.execute("SET synchronous_commit TO on")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -21,7 +21,7 @@ import yaml
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_text
 
-from ..pack.layout import MANIFEST_PATH
+from .layout import MANIFEST_PATH
 
 
 def _scalar(value: Any) -> str:

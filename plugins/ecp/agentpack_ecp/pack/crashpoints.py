@@ -1,4 +1,4 @@
-"""Named points where crash-safety tests stop a refresh for real.
+"""Named points where crash-safety tests stop a build, refresh, publish or rollback for real.
 
 ``AGENTPACK_ECP_CRASH_AT=publish.after_swap`` makes the process SIGKILL itself
 when it reaches that point (``AGENTPACK_ECP_CRASH_AT=*`` with
