@@ -114,6 +114,7 @@ def http_agent() -> Iterator[Callable[..., str]]:
     yield start
     for proc in started:
         kill_group(proc, grace=0.5)
+        proc.stderr.close()
 
 
 class FakeJudge:

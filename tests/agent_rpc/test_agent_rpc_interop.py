@@ -41,6 +41,8 @@ def spawn_http(argv: list[str], env: dict | None = None) -> tuple[subprocess.Pop
         if match:
             return proc, match.group(1)
     proc.kill()
+    proc.wait()
+    proc.stderr.close()
     raise AssertionError("HTTP agent did not announce its URL")
 
 
@@ -136,6 +138,7 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
         from agentpack.proc import kill_group
 
         kill_group(proc)
+        proc.stderr.close()
 
 
 def _manifest_for_ref(path: Path, target: str) -> Path:
@@ -220,6 +223,7 @@ def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
         from agentpack.proc import kill_group
 
         kill_group(proc)
+        proc.stderr.close()
 
 
 def test_reference_validates_what_we_validate(ref, tmp_path):

@@ -148,6 +148,7 @@ def test_the_agent_starts_from_the_lines_above_scenarios_before_the_rest_is_pars
     finally:
         transport.kill()
         transport.close()
+        transport.scope.close()  # the run's containment: its guard process
 
 
 def test_target_keys_below_scenarios_wait_for_the_whole_manifest(write_manifest, tmp_path, events):
@@ -161,6 +162,7 @@ def test_target_keys_below_scenarios_wait_for_the_whole_manifest(write_manifest,
     finally:
         transport.kill()
         transport.close()
+        transport.scope.close()  # the run's containment: its guard process
 
 
 @pytest.mark.parametrize(

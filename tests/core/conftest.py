@@ -203,6 +203,8 @@ def serving(store: Path, *args: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,7 @@ def test_lock_held_by_another_process(tmp_path):
     finally:
         holder.stdin.close()
         holder.wait(timeout=10)
+        holder.stdout.close()
     with file_lock(lock, timeout=5):  # released when the holder exits
         assert lock.read_text().strip() == str(os.getpid())
 

@@ -134,7 +134,7 @@ def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp
             from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
             http = create_mcp_http_client(headers={"authorization": "Bearer s3cret"})
-            async with Client(streamable_http_client(url, http_client=http)) as client:
+            async with http, Client(streamable_http_client(url, http_client=http)) as client:
                 return [t.name for t in (await client.list_tools()).tools]
 
         assert isinstance(anyio.run(session), list)

@@ -44,6 +44,7 @@ def wait_gone(pid: int, seconds: float = 5.0) -> bool:
 def start(mode: str = "plain") -> tuple[subprocess.Popen, int]:
     proc = spawn([sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE, text=True)
     grandchild = int(proc.stdout.readline())
+    proc.stdout.close()  # the parent prints nothing more
     return proc, grandchild
 
 

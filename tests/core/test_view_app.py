@@ -137,6 +137,7 @@ def test_ctrl_c_stops_the_viewer_with_130(seeded_store):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
 
 
 def test_cli_start_up_does_not_import_the_web_stack():

@@ -126,9 +126,11 @@ def test_http_agent(example_pack: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(url, timeout=30)
         assert info.value.code == 405
+        info.value.close()  # the error holds the response and its connection
     finally:
         agent.terminate()
         agent.wait(timeout=30)
+        agent.stderr.close()
 
 
 def test_port_in_use_is_one_line(example_pack: Path) -> None:

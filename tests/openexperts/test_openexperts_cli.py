@@ -310,7 +310,8 @@ def test_serve_triggers_for_a_while(acme, tmp_path):
             try:
                 url = f"http://127.0.0.1:{port}/hooks/new_ticket"
                 request = urllib.request.Request(url, data=body, method="POST", headers=headers)
-                status = urllib.request.urlopen(request, timeout=5).status
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    status = response.status
             except OSError:
                 time.sleep(0.1)
         assert status == 202
@@ -318,6 +319,7 @@ def test_serve_triggers_for_a_while(acme, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()
     assert proc.returncode == 0, err
     assert f"webhook new_ticket: POST http://127.0.0.1:{port}/hooks/new_ticket (signed)" in err
     token = (tmp_path / "work" / "server-token").read_text().strip()

@@ -88,6 +88,8 @@ def test_killed_run_resumes_without_repeating_side_effects(acme, tmp_path, keys)
         assert marker.exists(), proc.communicate(timeout=5)
     finally:
         kill_group(proc, grace=0.5)
+        proc.stdout.close()
+        proc.stderr.close()
     assert proc.returncode != 0
 
     before = [json.loads(line)["op"] for line in ledger.read_text().splitlines()]

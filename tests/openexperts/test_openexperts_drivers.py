@@ -2,13 +2,16 @@
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 
 class FakeModel:
-    """Serves /v1/chat/completions; each request pops the next scripted turn and is recorded."""
+    """Serves /v1/chat/completions; each request pops the next scripted turn and is recorded.
+
+    Keeps connections alive, as real endpoints do: a driver that is not closed leaves its connection open.
+    """
 
     def __init__(self, turns):
         self.turns = list(turns)
@@ -16,6 +19,8 @@ class FakeModel:
         model = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *args):
                 pass
 
@@ -30,7 +35,7 @@ class FakeModel:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"

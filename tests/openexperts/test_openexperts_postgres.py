@@ -232,6 +232,9 @@ class Client:
         self.conn.request("GET", path, headers={"Authorization": f"Bearer {TOKEN}"})
         return json.loads(self.conn.getresponse().read())
 
+    def close(self) -> None:
+        self.conn.close()
+
 
 def runs_of(dep: Deployment, *args: str) -> list[dict]:
     done = subprocess.run(
@@ -427,6 +430,7 @@ def test_three_workers_keep_order_per_key_and_a_killed_worker_repeats_nothing(de
             status, answer = client.post("/hooks/event", {"key": f"k{seq % keys}", "seq": seq})
             if status != 202 or not answer["accepted"]:
                 refused.append(answer)
+        client.close()
 
     threads = [threading.Thread(target=send, args=(part,)) for part in range(senders)]
     for thread in threads:
@@ -513,6 +517,7 @@ def test_an_approval_given_through_one_node_resumes_the_run_on_another(deploymen
     wait_for(lambda: runs_of(dep)[0]["status"] == "succeeded", 60, "the run to finish", dep)
     assert [line["item"] for line in dep.lines()] == ["box-7"]  # released once
     assert client.get("/approvals")["pending"] == []
+    client.close()
 
 
 # -- faults ---------------------------------------------------------------------------------------------
@@ -540,6 +545,7 @@ def test_losing_the_database_pauses_work_and_loses_no_accepted_event(deployment,
     for seq in range(61, 90):
         wait_for(lambda seq=seq: send(seq) == 202, 60, "the intake to accept again", dep)
 
+    client.close()
     wait_for(lambda: len(dep.lines()) >= len(accepted), 120, "every accepted event to be recorded", dep)
     lines = dep.lines()
     assert sorted(line["seq"] for line in lines) == accepted  # each accepted event once, the refused one never

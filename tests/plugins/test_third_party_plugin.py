@@ -141,3 +141,4 @@ def test_served_over_mcp_streamable_http(installed, packs):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        proc.stderr.close()

@@ -210,3 +210,4 @@ def test_streamable_http_subprocess(built: Path) -> None:
         assert not result.is_error and "ninety" in result.structured_content["answer"]
     finally:
         kill_group(proc)
+        proc.stderr.close()

@@ -136,6 +136,8 @@ def test_event_trigger_reacts_to_a_file_change_and_stops_on_sigterm(tmp_path: Pa
         assert proc.wait(timeout=30) == 0
     finally:
         kill_group(proc)
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 def test_watch_without_triggers_is_an_error(tmp_path: Path, kit) -> None:

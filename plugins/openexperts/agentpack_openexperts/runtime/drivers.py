@@ -243,6 +243,10 @@ class OpenAIDriver:
                 return session.finished
         raise DriverError(f"the model did not finish within {self.max_turns} turns")
 
+    def close(self) -> None:
+        """Close the chat client's keep-alive connections (the runtime's ``stop`` calls it)."""
+        self.client.close()
+
 
 def _final(content: str | None) -> AgentResult:
     """A final assistant message: JSON with narrative/structured/confidence, or plain narrative."""

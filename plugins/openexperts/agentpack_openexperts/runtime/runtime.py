@@ -240,6 +240,9 @@ class ExpertRuntime:
             self.queue.stop()
         self.scheduler.stop()
         self.tools.close()
+        close_driver = getattr(self.driver, "close", None)  # optional: a driver that holds connections
+        if close_driver is not None:
+            close_driver()
         self.store.close()
         log.removeFilter(self._log_filter)
         self._started = False
