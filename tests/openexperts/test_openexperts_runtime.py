@@ -444,3 +444,18 @@ def test_session_state_resets_per_isolated_session_and_is_shared_in_main(make_ru
         assert main.wait_idle(20)
         narratives = [r["result"]["narrative"] for r in main.store.runs() if r["session"] == "main"]
     assert narratives[0].count("digest sent") == 0 and narratives[1].count("digest sent") == 1
+
+
+def test_a_runtime_that_fails_to_assemble_closes_what_it_opened(acme, tmp_path):
+    from agentpack_openexperts.runtime import ExpertRuntime
+
+    class Driver:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    driver = Driver()
+    with pytest.raises(AgentpackError, match="unknown queue 'no-such-queue'"):
+        ExpertRuntime(acme, workdir=tmp_path / "w", driver=driver, queue="no-such-queue")
+    assert driver.closed  # its connections are not left to the garbage collector

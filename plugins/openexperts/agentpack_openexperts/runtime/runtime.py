@@ -104,21 +104,15 @@ class ExpertRuntime:
         self.workdir = Path(workdir) if workdir else self.package.root / WORKDIR
         backend = open_backend(store, self.workdir, self.package.name or self.package.root.name, clock, workers=workers)
         self.store = backend.store
-        self.redact = Redactor(self.package)
-        self.workspace = Workspace(self.package, self.workdir, self.redact)
-        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
-        self.listeners = list(listeners)
-        channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
-        self.outbox = Outbox(self.store, clock, self.redact, channels)
-        self.desk = backend.desk
-        self.broker = self._make("broker", broker, broker_options)
-        self.driver = self._make("driver", driver, driver_options)
-        self.tools = tools if isinstance(tools, ToolBox) else ToolBox()
-        if isinstance(tools, dict):
-            for name, binding in tools.items():
-                self.tools.bind(name, binding)
-        options = {"workers": workers, "store": self.store, **(queue_options or {})}
-        self.queue = lookup(self.host, "queue", queue or backend.queue).factory(options)
+        self.driver: Any = None
+        self.tools = ToolBox()
+        try:
+            self._assemble(backend, broker, broker_options, driver, driver_options, tools, listeners, knowledge_budget)
+            options = {"workers": workers, "store": self.store, **(queue_options or {})}
+            self.queue = lookup(self.host, "queue", queue or backend.queue).factory(options)
+        except BaseException:  # nothing half-made stays open: the store, the driver's connections
+            self._close_parts()
+            raise
         self.scheduler = Scheduler()
         self.executor = Executor(self)
         self.dedupe_window = dedupe_window
@@ -135,6 +129,41 @@ class ExpertRuntime:
         log.addFilter(self._log_filter)
 
     # -- construction helpers --------------------------------------------------------------------
+    def _assemble(
+        self,
+        backend: Any,
+        broker: Any,
+        broker_options: dict[str, Any] | None,
+        driver: Any,
+        driver_options: dict[str, Any] | None,
+        tools: Any,
+        listeners: Any,
+        knowledge_budget: Any,
+    ) -> None:
+        """The parts between the store and the queue: redaction, workspace, prompts, outbox, broker, driver, tools."""
+        self.redact = Redactor(self.package)
+        self.workspace = Workspace(self.package, self.workdir, self.redact)
+        self.prompts = Prompts(self.package, self.workspace, knowledge_budget)
+        self.listeners = list(listeners)
+        channels = {name: spec.factory(self) for name, spec in registered(self.host, "channel").items()}
+        self.outbox = Outbox(self.store, self.clock, self.redact, channels)
+        self.desk = backend.desk
+        self.broker = self._make("broker", broker, broker_options)
+        self.driver = self._make("driver", driver, driver_options)
+        if isinstance(tools, ToolBox):
+            self.tools = tools
+        elif isinstance(tools, dict):
+            for name, binding in tools.items():
+                self.tools.bind(name, binding)
+
+    def _close_parts(self) -> None:
+        """Close the tools, the driver (when it holds connections: an optional ``close``) and the store."""
+        self.tools.close()
+        close_driver = getattr(self.driver, "close", None)
+        if close_driver is not None:
+            close_driver()
+        self.store.close()
+
     def _make(self, kind: str, value: Any, options: dict[str, Any] | None) -> Any:
         if isinstance(value, str):
             return lookup(self.host, kind, value).factory(dict(options or {}))
@@ -239,11 +268,7 @@ class ExpertRuntime:
         if self._started:
             self.queue.stop()
         self.scheduler.stop()
-        self.tools.close()
-        close_driver = getattr(self.driver, "close", None)  # optional: a driver that holds connections
-        if close_driver is not None:
-            close_driver()
-        self.store.close()
+        self._close_parts()
         log.removeFilter(self._log_filter)
         self._started = False
 
