@@ -201,3 +201,12 @@ def test_token_counts_a_store_cannot_hold_are_left_out(tmp_path):
     run = record_run(report, command="test", input=tmp_path, cases=cases, usage={"input_tokens": -1}, store=store_path)
     stored = open_store(store_path).get(run.id)
     assert [c.total_tokens for c in stored.cases] == [None, None, 7] and stored.input_tokens is None
+
+
+def test_a_uid_prefix_of_digits_only_names_its_run(seeded_store):
+    with open_store(seeded_store) as store:
+        store._db.execute("UPDATE runs SET uid = ? WHERE id = 2", ("72524177" + "a" * 24,))
+        store._db.commit()
+        assert store.resolve("72524177") == 2  # no run has that id: the uid prefix
+        assert store.resolve("#72524177") == 72524177  # '#' says id
+        assert store.resolve("3") == 3

@@ -357,9 +357,11 @@ class RunStore:
         return run
 
     def resolve(self, ref: str | int) -> int:
-        """The id of run ``ref``: an id (``12``, ``#12``), ``latest``/``latest~N``, or a uid prefix."""
-        text = str(ref).strip().lstrip("#")
-        if text.isdigit():
+        """The id of run ``ref``: an id (``12``, ``#12``), ``latest``/``latest~N``, or a uid prefix (of six or more
+        characters; one of digits only is a uid prefix when no run has that id)."""
+        raw = str(ref).strip()
+        text = raw.lstrip("#")
+        if text.isdigit() and (raw.startswith("#") or len(text) < 6 or self._exists(int(text))):
             return int(text)
         match = _REF.match(text)
         with self._guard():
@@ -375,9 +377,15 @@ class RunStore:
                     return int(rows[0][0])
                 if rows:
                     raise StoreError(f"run uid prefix '{text}' is ambiguous", hint="give more characters or the id")
+            if text.isdigit():  # a long number that is neither an id nor a uid prefix: the id, as the caller said
+                return int(text)
         raise StoreError(
             f"no run '{text}'", file=str(self.path), hint="name a run by its id (see agentpack runs list) or 'latest'"
         )
+
+    def _exists(self, run_id: int) -> bool:
+        with self._guard():
+            return self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
     def previous(self, run: Run) -> Run | None:
         """The latest run of the same command and input before ``run`` (for ``compare``)."""
