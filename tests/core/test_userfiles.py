@@ -76,3 +76,18 @@ def test_a_skill_md_that_is_not_a_file_is_an_error_not_a_missing_file(tmp_path, 
     assert result.exit_code == 1, result.stderr
     finding = result.json()["items"][0]["findings"][0]
     assert finding["code"] == "SKL001" and "expected a Markdown file, found" in finding["message"]
+
+
+def test_open_regular_refuses_a_fifo_and_a_folder_without_blocking(tmp_path):
+
+    from agentpack.userfiles import NotAFileError, open_regular
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(NotAFileError, match="found a special file"):
+        open_regular(fifo)
+    with pytest.raises(NotAFileError, match="found a folder"):
+        open_regular(tmp_path)
+    (tmp_path / "f.txt").write_text("hi")
+    with open_regular(tmp_path / "f.txt", "r", encoding="utf-8") as handle:
+        assert handle.read() == "hi"

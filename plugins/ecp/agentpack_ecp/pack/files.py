@@ -4,22 +4,22 @@
 field) or raise ``PackError`` naming the file: something that is not a regular file (a folder,
 a dangling or looping symbolic link), binary or undecodable text, nesting deeper than 256
 levels, ``NaN``/``Infinity`` (JSON) or ``.nan``/``.inf`` (YAML), or a file over the size limit.
-``file_kind`` names what a path is when it is not a regular file; ``open_regular`` is how every
-reader of the pack's files opens them, so a FIFO or a device in their place never blocks a command.
+``file_kind`` names what a path is when it is not a regular file; ``open_regular`` (the core's
+``agentpack.userfiles.open_regular``, imported here for the pack's readers) is how every reader of the
+pack's files opens them, so a FIFO or a device in their place never blocks a command.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from agentpack import jsonio
 from agentpack.errors import AgentpackError, PackError, YamlError, reading
+from agentpack.userfiles import open_regular, what_is
 from agentpack.yamlio import YamlDocument, join_pointer, load_yaml, parse_yaml
 
 LINE_MAP_LIMIT = 2_000_000
@@ -28,39 +28,8 @@ LINE_MAP_LIMIT = 2_000_000
 
 def file_kind(path: Path) -> str | None:
     """``None`` for a regular file (through symbolic links), else what ``path`` is, for a message."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        if os.path.islink(path):
-            return "a dangling or looping symbolic link"
-        return "nothing (no such file)"
-    if stat.S_ISREG(mode):
-        return None
-    return _not_regular(mode)
-
-
-def _not_regular(mode: int) -> str:
-    return "a folder" if stat.S_ISDIR(mode) else "a special file (a FIFO, socket or device)"
-
-
-class NotAFileError(OSError):
-    """Something other than a regular file where one is expected (readers report it as any ``OSError``)."""
-
-
-def open_regular(path: str | os.PathLike[str], mode: str = "rb", *, encoding: str | None = None) -> Any:
-    """``open(path, mode)`` for reading a file of the pack, refusing (``NotAFileError``) whatever is not a
-    regular file: it is opened without blocking and checked on the open descriptor, so a FIFO never hangs
-    the reader."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode_bits = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode_bits):
-            raise NotAFileError(errno.EINVAL, f"expected a file, found {_not_regular(mode_bits)}", os.fspath(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, mode, encoding=encoding)
-    except BaseException:
-        os.close(fd)
-        raise
+    found = what_is(path)
+    return None if found == "a file" else found
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
