@@ -74,20 +74,22 @@ class MissingDependencyError(AgentpackError):
 
 @contextmanager
 def reading(file: str, error: type[AgentpackError] = PackError) -> Iterator[None]:
-    """Reading a file in the block: an undecodable or unreadable file becomes ``error`` naming ``file``.
-
-    A ``UnicodeDecodeError`` gives the line of the bad byte and a hint; an
-    ``OSError`` gives the system's reason.
-    """
+    """Reading a file in the block: an undecodable or unreadable file becomes ``error`` naming ``file``."""
     try:
         yield
-    except UnicodeDecodeError as exc:
+    except (UnicodeDecodeError, OSError) as exc:
+        raise unreadable(exc, file, error) from None
+
+
+def unreadable(exc: UnicodeDecodeError | OSError, file: str, error: type[AgentpackError] = PackError) -> AgentpackError:
+    """``error`` naming ``file`` for a read that failed: a ``UnicodeDecodeError`` gives the line of the bad
+    byte and a hint; an ``OSError`` gives the system's reason."""
+    if isinstance(exc, UnicodeDecodeError):
         line = exc.object[: exc.start].count(b"\n") + 1 if isinstance(exc.object, bytes) else None
-        raise error(
+        return error(
             f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=file, line=line, hint="save the file as UTF-8"
-        ) from None
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror or exc}", file=file) from None
+        )
+    return error(f"cannot read: {exc.strerror or exc}", file=file)
 
 
 def require(module: str, *, distribution: str, extra: str | None = None, feature: str = "") -> ModuleType:

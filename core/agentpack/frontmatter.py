@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import PackError, YamlError
-from .yamlio import YamlDocument, parse_yaml
+from .yamldoc import YamlDocument
+from .yamlsimple import parse_simple
 
 _YAML11_BREAKS = {ord("\x85"): "\ufdd0", ord("\u2028"): "\ufdd1", ord("\u2029"): "\ufdd2"}
 """NEL, LS and PS are line breaks to PyYAML (YAML 1.1) but ordinary characters to the reference
@@ -68,7 +69,14 @@ def _swap(value: Any, table: dict[int, str]) -> Any:
 def parse_frontmatter_text(front: str, *, file: str | None = None, strings_only: bool = False) -> YamlDocument:
     """Parse frontmatter YAML. ``strings_only`` reads it as the Agent Skills reference does:
     every scalar a string, StrictYAML's rules (no flow style, anchors, aliases, tags; sibling
-    mappings indented alike), and NEL/LS/PS kept as characters, not line breaks (YAML 1.2)."""
+    mappings indented alike), and NEL/LS/PS kept as characters, not line breaks (YAML 1.2).
+    Frontmatter of the usual shape is read by ``yamlsimple`` without importing PyYAML."""
+    if strings_only:
+        simple = parse_simple(front, file)
+        if simple is not None:
+            return simple
+    from .yamlio import parse_yaml
+
     if not strings_only:
         return parse_yaml(front, file=file)
     protect = any(chr(c) in front for c in _YAML11_BREAKS) and not any(chr(c) in front for c in _RESTORE)

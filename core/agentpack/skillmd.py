@@ -137,7 +137,8 @@ def _parse_skill(directory: Path, path: Path, display: str | None, text: str | N
     data = document.frontmatter.data
     if not isinstance(data, dict):
         raise PackError("SKILL.md frontmatter must be a YAML mapping", file=shown, line=1)
-    ignored = tuple(key for key in data if f"/{escape_pointer(key)}" in document.frontmatter.merged)
+    merged = document.frontmatter.merged
+    ignored = tuple(key for key in data if f"/{escape_pointer(key)}" in merged) if merged else ()
     for key in ignored:
         del data[key]
     return Skill(directory=directory, document=document, ignored=ignored)

@@ -9,9 +9,13 @@ then subclass ``FormatPluginConformance`` (see ``docs/writing-a-plugin.md``).
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
+import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,44 @@ def run_cli(args: list[str], *, input: str | None = None, env: dict[str, str] | 
     with runner.isolation(input=input, env=env) as (out, err, _):
         code = main([str(a) for a in args])
         return CliResult(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch, root: Path | None = None) -> Counter[str]:
+    """Opens for reading from now on, by path: relative to ``root`` (POSIX) for files under it, others not
+    counted; by real path without ``root``. Both ``open`` and ``os.open`` count (the core's readers open a
+    descriptor), an ``open`` whose opener calls ``os.open`` once."""
+    counts: Counter[str] = Counter()
+    base = os.path.realpath(root) if root is not None else None
+    real_open, real_os_open = io.open, os.open
+    inside_open = [0]
+
+    def note(file: Any) -> None:
+        if not isinstance(file, (str, os.PathLike)):
+            return  # a descriptor
+        real = os.path.realpath(file)
+        if base is None:
+            counts[real] += 1
+        elif real == base or real.startswith(base + os.sep):
+            counts[Path(os.path.relpath(real, base)).as_posix()] += 1
+
+    def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if "r" in mode and "+" not in mode:
+            note(file)
+        inside_open[0] += 1
+        try:
+            return real_open(file, mode, *args, **kwargs)
+        finally:
+            inside_open[0] -= 1
+
+    def counting_os_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if not inside_open[0] and not flags & (os.O_WRONLY | os.O_RDWR):
+            note(file)
+        return real_os_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)  # pathlib reads through io.open
+    monkeypatch.setattr(os, "open", counting_os_open)
+    return counts
 
 
 def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:

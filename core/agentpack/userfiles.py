@@ -13,7 +13,7 @@ import os
 import stat
 from typing import IO, Any
 
-from .errors import AgentpackError, PackError, reading
+from .errors import AgentpackError, PackError, unreadable
 
 StrPath = str | os.PathLike[str]
 
@@ -65,27 +65,33 @@ def read_bytes(
 ) -> bytes:
     """The bytes of the regular file at ``path``; ``error`` for anything else, an I/O error or a file too large.
 
-    Opened without blocking and checked on the open file, so a FIFO swapped in between a
-    check and the read cannot hang the reader.
+    Opened without blocking and checked on the open descriptor, so a FIFO swapped in between a
+    check and the read cannot hang the reader. Plain descriptor calls: a scan reads thousands of files.
     """
     name = display or os.fspath(path)
-    with reading(name, error):
-        try:
-            handle = open(path, "rb", buffering=0, opener=_nonblocking)  # noqa: SIM115 - closed below
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.EISDIR):
-                raise  # permissions and the like: reading() says why
-            found = what_is(path)
-            if found.startswith("nothing"):
-                raise error("cannot read: no such file", file=name) from None
-            raise error(f"expected {expected}, found {found}", file=name) from None
-        with handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise error(f"expected {expected}, found {what_is(path)}", file=name)
-            if max_bytes is not None and info.st_size > max_bytes:
-                raise error(f"the file is {info.st_size} bytes, more than the limit of {max_bytes}", file=name)
-            return handle.readall()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.EISDIR):
+            raise unreadable(exc, name, error) from None  # permissions and the like
+        found = what_is(path)
+        if found.startswith("nothing"):
+            raise error("cannot read: no such file", file=name) from None
+        raise error(f"expected {expected}, found {found}", file=name) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"expected {expected}, found {what_is(path)}", file=name)
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise error(f"the file is {info.st_size} bytes, more than the limit of {max_bytes}", file=name)
+        parts = [os.read(fd, info.st_size + 1)]
+        while parts[-1]:  # to the end, also when the file grew since fstat
+            parts.append(os.read(fd, 1 << 16))
+        return b"".join(parts)
+    except OSError as exc:
+        raise unreadable(exc, name, error) from None
+    finally:
+        os.close(fd)
 
 
 class NotAFileError(OSError):
@@ -109,16 +115,6 @@ def open_regular(path: StrPath, mode: str = "rb", *, encoding: str | None = None
         raise
 
 
-_os_open = os.open
-"""``os.open`` as it was at import: the opener's call is part of one ``open``, whatever wraps ``os.open`` later
-(the read-once tests count an ``open`` and an ``os.open`` each as one read)."""
-
-
-def _nonblocking(path: str, flags: int) -> int:
-    """Open without waiting: a FIFO opens at once (and is then refused) instead of blocking for a writer."""
-    return _os_open(path, flags | os.O_NONBLOCK)
-
-
 def read_text(
     path: StrPath,
     *,
@@ -134,8 +130,10 @@ def read_text(
     """
     name = display or os.fspath(path)
     data = read_bytes(path, display=name, error=error, expected=expected, max_bytes=max_bytes)
-    with reading(name, error):
+    try:
         text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise unreadable(exc, name, error) from None
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 

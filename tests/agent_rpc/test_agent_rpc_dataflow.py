@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import builtins
-import io
+import os
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
+
+from agentpack.testing import count_reads
 
 
 def parsed(parses: list[tuple[str, str]], path) -> list[tuple[str, str]]:
@@ -26,20 +26,14 @@ def manifest_io(monkeypatch):
     import agentpack.yamlio
     from agentpack_agent_rpc import manifest as manifest_module
 
-    opens: Counter = Counter()
+    opens = count_reads(monkeypatch)
     parses: list[tuple[str, str]] = []
-    real_open, real_parse = io.open, agentpack.yamlio.parse_yaml
-
-    def counting_open(file, *args, **kwargs):
-        opens[str(file)] += 1
-        return real_open(file, *args, **kwargs)
+    real_parse = agentpack.yamlio.parse_yaml
 
     def counting_parse(text, **kwargs):
         parses.append((text, kwargs.get("file")))
         return real_parse(text, **kwargs)
 
-    monkeypatch.setattr(io, "open", counting_open)
-    monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(agentpack.yamlio, "parse_yaml", counting_parse)
     monkeypatch.setattr(manifest_module, "parse_yaml", counting_parse)
     return opens, parses
@@ -51,7 +45,7 @@ def test_agentpack_eval_reads_and_parses_the_manifest_once(agentpack_cli, write_
     opens.clear()
     result = agentpack_cli("eval", path, "--json", "--no-record")  # recording hashes the file once more: no parse
     assert result.exit_code == 0, result.stderr
-    assert opens[str(path)] == 1, "detection reads it; loading reuses what it read"
+    assert opens[os.path.realpath(path)] == 1, "detection reads it; loading reuses what it read"
     assert parsed(parses, path) == [("whole", str(path))], "loaded once; validation and the run use Pack.data"
 
 
@@ -60,7 +54,7 @@ def test_agentpack_validate_reads_and_parses_the_manifest_once(agentpack_cli, wr
     opens, parses = manifest_io
     opens.clear()
     assert agentpack_cli("validate", path).exit_code == 0
-    assert opens[str(path)] == 1 and parsed(parses, path) == [("whole", str(path))]
+    assert opens[os.path.realpath(path)] == 1 and parsed(parses, path) == [("whole", str(path))]
 
 
 def test_rpc_run_reads_the_manifest_once_and_parses_the_head_first(agentpack_cli, write_manifest, manifest_io):
@@ -69,7 +63,7 @@ def test_rpc_run_reads_the_manifest_once_and_parses_the_head_first(agentpack_cli
     opens.clear()
     result = agentpack_cli("rpc", "run", "-m", path)
     assert result.exit_code == 0, result.stderr
-    assert opens[str(path)] == 1
+    assert opens[os.path.realpath(path)] == 1
     assert parsed(parses, path) == [("head", str(path)), ("whole", str(path))], "the agent starts from the head"
 
 
@@ -84,7 +78,7 @@ def test_a_flow_style_manifest_is_parsed_once_too(agentpack_cli, write_manifest,
     opens.clear()
     result = agentpack_cli("eval", path, "--no-record")
     assert result.exit_code == 0, result.stderr
-    assert opens[str(path)] == 1 and parsed(parses, path) == [("whole", str(path))]
+    assert opens[os.path.realpath(path)] == 1 and parsed(parses, path) == [("whole", str(path))]
 
 
 def test_the_run_path_imports_no_heavy_module(write_manifest, tmp_path):

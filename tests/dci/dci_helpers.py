@@ -32,52 +32,33 @@ def write_skill(
 
 
 class FileReads:
-    """Opens (``os.open``, ``open``) and frontmatter parses of files named ``SKILL.md``, by real path."""
+    """Opens for reading (``os.open``, ``open``) and frontmatter parses of files named ``SKILL.md``, by real path."""
 
     def __init__(self, monkeypatch) -> None:
-        import builtins
-        import io
         import os
         from collections import Counter
 
         import agentpack.frontmatter
+        from agentpack.testing import count_reads
 
-        self.opened: Counter[str] = Counter()
+        self.reads = count_reads(monkeypatch)
         self.parsed: Counter[str] = Counter()
-        real_os_open, real_open = os.open, io.open
         real_parse = agentpack.frontmatter.read_markdown
 
-        def note(counter: Counter[str], path) -> None:
-            if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith("SKILL.md"):
-                counter[os.path.realpath(path)] += 1
-
-        inside_open = [0]  # open() with an opener calls os.open: one open, counted once
-
-        def os_open(path, *args, **kwargs):
-            if not inside_open[0]:
-                note(self.opened, path)
-            return real_os_open(path, *args, **kwargs)
-
-        def open_(file, *args, **kwargs):
-            note(self.opened, file)
-            inside_open[0] += 1
-            try:
-                return real_open(file, *args, **kwargs)
-            finally:
-                inside_open[0] -= 1
-
         def read_markdown(path, *args, **kwargs):
-            note(self.parsed, path)
+            if os.fspath(path).endswith("SKILL.md"):
+                self.parsed[os.path.realpath(path)] += 1
             return real_parse(path, *args, **kwargs)
 
-        monkeypatch.setattr(os, "open", os_open)
-        monkeypatch.setattr(io, "open", open_)
-        monkeypatch.setattr(builtins, "open", open_)
         monkeypatch.setattr(agentpack.frontmatter, "read_markdown", read_markdown)
+
+    @property
+    def opened(self) -> dict[str, int]:
+        return {path: n for path, n in self.reads.items() if path.endswith("SKILL.md")}
 
     def each_once(self, files) -> bool:
         """Every one of ``files`` was opened once and parsed once, and no other SKILL.md was touched."""
         import os
 
         wanted = {os.path.realpath(f): 1 for f in files}
-        return dict(self.opened) == wanted and dict(self.parsed) == wanted
+        return self.opened == wanted and dict(self.parsed) == wanted

@@ -6,16 +6,13 @@ object; the test counts every read of a file under the pack root during one comm
 
 from __future__ import annotations
 
-import builtins
-import io
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from agentpack.plugins import Host, create_plugin_manager, set_host
-from agentpack.testing import run_cli
+from agentpack.testing import count_reads, run_cli
 
 PACK_FILES = [
     "expert/EXPERT.yaml",
@@ -38,30 +35,7 @@ def ecp_host(monkeypatch):
 @pytest.fixture
 def reads(monkeypatch, example_pack: Path) -> Counter:
     """Reads (opens for reading) of each file under ``example_pack``, by pack-relative path."""
-    counts: Counter = Counter()
-    root = example_pack.resolve()
-    real_open = builtins.open
-
-    def counting_open(file, mode="r", *args, **kwargs):
-        if isinstance(file, (str, os.PathLike)) and "r" in mode and "+" not in mode:
-            path = Path(os.path.abspath(file))
-            if path.is_relative_to(root):
-                counts[path.relative_to(root).as_posix()] += 1
-        return real_open(file, mode, *args, **kwargs)
-
-    real_os_open = os.open
-
-    def counting_os_open(file, flags, *args, **kwargs):  # the pack's readers open without blocking
-        if isinstance(file, (str, os.PathLike)) and not flags & (os.O_WRONLY | os.O_RDWR):
-            path = Path(os.path.abspath(file))
-            if path.is_relative_to(root):
-                counts[path.relative_to(root).as_posix()] += 1
-        return real_os_open(file, flags, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", counting_open)
-    monkeypatch.setattr(io, "open", counting_open)  # pathlib reads through io.open
-    monkeypatch.setattr(os, "open", counting_os_open)
-    return counts
+    return count_reads(monkeypatch, example_pack)
 
 
 @pytest.mark.parametrize(

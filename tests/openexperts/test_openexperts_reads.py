@@ -1,13 +1,10 @@
 """Data flows once: a command parses each package file once and hands the loaded package along."""
 
-import builtins
-import io
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from agentpack.testing import run_cli
+from agentpack.testing import count_reads, run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "openexperts"
 
@@ -15,20 +12,7 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "openexperts"
 @pytest.fixture
 def reads(monkeypatch, acme):
     """Counts opens of files inside the package, by package-relative path."""
-    counted: Counter[str] = Counter()
-    root = acme.resolve()
-    real_open = io.open
-
-    def counting_open(file, *args, **kwargs):
-        if isinstance(file, (str, Path)):
-            path = Path(file).resolve()
-            if path.is_relative_to(root):
-                counted[path.relative_to(root).as_posix()] += 1
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(io, "open", counting_open)
-    monkeypatch.setattr(builtins, "open", counting_open)
-    return counted
+    return count_reads(monkeypatch, acme)
 
 
 def package_files(acme: Path) -> set[str]:
