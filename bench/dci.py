@@ -19,7 +19,10 @@ directory, made with the first of ``$AGENTPACK_BENCH_PYTHON312``, ``python3.13``
 a pyenv 3.12+ that runs.
 
     .venv/bin/python bench/dci.py [--sizes 100,1000,10000] [--repeat 5]
-    .venv/bin/python bench/dci.py --cli [--sizes 1000,10000] [--repeat 5]
+    .venv/bin/python bench/dci.py --cli [--sizes 1000,10000] [--repeat 5] [--editable]
+
+``--cli`` times agentpack as a user installs it: core and every plugin from wheels built from this
+tree (``bench/wheel_venv.py``); ``--editable`` times the development venv instead.
 """
 
 from __future__ import annotations
@@ -237,9 +240,8 @@ def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[flo
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tuple[float, float]]]:
+def run_cli(size: int, repeat: int, reference: Path | None, agentpack: str) -> dict[str, list[tuple[float, float]]]:
     """Cold processes, alternating: ours on a just-generated workspace (first), ours again, the reference."""
-    agentpack = str(Path(sys.executable).with_name("agentpack"))
     ours = [agentpack, "dci", "resolve", "-r", "search-web,summarize-document", "--optional", "review-code"]
     ours += ["--query", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
     times: dict[str, list[tuple[float, float]]] = {"first": [], "again": [], "reference": []}
@@ -254,20 +256,28 @@ def run_cli(size: int, repeat: int, reference: Path | None) -> dict[str, list[tu
     return times
 
 
-def cli_main(sizes: list[int], repeat: int) -> None:
+def cli_main(sizes: list[int], repeat: int, editable: bool) -> None:
+    # as a user installs it: every plugin from wheels (see wheel_venv), unless --editable asks for the dev venv
+    if editable:
+        agentpack = str(Path(sys.executable).with_name("agentpack"))
+    else:
+        from wheel_venv import wheel_venv
+
+        agentpack = str(wheel_venv("agent_rpc", "dci", "ecp", "openexperts", "skillctl") / "bin" / "agentpack")
+    print(f"ours: {agentpack}")
     # what an installed package does: its bytecode cached (PYTHONDONTWRITEBYTECODE would make every
     # process compile the modules again), written by one resolution before the timed runs
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory(prefix="dci-bench-warmup-") as tmp:
         generate(Path(tmp), 10, flat=True)
-        timed([str(Path(sys.executable).with_name("agentpack")), "dci", "resolve", "-r", "search-web"], Path(tmp))
+        timed([agentpack, "dci", "resolve", "-r", "search-web"], Path(tmp))
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     reference = reference_python()
     print("wall s median/min (CPU s median); ratios: ours / reference, of the medians")
     print(f"{'skills':>7}  {'first':>20}  {'again':>20}  {'reference':>20}  {'first/ref wall':>14}  {'CPU':>5}")
     for size in sizes:
-        t = run_cli(size, repeat, reference)
+        t = run_cli(size, repeat, reference, agentpack)
 
         def cell(key: str, t: dict[str, list[tuple[float, float]]] = t) -> tuple[str, float, float]:
             rows = t[key]
@@ -291,9 +301,10 @@ def main() -> None:
     parser.add_argument("--sizes", default=None, help="Default 100,1000,10000 (--cli: 1000,10000).")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cli", action="store_true", help="Cold CLI processes beside agentskills-retrieval.")
+    parser.add_argument("--editable", action="store_true", help="--cli: time the dev venv, not a wheel install.")
     args = parser.parse_args()
     if args.cli:
-        cli_main([int(s) for s in (args.sizes or "1000,10000").split(",")], args.repeat)
+        cli_main([int(s) for s in (args.sizes or "1000,10000").split(",")], args.repeat, args.editable)
         return
     args.sizes = args.sizes or "100,1000,10000"
     print(

@@ -19,12 +19,13 @@ import re
 
 from .yamldoc import YamlDocument
 
-# YAML's printable characters without the line breaks YAML 1.1 and 1.2 disagree on (NEL, LS, PS) and the BOM
-_CHAR = "\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
-_PRINTABLE = re.compile(f"[\n{_CHAR}]*")
+# what YAML does not print (controls, surrogates, U+FFFE/F), tab, CR, the line breaks YAML 1.1 and 1.2 disagree
+# on (NEL, LS, PS) and the BOM: a small class, quick to compile, instead of the large one of what it prints
+_UNUSUAL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _KEY = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
-# plain: no indicator or space first; then no ": ", no " #", no ':' last; trailing spaces are not part of it
-_PLAIN = r"""[^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^\s:#]|:(?! |$)|(?<! )#| +(?=[^ #]))*"""
+# plain: no indicator or space first; then no ": ", no " #", no ':' last; trailing spaces are not part of it.
+# Possessive (Python 3.11): runs of ordinary characters are never split again when a line fails to match
+_PLAIN = r"""[^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^\s:#]++|:(?! |$)|(?<! )#| +(?=[^ #]))*+"""
 _DOUBLE = r'"[^"\\]*"'
 _SINGLE = r"'(?:[^']|'')*'"
 _LINE = re.compile(rf"( *)({_KEY}):(?: +({_PLAIN}|{_DOUBLE}|{_SINGLE}))? *")
@@ -32,7 +33,7 @@ _LINE = re.compile(rf"( *)({_KEY}):(?: +({_PLAIN}|{_DOUBLE}|{_SINGLE}))? *")
 
 def parse_simple(text: str, file: str | None = None) -> YamlDocument | None:
     """``text`` as the strings-only strict parse reads it, or None when it is not of the simple shape."""
-    if not _PRINTABLE.fullmatch(text):
+    if _UNUSUAL.search(text):
         return None
     data: dict[str, object] = {}
     lines: dict[str, int] = {}

@@ -120,3 +120,9 @@ def test_frontmatter_of_the_usual_shape_is_read_without_pyyaml() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
     assert parse_frontmatter_text("name: a\ndescription: |\n  b\n", strings_only=True).data["description"] == "b\n"
+
+
+def test_a_long_line_that_does_not_match_fails_at_once() -> None:
+    # with backtracking into runs of ordinary characters this took exponential time (25 characters: 1 s)
+    assert parse_simple("a: " + "x" * 5000 + ": y") is None
+    assert parse_simple("a: " + "x y" * 5000 + " #") is None
