@@ -171,7 +171,7 @@ def _read(skill_md: str) -> str | None:
 def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) -> _Parsed:
     """Validate one skill with the core and compute the token statistics every query reuses."""
     skill, findings = validate_skill_dir(directory, display=f"{path}/SKILL.md", text=text)
-    errors = [f for f in findings if f.severity == "error"]
+    errors = [f for f in findings if f.severity == "error"] if findings else findings
     if skill is None or errors:
         first = errors[0]
         where = first.location()
@@ -179,7 +179,8 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     name = skill.name or ""
     meta = skill.meta
     contract = error = None
-    contract_text = skill.metadata.get("contract") if isinstance(meta.get("metadata"), dict) else None
+    metadata = meta.get("metadata")
+    contract_text = metadata.get("contract") if isinstance(metadata, dict) else None
     if contract_text is not None:
         if isinstance(contract_text, str):
             try:
@@ -190,7 +191,9 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
             error = ContractParseError("metadata.contract must be a string", 1)
             contract_text = None
     description = skill.description or ""
-    desc_tokens = tokenize(f"{name} {description}")
+    # tokens of "name description" and of "name rel": the name's are the same in both (a space splits)
+    name_tokens = tokenize(name)
+    desc_tokens = name_tokens + tokenize(description)
     compat = skill.compatibility
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
     # provisional capabilities only matter for a skill without a parsed contract
@@ -209,7 +212,7 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
         contract_error=error,
         desc_tf=Counter(desc_tokens),
         desc_length=len(desc_tokens),
-        namepath_tokens=frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} ")),
+        namepath_tokens=frozenset(name_tokens if rel in (".", name) else name_tokens + tokenize(rel)),
         provisional=provisional,
         runtime_tokens=tuple(t for t in runtime_tokens if t),
     )
