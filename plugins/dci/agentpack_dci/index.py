@@ -11,8 +11,6 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-import numpy as np
-
 from .aliases import AliasResolver
 from .discovery import SkillRecord
 from .jaro import FUZZY_THRESHOLD, MAX_PREFIX, PREFIX_SCALE, jaro_winkler
@@ -118,35 +116,33 @@ def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, str
     return best or Match(capability, "none")
 
 
-class Postings:
-    """Term -> (candidates, values) as one sparse matrix sorted by term (CSR): built with a few numpy
-    calls instead of one list per term; a term's candidates are in ascending order."""
+def _inverted(rows: list) -> dict[str, list[int]]:
+    """Term -> the rows that hold it, in ascending order."""
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        for term in row:
+            index[term].append(i)
+    return dict(index)
 
-    def __init__(self, keys: list, values: list | None = None) -> None:
-        vocab: dict[str, int] = {}
-        ids: list[int] = []
-        counts: list[int] = []
-        for row in keys:
-            ids += [vocab.setdefault(k, len(vocab)) for k in row]
-            counts.append(len(row))
-        term = np.array(ids, dtype=np.int64)
-        order = np.argsort(term, kind="stable")
-        self.vocab = vocab
-        self.docs = np.repeat(np.arange(len(keys)), counts)[order]
-        self.values = None if values is None else np.array(values, dtype=float)[order]
-        self.start = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=len(vocab)), out=self.start[1:])
 
-    def get(self, term: str) -> tuple[np.ndarray, np.ndarray | None] | None:
-        k = self.vocab.get(term)
-        if k is None:
-            return None
-        lo, hi = self.start[k], self.start[k + 1]
-        return self.docs[lo:hi], None if self.values is None else self.values[lo:hi]
+def _median(values: list[int]) -> float:
+    """The median (of an even count, the mean of the middle two)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def overclaim(p_count: float, p_median: float) -> float:
+    """The over-claim penalty of one candidate: 0.05 per 5 tokens beyond max(20, 3 x median), at most 0.25."""
+    limit = max(20.0, 3.0 * p_median)
+    if p_count <= limit:
+        return 0.0
+    return min(0.25, 0.05 * math.ceil((p_count - limit) / 5.0))
 
 
 class Corpus:
-    """Inverted indexes over one discovery result."""
+    """Inverted indexes over one discovery result, and the per-candidate values scoring reads (lists, one
+    entry per candidate)."""
 
     def __init__(self, records: list[SkillRecord], fingerprint: str) -> None:
         self.records = records
@@ -155,23 +151,23 @@ class Corpus:
         self.size = n
         ptokens: dict[str, list[int]] = defaultdict(list)
         provisional: dict[str, list[int]] = defaultdict(list)
-        tf_values: list[int] = []
-        p_count, invalid, unknown, contract_rows = [], [], [], []
+        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.p_count, self.invalid_count, self.unknown_count = [0] * n, [0] * n, [0] * n
+        self.has_contract = [False] * n
         self.hinted: list[int] = []
         for i, r in enumerate(records):
-            tf_values += r.desc_tf.values()
+            for term, tf in r.desc_tf.items():
+                postings[term].append((i, tf))
             c = r.contract
             if c is not None:
-                contract_rows.append(i)
-                p_count.append(len(c.provides))
-                invalid.append(
-                    sum(
-                        cap.problem is not None
-                        for clause in (c.provides, c.expects, c.required, c.optional)
-                        for cap in clause
-                    )
+                self.has_contract[i] = True
+                self.p_count[i] = len(c.provides)
+                self.invalid_count[i] = sum(
+                    cap.problem is not None
+                    for clause in (c.provides, c.expects, c.required, c.optional)
+                    for cap in clause
                 )
-                unknown.append(len(c.unknown))
+                self.unknown_count[i] = len(c.unknown)
                 if c.policy:
                     self.hinted.append(i)
                 for cap in c.provides:
@@ -179,57 +175,51 @@ class Corpus:
             else:
                 for token in r.provisional:
                     provisional[token].append(i)
-        self.postings = Postings([r.desc_tf for r in records], tf_values)
-        self.name_postings = Postings([r.namepath_tokens for r in records])
-        self.doc_length = np.array([r.desc_length for r in records], dtype=float)
-        self.namepath_size = np.array([len(r.namepath_tokens) for r in records], dtype=float)
-        self.has_contract = np.zeros(n, dtype=bool)
-        self.has_contract[contract_rows] = True
-        self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
-        self.p_count, self.invalid_count, self.unknown_count = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.p_count[contract_rows] = p_count
-        self.invalid_count[contract_rows] = invalid
-        self.unknown_count[contract_rows] = unknown
+        self.postings = dict(postings)
+        """Description term -> (candidate, term count) pairs, candidates ascending."""
+        self.name_postings = _inverted([r.namepath_tokens for r in records])
+        self.doc_length = [r.desc_length for r in records]
+        self.namepath_size = [len(r.namepath_tokens) for r in records]
+        self.has_error = [r.contract_error is not None for r in records]
         self.ptokens = dict(ptokens)
         self.provisional = dict(provisional)
-        self.avgdl = float(self.doc_length.mean()) if n else 0.0
-        with_contract = self.p_count[self.has_contract]
-        self.p_median = float(np.median(with_contract)) if with_contract.size else 0.0
+        self.avgdl = sum(self.doc_length) / n if n else 0.0  # integer lengths: the sum is exact
+        with_contract = [p for p, has in zip(self.p_count, self.has_contract, strict=True) if has]
+        self.p_median = _median(with_contract) if with_contract else 0.0
         self.overclaim_limit = max(20.0, 3.0 * self.p_median)
-        excess = np.maximum(0.0, self.p_count - self.overclaim_limit)
-        self.overclaim = np.where(excess > 0, np.minimum(0.25, 0.05 * np.ceil(excess / 5.0)), 0.0)
-        self._runtime: dict[tuple, tuple[np.ndarray, dict[int, list[str]]]] = {}
+        self.overclaim = [overclaim(p, self.p_median) if p > self.overclaim_limit else 0.0 for p in self.p_count]
+        self._runtime: dict[tuple, tuple[list[float], dict[int, list[str]]]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
         self._vocab_hits: dict[tuple, list[str]] = {}
 
     # -- lexical components ----------------------------------------------------------------
-    def bm25(self, terms: list[str]) -> np.ndarray:
-        """Raw BM25 (k1=1.2, b=0.75, Lucene idf) of the distinct query terms for every candidate."""
-        scores = np.zeros(self.size)
+    def bm25(self, terms: list[str]) -> dict[int, float]:
+        """Raw BM25 (k1=1.2, b=0.75, Lucene idf) of the distinct query terms, for the candidates that hold
+        one of them (the others score 0)."""
+        scores: dict[int, float] = {}
         if not self.size or self.avgdl == 0:
             return scores
+        length, avgdl, get = self.doc_length, self.avgdl, scores.get
         for term in dict.fromkeys(terms):
-            hit = self.postings.get(term)
-            if hit is None:
+            hits = self.postings.get(term)
+            if hits is None:
                 continue
-            docs, tf = hit
-            if tf is None:  # pragma: no cover - description postings always carry term counts
-                continue
-            idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
-            norm = K1 * (1.0 - B + B * self.doc_length[docs] / self.avgdl)
-            scores[docs] += idf * tf * (K1 + 1.0) / (tf + norm)
+            idf = math.log(1.0 + (self.size - len(hits) + 0.5) / (len(hits) + 0.5))
+            for i, tf in hits:
+                norm = K1 * (1.0 - B + B * length[i] / avgdl)
+                scores[i] = get(i, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
         return scores
 
-    def namepath(self, terms: list[str]) -> np.ndarray:
-        """Jaccard between the query's token set and each candidate's name + path token set."""
+    def namepath(self, terms: list[str]) -> dict[int, float]:
+        """Jaccard between the query's token set and each candidate's name + path token set, for the
+        candidates that share a token with the query (the others score 0)."""
         query = set(terms)
-        inter = np.zeros(self.size)
+        inter: dict[int, int] = {}
         for term in query:
-            hit = self.name_postings.get(term)
-            if hit is not None:
-                inter[hit[0]] += 1
-        union = len(query) + self.namepath_size - inter
-        return np.divide(inter, union, out=np.zeros(self.size), where=union > 0)
+            for i in self.name_postings.get(term, ()):
+                inter[i] = inter.get(i, 0) + 1
+        size = self.namepath_size
+        return {i: k / (len(query) + size[i] - k) for i, k in inter.items()}
 
     # -- capability matching ----------------------------------------------------------------
     def _canonical_index(self, aliases: AliasResolver) -> dict[str, list[int]]:
@@ -259,12 +249,12 @@ class Corpus:
             docs.update(self.provisional[token])
         return docs
 
-    def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[np.ndarray, dict[int, list[str]]]:
+    def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[list[float], dict[int, list[str]]]:
         """``S_runtime`` per candidate and, per candidate, the unknown compatibility tokens (logged)."""
         key = (host, known)
         if key in self._runtime:
             return self._runtime[key]
-        scores = np.ones(self.size)
+        scores = [1.0] * self.size
         unknown: dict[int, list[str]] = {}
         for i, r in enumerate(self.records):
             if not r.runtime_tokens:
