@@ -180,11 +180,15 @@ class Corpus:
         self.name_postings = _inverted([r.namepath_tokens for r in records])
         self.doc_length = [r.desc_length for r in records]
         self.namepath_size = [len(r.namepath_tokens) for r in records]
+        self.contract_rows = [i for i, has in enumerate(self.has_contract) if has]
         self.has_error = [r.contract_error is not None for r in records]
         self.ptokens = dict(ptokens)
         self.provisional = dict(provisional)
         self.avgdl = sum(self.doc_length) / n if n else 0.0  # integer lengths: the sum is exact
-        with_contract = [p for p, has in zip(self.p_count, self.has_contract, strict=True) if has]
+        avgdl = self.avgdl or 1.0  # every length is 0 when the average is: bm25 scores nothing then
+        self.length_norm = [K1 * (1.0 - B + B * dl / avgdl) for dl in self.doc_length]
+        """BM25's ``k1 (1 - b + b |d| / avgdl)`` per candidate."""
+        with_contract = [self.p_count[i] for i in self.contract_rows]
         self.p_median = _median(with_contract) if with_contract else 0.0
         self.overclaim_limit = max(20.0, 3.0 * self.p_median)
         self.overclaim = [overclaim(p, self.p_median) if p > self.overclaim_limit else 0.0 for p in self.p_count]
@@ -199,15 +203,14 @@ class Corpus:
         scores: dict[int, float] = {}
         if not self.size or self.avgdl == 0:
             return scores
-        length, avgdl, get = self.doc_length, self.avgdl, scores.get
+        norm, get = self.length_norm, scores.get
         for term in dict.fromkeys(terms):
             hits = self.postings.get(term)
             if hits is None:
                 continue
             idf = math.log(1.0 + (self.size - len(hits) + 0.5) / (len(hits) + 0.5))
             for i, tf in hits:
-                norm = K1 * (1.0 - B + B * length[i] / avgdl)
-                scores[i] = get(i, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+                scores[i] = get(i, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm[i])
         return scores
 
     def namepath(self, terms: list[str]) -> dict[int, float]:

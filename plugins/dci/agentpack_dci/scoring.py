@@ -28,9 +28,10 @@ def r6(value: float) -> float:
 
 
 def at_least(value: float, limit: float) -> bool:
-    """``r6(value) >= limit`` for a ``limit`` already rounded (rounding is monotonic, so a value at or above
-    the limit needs no rounding)."""
-    return value >= limit or round(value, DIGITS) >= limit
+    """``r6(value) >= limit`` for a ``limit`` already rounded. Rounding is monotonic: a value at or above
+    the limit passes, one a millionth or more below it fails (for scores, far above a binary ulp); only
+    values in between are rounded."""
+    return value >= limit or (value > limit - 1e-6 and round(value, DIGITS) >= limit)
 
 
 @dataclass
@@ -201,7 +202,7 @@ def _penalties(table: ScoreTable, corpus: Corpus, query: Query) -> None:
     table.invalid_penalty = [0.0] * n if query.strict else _capped(corpus.invalid_count)
     table.unknown_clause_penalty = _capped(corpus.unknown_count)
     table.overclaim_penalty = corpus.overclaim
-    population = [i for i, has in enumerate(corpus.has_contract) if has]
+    population = corpus.contract_rows
     deltas = [table.s_contract[i] - table.s_skill[i] for i in population]
     rule, threshold, stats = inflation_rule(deltas)
     inflated = [False] * n

@@ -140,22 +140,24 @@ class Selector:
 
     def _gated(self, final: list[float]) -> list[int]:
         e, t, q = self.effective, self.table, self.query
-        total, contract, coverage = (
-            r6(e["min-total-score"]),
-            r6(e["min-contract-score"]),
-            r6(e["min-required-coverage"]),
-        )
-        strict, cover = q.strict, self.cover
+        total, contract = r6(e["min-total-score"]), r6(e["min-contract-score"])
+        coverage = r6(e["min-required-coverage"])
+        # a millionth below a limit cannot round up to it (``at_least``): most candidates stop here
+        near = [
+            i
+            for i, (score, s_contract) in enumerate(zip(final, t.s_contract, strict=True))
+            if score > total - 1e-6 and s_contract > contract - 1e-6
+        ]
         gated = []
-        for i, (score, s_contract) in enumerate(zip(final, t.s_contract, strict=True)):
-            if not (at_least(s_contract, contract) and at_least(score, total)):
+        for i in near:
+            if not (at_least(t.s_contract[i], contract) and at_least(final[i], total)):
                 continue
-            if cover:
+            if self.cover:
                 if q.required and not self.resolved_count[i]:
                     continue
             elif not at_least(self.coverage[i], coverage):
                 continue
-            if strict and (t.s_runtime[i] <= 0 or self.corpus.has_error[i]):
+            if q.strict and (t.s_runtime[i] <= 0 or self.corpus.has_error[i]):
                 continue
             if i not in self.hints or not self.reasons(i, final):
                 gated.append(i)
@@ -236,9 +238,9 @@ class Selector:
         """Best-effort: probe the top-ranked candidate when it is contract-inflated; a pass lifts the penalty."""
         if not any(self.table.inflated):
             return final
-        rounded = [r6(value) for value in final]
-        best = max(rounded)
-        top = min((i for i, value in enumerate(rounded) if value == best), key=lambda i: self.key(i, final))
+        best = r6(max(final))  # rounding is monotonic: the best rounded score is the best score rounded
+        leaders = [i for i, value in enumerate(final) if value > best - 1e-6 and at_least(value, best)]
+        top = min(leaders, key=lambda i: self.key(i, final))
         if not self.table.inflated[top]:
             return final
         if self.probes.check(self.corpus.records[top], self.table.resolved[top]):
