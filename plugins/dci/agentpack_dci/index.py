@@ -193,6 +193,7 @@ class Corpus:
         self.overclaim_limit = max(20.0, 3.0 * self.p_median)
         self.overclaim = [overclaim(p, self.p_median) if p > self.overclaim_limit else 0.0 for p in self.p_count]
         self._runtime: dict[tuple, tuple[list[float], dict[int, list[str]]]] = {}
+        self._term_bm25: dict[str, list[tuple[int, float]]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
         self._vocab_hits: dict[tuple, list[str]] = {}
 
@@ -203,15 +204,23 @@ class Corpus:
         scores: dict[int, float] = {}
         if not self.size or self.avgdl == 0:
             return scores
-        norm, get = self.length_norm, scores.get
+        get = scores.get
         for term in dict.fromkeys(terms):
-            hits = self.postings.get(term)
-            if hits is None:
-                continue
-            idf = math.log(1.0 + (self.size - len(hits) + 0.5) / (len(hits) + 0.5))
-            for i, tf in hits:
-                scores[i] = get(i, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm[i])
+            found = self._term_bm25.get(term)
+            for i, value in self._term_scores(term) if found is None else found:
+                scores[i] = get(i, 0.0) + value
         return scores
+
+    def _term_scores(self, term: str) -> list[tuple[int, float]]:
+        """One term's BM25 contribution to each candidate that holds it, memoised for the vocabulary's terms
+        (a corpus constant)."""
+        hits = self.postings.get(term)
+        if hits is None:
+            return []
+        idf = math.log(1.0 + (self.size - len(hits) + 0.5) / (len(hits) + 0.5))
+        norm = self.length_norm
+        found = self._term_bm25[term] = [(i, idf * tf * (K1 + 1.0) / (tf + norm[i])) for i, tf in hits]
+        return found
 
     def namepath(self, terms: list[str]) -> dict[int, float]:
         """Jaccard between the query's token set and each candidate's name + path token set, for the

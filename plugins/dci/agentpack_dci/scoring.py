@@ -205,15 +205,13 @@ def _penalties(table: ScoreTable, corpus: Corpus, query: Query) -> None:
     population = corpus.contract_rows
     deltas = [table.s_contract[i] - table.s_skill[i] for i in population]
     rule, threshold, stats = inflation_rule(deltas)
-    inflated = [False] * n
+    table.inflated, table.inflation_penalty = [False] * n, [0.0] * n
     if threshold is not None:
         limit = r6(threshold)
         for i, delta in zip(population, deltas, strict=True):
             if delta > limit and r6(delta) > limit:  # a value at or below the limit cannot round above it
-                inflated[i] = True
-    table.inflated = inflated
-    penalty = 0.0 if query.strict else INFLATION_PENALTY
-    table.inflation_penalty = [penalty if flag else 0.0 for flag in inflated]
+                table.inflated[i] = True
+                table.inflation_penalty[i] = 0.0 if query.strict else INFLATION_PENALTY
     table.statistics = {
         "p_median": r6(corpus.p_median),
         "overclaim_limit": r6(corpus.overclaim_limit),
