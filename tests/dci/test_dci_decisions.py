@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -109,6 +110,27 @@ def test_prefilter_never_drops_a_near_match(case):
     b = "".join(b)
     if jaro_winkler(a, b) >= FUZZY_THRESHOLD:
         assert may_reach_threshold(a, b)
+
+
+def _bound_with_counters(a: str, b: str) -> bool:
+    """The prefilter as first written: the common characters from a multiset intersection per pair."""
+    la, lb = len(a), len(b)
+    if not la or not lb or min(la, lb) / max(la, lb) < (0.5 if a[0] == b[0] else 0.7):
+        return False
+    common = sum((Counter(a) & Counter(b)).values())
+    jaro_max = (common / la + common / lb + 1.0) / 3.0
+    prefix = next((k for k, (x, y) in enumerate(zip(a[:4], b[:4], strict=False)) if x != y), min(4, la, lb))
+    return jaro_max + prefix * 0.1 * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text("aab-é1", max_size=20), st.text("abb-é2", max_size=20))
+def test_prefilter_with_memoised_character_counts_is_the_multiset_bound(a, b):
+    """Per-token character counts, memoised across pairs, give the same decision as a fresh multiset
+    intersection, in either order and on a second call (a memo hit)."""
+    expected = _bound_with_counters(a, b)
+    assert may_reach_threshold(a, b) == expected == may_reach_threshold(a, b)
+    assert may_reach_threshold(b, a) == _bound_with_counters(b, a)
 
 
 def test_prefilter_rejects_pairs_without_enough_common_characters():
