@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -35,6 +37,22 @@ from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
 )
 def test_original_porter_stemmer(word, expected):
     assert stem(word) == expected
+
+
+def test_porter_stemmer_loads_without_the_other_languages():
+    """Only porter_stemmer and its two helpers load (not snowballstemmer's __init__), and the class is the
+    one the plain import gives when the package is already loaded."""
+    script = (
+        "import sys\n"
+        "from agentpack_dci.text import _porter_class, stem\n"
+        "assert stem('generously') == 'gener'\n"
+        "assert 'snowballstemmer' not in sys.modules, 'the package __init__ ran'\n"
+        "assert not [m for m in sys.modules if m.endswith(('english_stemmer', 'arabic_stemmer'))]\n"
+        "import snowballstemmer.porter_stemmer as real\n"
+        "assert _porter_class() is real.PorterStemmer\n"
+        "assert real.PorterStemmer().stemWord('generously') == 'gener'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
 
 
 def test_tokenizer_splits_on_hyphen_underscore_slash_and_drops_stopwords():
