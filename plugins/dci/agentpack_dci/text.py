@@ -15,7 +15,7 @@ import re
 import sys
 import types
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 STOPWORDS_FILE = "english-stopwords.v1.txt"
 _SPLIT = re.compile(r"[\W_]+")
@@ -25,7 +25,8 @@ _SNOWBALL = "_agentpack_dci_snowballstemmer"
 
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    text = resources.files("agentpack_dci").joinpath("data", STOPWORDS_FILE).read_text(encoding="utf-8")
+    # beside the module, not through importlib.resources (~4 ms to import and set up per cold process)
+    text = (Path(__file__).parent / "data" / STOPWORDS_FILE).read_text(encoding="utf-8")
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
