@@ -100,42 +100,6 @@ def may_reach_threshold(a: str, b: str) -> bool:
     return jaro_max + prefix * PREFIX_SCALE * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
 
 
-def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
-    """Exact 1.0 > alias 0.8 > fuzzy 0.33 over ``P`` tokens; provisional 0.25 without a contract.
-
-    Ties keep the first token in declaration order. In strict mode invalid
-    tokens take no part (they are unresolved); in best-effort they can match
-    fuzzily, as written.
-    """
-    if record.contract is None:
-        query = joined_stem(capability)
-        best: Match | None = None
-        best_sim = 0.0
-        for token in sorted(record.provisional):
-            if may_reach_threshold(query, token):
-                sim = similarity(query, token)
-                if sim >= FUZZY_THRESHOLD and (best is None or sim > best_sim):
-                    best, best_sim = Match(capability, "provisional", token, sim), sim
-        return best or Match(capability, "none")
-    canonical = aliases.canonical(capability)
-    best = None
-    for cap in record.contract.provides:
-        if strict and not cap.valid:
-            continue
-        token = cap.value
-        if token == capability:
-            return Match(capability, "exact", token)
-        if best is not None and best.kind == "alias":
-            continue
-        if cap.valid and aliases.canonical(token) == canonical:
-            best = Match(capability, "alias", token)
-        elif best is None and may_reach_threshold(capability, token):
-            sim = similarity(capability, token)
-            if sim >= FUZZY_THRESHOLD:
-                best = Match(capability, "fuzzy", token, sim)
-    return best or Match(capability, "none")
-
-
 def _inverted(rows: list) -> dict[str, list[int]]:
     """Term -> the rows that hold it, in ascending order."""
     index: dict[str, list[int]] = defaultdict(list)
@@ -215,7 +179,7 @@ class Corpus:
         self._runtime: dict[tuple, tuple[list[float], dict[int, list[str]]]] = {}
         self._term_bm25: dict[str, list[tuple[int, float]]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
-        self._vocab_hits: dict[tuple, list[str]] = {}
+        self._vocab_hits: dict[tuple, dict[str, float]] = {}
 
     # -- lexical components ----------------------------------------------------------------
     def bm25(self, terms: list[str]) -> dict[int, float]:
@@ -263,11 +227,17 @@ class Corpus:
             self._canon[aliases.version_key] = index = dict(index)
         return index
 
-    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> list[str]:
+    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> dict[str, float]:
+        """The vocabulary's tokens within Jaro-Winkler 0.90 of ``query``, with their similarity (memoised)."""
         key = (kind, query)
         hits = self._vocab_hits.get(key)
         if hits is None:
-            hits = [t for t in vocab if may_reach_threshold(query, t) and similarity(query, t) >= FUZZY_THRESHOLD]
+            hits = {}
+            for token in vocab:
+                if may_reach_threshold(query, token):
+                    sim = similarity(query, token)
+                    if sim >= FUZZY_THRESHOLD:
+                        hits[token] = sim
             self._vocab_hits[key] = hits
         return hits
 
@@ -280,6 +250,43 @@ class Corpus:
         for token in self._fuzzy_vocab(joined_stem(capability), self.provisional, "provisional"):
             docs.update(self.provisional[token])
         return docs
+
+    def best_match(self, capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
+        """Exact 1.0 > alias 0.8 > fuzzy 0.33 over ``P`` tokens; provisional 0.25 without a contract.
+
+        Ties keep the first token in declaration order. In strict mode invalid
+        tokens take no part (they are unresolved); in best-effort they can match
+        fuzzily, as written. Fuzzy and provisional similarities come from the
+        vocabulary scan ``touched`` made for the capability: every token of a
+        candidate of this corpus is in its vocabulary.
+        """
+        if record.contract is None:
+            near = self._fuzzy_vocab(joined_stem(capability), self.provisional, "provisional")
+            best: Match | None = None
+            best_sim = 0.0
+            for token in sorted(record.provisional):
+                sim = near.get(token)
+                if sim is not None and (best is None or sim > best_sim):
+                    best, best_sim = Match(capability, "provisional", token, sim), sim
+            return best or Match(capability, "none")
+        near = self._fuzzy_vocab(capability, self.ptokens, "p")
+        canonical = aliases.canonical(capability)
+        best = None
+        for cap in record.contract.provides:
+            if strict and not cap.valid:
+                continue
+            token = cap.value
+            if token == capability:
+                return Match(capability, "exact", token)
+            if best is not None and best.kind == "alias":
+                continue
+            if cap.valid and aliases.canonical(token) == canonical:
+                best = Match(capability, "alias", token)
+            elif best is None:
+                sim = near.get(token)
+                if sim is not None:
+                    best = Match(capability, "fuzzy", token, sim)
+        return best or Match(capability, "none")
 
     def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[list[float], dict[int, list[str]]]:
         """``S_runtime`` per candidate and, per candidate, the unknown compatibility tokens (logged)."""

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from .aliases import AliasResolver
-from .index import Corpus, Match, best_match
+from .index import Corpus, Match
 
 W_CONTRACT, W_DESC, W_NAMEPATH, W_RUNTIME = 0.60, 0.20, 0.10, 0.10
 INFLATION_PENALTY = 0.15
@@ -128,7 +128,7 @@ def capability_scores(
         key = (query_key, record.id, parser_version, aliases.version_key, record.metadata_hash)
         found = cache.get(key)
         if found is None:
-            found = {c: best_match(c, record, aliases, query.strict) for c in capabilities}
+            found = {c: corpus.best_match(c, record, aliases, query.strict) for c in capabilities}
             cache[key] = found
         matches[i] = found
         s_contract[i] = sum(found[c].score for c in scored) / len(scored)
