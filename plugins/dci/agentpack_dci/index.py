@@ -135,13 +135,17 @@ class Corpus:
         self.size = n
         ptokens: dict[str, list[int]] = defaultdict(list)
         provisional: dict[str, list[int]] = defaultdict(list)
-        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        postings: dict[str, tuple[list[int], list[int]]] = {}
         self.p_count, self.invalid_count, self.unknown_count = [0] * n, [0] * n, [0] * n
         self.has_contract = [False] * n
         self.hinted: list[int] = []
         for i, r in enumerate(records):
             for term, tf in r.desc_tf.items():
-                postings[term].append((i, tf))
+                entry = postings.get(term)
+                if entry is None:
+                    entry = postings[term] = ([], [])
+                entry[0].append(i)
+                entry[1].append(tf)
             c = r.contract
             if c is not None:
                 self.has_contract[i] = True
@@ -159,8 +163,9 @@ class Corpus:
             else:
                 for token in r.provisional:
                     provisional[token].append(i)
-        self.postings = dict(postings)
-        """Description term -> (candidate, term count) pairs, candidates ascending."""
+        self.postings = postings
+        """Description term -> its candidates (ascending) and its count in each (two lists: a third of the
+        memory of one pair per entry)."""
         self.name_postings = _inverted([r.namepath_tokens for r in records])
         self.doc_length = [r.desc_length for r in records]
         self.namepath_size = [len(r.namepath_tokens) for r in records]
@@ -177,7 +182,7 @@ class Corpus:
         self.overclaim_limit = max(20.0, 3.0 * self.p_median)
         self.overclaim = [overclaim(p, self.p_median) if p > self.overclaim_limit else 0.0 for p in self.p_count]
         self._runtime: dict[tuple, tuple[list[float], dict[int, list[str]]]] = {}
-        self._term_bm25: dict[str, list[tuple[int, float]]] = {}
+        self._term_bm25: dict[str, list[float]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
         self._vocab_hits: dict[tuple, dict[str, float]] = {}
 
@@ -190,20 +195,20 @@ class Corpus:
             return scores
         get = scores.get
         for term in dict.fromkeys(terms):
-            found = self._term_bm25.get(term)
-            for i, value in self._term_scores(term) if found is None else found:
+            hits = self.postings.get(term)
+            if hits is None:
+                continue
+            values = self._term_bm25.get(term) or self._term_scores(term, *hits)
+            for i, value in zip(hits[0], values, strict=True):
                 scores[i] = get(i, 0.0) + value
         return scores
 
-    def _term_scores(self, term: str) -> list[tuple[int, float]]:
-        """One term's BM25 contribution to each candidate that holds it, memoised for the vocabulary's terms
-        (a corpus constant)."""
-        hits = self.postings.get(term)
-        if hits is None:
-            return []
-        idf = math.log(1.0 + (self.size - len(hits) + 0.5) / (len(hits) + 0.5))
+    def _term_scores(self, term: str, docs: list[int], counts: list[int]) -> list[float]:
+        """One term's BM25 contribution to each candidate that holds it, memoised (a corpus constant)."""
+        idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
         norm = self.length_norm
-        found = self._term_bm25[term] = [(i, idf * tf * (K1 + 1.0) / (tf + norm[i])) for i, tf in hits]
+        found = [idf * tf * (K1 + 1.0) / (tf + norm[i]) for i, tf in zip(docs, counts, strict=True)]
+        self._term_bm25[term] = found
         return found
 
     def namepath(self, terms: list[str]) -> dict[int, float]:
