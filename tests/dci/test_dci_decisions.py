@@ -17,7 +17,7 @@ from agentpack_dci.index import may_reach_threshold, overclaim
 from agentpack_dci.jaro import FUZZY_THRESHOLD, jaro, jaro_winkler
 from agentpack_dci.policy import PolicyError, defaults, parse_value, provider_hints, resolve_policy
 from agentpack_dci.reliability import History
-from agentpack_dci.scoring import inflation_rule
+from agentpack_dci.scoring import at_least, inflation_rule, r6
 from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
 
 
@@ -157,9 +157,7 @@ def test_prefilter_rejects_pairs_without_enough_common_characters():
 
 
 # -- BM25 idf (Lucene form) ----------------------------------------------------------------------
-def _corpus(descriptions):
-    from collections import Counter
-
+def _corpus(descriptions, names=None):
     from agentpack_dci.discovery import SkillRecord
     from agentpack_dci.index import Corpus
 
@@ -181,7 +179,7 @@ def _corpus(descriptions):
                 contract_error=None,
                 desc_tf=Counter(tokens),
                 desc_length=len(tokens),
-                namepath_tokens=frozenset(),
+                namepath_tokens=frozenset(tokenize(names[n])) if names else frozenset(),
                 provisional=frozenset(tokens),
                 runtime_tokens=(),
             )
@@ -205,6 +203,56 @@ def test_bm25_idf_is_positive_with_one_document():
 def test_bm25_counts_each_distinct_query_term_once():
     corpus = _corpus(["search web", "translate text"])
     assert corpus.bm25(["search", "search"]) == corpus.bm25(["search"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["search", "web", "code", "review", "plan", "7"]), max_size=8), min_size=1),
+    st.lists(st.sampled_from(["search", "web", "code", "nothing"]), min_size=1, max_size=4),
+)
+def test_sparse_bm25_and_jaccard_equal_the_formulas_per_candidate(docs, query):
+    """Postings in plain lists: every candidate that shares a term scores exactly what the formula gives
+    for it alone (same operations in the same order), and the others have no entry (they score 0)."""
+    corpus = _corpus([" ".join(d) for d in docs], names=[" ".join(d[:2]) for d in docs])
+    terms = tokenize(" ".join(query))
+    docs = [tokenize(" ".join(d)) for d in docs]
+    n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    expected: dict[int, float] = {}
+    for term in dict.fromkeys(terms):
+        df = sum(term in d for d in docs)
+        for i, d in enumerate(docs):
+            if term in d and avgdl:
+                tf = d.count(term)
+                norm = 1.2 * (1.0 - 0.75 + 0.75 * len(d) / avgdl)
+                idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                expected[i] = expected.get(i, 0.0) + idf * tf * 2.2 / (tf + norm)
+    assert corpus.bm25(terms) == expected
+    jaccard = {}
+    for i, d in enumerate(docs):
+        mine, theirs = set(terms), set(d[:2])
+        if mine & theirs:
+            jaccard[i] = len(mine & theirs) / len(mine | theirs)
+    assert corpus.namepath(terms) == jaccard
+
+
+# -- rounding ----------------------------------------------------------------------------------
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.integers(0, 10**6).flatmap(
+        lambda k: st.tuples(
+            st.just(k / 10**6),
+            st.sampled_from([k / 10**6, k / 10**6 + 5e-7, k / 10**6 - 5e-7, k / 10**6 + 1e-6, k / 10**6 - 1e-6]),
+            st.integers(-3, 3),
+        )
+    )
+)
+def test_at_least_is_the_rounded_comparison(case):
+    """``at_least`` skips rounding far from the limit; it always answers like ``r6(value) >= limit``,
+    around half a millionth below the limit included (0.4499995 is 0.449999 rounded, not 0.45)."""
+    limit, value, ulps = case
+    for _ in range(abs(ulps)):
+        value = math.nextafter(value, math.inf if ulps > 0 else -math.inf)
+    assert at_least(value, r6(limit)) == (r6(value) >= r6(limit))
 
 
 # -- penalties ---------------------------------------------------------------------------------
