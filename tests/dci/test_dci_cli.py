@@ -215,6 +215,19 @@ def test_real_subprocesses(ws):
     assert record.returncode == 0 and (ws / ".dci" / "state" / "reliability.v1.json").is_file()
 
 
+def test_resolve_logs_its_steps_with_v_only(ws):
+    """Without -v the command skips its logger (and the import of logging); with it the INFO lines show."""
+
+    def stderr(*flags: str) -> str:
+        argv = [str(AGENTPACK), "dci", "resolve", "-r", "web-search", "--no-history", "--no-record", *flags]
+        done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert "INFO agentpack_dci.cli: dci resolve: resolved, " in stderr("-v")
+    assert "INFO" not in stderr()
+
+
 def test_example_workspace(agentpack_cli):
     example = Path(__file__).resolve().parents[2] / "examples" / "dci" / "workspace"
     result = agentpack_cli(

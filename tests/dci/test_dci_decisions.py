@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
+import statistics
+import subprocess
+import sys
+from collections import Counter
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentpack_dci.aliases import AliasResolver, flatten, table_from_data
-from agentpack_dci.index import may_reach_threshold
+from agentpack_dci.index import may_reach_threshold, overclaim
 from agentpack_dci.jaro import FUZZY_THRESHOLD, jaro, jaro_winkler
 from agentpack_dci.policy import PolicyError, defaults, parse_value, provider_hints, resolve_policy
 from agentpack_dci.reliability import History
-from agentpack_dci.scoring import inflation_rule, overclaim
+from agentpack_dci.scoring import at_least, inflation_rule, r6
 from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
 
 
@@ -34,6 +37,22 @@ from agentpack_dci.text import joined_stem, stem, stopwords, tokenize
 )
 def test_original_porter_stemmer(word, expected):
     assert stem(word) == expected
+
+
+def test_porter_stemmer_loads_without_the_other_languages():
+    """Only porter_stemmer and its two helpers load (not snowballstemmer's __init__), and the class is the
+    one the plain import gives when the package is already loaded."""
+    script = (
+        "import sys\n"
+        "from agentpack_dci.text import _porter_class, stem\n"
+        "assert stem('generously') == 'gener'\n"
+        "assert 'snowballstemmer' not in sys.modules, 'the package __init__ ran'\n"
+        "assert not [m for m in sys.modules if m.endswith(('english_stemmer', 'arabic_stemmer'))]\n"
+        "import snowballstemmer.porter_stemmer as real\n"
+        "assert _porter_class() is real.PorterStemmer\n"
+        "assert real.PorterStemmer().stemWord('generously') == 'gener'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
 
 
 def test_tokenizer_splits_on_hyphen_underscore_slash_and_drops_stopwords():
@@ -111,15 +130,34 @@ def test_prefilter_never_drops_a_near_match(case):
         assert may_reach_threshold(a, b)
 
 
+def _bound_with_counters(a: str, b: str) -> bool:
+    """The prefilter as first written: the common characters from a multiset intersection per pair."""
+    la, lb = len(a), len(b)
+    if not la or not lb or min(la, lb) / max(la, lb) < (0.5 if a[0] == b[0] else 0.7):
+        return False
+    common = sum((Counter(a) & Counter(b)).values())
+    jaro_max = (common / la + common / lb + 1.0) / 3.0
+    prefix = next((k for k, (x, y) in enumerate(zip(a[:4], b[:4], strict=False)) if x != y), min(4, la, lb))
+    return jaro_max + prefix * 0.1 * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text("aab-é1", max_size=20), st.text("abb-é2", max_size=20))
+def test_prefilter_with_memoised_character_counts_is_the_multiset_bound(a, b):
+    """Per-token character counts, memoised across pairs, give the same decision as a fresh multiset
+    intersection, in either order and on a second call (a memo hit)."""
+    expected = _bound_with_counters(a, b)
+    assert may_reach_threshold(a, b) == expected == may_reach_threshold(a, b)
+    assert may_reach_threshold(b, a) == _bound_with_counters(b, a)
+
+
 def test_prefilter_rejects_pairs_without_enough_common_characters():
     assert not may_reach_threshold("search-web", "summarize-document-1234")
     assert may_reach_threshold("reasoning-advanced", "reasoning-advance")
 
 
 # -- BM25 idf (Lucene form) ----------------------------------------------------------------------
-def _corpus(descriptions):
-    from collections import Counter
-
+def _corpus(descriptions, names=None):
     from agentpack_dci.discovery import SkillRecord
     from agentpack_dci.index import Corpus
 
@@ -141,7 +179,7 @@ def _corpus(descriptions):
                 contract_error=None,
                 desc_tf=Counter(tokens),
                 desc_length=len(tokens),
-                namepath_tokens=frozenset(),
+                namepath_tokens=frozenset(tokenize(names[n])) if names else frozenset(),
                 provisional=frozenset(tokens),
                 runtime_tokens=(),
             )
@@ -154,7 +192,7 @@ def test_bm25_idf_is_positive_for_a_term_in_one_of_two_documents():
     scores = corpus.bm25(["search"])
     # classic idf log((N - n + 0.5) / (n + 0.5)) would be 0 here; Lucene's log(1 + ...) is log(2)
     tf_part = 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 2 / 2))
-    assert scores[0] == pytest.approx(math.log(2) * tf_part) and scores[1] == 0
+    assert scores[0] == pytest.approx(math.log(2) * tf_part) and 1 not in scores  # sparse: no term, no entry
 
 
 def test_bm25_idf_is_positive_with_one_document():
@@ -164,7 +202,57 @@ def test_bm25_idf_is_positive_with_one_document():
 
 def test_bm25_counts_each_distinct_query_term_once():
     corpus = _corpus(["search web", "translate text"])
-    assert np.array_equal(corpus.bm25(["search", "search"]), corpus.bm25(["search"]))
+    assert corpus.bm25(["search", "search"]) == corpus.bm25(["search"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["search", "web", "code", "review", "plan", "7"]), max_size=8), min_size=1),
+    st.lists(st.sampled_from(["search", "web", "code", "nothing"]), min_size=1, max_size=4),
+)
+def test_sparse_bm25_and_jaccard_equal_the_formulas_per_candidate(docs, query):
+    """Postings in plain lists: every candidate that shares a term scores exactly what the formula gives
+    for it alone (same operations in the same order), and the others have no entry (they score 0)."""
+    corpus = _corpus([" ".join(d) for d in docs], names=[" ".join(d[:2]) for d in docs])
+    terms = tokenize(" ".join(query))
+    docs = [tokenize(" ".join(d)) for d in docs]
+    n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    expected: dict[int, float] = {}
+    for term in dict.fromkeys(terms):
+        df = sum(term in d for d in docs)
+        for i, d in enumerate(docs):
+            if term in d and avgdl:
+                tf = d.count(term)
+                norm = 1.2 * (1.0 - 0.75 + 0.75 * len(d) / avgdl)
+                idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                expected[i] = expected.get(i, 0.0) + idf * tf * 2.2 / (tf + norm)
+    assert corpus.bm25(terms) == expected
+    jaccard = {}
+    for i, d in enumerate(docs):
+        mine, theirs = set(terms), set(d[:2])
+        if mine & theirs:
+            jaccard[i] = len(mine & theirs) / len(mine | theirs)
+    assert corpus.namepath(terms) == jaccard
+
+
+# -- rounding ----------------------------------------------------------------------------------
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.integers(0, 10**6).flatmap(
+        lambda k: st.tuples(
+            st.just(k / 10**6),
+            st.sampled_from([k / 10**6, k / 10**6 + 5e-7, k / 10**6 - 5e-7, k / 10**6 + 1e-6, k / 10**6 - 1e-6]),
+            st.integers(-3, 3),
+        )
+    )
+)
+def test_at_least_is_the_rounded_comparison(case):
+    """``at_least`` skips rounding far from the limit; it always answers like ``r6(value) >= limit``,
+    around half a millionth below the limit included (0.4499995 is 0.449999 rounded, not 0.45)."""
+    limit, value, ulps = case
+    for _ in range(abs(ulps)):
+        value = math.nextafter(value, math.inf if ulps > 0 else -math.inf)
+    assert at_least(value, r6(limit)) == (r6(value) >= r6(limit))
 
 
 # -- penalties ---------------------------------------------------------------------------------
@@ -198,11 +286,11 @@ def test_overclaim_formula(p_count, median, expected):
     ],
 )
 def test_inflation_rule_edge_cases(deltas, rule, threshold):
-    name, value, stats = inflation_rule(np.array(deltas))
+    name, value, stats = inflation_rule(deltas)
     assert name.startswith(rule)
     assert value == (None if threshold is None else pytest.approx(threshold))
     if len(deltas) >= 2:
-        assert stats["sigma_delta"] == pytest.approx(float(np.std(deltas)), abs=1e-6)  # population deviation
+        assert stats["sigma_delta"] == pytest.approx(statistics.pstdev(deltas), abs=1e-6)  # population deviation
 
 
 # -- reliability ---------------------------------------------------------------------------------

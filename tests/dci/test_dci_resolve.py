@@ -411,3 +411,17 @@ def test_gates_compare_rounded_values(tmp_path):
     assert big["penalties"]["total_penalty"] == 0.25  # over-claim 0.10 + inflation 0.15 (absolute rule, n < 5)
     assert big["scores"]["s_total_final"] == 0.45 and big["rejection_reasons"] == []
     assert report["selected_candidates"] == ["big::skills/big"]
+
+
+@pytest.mark.parametrize(("final", "passes"), [(0.4499995, False), (0.44999950000000005, True), (0.45, True)])
+def test_gates_and_reasons_round_alike_half_a_millionth_below_a_limit(ws, final, passes):
+    """The double nearest 0.4499995 lies just below it: Python's round (the report's value) gives 0.449999,
+    a scaled round-half-even (numpy's ``round``, once used by the gates) gave 0.45. The gate, the rejection
+    reasons and the reported value must agree."""
+    resolution = resolver(ws).resolve(ResolveRequest(required=["web-search"]))
+    selector = resolution.selector
+    i = next(n for n, r in enumerate(resolution.corpus.records) if r.name == "web-search")
+    finals = list(resolution.selection.final)
+    finals[i] = final
+    assert (i in selector._gated(finals)) is passes
+    assert (selector.reasons(i, finals) == []) is passes

@@ -302,19 +302,25 @@ def resolve(
 
     from .report import build_report, render_text, split_report
 
-    log = console.logger(__name__)
-    log.info(
-        "dci resolve in %s: required %s, optional %s", options["workspace"], options["required"], options["optional"]
-    )
+    # without -v no INFO line shows: skip the logger, and the ~2.5 ms import of logging with it
+    log = console.logger(__name__) if console.VERBOSE else None
+    if log is not None:
+        log.info(
+            "dci resolve in %s: required %s, optional %s",
+            options["workspace"],
+            options["required"],
+            options["optional"],
+        )
     resolution = _resolve(options, output == "json")
     full = build_report(resolution)
     report, extensions = split_report(full)
-    log.info(
-        "dci resolve: %s, %d candidate(s), selected %s",
-        full.get("status"),
-        len(full.get("candidates") or []),
-        full.get("selected_candidates"),
-    )
+    if log is not None:
+        log.info(
+            "dci resolve: %s, %d candidate(s), selected %s",
+            full.get("status"),
+            len(full.get("candidates") or []),
+            full.get("selected_candidates"),
+        )
     run = None
     if (report_file is not None and report_file.suffix.lower() != ".json") or recording.enabled:
         from .runlog import build

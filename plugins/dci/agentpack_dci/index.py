@@ -11,8 +11,6 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-import numpy as np
-
 from .aliases import AliasResolver
 from .discovery import SkillRecord
 from .jaro import FUZZY_THRESHOLD, MAX_PREFIX, PREFIX_SCALE, jaro_winkler
@@ -60,8 +58,23 @@ def similarity(a: str, b: str) -> float:
 
 
 def forget_similarities() -> None:
-    """Empty the Jaro-Winkler memo (a cold start, for benchmarks)."""
+    """Empty the Jaro-Winkler and character-count memos (a cold start, for benchmarks)."""
     _JW.clear()
+    _CHARS.clear()
+
+
+_CHARS: dict[str, dict[str, int]] = {}
+
+
+def _char_counts(token: str) -> dict[str, int]:
+    """Memoised character counts of one token (a vocabulary token meets every query capability)."""
+    found = _CHARS.get(token)
+    if found is None:
+        found = dict(Counter(token))
+        if len(_CHARS) > 100_000:
+            _CHARS.clear()
+        _CHARS[token] = found
+    return found
 
 
 def may_reach_threshold(a: str, b: str) -> bool:
@@ -70,9 +83,14 @@ def may_reach_threshold(a: str, b: str) -> bool:
     la, lb = len(a), len(b)
     if not la or not lb:
         return False
-    if min(la, lb) / max(la, lb) < (0.5 if a[0] == b[0] else 0.7):
+    if (la / lb if la < lb else lb / la) < (0.5 if a[0] == b[0] else 0.7):  # the shorter over the longer
         return False
-    common = sum((Counter(a) & Counter(b)).values())  # matches can only pair equal characters
+    common = 0  # matches can only pair equal characters: at most the smaller count of each character
+    other = _char_counts(b).get
+    for char, count in _char_counts(a).items():
+        found = other(char)
+        if found:
+            common += count if count < found else found
     jaro_max = (common / la + common / lb + 1.0) / 3.0
     prefix = 0
     for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX], strict=False):  # the shorter prefix ends it
@@ -82,71 +100,33 @@ def may_reach_threshold(a: str, b: str) -> bool:
     return jaro_max + prefix * PREFIX_SCALE * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
 
 
-def best_match(capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
-    """Exact 1.0 > alias 0.8 > fuzzy 0.33 over ``P`` tokens; provisional 0.25 without a contract.
-
-    Ties keep the first token in declaration order. In strict mode invalid
-    tokens take no part (they are unresolved); in best-effort they can match
-    fuzzily, as written.
-    """
-    if record.contract is None:
-        query = joined_stem(capability)
-        best: Match | None = None
-        best_sim = 0.0
-        for token in sorted(record.provisional):
-            if may_reach_threshold(query, token):
-                sim = similarity(query, token)
-                if sim >= FUZZY_THRESHOLD and (best is None or sim > best_sim):
-                    best, best_sim = Match(capability, "provisional", token, sim), sim
-        return best or Match(capability, "none")
-    canonical = aliases.canonical(capability)
-    best = None
-    for cap in record.contract.provides:
-        if strict and not cap.valid:
-            continue
-        token = cap.value
-        if token == capability:
-            return Match(capability, "exact", token)
-        if best is not None and best.kind == "alias":
-            continue
-        if cap.valid and aliases.canonical(token) == canonical:
-            best = Match(capability, "alias", token)
-        elif best is None and may_reach_threshold(capability, token):
-            sim = similarity(capability, token)
-            if sim >= FUZZY_THRESHOLD:
-                best = Match(capability, "fuzzy", token, sim)
-    return best or Match(capability, "none")
+def _inverted(rows: list) -> dict[str, list[int]]:
+    """Term -> the rows that hold it, in ascending order."""
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        for term in row:
+            index[term].append(i)
+    return dict(index)
 
 
-class Postings:
-    """Term -> (candidates, values) as one sparse matrix sorted by term (CSR): built with a few numpy
-    calls instead of one list per term; a term's candidates are in ascending order."""
+def _median(values: list[int]) -> float:
+    """The median (of an even count, the mean of the middle two)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
-    def __init__(self, keys: list, values: list | None = None) -> None:
-        vocab: dict[str, int] = {}
-        ids: list[int] = []
-        counts: list[int] = []
-        for row in keys:
-            ids += [vocab.setdefault(k, len(vocab)) for k in row]
-            counts.append(len(row))
-        term = np.array(ids, dtype=np.int64)
-        order = np.argsort(term, kind="stable")
-        self.vocab = vocab
-        self.docs = np.repeat(np.arange(len(keys)), counts)[order]
-        self.values = None if values is None else np.array(values, dtype=float)[order]
-        self.start = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=len(vocab)), out=self.start[1:])
 
-    def get(self, term: str) -> tuple[np.ndarray, np.ndarray | None] | None:
-        k = self.vocab.get(term)
-        if k is None:
-            return None
-        lo, hi = self.start[k], self.start[k + 1]
-        return self.docs[lo:hi], None if self.values is None else self.values[lo:hi]
+def overclaim(p_count: float, p_median: float) -> float:
+    """The over-claim penalty of one candidate: 0.05 per 5 tokens beyond max(20, 3 x median), at most 0.25."""
+    limit = max(20.0, 3.0 * p_median)
+    if p_count <= limit:
+        return 0.0
+    return min(0.25, 0.05 * math.ceil((p_count - limit) / 5.0))
 
 
 class Corpus:
-    """Inverted indexes over one discovery result."""
+    """Inverted indexes over one discovery result, and the per-candidate values scoring reads (lists, one
+    entry per candidate)."""
 
     def __init__(self, records: list[SkillRecord], fingerprint: str) -> None:
         self.records = records
@@ -155,23 +135,27 @@ class Corpus:
         self.size = n
         ptokens: dict[str, list[int]] = defaultdict(list)
         provisional: dict[str, list[int]] = defaultdict(list)
-        tf_values: list[int] = []
-        p_count, invalid, unknown, contract_rows = [], [], [], []
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        self.p_count, self.invalid_count, self.unknown_count = [0] * n, [0] * n, [0] * n
+        self.has_contract = [False] * n
         self.hinted: list[int] = []
         for i, r in enumerate(records):
-            tf_values += r.desc_tf.values()
+            for term, tf in r.desc_tf.items():
+                entry = postings.get(term)
+                if entry is None:
+                    entry = postings[term] = ([], [])
+                entry[0].append(i)
+                entry[1].append(tf)
             c = r.contract
             if c is not None:
-                contract_rows.append(i)
-                p_count.append(len(c.provides))
-                invalid.append(
-                    sum(
-                        cap.problem is not None
-                        for clause in (c.provides, c.expects, c.required, c.optional)
-                        for cap in clause
-                    )
+                self.has_contract[i] = True
+                self.p_count[i] = len(c.provides)
+                self.invalid_count[i] = sum(
+                    cap.problem is not None
+                    for clause in (c.provides, c.expects, c.required, c.optional)
+                    for cap in clause
                 )
-                unknown.append(len(c.unknown))
+                self.unknown_count[i] = len(c.unknown)
                 if c.policy:
                     self.hinted.append(i)
                 for cap in c.provides:
@@ -179,57 +163,64 @@ class Corpus:
             else:
                 for token in r.provisional:
                     provisional[token].append(i)
-        self.postings = Postings([r.desc_tf for r in records], tf_values)
-        self.name_postings = Postings([r.namepath_tokens for r in records])
-        self.doc_length = np.array([r.desc_length for r in records], dtype=float)
-        self.namepath_size = np.array([len(r.namepath_tokens) for r in records], dtype=float)
-        self.has_contract = np.zeros(n, dtype=bool)
-        self.has_contract[contract_rows] = True
-        self.has_error = np.array([r.contract_error is not None for r in records], dtype=bool)
-        self.p_count, self.invalid_count, self.unknown_count = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.p_count[contract_rows] = p_count
-        self.invalid_count[contract_rows] = invalid
-        self.unknown_count[contract_rows] = unknown
+        self.postings = postings
+        """Description term -> its candidates (ascending) and its count in each (two lists: a third of the
+        memory of one pair per entry)."""
+        self.name_postings = _inverted([r.namepath_tokens for r in records])
+        self.doc_length = [r.desc_length for r in records]
+        self.namepath_size = [len(r.namepath_tokens) for r in records]
+        self.contract_rows = [i for i, has in enumerate(self.has_contract) if has]
+        self.has_error = [r.contract_error is not None for r in records]
         self.ptokens = dict(ptokens)
         self.provisional = dict(provisional)
-        self.avgdl = float(self.doc_length.mean()) if n else 0.0
-        with_contract = self.p_count[self.has_contract]
-        self.p_median = float(np.median(with_contract)) if with_contract.size else 0.0
+        self.avgdl = sum(self.doc_length) / n if n else 0.0  # integer lengths: the sum is exact
+        avgdl = self.avgdl or 1.0  # every length is 0 when the average is: bm25 scores nothing then
+        self.length_norm = [K1 * (1.0 - B + B * dl / avgdl) for dl in self.doc_length]
+        """BM25's ``k1 (1 - b + b |d| / avgdl)`` per candidate."""
+        with_contract = [self.p_count[i] for i in self.contract_rows]
+        self.p_median = _median(with_contract) if with_contract else 0.0
         self.overclaim_limit = max(20.0, 3.0 * self.p_median)
-        excess = np.maximum(0.0, self.p_count - self.overclaim_limit)
-        self.overclaim = np.where(excess > 0, np.minimum(0.25, 0.05 * np.ceil(excess / 5.0)), 0.0)
-        self._runtime: dict[tuple, tuple[np.ndarray, dict[int, list[str]]]] = {}
+        self.overclaim = [overclaim(p, self.p_median) if p > self.overclaim_limit else 0.0 for p in self.p_count]
+        self._runtime: dict[tuple, tuple[list[float], dict[int, list[str]]]] = {}
+        self._term_bm25: dict[str, list[float]] = {}
         self._canon: dict[str, dict[str, list[int]]] = {}
-        self._vocab_hits: dict[tuple, list[str]] = {}
+        self._vocab_hits: dict[tuple, dict[str, float]] = {}
 
     # -- lexical components ----------------------------------------------------------------
-    def bm25(self, terms: list[str]) -> np.ndarray:
-        """Raw BM25 (k1=1.2, b=0.75, Lucene idf) of the distinct query terms for every candidate."""
-        scores = np.zeros(self.size)
+    def bm25(self, terms: list[str]) -> dict[int, float]:
+        """Raw BM25 (k1=1.2, b=0.75, Lucene idf) of the distinct query terms, for the candidates that hold
+        one of them (the others score 0)."""
+        scores: dict[int, float] = {}
         if not self.size or self.avgdl == 0:
             return scores
+        get = scores.get
         for term in dict.fromkeys(terms):
-            hit = self.postings.get(term)
-            if hit is None:
+            hits = self.postings.get(term)
+            if hits is None:
                 continue
-            docs, tf = hit
-            if tf is None:  # pragma: no cover - description postings always carry term counts
-                continue
-            idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
-            norm = K1 * (1.0 - B + B * self.doc_length[docs] / self.avgdl)
-            scores[docs] += idf * tf * (K1 + 1.0) / (tf + norm)
+            values = self._term_bm25.get(term) or self._term_scores(term, *hits)
+            for i, value in zip(hits[0], values, strict=True):
+                scores[i] = get(i, 0.0) + value
         return scores
 
-    def namepath(self, terms: list[str]) -> np.ndarray:
-        """Jaccard between the query's token set and each candidate's name + path token set."""
+    def _term_scores(self, term: str, docs: list[int], counts: list[int]) -> list[float]:
+        """One term's BM25 contribution to each candidate that holds it, memoised (a corpus constant)."""
+        idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
+        norm = self.length_norm
+        found = [idf * tf * (K1 + 1.0) / (tf + norm[i]) for i, tf in zip(docs, counts, strict=True)]
+        self._term_bm25[term] = found
+        return found
+
+    def namepath(self, terms: list[str]) -> dict[int, float]:
+        """Jaccard between the query's token set and each candidate's name + path token set, for the
+        candidates that share a token with the query (the others score 0)."""
         query = set(terms)
-        inter = np.zeros(self.size)
+        inter: dict[int, int] = {}
         for term in query:
-            hit = self.name_postings.get(term)
-            if hit is not None:
-                inter[hit[0]] += 1
-        union = len(query) + self.namepath_size - inter
-        return np.divide(inter, union, out=np.zeros(self.size), where=union > 0)
+            for i in self.name_postings.get(term, ()):
+                inter[i] = inter.get(i, 0) + 1
+        size = self.namepath_size
+        return {i: k / (len(query) + size[i] - k) for i, k in inter.items()}
 
     # -- capability matching ----------------------------------------------------------------
     def _canonical_index(self, aliases: AliasResolver) -> dict[str, list[int]]:
@@ -241,11 +232,17 @@ class Corpus:
             self._canon[aliases.version_key] = index = dict(index)
         return index
 
-    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> list[str]:
+    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> dict[str, float]:
+        """The vocabulary's tokens within Jaro-Winkler 0.90 of ``query``, with their similarity (memoised)."""
         key = (kind, query)
         hits = self._vocab_hits.get(key)
         if hits is None:
-            hits = [t for t in vocab if may_reach_threshold(query, t) and similarity(query, t) >= FUZZY_THRESHOLD]
+            hits = {}
+            for token in vocab:
+                if may_reach_threshold(query, token):
+                    sim = similarity(query, token)
+                    if sim >= FUZZY_THRESHOLD:
+                        hits[token] = sim
             self._vocab_hits[key] = hits
         return hits
 
@@ -259,12 +256,49 @@ class Corpus:
             docs.update(self.provisional[token])
         return docs
 
-    def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[np.ndarray, dict[int, list[str]]]:
+    def best_match(self, capability: str, record: SkillRecord, aliases: AliasResolver, strict: bool) -> Match:
+        """Exact 1.0 > alias 0.8 > fuzzy 0.33 over ``P`` tokens; provisional 0.25 without a contract.
+
+        Ties keep the first token in declaration order. In strict mode invalid
+        tokens take no part (they are unresolved); in best-effort they can match
+        fuzzily, as written. Fuzzy and provisional similarities come from the
+        vocabulary scan ``touched`` made for the capability: every token of a
+        candidate of this corpus is in its vocabulary.
+        """
+        if record.contract is None:
+            near = self._fuzzy_vocab(joined_stem(capability), self.provisional, "provisional")
+            best: Match | None = None
+            best_sim = 0.0
+            for token in sorted(record.provisional):
+                sim = near.get(token)
+                if sim is not None and (best is None or sim > best_sim):
+                    best, best_sim = Match(capability, "provisional", token, sim), sim
+            return best or Match(capability, "none")
+        near = self._fuzzy_vocab(capability, self.ptokens, "p")
+        canonical = aliases.canonical(capability)
+        best = None
+        for cap in record.contract.provides:
+            if strict and not cap.valid:
+                continue
+            token = cap.value
+            if token == capability:
+                return Match(capability, "exact", token)
+            if best is not None and best.kind == "alias":
+                continue
+            if cap.valid and aliases.canonical(token) == canonical:
+                best = Match(capability, "alias", token)
+            elif best is None:
+                sim = near.get(token)
+                if sim is not None:
+                    best = Match(capability, "fuzzy", token, sim)
+        return best or Match(capability, "none")
+
+    def runtime_scores(self, host: str, known: frozenset[str]) -> tuple[list[float], dict[int, list[str]]]:
         """``S_runtime`` per candidate and, per candidate, the unknown compatibility tokens (logged)."""
         key = (host, known)
         if key in self._runtime:
             return self._runtime[key]
-        scores = np.ones(self.size)
+        scores = [1.0] * self.size
         unknown: dict[int, list[str]] = {}
         for i, r in enumerate(self.records):
             if not r.runtime_tokens:

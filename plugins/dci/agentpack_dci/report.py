@@ -10,15 +10,14 @@ puts them back (``explain --from-report``).
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
-
-import numpy as np
 
 from .grammar import PARSER_VERSION
 from .index import Match
 from .model import Resolution
 from .reliability import STATE_FILE
-from .scoring import DIGITS, r6
+from .scoring import at_least, r6
 from .selection import TIE_BREAKERS, id_hash
 
 EXTENSION_KEYS = (
@@ -64,13 +63,16 @@ def _relevant(res: Resolution) -> list[int]:
         wanted = set(range(res.corpus.size))
     else:
         wanted = {*t.matches, *sel.ranked, *sel.selected, *sel.probe_rejected}
-        lexical = np.flatnonzero((t.s_desc > 0) | (t.s_namepath > 0))
-        lexical = lexical[~np.isin(lexical, list(wanted))] if wanted else lexical
-        if lexical.size > LEXICAL_LISTED:
-            finals = np.round(sel.final[lexical], DIGITS)
-            cut = np.sort(finals)[-LEXICAL_LISTED]
-            lexical = lexical[finals >= cut]
-        wanted |= set(sorted((int(i) for i in lexical), key=lambda i: key(i, sel.final))[:LEXICAL_LISTED])
+        lexical = [
+            i
+            for i, (d, p) in enumerate(zip(t.s_desc, t.s_namepath, strict=True))
+            if (d > 0 or p > 0) and i not in wanted
+        ]
+        if len(lexical) > LEXICAL_LISTED:  # only the candidates whose rounded final score can make the cut
+            # rounding is monotonic: the rounded LEXICAL_LISTED-th best is the LEXICAL_LISTED-th best rounded
+            cut = r6(heapq.nlargest(LEXICAL_LISTED, (sel.final[i] for i in lexical))[-1])
+            lexical = [i for i in lexical if at_least(sel.final[i], cut)]
+        wanted |= set(sorted(lexical, key=lambda i: key(i, sel.final))[:LEXICAL_LISTED])
     ranked = {i: n for n, i in enumerate(sel.ranked)}
     return sorted(wanted, key=lambda i: (i not in ranked, ranked.get(i, 0), key(i, sel.final)))
 

@@ -13,8 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from agentpack.clock import SYSTEM_CLOCK, Clock, IdSource, random_ids
 from agentpack.errors import AgentpackError
 
@@ -232,8 +230,8 @@ class Resolver:
             "query option" if request.query is not None else "capability ids",
         )
 
-    def _multipliers(self, corpus: Corpus) -> np.ndarray:
-        multipliers = np.ones(corpus.size)
+    def _multipliers(self, corpus: Corpus) -> list[float]:
+        multipliers = [1.0] * corpus.size
         position = {r.id: i for i, r in enumerate(corpus.records)} if self.history.data["candidates"] else {}
         for cid in self.history.data["candidates"]:
             if cid in position:

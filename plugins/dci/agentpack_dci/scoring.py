@@ -1,9 +1,13 @@
-"""Every score of the spec for every candidate of one query, as arrays.
+"""Every score of the spec for every candidate of one query, as lists (one entry per candidate).
 
 ``S_total = 0.60 S_contract + 0.20 S_desc + 0.10 S_namepath + 0.10 S_runtime``;
 penalties (invalid token, unknown clause, over-claim, contract inflation) are
 subtracted, then the reliability multiplier applies. Values are kept as floats;
-every comparison and every reported value uses them rounded to 6 decimals.
+every comparison and every reported value uses them rounded to 6 decimals with
+``r6`` (Python's ``round``: the decimal nearest the binary value).
+Components that are zero for most candidates (BM25, Jaccard, ``S_contract``)
+are computed for the candidates that can score at all and written into lists
+of zeros.
 """
 
 from __future__ import annotations
@@ -11,10 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .aliases import AliasResolver
-from .index import Corpus, Match, best_match
+from .index import Corpus, Match
 
 W_CONTRACT, W_DESC, W_NAMEPATH, W_RUNTIME = 0.60, 0.20, 0.10, 0.10
 INFLATION_PENALTY = 0.15
@@ -23,6 +25,13 @@ DIGITS = 6
 
 def r6(value: float) -> float:
     return round(float(value), DIGITS)
+
+
+def at_least(value: float, limit: float) -> bool:
+    """``r6(value) >= limit`` for a ``limit`` already rounded. Rounding is monotonic: a value at or above
+    the limit passes, one a millionth or more below it fails (for scores, far above a binary ulp); only
+    values in between are rounded."""
+    return value >= limit or (value > limit - 1e-6 and round(value, DIGITS) >= limit)
 
 
 @dataclass
@@ -48,35 +57,31 @@ class Query:
         return self.required or self.optional
 
 
-def _unset() -> np.ndarray:
-    return np.empty(0)
-
-
 @dataclass
 class ScoreTable:
-    """Component arrays (one entry per candidate) plus per-candidate match details for touched ones."""
+    """Component lists (one entry per candidate) plus per-candidate match details for touched ones."""
 
-    s_contract: np.ndarray
+    s_contract: list[float]
     resolved: list[tuple[str, ...]]
     matches: dict[int, dict[str, Match]]
-    bm25: np.ndarray
-    s_desc: np.ndarray
-    s_namepath: np.ndarray
-    s_runtime: np.ndarray
+    bm25: list[float]
+    s_desc: list[float]
+    s_namepath: list[float]
+    s_runtime: list[float]
     unknown_runtime: dict[int, list[str]]
     # filled in by ``score`` once the components are known
-    s_total: np.ndarray = field(default_factory=_unset)
-    s_skill: np.ndarray = field(default_factory=_unset)
-    invalid_penalty: np.ndarray = field(default_factory=_unset)
-    unknown_clause_penalty: np.ndarray = field(default_factory=_unset)
-    overclaim_penalty: np.ndarray = field(default_factory=_unset)
-    inflated: np.ndarray = field(default_factory=_unset)
-    inflation_penalty: np.ndarray = field(default_factory=_unset)
-    multiplier: np.ndarray = field(default_factory=_unset)
+    s_total: list[float] = field(default_factory=list)
+    s_skill: list[float] = field(default_factory=list)
+    invalid_penalty: list[float] = field(default_factory=list)
+    unknown_clause_penalty: list[float] = field(default_factory=list)
+    overclaim_penalty: list[float] = field(default_factory=list)
+    inflated: list[bool] = field(default_factory=list)
+    inflation_penalty: list[float] = field(default_factory=list)
+    multiplier: list[float] = field(default_factory=list)
     statistics: dict = field(default_factory=dict)
 
     def penalties(self, i: int) -> float:
-        return float(
+        return (
             self.invalid_penalty[i]
             + self.unknown_clause_penalty[i]
             + self.overclaim_penalty[i]
@@ -84,10 +89,10 @@ class ScoreTable:
         )
 
     def penalized(self, i: int) -> float:
-        return max(0.0, float(self.s_total[i]) - self.penalties(i))
+        return max(0.0, self.s_total[i] - self.penalties(i))
 
     def final(self, i: int) -> float:
-        return self.penalized(i) * float(self.multiplier[i])
+        return self.penalized(i) * self.multiplier[i]
 
 
 def resolves(match: Match, strict: bool) -> bool:
@@ -104,10 +109,10 @@ MatchCache = dict
 
 def capability_scores(
     corpus: Corpus, query: Query, aliases: AliasResolver, parser_version: str, cache: MatchCache
-) -> tuple[np.ndarray, list[tuple[str, ...]], dict[int, dict[str, Match]]]:
+) -> tuple[list[float], list[tuple[str, ...]], dict[int, dict[str, Match]]]:
     """``S_contract`` and resolved required capabilities; per-candidate results cached under the spec's key."""
     n = corpus.size
-    s_contract = np.zeros(n)
+    s_contract = [0.0] * n
     resolved: list[tuple[str, ...]] = [()] * n
     matches: dict[int, dict[str, Match]] = {}
     capabilities = query.capabilities
@@ -123,12 +128,19 @@ def capability_scores(
         key = (query_key, record.id, parser_version, aliases.version_key, record.metadata_hash)
         found = cache.get(key)
         if found is None:
-            found = {c: best_match(c, record, aliases, query.strict) for c in capabilities}
+            found = {c: corpus.best_match(c, record, aliases, query.strict) for c in capabilities}
             cache[key] = found
         matches[i] = found
         s_contract[i] = sum(found[c].score for c in scored) / len(scored)
         resolved[i] = tuple(c for c in query.required if resolves(found[c], query.strict))
     return s_contract, resolved, matches
+
+
+def _dense(size: int, sparse: dict[int, float]) -> list[float]:
+    values = [0.0] * size
+    for i, value in sparse.items():
+        values[i] = value
+    return values
 
 
 def score(
@@ -139,38 +151,39 @@ def score(
     parser_version: str,
     cache: MatchCache,
     known_runtimes: frozenset[str],
-    multipliers: np.ndarray,
+    multipliers: list[float],
 ) -> ScoreTable:
     """Components, penalties and final scores for every candidate."""
+    n = corpus.size
     s_contract, resolved, matches = capability_scores(corpus, query, aliases, parser_version, cache)
     bm25 = corpus.bm25(query.terms)
-    top = float(bm25.max()) if bm25.size else 0.0
-    s_desc = bm25 / top if top > 0 else np.zeros(corpus.size)
-    s_namepath = corpus.namepath(query.terms)
+    top = max(bm25.values(), default=0.0)  # BM25 is positive wherever a term occurs
+    desc = {i: value / top for i, value in bm25.items()} if top > 0 else {}
+    namepath = corpus.namepath(query.terms)
     s_runtime, unknown = corpus.runtime_scores(query.runtime, known_runtimes | {query.runtime})
-    table = ScoreTable(s_contract, resolved, matches, bm25, s_desc, s_namepath, s_runtime, unknown)
-    table.s_total = W_CONTRACT * s_contract + W_DESC * s_desc + W_NAMEPATH * s_namepath + W_RUNTIME * s_runtime
-    table.s_skill = 0.7 * s_desc + 0.3 * s_namepath
+    s_desc, s_namepath = _dense(n, desc), _dense(n, namepath)
+    table = ScoreTable(s_contract, resolved, matches, _dense(n, bm25), s_desc, s_namepath, s_runtime, unknown)
+    # a candidate without contract, description or name signal has S_total = W_RUNTIME * S_runtime exactly
+    s_total = [W_RUNTIME * r for r in s_runtime]
+    s_skill = [0.0] * n
+    for i in {*matches, *desc, *namepath}:
+        s_total[i] = (
+            W_CONTRACT * s_contract[i] + W_DESC * s_desc[i] + W_NAMEPATH * s_namepath[i] + W_RUNTIME * s_runtime[i]
+        )
+        s_skill[i] = 0.7 * s_desc[i] + 0.3 * s_namepath[i]
+    table.s_total, table.s_skill = s_total, s_skill
     _penalties(table, corpus, query)
     table.multiplier = multipliers
     return table
 
 
-def overclaim(p_count: float, p_median: float) -> float:
-    """The over-claim penalty of one candidate (``Corpus.overclaim`` holds it for every candidate)."""
-    limit = max(20.0, 3.0 * p_median)
-    if p_count <= limit:
-        return 0.0
-    return min(0.25, 0.05 * math.ceil((p_count - limit) / 5.0))
-
-
-def inflation_rule(deltas: np.ndarray) -> tuple[str, float | None, dict]:
+def inflation_rule(deltas: list[float]) -> tuple[str, float | None, dict]:
     """Which divergence rule applies to this population of deltas, and its threshold."""
-    n = int(deltas.size)
+    n = len(deltas)
     if n <= 1:
         return "skipped (one candidate)", None, {"n": n}
-    mu = float(deltas.mean())
-    sigma = float(deltas.std())  # population standard deviation
+    mu = math.fsum(deltas) / n
+    sigma = math.sqrt(math.fsum((d - mu) ** 2 for d in deltas) / n)  # population standard deviation
     stats = {"n": n, "mu_delta": r6(mu), "sigma_delta": r6(sigma)}
     if n < 5:
         return "absolute (fewer than 5 candidates): delta > 0.35", 0.35, stats
@@ -179,20 +192,26 @@ def inflation_rule(deltas: np.ndarray) -> tuple[str, float | None, dict]:
     return "statistical: delta > mu + 2 sigma", mu + 2.0 * sigma, stats
 
 
+def _capped(counts: list[int]) -> list[float]:
+    """0.02 per token or clause, at most 0.20."""
+    return [min(0.20, 0.02 * k) if k else 0.0 for k in counts]
+
+
 def _penalties(table: ScoreTable, corpus: Corpus, query: Query) -> None:
     n = corpus.size
-    table.invalid_penalty = np.zeros(n) if query.strict else np.minimum(0.20, 0.02 * corpus.invalid_count)
-    table.unknown_clause_penalty = np.minimum(0.20, 0.02 * corpus.unknown_count)
+    table.invalid_penalty = [0.0] * n if query.strict else _capped(corpus.invalid_count)
+    table.unknown_clause_penalty = _capped(corpus.unknown_count)
     table.overclaim_penalty = corpus.overclaim
-    population = np.flatnonzero(corpus.has_contract)
-    deltas = table.s_contract[population] - table.s_skill[population]
+    population = corpus.contract_rows
+    deltas = [table.s_contract[i] - table.s_skill[i] for i in population]
     rule, threshold, stats = inflation_rule(deltas)
-    inflated = np.zeros(n, dtype=bool)
+    table.inflated, table.inflation_penalty = [False] * n, [0.0] * n
     if threshold is not None:
-        rounded = np.round(deltas, DIGITS)
-        inflated[population[rounded > r6(threshold)]] = True
-    table.inflated = inflated
-    table.inflation_penalty = np.where(inflated, 0.0 if query.strict else INFLATION_PENALTY, 0.0)
+        limit = r6(threshold)
+        for i, delta in zip(population, deltas, strict=True):
+            if delta > limit and r6(delta) > limit:  # a value at or below the limit cannot round above it
+                table.inflated[i] = True
+                table.inflation_penalty[i] = 0.0 if query.strict else INFLATION_PENALTY
     table.statistics = {
         "p_median": r6(corpus.p_median),
         "overclaim_limit": r6(corpus.overclaim_limit),

@@ -1,6 +1,8 @@
 """Gates, ranking with the six ordered tie-breakers, ``single`` and greedy ``cover`` selection, probes.
 
-Gates compare values rounded to 6 decimals (the values the report shows).
+Gates compare values rounded to 6 decimals (the values the report shows), with
+``scoring.r6`` everywhere, so a gate, a tie-break and a reported value never
+disagree on a value that lies near a half of the sixth decimal.
 In ``cover`` mode the coverage gate applies to the selected set, not to each
 candidate (each candidate must resolve at least one required capability);
 otherwise no partial provider could ever reach the cover step in strict mode.
@@ -12,13 +14,11 @@ import hashlib
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-import numpy as np
-
 from .discovery import SkillRecord
 from .index import Corpus
 from .policy import NO_HINTS, EffectivePolicy, Hints, provider_hints
 from .probes import ProbeRunner
-from .scoring import DIGITS, Query, ScoreTable, r6
+from .scoring import Query, ScoreTable, at_least, r6
 
 TIE_BREAKERS = (
     "higher S_contract",
@@ -36,8 +36,8 @@ def id_hash(candidate_id: str) -> str:
 
 @dataclass
 class Selection:
-    final: np.ndarray
-    coverage: np.ndarray
+    final: list[float]
+    coverage: list[float]
     ranked: list[int]
     """Gated candidates, best first, after probes and the ``max-candidates`` cut."""
     selected: list[int]
@@ -64,8 +64,8 @@ class Selector:
         self.effective = policy.effective
         self.cover = self.effective["selection-mode"] == "cover"
         required = len(query.required)
-        counts = np.array([len(r) for r in table.resolved], dtype=float)
-        self.coverage = counts / required if required else np.ones(corpus.size)
+        counts = [len(r) for r in table.resolved]
+        self.coverage = [k / required for k in counts] if required else [1.0] * corpus.size
         self.resolved_count = counts
         self.hints: dict[int, Hints] = {}
         for i in corpus.hinted:
@@ -74,19 +74,29 @@ class Selector:
                 self.hints[i] = provider_hints(contract.policy, self.effective)
 
     # -- scores ------------------------------------------------------------------------------
-    def final_scores(self) -> np.ndarray:
+    def final_scores(self) -> list[float]:
         t = self.table
-        penalties = t.invalid_penalty + t.unknown_clause_penalty + t.overclaim_penalty + t.inflation_penalty
-        return np.maximum(0.0, t.s_total - penalties) * t.multiplier
+        return [
+            max(0.0, total - (a + b + c + d)) * m
+            for total, a, b, c, d, m in zip(
+                t.s_total,
+                t.invalid_penalty,
+                t.unknown_clause_penalty,
+                t.overclaim_penalty,
+                t.inflation_penalty,
+                t.multiplier,
+                strict=True,
+            )
+        ]
 
-    def key(self, i: int, final: np.ndarray) -> tuple:
+    def key(self, i: int, final: list[float]) -> tuple:
         """Sort key: S_total_final, then the six tie-breakers (all ascending-is-better)."""
         t = self.table
         return (
             -r6(final[i]),
             -r6(t.s_contract[i]),
             -r6(self.coverage[i]),
-            len(self.query.required) - int(self.resolved_count[i]),
+            len(self.query.required) - self.resolved_count[i],
             -r6(self.specificity(i)),
             -r6(t.s_skill[i]),
             id_hash(self.corpus.records[i].id),
@@ -105,7 +115,7 @@ class Selector:
             for k in ("min-total-score", "min-contract-score", "min-required-coverage")
         }
 
-    def reasons(self, i: int, final: np.ndarray) -> list[str]:
+    def reasons(self, i: int, final: list[float]) -> list[str]:
         """Every gate candidate ``i`` fails (empty when it passes them all)."""
         t, q = self.table, self.query
         record: SkillRecord = self.corpus.records[i]
@@ -128,19 +138,30 @@ class Selector:
             )
         return out
 
-    def _gated(self, final: np.ndarray) -> list[int]:
+    def _gated(self, final: list[float]) -> list[int]:
         e, t, q = self.effective, self.table, self.query
-        mask = (np.round(final, DIGITS) >= r6(e["min-total-score"])) & (
-            np.round(t.s_contract, DIGITS) >= r6(e["min-contract-score"])
-        )
-        if self.cover:
-            if q.required:
-                mask &= self.resolved_count > 0
-        else:
-            mask &= np.round(self.coverage, DIGITS) >= r6(e["min-required-coverage"])
-        if q.strict:
-            mask &= (t.s_runtime > 0) & ~self.corpus.has_error
-        return [int(i) for i in np.flatnonzero(mask) if i not in self.hints or not self.reasons(int(i), final)]
+        total, contract = r6(e["min-total-score"]), r6(e["min-contract-score"])
+        coverage = r6(e["min-required-coverage"])
+        # a millionth below a limit cannot round up to it (``at_least``): most candidates stop here
+        near = [
+            i
+            for i, (score, s_contract) in enumerate(zip(final, t.s_contract, strict=True))
+            if score > total - 1e-6 and s_contract > contract - 1e-6
+        ]
+        gated = []
+        for i in near:
+            if not (at_least(t.s_contract[i], contract) and at_least(final[i], total)):
+                continue
+            if self.cover:
+                if q.required and not self.resolved_count[i]:
+                    continue
+            elif not at_least(self.coverage[i], coverage):
+                continue
+            if q.strict and (t.s_runtime[i] <= 0 or self.corpus.has_error[i]):
+                continue
+            if i not in self.hints or not self.reasons(i, final):
+                gated.append(i)
+        return gated
 
     # -- the algorithm -----------------------------------------------------------------------
     def run(self) -> Selection:
@@ -213,13 +234,13 @@ class Selector:
             uncovered.difference_update(self.table.resolved[best])
         return selected
 
-    def _best_effort_probe(self, final: np.ndarray, cleared: set[int]) -> np.ndarray:
+    def _best_effort_probe(self, final: list[float], cleared: set[int]) -> list[float]:
         """Best-effort: probe the top-ranked candidate when it is contract-inflated; a pass lifts the penalty."""
-        if not self.table.inflated.any():
+        if not any(self.table.inflated):
             return final
-        rounded = np.round(final, DIGITS)
-        leaders = np.flatnonzero(rounded == rounded.max())
-        top = min((int(i) for i in leaders), key=lambda i: self.key(i, final))
+        best = r6(max(final))  # rounding is monotonic: the best rounded score is the best score rounded
+        leaders = [i for i, value in enumerate(final) if value > best - 1e-6 and at_least(value, best)]
+        top = min(leaders, key=lambda i: self.key(i, final))
         if not self.table.inflated[top]:
             return final
         if self.probes.check(self.corpus.records[top], self.table.resolved[top]):
@@ -228,7 +249,7 @@ class Selector:
             return self.final_scores()
         return final
 
-    def _tie_steps(self, ranked: list[int], final: np.ndarray) -> dict[int, int]:
+    def _tie_steps(self, ranked: list[int], final: list[float]) -> dict[int, int]:
         steps: dict[int, int] = {}
         for a, b in pairwise(ranked):
             ka, kb = self.key(a, final), self.key(b, final)
