@@ -7,9 +7,15 @@ imports them from here so that asking for JSON does not import click.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any
 
 SCHEMA_VERSION = 1
+
+_flat = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""One-line JSON (``, `` and ``: `` separators) by the C encoder: ``json`` has no C path for indented output."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def envelope(command: str, ok: bool, **fields: Any) -> dict[str, Any]:
@@ -18,8 +24,61 @@ def envelope(command: str, ok: bool, **fields: Any) -> dict[str, Any]:
 
 
 def dumps(value: Any) -> str:
-    """``value`` as the CLI prints JSON: indented, UTF-8, unknown types as strings."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """``value`` as the CLI prints JSON: indented, UTF-8, unknown types as strings.
+
+    The text of ``json.dumps(value, indent=2, ensure_ascii=False, default=str)`` (a property test
+    compares them), about twice as fast on a large report: a mapping of plain scalars is encoded in
+    one C call and then broken into lines at ``, "``, which in that text only ever separates items
+    (an encoded string escapes every ``"`` in it, and one that ends in ``, `` takes the slow way).
+    """
+    parts: list[str] = []
+    _encode(value, "", parts.append)
+    return "".join(parts)
+
+
+def _one_line(mapping: dict[Any, Any]) -> bool:
+    """Whether ``mapping``'s one-line text can be broken at every ``, "``."""
+    for key, item in mapping.items():
+        kind = type(item)
+        if kind not in _SCALARS or type(key) is not str or key.endswith(", "):
+            return False
+        if kind is str and item.endswith(", "):
+            return False
+    return True
+
+
+def _encode(value: Any, indent: str, add: Callable[[str], Any]) -> None:
+    if isinstance(value, dict):
+        if not value:
+            add("{}")
+            return
+        inner = indent + "  "
+        if _one_line(value):
+            add("{\n" + inner + _flat(value)[1:-1].replace(', "', ",\n" + inner + '"') + "\n" + indent + "}")
+            return
+        separator = "{\n" + inner
+        for key, item in value.items():
+            add(separator)
+            separator = ",\n" + inner
+            add(encode_basestring(key) if type(key) is str else _flat({key: 0})[1:-4])
+            add(": ")
+            _encode(item, inner, add)
+        add("\n" + indent + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            add("[]")
+            return
+        inner = indent + "  "
+        separator = "[\n" + inner
+        for item in value:
+            add(separator)
+            separator = ",\n" + inner
+            _encode(item, inner, add)
+        add("\n" + indent + "]")
+    elif type(value) is str:
+        add(encode_basestring(value))
+    else:
+        add(_flat(value))
 
 
 __all__ = ["SCHEMA_VERSION", "dumps", "envelope"]
