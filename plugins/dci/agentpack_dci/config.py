@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from agentpack.errors import AgentpackError
 from agentpack.userfiles import optional_file
@@ -30,12 +30,11 @@ BUILTIN_RUNTIMES = frozenset(
 """Runtime tokens recognised in ``compatibility`` out of the box (``all`` means runtime-agnostic)."""
 
 
-@dataclass(frozen=True)
-class WorkspaceConfig:
+class WorkspaceConfig(NamedTuple):
     runtime_roots: tuple[str, ...] = ()
     external_roots: tuple[str, ...] = ()
-    disabled: frozenset[str] = field(default_factory=frozenset)
-    known_runtimes: frozenset[str] = field(default_factory=frozenset)
+    disabled: frozenset[str] = frozenset()
+    known_runtimes: frozenset[str] = frozenset()
     path: str | None = None
 
 

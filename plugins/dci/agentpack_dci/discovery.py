@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
+from typing import Any, ClassVar, NamedTuple
 
 from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_json, sha256_text
+from agentpack.records import Record, constant
 from agentpack.skillmd import validate_skill_dir
 from agentpack.userfiles import read_text
 
@@ -30,8 +32,7 @@ WORKSPACE, RUNTIME, EXTERNAL = "workspace-local", "runtime-installed", "external
 SOURCES = (WORKSPACE, RUNTIME, EXTERNAL)
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     source: str
     path: Path
     label: str
@@ -68,21 +69,21 @@ class SkillRecord:
         return self._metadata_hash
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):
     id: str
     reason: str
     source: str
 
 
-@dataclass
-class Discovery:
+class Discovery(Record):
+    __slots__ = ("records", "rejections", "roots", "sources_scanned", "discovered", "fingerprint")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"fingerprint": constant("")}
     records: list[SkillRecord]
     rejections: list[Rejection]
     roots: list[dict]
     sources_scanned: list[str]
     discovered: int
-    fingerprint: str = ""
+    fingerprint: str
 
     @property
     def counts(self) -> dict[str, int]:
@@ -100,11 +101,12 @@ class _Parsed:
     name: str | None = None
 
 
-@dataclass
-class SkillCache:
+class SkillCache(Record):
     """Parsed skills keyed by (real path of SKILL.md, mtime_ns, size) and display path."""
 
-    entries: dict[tuple, _Parsed] = field(default_factory=dict)
+    __slots__ = ("entries",)
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"entries": dict}
+    entries: dict[tuple, _Parsed]
 
 
 def skill_files(root: Path) -> list[Path]:

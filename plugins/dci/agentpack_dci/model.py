@@ -6,7 +6,10 @@ them; both import this module, neither imports the other's caller.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from agentpack.records import Record, constant
 
 from .aliases import AliasResolver
 from .discovery import Discovery
@@ -19,27 +22,43 @@ from .scoring import Query, ScoreTable
 from .selection import Selection, Selector
 
 
-@dataclass
-class ResolveRequest:
-    required: list[str] = field(default_factory=list)
-    optional: list[str] = field(default_factory=list)
-    query: str | None = None
-    mode: str | None = None
-    runtime: str = "cli"
-    consumer: Contract | None = None
-    policy: dict[str, str] = field(default_factory=dict)
+class ResolveRequest(Record):
+    __slots__ = ("required", "optional", "query", "mode", "runtime", "consumer", "policy", "decision", "listing")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "required": list,
+        "optional": list,
+        "query": constant(None),
+        "mode": constant(None),
+        "runtime": constant("cli"),
+        "consumer": constant(None),
+        "policy": dict,
+        "decision": constant(None),
+        "listing": constant("relevant"),
+    }
+    required: list[str]
+    optional: list[str]
+    query: str | None
+    mode: str | None
+    runtime: str
+    consumer: Contract | None
+    policy: dict[str, str]
     """Runtime/user overrides, as written (``{"selection-mode": "cover"}``)."""
-    decision: str | None = None
-    listing: str = "relevant"
+    decision: str | None
+    listing: str
 
 
-@dataclass
-class Outcome:
+class Outcome(Record):
+    __slots__ = ("policy", "outcome", "user_decision", "decision_source", "emulated")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "user_decision": constant(None),
+        "decision_source": constant(None),
+        "emulated": list,
+    }
     policy: str
     outcome: str
-    user_decision: str | None = None
-    decision_source: str | None = None
-    emulated: list[str] = field(default_factory=list)
+    user_decision: str | None
+    decision_source: str | None
+    emulated: list[str]
 
     @property
     def degraded(self) -> bool:
@@ -50,10 +69,27 @@ class Outcome:
         return {"not-needed": "resolved", "failed": "failed", "aborted": "aborted"}.get(self.outcome, "degraded")
 
 
-@dataclass
-class Resolution:
+class Resolution(Record):
     """Everything one run decided; ``report.build_report`` renders it as the capability_resolution_report."""
 
+    __slots__ = (
+        "request",
+        "query",
+        "policy",
+        "discovery",
+        "corpus",
+        "table",
+        "selector",
+        "selection",
+        "outcome",
+        "selected",
+        "probes",
+        "history",
+        "aliases",
+        "run_id",
+        "generated_at",
+        "query_source",
+    )
     request: ResolveRequest
     query: Query
     policy: EffectivePolicy

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentpack.errors import AgentpackError
 
@@ -64,8 +63,7 @@ def parse_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
     return {key: parse_value(key, value) for key, value in pairs}
 
 
-@dataclass(frozen=True)
-class EffectivePolicy:
+class EffectivePolicy(NamedTuple):
     defaults: dict[str, Any]
     effective: dict[str, Any]
     source: str
@@ -79,8 +77,7 @@ def resolve_policy(mode: str, consumer: dict[str, Any], runtime: dict[str, Any])
     return EffectivePolicy(base, effective, "+".join(changed) or "defaults")
 
 
-@dataclass(frozen=True)
-class Hints:
+class Hints(NamedTuple):
     """A provider's ``Pol(...)`` hints: what tightened its own gates, and what was ignored and why."""
 
     thresholds: dict[str, float]

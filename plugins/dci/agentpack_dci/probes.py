@@ -6,9 +6,10 @@ Named tuples, as the core's registration values are.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from agentpack.records import Record
 
 if TYPE_CHECKING:
     from .discovery import SkillRecord
@@ -60,13 +61,14 @@ class EmulationRequest(NamedTuple):
     options: tuple[str, ...] = DECISIONS
 
 
-@dataclass
-class ProbeRunner:
+class ProbeRunner(Record):
     """Runs registered probes at most once per (candidate, capability) and keeps the record."""
 
-    probes: dict[str, list[Probe]] = field(default_factory=dict)
-    runs: list[ProbeRun] = field(default_factory=list)
-    _done: dict[tuple[str, str], bool] = field(default_factory=dict)
+    __slots__ = ("probes", "runs", "_done")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"probes": dict, "runs": list, "_done": dict}
+    probes: dict[str, list[Probe]]
+    runs: list[ProbeRun]
+    _done: dict[tuple[str, str], bool]
 
     @classmethod
     def from_list(cls, probes: list[Probe]) -> ProbeRunner:

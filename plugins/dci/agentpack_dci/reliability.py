@@ -9,9 +9,8 @@ in-memory state and the report says ``history_state=ephemeral``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentpack.clock import SYSTEM_CLOCK, Clock
 from agentpack.errors import AgentpackError
@@ -23,8 +22,7 @@ STATE_FILE = Path(".dci") / "state" / "reliability.v1.json"
 WINDOW = 20
 
 
-@dataclass(frozen=True)
-class History:
+class History(NamedTuple):
     outcomes: tuple[int, ...]
     last_used_at: str | None
 

@@ -13,7 +13,10 @@ of zeros.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from agentpack.records import Record
 
 from .aliases import AliasResolver
 from .index import Corpus, Match
@@ -34,8 +37,8 @@ def at_least(value: float, limit: float) -> bool:
     return value >= limit or (value > limit - 1e-6 and round(value, DIGITS) >= limit)
 
 
-@dataclass
-class Query:
+class Query(Record):
+    __slots__ = ("required", "optional", "text", "terms", "mode", "runtime")
     required: tuple[str, ...]
     optional: tuple[str, ...]
     text: str
@@ -57,10 +60,39 @@ class Query:
         return self.required or self.optional
 
 
-@dataclass
-class ScoreTable:
+class ScoreTable(Record):
     """Component lists (one entry per candidate) plus per-candidate match details for touched ones."""
 
+    __slots__ = (
+        "s_contract",
+        "resolved",
+        "matches",
+        "bm25",
+        "s_desc",
+        "s_namepath",
+        "s_runtime",
+        "unknown_runtime",
+        "s_total",
+        "s_skill",
+        "invalid_penalty",
+        "unknown_clause_penalty",
+        "overclaim_penalty",
+        "inflated",
+        "inflation_penalty",
+        "multiplier",
+        "statistics",
+    )
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "s_total": list,
+        "s_skill": list,
+        "invalid_penalty": list,
+        "unknown_clause_penalty": list,
+        "overclaim_penalty": list,
+        "inflated": list,
+        "inflation_penalty": list,
+        "multiplier": list,
+        "statistics": dict,
+    }
     s_contract: list[float]
     resolved: list[tuple[str, ...]]
     matches: dict[int, dict[str, Match]]
@@ -70,15 +102,15 @@ class ScoreTable:
     s_runtime: list[float]
     unknown_runtime: dict[int, list[str]]
     # filled in by ``score`` once the components are known
-    s_total: list[float] = field(default_factory=list)
-    s_skill: list[float] = field(default_factory=list)
-    invalid_penalty: list[float] = field(default_factory=list)
-    unknown_clause_penalty: list[float] = field(default_factory=list)
-    overclaim_penalty: list[float] = field(default_factory=list)
-    inflated: list[bool] = field(default_factory=list)
-    inflation_penalty: list[float] = field(default_factory=list)
-    multiplier: list[float] = field(default_factory=list)
-    statistics: dict = field(default_factory=dict)
+    s_total: list[float]
+    s_skill: list[float]
+    invalid_penalty: list[float]
+    unknown_clause_penalty: list[float]
+    overclaim_penalty: list[float]
+    inflated: list[bool]
+    inflation_penalty: list[float]
+    multiplier: list[float]
+    statistics: dict
 
     def penalties(self, i: int) -> float:
         return (

@@ -11,8 +11,11 @@ otherwise no partial provider could ever reach the cover step in strict mode.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from itertools import pairwise
+from typing import Any, ClassVar
+
+from agentpack.records import Record
 
 from .discovery import SkillRecord
 from .index import Corpus
@@ -34,8 +37,25 @@ def id_hash(candidate_id: str) -> str:
     return hashlib.sha256(candidate_id.lower().encode("utf-8")).hexdigest()
 
 
-@dataclass
-class Selection:
+class Selection(Record):
+    __slots__ = (
+        "final",
+        "coverage",
+        "ranked",
+        "selected",
+        "unresolved",
+        "hints",
+        "probe_rejected",
+        "probe_cleared",
+        "tie_steps",
+        "beyond_limit",
+    )
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "probe_rejected": dict,
+        "probe_cleared": set,
+        "tie_steps": dict,
+        "beyond_limit": set,
+    }
     final: list[float]
     coverage: list[float]
     ranked: list[int]
@@ -43,11 +63,11 @@ class Selection:
     selected: list[int]
     unresolved: list[str]
     hints: dict[int, Hints]
-    probe_rejected: dict[int, str] = field(default_factory=dict)
-    probe_cleared: set[int] = field(default_factory=set)
-    tie_steps: dict[int, int] = field(default_factory=dict)
+    probe_rejected: dict[int, str]
+    probe_cleared: set[int]
+    tie_steps: dict[int, int]
     """Candidate -> the tie-breaker step that placed it above the next ranked candidate."""
-    beyond_limit: set[int] = field(default_factory=set)
+    beyond_limit: set[int]
 
     def rank_of(self, i: int) -> int | None:
         try:
