@@ -9,9 +9,8 @@ alias entries (a cycle) are flattened to the first of them in document order.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentpack.errors import AgentpackError
 from agentpack.hashing import sha256_json
@@ -24,15 +23,14 @@ SOURCES = ("runtime-user", "workspace", "builtin")
 WORKSPACE_FILE = Path(".dci") / "aliases.v1.json"
 
 
-@dataclass(frozen=True)
-class AliasTable:
+class AliasTable(NamedTuple):
     source: str
     version: str
     canonical_of: dict[str, str]
     """Every token of the table (keys and aliases) -> its flattened canonical token."""
     digest: str
     path: str | None = None
-    notes: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...] = ()
 
 
 def flatten(aliases: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:

@@ -26,7 +26,7 @@ from agentpack.userfiles import read_text
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
-from .text import joined_stem, tokenize
+from .text import tokenize
 
 WORKSPACE, RUNTIME, EXTERNAL = "workspace-local", "runtime-installed", "external-mounts"
 SOURCES = (WORKSPACE, RUNTIME, EXTERNAL)
@@ -94,8 +94,7 @@ class Discovery(Record):
         }
 
 
-@dataclass
-class _Parsed:
+class _Parsed(NamedTuple):
     record: SkillRecord | None
     reason: str | None
     name: str | None = None
@@ -198,8 +197,8 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     desc_tokens = name_tokens + tokenize(description)
     compat = skill.compatibility
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
-    # provisional capabilities only matter for a skill without a parsed contract
-    provisional = frozenset(desc_tokens) | {joined_stem(name)} - {""} if contract is None else frozenset()
+    # provisional capabilities only matter for a skill without a parsed contract; the name as joined_stem gives it
+    provisional = frozenset(desc_tokens) | {"-".join(name_tokens)} - {""} if contract is None else frozenset()
     record = SkillRecord(
         id=f"{name}::{path}",
         name=name,

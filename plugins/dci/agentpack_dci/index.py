@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .aliases import AliasResolver
 from .discovery import SkillRecord
@@ -20,8 +20,7 @@ K1, B = 1.2, 0.75
 SCORES = {"exact": 1.0, "alias": 0.8, "fuzzy": 0.33, "provisional": 0.25, "none": 0.0}
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """The best match of one query capability in one candidate."""
 
     capability: str
