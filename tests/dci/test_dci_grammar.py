@@ -293,3 +293,12 @@ def test_plain_fast_path_takes_the_common_form():
         "DCI/1 P(a) ",
     ):
         assert _parse_plain(text) is None, text
+
+
+def test_equality_ignores_where_a_contract_was_written_and_nothing_else() -> None:
+    a = parse_contract("DCI/1 P(web-search, summarize)")
+    b = parse_contract("DCI/1   P( web-search ,summarize )")  # other columns
+    assert a == b and hash(a) == hash(b) and not (a != b)  # noqa: SIM202 - checks __ne__ itself
+    assert a.provides[0].column != b.provides[0].column and a.provides[0] == b.provides[0]
+    assert a != parse_contract("DCI/1 P(web-search)") and a != tuple(a) and tuple(a) != a  # not a plain tuple
+    assert {a: 1}[b] == 1

@@ -10,8 +10,9 @@ canonical form; parsing it gives back an equal ``Contract``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from agentpack.errors import AgentpackError
 
@@ -38,22 +39,32 @@ class ContractParseError(AgentpackError):
         super().__init__(message, column=column, hint=hint)
 
 
-@dataclass(frozen=True)
-class Capability:
-    """One capability value as written (escapes decoded, edges trimmed), and whether it is valid."""
+class Capability(NamedTuple):
+    """One capability value as written (escapes decoded, edges trimmed), and whether it is valid.
+    Equality ignores the column. A NamedTuple, not a dataclass: a contract has a few of these per skill
+    and a scan builds thousands, and a frozen dataclass sets each field through ``object.__setattr__``."""
 
     value: str
     problem: str | None = None
-    column: int = field(default=0, compare=False)
+    column: int = 0
 
     @property
     def valid(self) -> bool:
         return self.problem is None
 
+    def __eq__(self, other: object) -> bool:  # False, not NotImplemented: a plain tuple would compare fields
+        return isinstance(other, Capability) and self.value == other.value and self.problem == other.problem
 
-@dataclass(frozen=True)
-class Contract:
-    """A parsed contract. Equality ignores columns and notes (they describe the source text)."""
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.problem))
+
+
+class Contract(NamedTuple):
+    """A parsed contract. Equality ignores columns, ``mode_declared`` and notes (they describe the source
+    text). A NamedTuple, as ``Capability`` is."""
 
     version: int
     mode: str
@@ -65,8 +76,8 @@ class Contract:
     policy: tuple[tuple[str, str], ...] = ()
     unknown: tuple[tuple[str, str], ...] = ()
     """Clauses with names the grammar does not define: ``(name, raw content)``, kept for round trips."""
-    mode_declared: bool = field(default=False, compare=False)
-    notes: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
+    mode_declared: bool = False
+    notes: tuple[tuple[str, str, int], ...] = ()
     """``(code, message, column)`` for lint: long forms, merged clauses, duplicates, unknown clauses."""
 
     def capabilities(self, clause: str) -> tuple[Capability, ...]:
@@ -80,6 +91,18 @@ class Contract:
 
     def canonical(self) -> str:
         return serialize_contract(self)
+
+    def _compared(self) -> tuple:
+        return self[:9]  # version ... unknown: not mode_declared, not notes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Contract) and self._compared() == other._compared()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
 
 # -- scanning ----------------------------------------------------------------------------------
