@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .aliases import AliasResolver
@@ -79,24 +80,37 @@ def _char_counts(token: str) -> dict[str, int]:
 def may_reach_threshold(a: str, b: str) -> bool:
     """A cheap necessary condition for Jaro-Winkler >= 0.90 (see docs/dci.md): the length ratio, then the
     Jaro-Winkler the pair would have if every common character matched without transpositions."""
-    la, lb = len(a), len(b)
-    if not la or not lb:
-        return False
-    if (la / lb if la < lb else lb / la) < (0.5 if a[0] == b[0] else 0.7):  # the shorter over the longer
-        return False
-    common = 0  # matches can only pair equal characters: at most the smaller count of each character
-    other = _char_counts(b).get
-    for char, count in _char_counts(a).items():
-        found = other(char)
-        if found:
-            common += count if count < found else found
-    jaro_max = (common / la + common / lb + 1.0) / 3.0
-    prefix = 0
-    for x, y in zip(a[:MAX_PREFIX], b[:MAX_PREFIX], strict=False):  # the shorter prefix ends it
-        if x != y:
-            break
-        prefix += 1
-    return jaro_max + prefix * PREFIX_SCALE * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
+    return reach_filter(a)(b)
+
+
+def reach_filter(a: str) -> Callable[[str], bool]:
+    """``may_reach_threshold(a, b)`` as a function of ``b``, with what depends on ``a`` computed once (a
+    query capability meets every token of a vocabulary)."""
+    la = len(a)
+    counts = tuple(_char_counts(a).items())
+    first, head = a[:1], a[:MAX_PREFIX]
+
+    def may_reach(b: str) -> bool:
+        lb = len(b)
+        if not la or not lb:
+            return False
+        if (la / lb if la < lb else lb / la) < (0.5 if b[0] == first else 0.7):  # the shorter over the longer
+            return False
+        common = 0  # matches can only pair equal characters: at most the smaller count of each character
+        other = (_CHARS.get(b) or _char_counts(b)).get  # the memo read inline: a call per token costs
+        for char, count in counts:
+            found = other(char)
+            if found:
+                common += count if count < found else found
+        jaro_max = (common / la + common / lb + 1.0) / 3.0
+        prefix = 0
+        for x, y in zip(head, b[:MAX_PREFIX], strict=False):  # the shorter prefix ends it
+            if x != y:
+                break
+            prefix += 1
+        return jaro_max + prefix * PREFIX_SCALE * (1.0 - jaro_max) >= FUZZY_THRESHOLD - 1e-9
+
+    return may_reach
 
 
 def _inverted(rows: list) -> dict[str, list[int]]:
@@ -237,8 +251,9 @@ class Corpus:
         hits = self._vocab_hits.get(key)
         if hits is None:
             hits = {}
+            may_reach = reach_filter(query)
             for token in vocab:
-                if may_reach_threshold(query, token):
+                if may_reach(token):
                     sim = similarity(query, token)
                     if sim >= FUZZY_THRESHOLD:
                         hits[token] = sim
