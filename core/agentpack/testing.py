@@ -87,6 +87,25 @@ def count_reads(monkeypatch: pytest.MonkeyPatch, root: Path | None = None) -> Co
     return counts
 
 
+def break_file(path: Path, how: str, *, deep: str = "[" * 3000 + "]" * 3000) -> None:
+    """Put in place of the file at ``path`` what its reader must refuse with an error, not skip or block on:
+    ``folder``, ``dangling`` (symbolic link), ``loop`` (a link to itself), ``fifo``, or ``deep`` (the text
+    ``deep``: by default JSON nested past every parser's limit)."""
+    path.unlink()
+    if how == "folder":
+        path.mkdir()
+    elif how == "dangling":
+        path.symlink_to(path.with_name("nowhere"))
+    elif how == "loop":
+        path.symlink_to(path.name)
+    elif how == "fifo":
+        os.mkfifo(path)
+    elif how == "deep":
+        path.write_text(deep)
+    else:
+        raise ValueError(f"unknown way to break a file: {how!r}")
+
+
 def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
     """A throwaway virtual environment with ``requirements`` installed, for interoperability tests.
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from dci_helpers import write_skill
 
-from agentpack.testing import run_cli
+from agentpack.testing import break_file, run_cli
 
 
 @pytest.fixture
@@ -22,25 +21,11 @@ def workspace(tmp_path):
     return tmp_path
 
 
-def _break(path, how):
-    path.unlink()
-    if how == "folder":
-        path.mkdir()
-    elif how == "dangling":
-        path.symlink_to(path.with_name("nowhere"))
-    elif how == "loop":
-        path.symlink_to(path.name)
-    elif how == "fifo":
-        os.mkfifo(path)
-    else:
-        path.write_text("[" * 3000 + "]" * 3000)
-
-
 @pytest.mark.parametrize("how", ["folder", "dangling", "loop", "fifo", "deep"])
 @pytest.mark.parametrize("name", ["aliases.v1.json", "config.v1.json"])
 def test_an_unusable_workspace_file_is_an_error_not_the_builtin_tables(workspace, name, how):
     assert run_cli(["dci", "resolve", "-w", workspace, "-r", "web-search"]).exit_code == 0
-    _break(workspace / ".dci" / name, how)
+    break_file(workspace / ".dci" / name, how)
     for command in ("resolve", "explain"):
         result = run_cli(["dci", command, "-w", workspace, "-r", "web-search"])
         assert result.exit_code == 2, result.stdout + result.stderr
@@ -55,7 +40,7 @@ def test_a_consumer_without_a_contract_is_a_clear_error(workspace):
 
 @pytest.mark.parametrize("how", ["folder", "dangling", "fifo"])
 def test_a_skill_md_that_is_not_a_file_is_reported_by_lint(workspace, how):
-    _break(workspace / "skills" / "condenser" / "SKILL.md", how)
+    break_file(workspace / "skills" / "condenser" / "SKILL.md", how)
     result = run_cli(["dci", "lint", workspace, "--json"])
     assert result.exit_code == 1, result.stdout
     messages = [f["message"] for item in result.json()["items"] for f in item["findings"]]

@@ -8,7 +8,7 @@ import os
 import pytest
 from skillctl_testkit import OBJECT_IN, manifest
 
-from agentpack.testing import run_cli
+from agentpack.testing import break_file, run_cli
 
 HOSTILE = {
     "deep": b"[" * 5000 + b"]" * 5000,
@@ -64,16 +64,7 @@ def test_run_refuses_a_skill_whose_schema_is_invalid(make_skill, workspace, sche
     assert result.exit_code == 2 and "SKC131" in result.stderr
 
 
-def _break(path, how):
-    path.unlink()
-    if how == "folder":
-        path.mkdir()
-    elif how == "dangling":
-        path.symlink_to(path.with_name("nowhere"))
-    elif how == "fifo":
-        os.mkfifo(path)
-    else:
-        path.write_text('{"type": "object", "properties": {"a": ' + "[" * 3000 + "]" * 3000 + "}}")
+DEEP_SCHEMA = '{"type": "object", "properties": {"a": ' + "[" * 3000 + "]" * 3000 + "}}"
 
 
 @pytest.mark.parametrize("how", ["folder", "dangling", "fifo", "deep"])
@@ -83,7 +74,7 @@ def _break(path, how):
 )
 def test_a_contract_file_that_cannot_be_read_is_a_finding(make_skill, file, how):
     skill = make_skill(access={"filesystem": {"read": [], "write": []}})
-    _break(skill / file, how)
+    break_file(skill / file, how, deep=DEEP_SCHEMA)
     for args in (["validate", skill, "--json"], ["skill", "--root", skill.parent, "validate", skill, "--json"]):
         result = run_cli(args)
         assert result.exit_code == 1, (args, result.stdout, result.stderr)
@@ -94,7 +85,7 @@ def test_a_contract_file_that_cannot_be_read_is_a_finding(make_skill, file, how)
 @pytest.mark.parametrize("how", ["folder", "dangling", "fifo"])
 def test_a_broken_access_manifest_stops_a_run(make_skill, workspace, how):
     skill = make_skill(access={"filesystem": {"read": [], "write": []}})
-    _break(skill.parent / "_access.yaml", how)
+    break_file(skill.parent / "_access.yaml", how)
     (workspace / "in.json").write_text('{"value": 1}')
     result = run_cli(["skill", "run", skill, "--input", workspace / "in.json", "--workspace", workspace])
     assert result.exit_code == 2 and "SKC155" in result.stderr and "expected a YAML file" in result.stderr
@@ -121,7 +112,7 @@ def test_a_fifo_in_the_skill_folder_does_not_hang_a_cached_run(make_skill, works
 
 def test_a_skill_whose_contract_stops_a_run_is_not_tested(make_skill):
     skill = make_skill()
-    _break(skill / "impl" / "run.py", "fifo")  # its own test scripts would open it and wait forever
+    break_file(skill / "impl" / "run.py", "fifo")  # its own test scripts would open it and wait forever
     (skill / "tests" / "test_impl.py").write_text("open('../impl/run.py').read()\n")
     result = run_cli(["skill", "--root", skill.parent, "test", skill, "-o", "json"])
     assert result.exit_code == 1, result.stdout

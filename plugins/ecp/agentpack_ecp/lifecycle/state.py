@@ -11,27 +11,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
 from agentpack.fsutil import atomic_write_json
 
 from ..pack import layout
-from ..pack.files import read_regular
+from ..pack.files import read_json_state
 
 MAX_GENERATIONS = 200
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = jsonio.loads(read_regular(path))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise AgentpackError(
-            f"unreadable lifecycle file: {exc}",
-            file=str(path),
-            hint="delete it if the pack's lifecycle state can be rebuilt",
-        ) from None
+    data = read_json_state(
+        path, problem="unreadable lifecycle file", hint="delete it if the pack's lifecycle state can be rebuilt"
+    )
     return data if isinstance(data, dict) else None
 
 

@@ -38,6 +38,17 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
         return handle.read()
 
 
+def read_json_state(path: Path, *, problem: str, hint: str) -> Any:
+    """The JSON of one of the pack's own state files (publish journal, lifecycle state); ``None`` when there
+    is none; ``AgentpackError`` naming ``path`` (``problem: why``) when it cannot be read."""
+    try:
+        return jsonio.loads(read_regular(path))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise AgentpackError(f"{problem}: {exc}", file=str(path), hint=hint) from None
+
+
 def _expect_file(path: Path, display: str, what: str) -> None:
     kind = file_kind(path)
     if kind is not None:

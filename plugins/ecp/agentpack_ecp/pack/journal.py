@@ -30,13 +30,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
 from agentpack.errors import AgentpackError
 from agentpack.fsutil import LockedError, atomic_write_json, file_lock, fsync_dir
 
 from . import layout
 from .crashpoints import crashpoint
-from .files import read_regular
+from .files import read_json_state
 from .revisions import update_manifest, update_text
 
 _RENAME_EXCHANGE = 2
@@ -152,16 +151,13 @@ def start(root: Path, journal: dict[str, Any]) -> None:
 def read(root: Path) -> dict[str, Any] | None:
     """The pending journal of the pack at ``root``, or ``None``."""
     path = layout.journal_path(root)
-    try:
-        data = jsonio.loads(read_regular(path))
-    except FileNotFoundError:
+    data = read_json_state(
+        path,
+        problem="the publish journal cannot be read",
+        hint="restore the indexes with 'agentpack ecp rollback' or rebuild them, then delete the journal",
+    )
+    if data is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise AgentpackError(
-            f"the publish journal cannot be read: {exc}",
-            file=str(path),
-            hint="restore the indexes with 'agentpack ecp rollback' or rebuild them, then delete the journal",
-        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         raise AgentpackError("the publish journal is not a journal", file=str(path))
     return data
