@@ -96,7 +96,7 @@ def manifest(folder: Path, name: str, url: str, steps: int, timeout: float | Non
 
 
 def sdk_server(folder: Path, *args: str) -> tuple[subprocess.Popen, str]:
-    from agentpack.proc import spawn
+    from agentpack.io.proc import spawn
 
     script = folder / "http_agent.py"
     script.write_text(SDK_AGENT)
@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median; default 5)")
     parser.add_argument("--timeout", type=float, default=0.5, help="per-call timeout of the stalled run, seconds")
     args = parser.parse_args()
-    from agentpack.proc import kill_group
+    from agentpack.io.proc import kill_group
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

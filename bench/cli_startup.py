@@ -65,24 +65,24 @@ import contextlib, io, sys, time
 marks = [time.perf_counter()]
 import agentpack; marks.append(time.perf_counter())
 import click; marks.append(time.perf_counter())
-import agentpack.cli, agentpack.launch; marks.append(time.perf_counter())
+import agentpack.cli.app, agentpack.cli.launch; marks.append(time.perf_counter())
 import importlib.metadata; marks.append(time.perf_counter())
-import agentpack.plugins; marks.append(time.perf_counter())
+import agentpack.kernel.plugins; marks.append(time.perf_counter())
 importlib.metadata.entry_points(group="agentpack"); marks.append(time.perf_counter())
-host = agentpack.plugins.get_host(); marks.append(time.perf_counter())
+host = agentpack.kernel.plugins.get_host(); marks.append(time.perf_counter())
 host.commands(); marks.append(time.perf_counter())
 sys.argv = ["agentpack", "--help"]
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-    agentpack.launch.run()
+    agentpack.cli.launch.run()
 marks.append(time.perf_counter())
 print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 """
 PHASE_NAMES = (
     "import agentpack (pluggy)",
     "import click",
-    "import agentpack.cli (rest)",
+    "import agentpack.cli.app (rest)",
     "import importlib.metadata",
-    "import agentpack.plugins (rest)",
+    "import agentpack.kernel.plugins (rest)",
     "entry_points() scan",
     "plugin manager (import plugins, register, check)",
     "commands() hook",

@@ -129,7 +129,7 @@ def generate(root: Path, count: int, seed: int = 7, flat: bool = False) -> None:
 
 
 def run(size: int, repeat: int) -> dict:
-    from agentpack.plugins import get_host
+    from agentpack.kernel.plugins import get_host
     from agentpack_dci.report import build_report
     from agentpack_dci.resolve import Resolver, ResolveRequest, clear_memos
 

@@ -113,7 +113,7 @@ def generate(root: Path, functions: int = 200, processes: int = 50) -> Path:
 
 
 def bench_validation(root: Path, repeat: int = 5) -> None:
-    from agentpack.plugins import get_host
+    from agentpack.kernel.plugins import get_host
     from agentpack_openexperts.loader import load_package
     from agentpack_openexperts.validate import validate_package
 

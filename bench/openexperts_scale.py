@@ -238,7 +238,7 @@ class Bench:
         return rate
 
     def workers(self, count: int) -> float:
-        from agentpack.proc import kill_group, spawn
+        from agentpack.io.proc import kill_group, spawn
 
         events, wait = self.args.events, self.args.wait_ms
         url = self.database()

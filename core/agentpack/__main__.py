@@ -1,3 +1,3 @@
-from .launch import run
+from agentpack.cli.launch import run
 
 run()

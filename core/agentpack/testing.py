@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from . import hookimpl
-from .plugins import Host, create_plugin_manager, set_host
+from agentpack import hookimpl
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import create_plugin_manager, set_host
 
 
 @dataclass
@@ -41,7 +42,7 @@ def run_cli(args: list[str], *, input: str | None = None, env: dict[str, str] | 
     """Run ``agentpack ARGS`` in-process with the real exit-code mapping; capture stdout and stderr."""
     from click.testing import CliRunner
 
-    from .cli import main
+    from agentpack.cli.app import main
 
     runner = CliRunner()
     with runner.isolation(input=input, env=env) as (out, err, _):
@@ -117,7 +118,7 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
     import tempfile
     import venv
 
-    from .fsutil import file_lock
+    from agentpack.io.fsutil import file_lock
 
     home = Path(tempfile.gettempdir()) / "agentpack-interop" / name
     home.parent.mkdir(parents=True, exist_ok=True)
@@ -200,19 +201,19 @@ class ClaimingPlugin:
 
     @hookimpl
     def agentpack_register_formats(self, register: Callable[[Any], None]) -> None:
-        from .registry import FormatInfo
+        from agentpack.kernel.registry import FormatInfo
 
         register(FormatInfo(name=self.format, title="Claims every path (tests)"))
 
     @hookimpl
     def agentpack_detect(self, path: Path) -> Any:
-        from .packtypes import Detection
+        from agentpack.kernel.packtypes import Detection
 
         return Detection(format=self.format, confidence=1.0, reason="claims every path")
 
     @hookimpl
     def agentpack_load(self, path: Path, format: str) -> Any:
-        from .packtypes import Pack
+        from agentpack.kernel.packtypes import Pack
 
         return Pack(path=path, root=path, format=format, name=path.name)
 
@@ -263,7 +264,7 @@ class FormatPluginConformance:
         assert errors == []
 
     def test_invalid_pack_has_located_errors(self, agentpack_host: Host, tmp_path: Path) -> None:
-        from .errors import PackError
+        from agentpack.io.errors import PackError
 
         path = self.make_invalid_pack(tmp_path)
         try:

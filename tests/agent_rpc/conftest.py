@@ -94,7 +94,7 @@ def run_pids(report: dict[str, Any]) -> list[int]:
 @pytest.fixture
 def http_agent() -> Iterator[Callable[..., str]]:
     """Start ``sdk_agent.py --http --port 0 [args]`` and return its URL; killed (group) afterwards."""
-    from agentpack.proc import kill_group, spawn
+    from agentpack.io.proc import kill_group, spawn
 
     started: list[subprocess.Popen] = []
 

@@ -67,7 +67,7 @@ def not_a_subreaper() -> None:
     if sys.platform == "linux":
         import ctypes
 
-        from agentpack import proc
+        from agentpack.io import proc
 
         ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER, off
         proc._subreaper = None  # so that the next in-process run sets it again

@@ -23,18 +23,18 @@ STEP = {"input": "hi", "graders": [{"type": "text_match", "condition": "contains
 @pytest.fixture
 def manifest_io(monkeypatch):
     """``(opens, parses)``: files opened (by path) and the YAML texts parsed (with their file)."""
-    import agentpack.yamlio
+    import agentpack.io.yamlio
     from agentpack_agent_rpc import manifest as manifest_module
 
     opens = count_reads(monkeypatch)
     parses: list[tuple[str, str]] = []
-    real_parse = agentpack.yamlio.parse_yaml
+    real_parse = agentpack.io.yamlio.parse_yaml
 
     def counting_parse(text, **kwargs):
         parses.append((text, kwargs.get("file")))
         return real_parse(text, **kwargs)
 
-    monkeypatch.setattr(agentpack.yamlio, "parse_yaml", counting_parse)
+    monkeypatch.setattr(agentpack.io.yamlio, "parse_yaml", counting_parse)
     monkeypatch.setattr(manifest_module, "parse_yaml", counting_parse)
     return opens, parses
 
@@ -85,9 +85,9 @@ def test_the_run_path_imports_no_heavy_module(write_manifest, tmp_path):
     path = write_manifest([{"name": "a", "steps": [STEP]}])
     code = (
         "import sys\n"
-        "from agentpack.cli import main\n"
+        "from agentpack.cli.app import main\n"
         f"assert main(['rpc', 'run', '-m', {str(path)!r}, '--json-out', {str(tmp_path / 'r.json')!r}]) == 0\n"
-        "heavy = ('pydantic', 'jsonschema', 'httpx', 'agentpack.schemas', 'agentpack_agent_rpc.html_report')\n"
+        "heavy = ('pydantic', 'jsonschema', 'httpx', 'agentpack.kernel.schemas', 'agentpack_agent_rpc.html_report')\n"
         "print('loaded:', *(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr

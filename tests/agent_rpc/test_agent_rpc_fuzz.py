@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentpack.jsonio import JsonError
+from agentpack.io.jsonio import JsonError
 from agentpack.testing import run_cli
 from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import validate_manifest

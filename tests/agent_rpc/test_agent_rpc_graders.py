@@ -257,7 +257,7 @@ def test_plugin_graders_register_through_the_hook(register_plugin, write_manifes
 
 def test_duplicate_grader_names_are_an_error(register_plugin):
     from agentpack import hookimpl
-    from agentpack.errors import PluginError
+    from agentpack.io.errors import PluginError
     from agentpack_agent_rpc.api import graders
     from agentpack_agent_rpc.graders.base import GraderType
 

@@ -32,7 +32,7 @@ def ref() -> Path:
 
 
 def spawn_http(argv: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    from agentpack.proc import spawn
+    from agentpack.io.proc import spawn
 
     proc = spawn(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
     for _ in range(20):
@@ -135,7 +135,7 @@ def test_our_runtime_passes_an_ecp_sdk_agent_over_http(ref, tmp_path):
         )
         assert json.loads(conformance.stdout)["conformant"], conformance.stdout
     finally:
-        from agentpack.proc import kill_group
+        from agentpack.io.proc import kill_group
 
         kill_group(proc)
         proc.stderr.close()
@@ -220,7 +220,7 @@ def test_ecp_run_passes_our_sdk_agent_over_http(ref, tmp_path):
         )
         assert json.loads(check.stdout)["conformant"], check.stdout
     finally:
-        from agentpack.proc import kill_group
+        from agentpack.io.proc import kill_group
 
         kill_group(proc)
         proc.stderr.close()

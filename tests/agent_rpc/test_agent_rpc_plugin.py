@@ -70,7 +70,7 @@ def test_ignores_other_yaml(agentpack_host, tmp_path):
 def test_load_reports_yaml_syntax_with_location(agentpack_host, tmp_path):
     import pytest
 
-    from agentpack.errors import PackError
+    from agentpack.io.errors import PackError
 
     path = tmp_path / "m.yaml"
     path.write_text("name: x\ntarget: y\nscenarios:\n  - name: [\n")

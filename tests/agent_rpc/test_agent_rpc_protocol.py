@@ -267,7 +267,7 @@ manifest_st = st.one_of(
 def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
     from unittest import mock
 
-    from agentpack.quickschema import is_valid
+    from agentpack.io.quickschema import is_valid
     from agentpack_agent_rpc import schema_store
     from agentpack_agent_rpc.manifest import _fast_valid
     from agentpack_agent_rpc.schema_store import MANIFEST, bundled

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentpack.errors import AgentpackError, MissingDependencyError
+from agentpack.io.errors import AgentpackError, MissingDependencyError
 from agentpack_agent_rpc.api import executors, require_manifest, run_manifest
 from agentpack_agent_rpc.ray_executor.package import check_size, judge_env, relocate, uses_judge
 from agentpack_agent_rpc.ray_executor.settings import RaySettings
@@ -140,7 +140,7 @@ def test_help_and_local_runs_do_not_import_ray(write_manifest):
     path = write_manifest([{"name": "a", "steps": [ECHO]}])
     code = (
         "import sys\n"
-        "from agentpack.cli import main\n"
+        "from agentpack.cli.app import main\n"
         "for args in (['rpc', 'run', '--help'], ['rpc', 'run', '-m', sys.argv[1], '--json']):\n"
         "    try:\n"
         "        main(args)\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 from agentpack_agent_rpc import api as api_module
 from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import open_manifest, run_manifest, validate_manifest
@@ -119,10 +119,10 @@ def test_early_target_equals_the_validated_target(write_manifest, tmp_path):
 @pytest.fixture
 def events(monkeypatch, opened) -> list:
     """``"open"`` for every agent started and ``("parse", lines)`` for every YAML text parsed, in order."""
-    import agentpack.yamlio
+    import agentpack.io.yamlio
 
     seen: list = []
-    parse = agentpack.yamlio.parse_yaml
+    parse = agentpack.io.yamlio.parse_yaml
     original = manifest_module.Target.open
 
     def spy_parse(text, **kwargs):
@@ -133,7 +133,7 @@ def events(monkeypatch, opened) -> list:
         seen.append("open")
         return original(self, scope)
 
-    monkeypatch.setattr(agentpack.yamlio, "parse_yaml", spy_parse)
+    monkeypatch.setattr(agentpack.io.yamlio, "parse_yaml", spy_parse)
     monkeypatch.setattr(manifest_module, "parse_yaml", spy_parse)
     monkeypatch.setattr(manifest_module.Target, "open", spy_open)
     return seen

@@ -102,7 +102,7 @@ def seed(folder: Path) -> Path:
     """Record six runs in ``folder/.agentpack/runs.sqlite`` (inputs relative to ``folder``): three of
     ``packs/alpha`` (the last has a regression, a new and a removed case), two of an rpc manifest (the
     second could not reach its agent), one skill test; runs 2 and 6 are tagged ``nightly``."""
-    from agentpack.runs import record_run
+    from agentpack.results.runs import record_run
 
     (folder / ".agentpack").mkdir(exist_ok=True)
     store = folder / ".agentpack" / "runs.sqlite"

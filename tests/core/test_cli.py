@@ -6,7 +6,7 @@ import click
 import pytest
 
 from agentpack import hookimpl
-from agentpack.cli import cli
+from agentpack.cli.app import cli
 from agentpack.testing import ClaimingPlugin, run_cli
 
 BUILTIN_COMMANDS = ["plugins", "detect", "validate", "query", "eval", "mcp", "skill-md"]
@@ -173,7 +173,7 @@ def test_aborted_evaluation_still_reports_and_exits_2(with_sample, register_plug
     class Unreachable(ClaimingPlugin):
         @hookimpl
         def agentpack_evaluate(self, pack, options):
-            from agentpack.models import EvalReport
+            from agentpack.kernel.models import EvalReport
 
             return EvalReport(name="x", format=pack.format, aborted="agent unreachable")
 
@@ -197,7 +197,7 @@ def test_ctrl_c_during_an_eval_writes_the_report_records_the_run_and_exits_130(
     result = run_cli(["eval", str(todo_pack("- [ ] a\n")), "--report", str(out), "--store", str(store)])
     assert result.exit_code == 130 and "interrupted" in result.stderr
     assert "interrupted (Ctrl-C)" in json.loads(out.read_text())["evaluations"][0]["aborted"]
-    from agentpack.runs import open_store
+    from agentpack.results.runs import open_store
 
     with open_store(store) as opened:
         (run,) = opened.find()
@@ -224,7 +224,7 @@ def test_every_command_of_every_plugin_has_help_with_an_example():
 
 
 def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_path):
-    from agentpack import console
+    from agentpack.io import console
 
     pack = todo_pack("- [x] done\n")
     store = ["--store", tmp_path / "runs.sqlite"]
@@ -236,7 +236,7 @@ def test_quiet_after_the_subcommand_silences_notes(with_sample, todo_pack, tmp_p
 
 
 def test_an_os_error_is_a_one_line_error_not_an_internal_error(register_plugin, monkeypatch):
-    from agentpack.registry import CommandSpec
+    from agentpack.kernel.registry import CommandSpec
 
     @click.command(name="denied")
     def denied() -> None:

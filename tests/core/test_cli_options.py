@@ -19,8 +19,8 @@ from pathlib import Path
 import click
 import pytest
 
-from agentpack.cli import cli
-from agentpack.clikit import ReportOption
+from agentpack.cli.app import cli
+from agentpack.cli.clikit import ReportOption
 from agentpack.testing import run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -66,8 +66,8 @@ def test_v_logs_what_a_command_does_before_or_after_its_name(tmp_path):
         assert done.returncode == 0, done.stderr
         return done.stderr
 
-    assert "INFO agentpack.cli: eval pack: format ecp" in stderr("-v", "eval", "pack", "-q")
-    assert "INFO agentpack.cli: eval pack: total=7 passed=7" in stderr("eval", "pack", "-v", "-q")
+    assert "INFO agentpack.cli.app: eval pack: format ecp" in stderr("-v", "eval", "pack", "-q")
+    assert "INFO agentpack.cli.app: eval pack: total=7 passed=7" in stderr("eval", "pack", "-v", "-q")
     assert "INFO" not in stderr("eval", "pack", "-q")
 
 

@@ -1,10 +1,10 @@
-"""agentpack.clock: injectable clocks and id sources for golden reports."""
+"""agentpack.io.clock: injectable clocks and id sources for golden reports."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agentpack.clock import SYSTEM_CLOCK, Clock, FixedClock, random_ids, sequential_ids
+from agentpack.io.clock import SYSTEM_CLOCK, Clock, FixedClock, random_ids, sequential_ids
 
 
 def test_fixed_clock_stands_still():

@@ -1,4 +1,5 @@
-"""agentpack.console: progress bars on a TTY (not quiet; NO_COLOR keeps them), heartbeats off one, notes on stderr."""
+"""agentpack.io.console: progress bars on a TTY (not quiet; NO_COLOR keeps them), heartbeats off one,
+notes on stderr."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from agentpack import console
+from agentpack.io import console
 
 
 class FakeTty(io.StringIO):
@@ -155,8 +156,8 @@ def test_style_colours_words_for_a_terminal_only(monkeypatch):
 
 
 def test_the_text_reporter_colours_on_a_terminal_and_never_in_files(monkeypatch, tmp_path):
-    from agentpack.models import CaseResult, EvalReport, Report, SuiteResult
-    from agentpack.reporters import text
+    from agentpack.kernel.models import CaseResult, EvalReport, Report, SuiteResult
+    from agentpack.results.reporters import text
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")

@@ -1,4 +1,4 @@
-"""agentpack.crashpoints: a named point kills the process for real, for crash-safety tests."""
+"""agentpack.io.crashpoints: a named point kills the process for real, for crash-safety tests."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import textwrap
 
 def test_crashpoints_kill_at_the_named_point(tmp_path):
     code = textwrap.dedent("""
-        from agentpack.crashpoints import crashpoint
+        from agentpack.io.crashpoints import crashpoint
         for name in ("a", "b", "c"):
             crashpoint(name, prefix="AGENTPACK_TEST")
             print(name, flush=True)

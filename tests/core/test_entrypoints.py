@@ -2,7 +2,7 @@
 
 import importlib.metadata
 
-from agentpack.entrypoints import _parse, entry_points
+from agentpack.kernel.entrypoints import _parse, entry_points
 
 
 def test_agrees_with_importlib_metadata():

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.envelope import dumps
+from agentpack.io.envelope import dumps
 
 # strings with what an encoded string escapes or could be mistaken for a separator in
 TEXT = st.text(st.sampled_from(list('ab ,:"\\{}[]\n\té—\u2028\x00\x7f')), max_size=12)

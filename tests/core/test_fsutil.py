@@ -1,4 +1,4 @@
-"""agentpack.fsutil: atomic writes, directory swaps that never leave half a directory, a real lock."""
+"""agentpack.io.fsutil: atomic writes, directory swaps that never leave half a directory, a real lock."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from agentpack import fsutil
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import (
+from agentpack.io import fsutil
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import (
     LockedError,
     atomic_write_bytes,
     atomic_write_json,
@@ -149,7 +149,7 @@ def test_replace_directory_never_shows_half_a_directory(tmp_path, monkeypatch):
 
 HOLDER = textwrap.dedent("""
     import sys
-    from agentpack.fsutil import file_lock
+    from agentpack.io.fsutil import file_lock
     with file_lock(sys.argv[1], what="the index"):
         print("locked", flush=True)
         sys.stdin.readline()
@@ -190,7 +190,7 @@ def test_lock_released_after_an_error(tmp_path):
 def test_atomic_write_modes_and_non_durable_writes(tmp_path):
     import stat
 
-    from agentpack.fsutil import atomic_write_bytes, atomic_write_json
+    from agentpack.io.fsutil import atomic_write_bytes, atomic_write_json
 
     secret = tmp_path / "key.pem"
     atomic_write_bytes(secret, b"k")

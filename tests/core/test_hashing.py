@@ -1,4 +1,4 @@
-"""agentpack.hashing: canonical JSON and SHA-256 golden values, newline normalisation."""
+"""agentpack.io.hashing: canonical JSON and SHA-256 golden values, newline normalisation."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from agentpack.hashing import (
+from agentpack.io.hashing import (
     canonical_json,
     canonical_json_bytes,
     normalize_newlines,
@@ -73,12 +73,12 @@ def test_sha256_small_equals_sha256_bytes_and_leaves_openssl_unloaded():
     import subprocess
     import sys
 
-    from agentpack.hashing import sha256_bytes, sha256_small
+    from agentpack.io.hashing import sha256_bytes, sha256_small
 
     for data in (b"", b"manifest", bytes(range(256)) * 300):  # the last is over the 64 KiB limit
         assert sha256_small(data) == sha256_bytes(data)
     code = (
-        "import sys; from agentpack.hashing import sha256_small; d = sha256_small(b'x' * 1000); "
+        "import sys; from agentpack.io.hashing import sha256_small; d = sha256_small(b'x' * 1000); "
         "print(d, 'hashlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

@@ -4,9 +4,10 @@ import pluggy
 import pytest
 
 from agentpack import hookimpl
-from agentpack.errors import PluginError
-from agentpack.models import EvalOptions, QueryRequest
-from agentpack.registry import McpContext
+from agentpack.io.errors import PluginError
+from agentpack.kernel.models import EvalOptions
+from agentpack.kernel.packtypes import QueryRequest
+from agentpack.kernel.registry import McpContext
 
 
 def test_agentpack_register_formats(agentpack_host, register_plugin, sample_plugin):
@@ -40,7 +41,7 @@ def test_agentpack_validate_gathers_every_plugin(agentpack_host, register_plugin
     class Extra:
         @hookimpl
         def agentpack_validate(self, pack, strict):
-            from agentpack.models import Finding
+            from agentpack.kernel.models import Finding
 
             return [Finding.info("EXTRA1", "seen by another plugin", file="x")]
 
@@ -88,11 +89,11 @@ def test_agentpack_register_run_exporters(agentpack_host, register_plugin, sampl
     register_plugin(sample_plugin, name="sample")
     exporters = agentpack_host.run_exporters()
     assert {"jsonl", "csv", "todo-lines"} <= set(exporters)
-    assert exporters["todo-lines"].plugin == "sample" and exporters["jsonl"].plugin == "agentpack.builtin.runs"
+    assert exporters["todo-lines"].plugin == "sample" and exporters["jsonl"].plugin == "agentpack.results.runs.plugin"
 
 
 def test_agentpack_register_run_views(agentpack_host, register_plugin, sample_plugin):
-    from agentpack.runs.model import Case, Run
+    from agentpack.kernel.runtypes import Case, Run
 
     register_plugin(sample_plugin, name="sample")
     view = agentpack_host.run_views()["todo-open"]
@@ -118,7 +119,7 @@ def test_agentpack_add_hookspecs(agentpack_host, register_plugin):
         def agentpack_sample_greeting(self, name):
             return f"hello {name}"
 
-    from agentpack.plugins import create_plugin_manager
+    from agentpack.kernel.plugins import create_plugin_manager
 
     pm = create_plugin_manager(load_entrypoints=False, plugins=(Owner(), Implementer()))
     assert pm.hook.agentpack_sample_greeting(name="x") == ["hello x"]
@@ -127,7 +128,8 @@ def test_agentpack_add_hookspecs(agentpack_host, register_plugin):
 def test_plugins_collect_their_own_registration_hooks():
     from dataclasses import dataclass
 
-    from agentpack.plugins import collect_registrations, create_plugin_manager
+    from agentpack.kernel.host import collect_registrations
+    from agentpack.kernel.plugins import create_plugin_manager
 
     @dataclass(frozen=True)
     class Widget:
@@ -166,7 +168,7 @@ def test_duplicate_format_names_both_plugins(agentpack_host, register_plugin, sa
     class Clash:
         @hookimpl
         def agentpack_register_formats(self, register):
-            from agentpack.registry import FormatInfo
+            from agentpack.kernel.registry import FormatInfo
 
             register(FormatInfo(name="sample-todo", title="clash"))
 
@@ -178,7 +180,7 @@ def test_duplicate_format_names_both_plugins(agentpack_host, register_plugin, sa
 
 
 def test_unknown_hook_fails_loudly():
-    from agentpack.plugins import create_plugin_manager
+    from agentpack.kernel.plugins import create_plugin_manager
 
     class Typo:
         @hookimpl

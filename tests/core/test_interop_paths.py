@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.plugins import Host, create_plugin_manager, set_host
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import create_plugin_manager, set_host
 from agentpack.testing import run_cli
 
 PAX_SKILLS = Path(__file__).parents[2] / ".." / "shared" / "reference" / "dci" / "pax-skills"
@@ -22,18 +23,20 @@ def write_skill(folder: Path, name: str | None = None, description: str = "Does 
 @pytest.fixture
 def without_plugin(monkeypatch):
     """A host as if the named plugin's distribution were not installed (its entry point hidden)."""
-    import agentpack.entrypoints
-    import agentpack.plugins
+    import agentpack.kernel.entrypoints
+    import agentpack.kernel.host
+    import agentpack.kernel.plugins
 
-    real = agentpack.entrypoints.entry_points
+    real = agentpack.kernel.entrypoints.entry_points
     hosts: list[Host | None] = []
 
     def hide(name: str) -> Host:
         def entry_points(group):
             return [ep for ep in real(group) if ep.name != name]
 
-        monkeypatch.setattr(agentpack.entrypoints, "entry_points", entry_points)
-        monkeypatch.setattr(agentpack.plugins, "entry_points", entry_points)
+        monkeypatch.setattr(agentpack.kernel.entrypoints, "entry_points", entry_points)
+        monkeypatch.setattr(agentpack.kernel.plugins, "entry_points", entry_points)
+        monkeypatch.setattr(agentpack.kernel.host, "entry_points", entry_points)
         host = Host(create_plugin_manager())
         hosts.append(set_host(host))
         return host
@@ -93,7 +96,7 @@ def test_eval_takes_several_paths(agentpack_host, register_plugin, sample_plugin
     data = run_cli(["eval", "--json", "--store", str(store), str(done), str(open_)]).json()
     assert [e["name"] for e in data["evaluations"]] == ["done", "open"]
     assert data["summary"]["cases"]["total"] == 3 and data["ok"] is False
-    from agentpack.runs import open_store
+    from agentpack.results.runs import open_store
 
     with open_store(store) as runs:  # one recorded run per pack
         assert sorted((r.name, r.status, r.total) for r in runs.find()) == [

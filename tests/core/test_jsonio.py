@@ -1,4 +1,4 @@
-"""agentpack.jsonio: strict JSON with a nesting limit, the same data as json.loads otherwise."""
+"""agentpack.io.jsonio: strict JSON with a nesting limit, the same data as json.loads otherwise."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.jsonio import MAX_DEPTH, JsonError, load_file, loads
+from agentpack.io.jsonio import MAX_DEPTH, JsonError, load_file, loads
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

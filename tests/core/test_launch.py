@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agentpack import launch
+from agentpack.cli import launch
 
 
 def test_run_tunes_the_collector_and_exits_with_the_command_code(monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""agentpack.llm: ChatClient against a fake OpenAI-compatible server on 127.0.0.1; is_loopback."""
+"""agentpack.io.llm: ChatClient against a fake OpenAI-compatible server on 127.0.0.1; is_loopback."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import ClassVar
 
 import pytest
 
-from agentpack.errors import AgentpackError
-from agentpack.llm import ChatClient, ChatError, is_loopback
+from agentpack.io.errors import AgentpackError
+from agentpack.io.llm import ChatClient, ChatError, is_loopback
 
 pytest.importorskip("httpx", reason="httpx is needed by ChatClient")
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import anyio
 
 from agentpack import hookimpl
-from agentpack.errors import AgentpackError
-from agentpack.mcp_server import build_server
-from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.mcp.server import build_server
 from agentpack.testing import ClaimingPlugin
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack import hookspecs
+from agentpack.kernel import hookspecs
 
 ROOT = Path(__file__).parents[2]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("agentpack_"))
@@ -106,7 +106,7 @@ def test_plugin_distributions_depend_on_core_not_the_unrelated_pypi_name():
 
 
 def _schema_packages():
-    packages = [("agentpack", ROOT / "core" / "agentpack" / "schemas")]
+    packages = [("agentpack.kernel", ROOT / "core" / "agentpack" / "kernel" / "schemas")]
     packages += [(p.name, p / "schemas") for p in PLUGIN_PACKAGES if (p / "schemas").is_dir()]
     return packages
 
@@ -114,7 +114,7 @@ def _schema_packages():
 @pytest.mark.parametrize("package,folder", _schema_packages(), ids=lambda v: str(v).rsplit("/", 1)[-1])
 def test_every_bundled_schema_is_valid_draft_2020_12(package, folder):
     """Run time skips the meta-schema check for speed, so it happens here for every bundled schema."""
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
     store = SchemaStore()
     store.add_directory(folder)
@@ -166,7 +166,7 @@ def test_every_plugin_hook_is_named_typed_and_documented(package, hook):
     """Plugin hookspecs follow the core's rules: the core's marker, a prefix, types, a docstring, a docs entry."""
     import importlib
 
-    from agentpack.hookspecs import hookspec
+    from agentpack.kernel.hookspecs import hookspec
 
     prefix = f"agentpack_{package.removeprefix('agentpack_')}_"
     assert hook.__name__.startswith(prefix), f"{hook.__name__} should start with {prefix}"

@@ -1,4 +1,4 @@
-"""agentpack.paths: pack-relative POSIX paths that never leave their root."""
+"""agentpack.io.paths: pack-relative POSIX paths that never leave their root."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from agentpack.errors import PathEscapeError
-from agentpack.paths import check_relative, is_within, resolve_under, to_posix
+from agentpack.io.errors import PathEscapeError
+from agentpack.io.paths import check_relative, is_within, resolve_under, to_posix
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ import sys
 import pytest
 
 from agentpack import hookimpl
-from agentpack.errors import MissingDependencyError, PackError, PluginError, require
-from agentpack.plugins import DEFAULT_PLUGINS, Host, create_plugin_manager
+from agentpack.io.errors import MissingDependencyError, PackError, PluginError, require
+from agentpack.kernel.host import DEFAULT_PLUGINS, Host
+from agentpack.kernel.plugins import create_plugin_manager
 from agentpack.testing import ClaimingPlugin, run_cli
 
 BUILTIN_PLUGINS = {"ecp", "agent_rpc", "dci", "openexperts", "skillctl"}
@@ -53,7 +54,7 @@ def test_broken_entry_point_names_the_plugin(tmp_path, monkeypatch):
 
 def test_no_plugin_is_loaded_at_import_time():
     code = (
-        "import sys, agentpack, agentpack.cli, agentpack.hookspecs; "
+        "import sys, agentpack, agentpack.cli.app, agentpack.kernel.hookspecs; "
         "print(sorted(m for m in sys.modules if m.startswith('agentpack_')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -62,7 +63,7 @@ def test_no_plugin_is_loaded_at_import_time():
 
 def test_cli_help_imports_no_plugin_command_module():
     code = (
-        "import sys; from agentpack.cli import main; main(['--help']); "
+        "import sys; from agentpack.cli.app import main; main(['--help']); "
         "print(sorted(m for m in sys.modules if m.startswith('agentpack_') and m.endswith('.cli')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -100,7 +101,7 @@ def test_load_errors(agentpack_host, tmp_path):
 
 
 def test_detection_prefers_confidence_then_name(agentpack_host, register_plugin, tmp_path):
-    from agentpack.models import Detection
+    from agentpack.kernel.packtypes import Detection
 
     class Two:
         @hookimpl
@@ -120,11 +121,11 @@ def test_detection_prefers_confidence_then_name(agentpack_host, register_plugin,
 def test_plugin_infos_have_versions():
     infos = {i.name: i for i in Host(create_plugin_manager()).plugin_infos()}
     assert infos["ecp"].distribution == "agentpack-ecp" and infos["ecp"].version
-    assert infos["agentpack.builtin.skills"].builtin
+    assert infos["agentpack.skills.plugin"].builtin
 
 
 def test_service_modules_import_without_pluggy():
-    code = "import sys, agentpack.errors, agentpack.hashing, agentpack.paths; print('pluggy' in sys.modules)"
+    code = "import sys, agentpack.io.errors, agentpack.io.hashing, agentpack.io.paths; print('pluggy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
     code = "from agentpack import hookimpl; import agentpack; print(agentpack.hookimpl is hookimpl)"

@@ -1,4 +1,4 @@
-"""agentpack.proc: children in their own process group; kill_group leaves no descendant alive."""
+"""agentpack.io.proc: children in their own process group; kill_group leaves no descendant alive."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.proc import kill_group, spawn
+from agentpack.io.proc import kill_group, spawn
 
 PARENT = textwrap.dedent("""
     import signal, subprocess, sys, time
@@ -89,7 +89,7 @@ def test_kill_group_without_own_group_kills_only_the_child():
 def test_pidfd_becomes_readable_when_the_process_exits():
     import select
 
-    from agentpack.proc import pidfd
+    from agentpack.io.proc import pidfd
 
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
     fd = pidfd(proc.pid)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agentpack.quickschema import is_valid
+from agentpack.io.quickschema import is_valid
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.text(max_size=5),
@@ -91,7 +91,7 @@ def test_a_part_it_cannot_decide_defers_only_when_it_is_reached():
 
 
 def test_a_schema_is_compiled_once_and_recursive_references_work():
-    from agentpack.quickschema import compiled
+    from agentpack.io.quickschema import compiled
 
     tree = {
         "$defs": {"node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}},

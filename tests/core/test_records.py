@@ -1,4 +1,4 @@
-"""agentpack.records.Record: fields from __slots__, defaults from factories, equality and errors."""
+"""agentpack.kernel.records.Record: fields from __slots__, defaults from factories, equality and errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import pytest
 
-from agentpack.records import Record, constant
+from agentpack.kernel.records import Record, constant
 
 
 class Point(Record):

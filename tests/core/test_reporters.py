@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from agentpack.models import (
+from agentpack.kernel.models import (
     AssertionResult,
     CaseResult,
     EvalReport,
@@ -20,7 +20,7 @@ from agentpack.models import (
     ToolInfo,
     ValidationItem,
 )
-from agentpack.schemas import SchemaStore, core_schemas
+from agentpack.kernel.schemas import SchemaStore, core_schemas
 
 REPORT_ID = "https://agentpack.dev/schemas/core/report.v1.json"
 XSS = "<script>alert('x')</script>"
@@ -399,8 +399,8 @@ def test_text_report(render):
 
 
 def test_text_report_counts_infos_apart_from_warnings():
-    from agentpack.models import Finding, Report, ValidationItem
-    from agentpack.reporters import text
+    from agentpack.kernel.models import Finding, Report, ValidationItem
+    from agentpack.results.reporters import text
 
     findings = [Finding.warning("W1", "w"), Finding.info("I1", "i"), Finding.info("I2", "j")]
     rendered = text.render(Report(command="validate", items=[ValidationItem(path="p", findings=findings)]))

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from agentpack.models import CaseResult, EvalReport, Finding, Report, SuiteResult, ValidationItem
-from agentpack.reporters import github, sarif
+from agentpack.kernel.models import CaseResult, EvalReport, Finding, Report, SuiteResult, ValidationItem
+from agentpack.results.reporters import github, sarif
 
 
 @pytest.fixture

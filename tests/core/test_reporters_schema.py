@@ -1,4 +1,4 @@
-"""The report envelope schema (core/agentpack/schemas/report.v1.json) and the pydantic Report agree."""
+"""The report envelope schema (core/agentpack/kernel/schemas/report.v1.json) and the pydantic Report agree."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agentpack.models import (
+from agentpack.kernel.models import (
     AssertionResult,
     CaseResult,
     EvalReport,
@@ -21,7 +21,7 @@ from agentpack.models import (
     ToolInfo,
     ValidationItem,
 )
-from agentpack.schemas import core_schemas
+from agentpack.kernel.schemas import core_schemas
 
 REPORT_ID = "https://agentpack.dev/schemas/core/report.v1.json"
 

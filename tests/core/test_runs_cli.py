@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agentpack import hookimpl
-from agentpack.registry import RunExporter
-from agentpack.runs import open_store
+from agentpack.kernel.registry import RunExporter
+from agentpack.results.runs import open_store
 from agentpack.testing import run_cli
 
 
@@ -188,7 +188,7 @@ def test_ctrl_c_during_a_command_exits_130(agentpack_host, register_plugin, todo
 def test_list_colours_statuses_on_a_terminal_unless_no_color(seeded_store, monkeypatch):
     from click.testing import CliRunner
 
-    from agentpack.cli import cli
+    from agentpack.cli.app import cli
 
     def listing():
         return CliRunner().invoke(cli, ["runs", "list", "--store", str(seeded_store)], color=True).output

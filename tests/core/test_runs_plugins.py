@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.runs import open_store
+from agentpack.results.runs import open_store
 from agentpack.testing import run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -77,7 +77,7 @@ def test_dci_resolve_records_capabilities_and_shows_candidates(store, tmp_path, 
     compared = run_cli(["runs", "compare", "--json"]).json()
     assert [e["key"] for e in compared["changes"]["regressed"]] == ["required/web-search"]
 
-    from agentpack.viewer import pages
+    from agentpack.results.viewer import pages
 
     html = pages.run_page(first, list(agentpack_host.run_views().values()), None)
     assert 'data-view="dci-candidates"' in html and "S_contract" in html
@@ -139,7 +139,7 @@ def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, a
     html = page.read_text()
     assert 'data-view="experts-plan"' in html and 'data-tier="confirm"' in html and "waits for a person" in html
 
-    from agentpack.viewer import pages
+    from agentpack.results.viewer import pages
 
     shown = pages.run_page(run, list(agentpack_host.run_views().values()), None)
     assert 'data-view="experts-plan"' in shown and "helpdesk.set_status" in shown
@@ -154,7 +154,7 @@ def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_pa
     """The refresh eval gate is an 'ecp refresh' run; expert.run_evals an 'eval' run tagged mcp; the ECP view
     lists each question with what its suite expects and what the answer cited."""
     pytest.importorskip("agentpack_ecp")
-    from agentpack.registry import McpContext
+    from agentpack.kernel.registry import McpContext
 
     pack = tmp_path / "pack"
     shutil.copytree(EXAMPLES / "ecp" / "conformance-pack", pack)
@@ -169,7 +169,7 @@ def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_pa
     assert (mcp.command, mcp.tags, mcp.total) == ("eval", ["mcp"], 4) and mcp.settings["suites"] == ["retrieval"]
     assert mcp.total == payload["evaluations"][0]["totals"]["total"]
 
-    from agentpack.viewer import pages
+    from agentpack.results.viewer import pages
 
     shown = pages.run_page(mcp, list(agentpack_host.run_views().values()), None)
     assert 'data-view="ecp-questions"' in shown and "What vertical datum do predicted heights use by default?" in shown
@@ -205,8 +205,7 @@ def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(sto
     recording tool (ECP's too); a store that cannot be written is logged and the call still answers."""
     pytest.importorskip("agentpack_openexperts")
     pytest.importorskip("agentpack_ecp")
-    from agentpack.clikit import Recording
-    from agentpack.registry import McpContext
+    from agentpack.kernel.registry import McpContext, Recording
 
     package, pack = tmp_path / "acme-support", tmp_path / "pack"
     shutil.copytree(EXAMPLES / "openexperts" / "acme-support", package)
@@ -244,10 +243,10 @@ def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(sto
 
 
 def test_mcp_serve_takes_the_recording_options(monkeypatch, tmp_path):
-    import agentpack.mcp_server
+    import agentpack.mcp.server
 
     seen = []
-    monkeypatch.setattr(agentpack.mcp_server, "serve", lambda host, context, **kw: seen.append(context))
+    monkeypatch.setattr(agentpack.mcp.server, "serve", lambda host, context, **kw: seen.append(context))
     result = run_cli(["mcp", "serve", "--no-record", "--store", tmp_path / "s.sqlite", "--tag", "a"])
     assert result.exit_code == 0, result.stderr
     (recording,) = [context.recording for context in seen]

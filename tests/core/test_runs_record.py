@@ -6,10 +6,10 @@ import subprocess
 
 import pytest
 
-from agentpack.clikit import Recording
-from agentpack.models import AssertionResult, CaseResult, EvalReport, Report, SuiteResult
-from agentpack.runs import open_store, record_run
-from agentpack.runs.provenance import git_state, input_digest
+from agentpack.kernel.models import AssertionResult, CaseResult, EvalReport, Report, SuiteResult
+from agentpack.kernel.registry import Recording
+from agentpack.results.runs import open_store, record_run
+from agentpack.results.runs.provenance import git_state, input_digest
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.runs import open_store
+from agentpack.results.runs import open_store
 from agentpack.testing import run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -40,7 +40,7 @@ def chart_counts(html: str) -> tuple[int, int, int, int]:
 
 
 def viewer_page(run, agentpack_host) -> str:
-    from agentpack.viewer import pages
+    from agentpack.results.viewer import pages
 
     return pages.run_page(run, list(agentpack_host.run_views().values()), None)
 
@@ -51,7 +51,7 @@ def run_counts(run) -> tuple[int, int, int, int]:
 
 def core_report_checks(data: dict, run, html: str, agentpack_host) -> None:
     """A core Report envelope: schema-valid, its summary is the run's totals, the report's and viewer's charts."""
-    from agentpack.schemas import core_schemas
+    from agentpack.kernel.schemas import core_schemas
 
     assert core_schemas().validate("https://agentpack.dev/schemas/core/report.v1.json", data) == []
     cases = data["summary"]["cases"]

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from agentpack.runs import StoreError, open_store, record_run
-from agentpack.runs import store as store_module
-from agentpack.runs.model import Case, Run
+from agentpack.kernel.runtypes import Case, Run
+from agentpack.results.runs import StoreError, open_store, record_run
+from agentpack.results.runs import store as store_module
 
 
 def _run(**fields):
@@ -141,7 +141,7 @@ def test_find_filters_and_references(seeded_store):
 WRITER = textwrap.dedent(
     """
     import sys
-    from agentpack.runs import record_run
+    from agentpack.results.runs import record_run
     report = {"evaluations": [{"name": "n", "format": "f", "suites": [{"id": "s", "cases": [
         {"id": "c", "status": "passed"}]}]}]}
     for i in range(int(sys.argv[2])):
@@ -188,8 +188,8 @@ def test_record_run_without_a_store_argument_uses_the_environment(tmp_path, monk
 
 def test_token_counts_a_store_cannot_hold_are_left_out(tmp_path):
     """An agent may report any number: one beyond SQLite's INTEGER, negative or NaN is not a count."""
-    from agentpack.runs import record_run
-    from agentpack.runs.store import open_store
+    from agentpack.results.runs import record_run
+    from agentpack.results.runs.store import open_store
 
     store_path = tmp_path / "runs.sqlite"
     report = {"evaluations": []}

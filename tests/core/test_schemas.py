@@ -1,4 +1,4 @@
-"""agentpack.schemas.SchemaStore: offline registry, findings with pointers and lines, messages, formats."""
+"""agentpack.kernel.schemas.SchemaStore: offline registry, findings with pointers and lines, messages, formats."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import urllib.request
 
 import pytest
 
-from agentpack.errors import AgentpackError
-from agentpack.schemas import SchemaStore, format_checker
-from agentpack.yamlio import parse_yaml
+from agentpack.io.errors import AgentpackError
+from agentpack.io.yamlio import parse_yaml
+from agentpack.kernel.schemas import SchemaStore, format_checker
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 PACK_ID = "https://agentpack.test/schemas/pack.json"
@@ -213,7 +213,7 @@ def test_valid_instances_take_the_quick_path_without_importing_jsonschema():
 
     code = (
         "import sys\n"
-        "from agentpack.schemas import SchemaStore\n"
+        "from agentpack.kernel.schemas import SchemaStore\n"
         "s = SchemaStore([{'$id': 'urn:t', 'type': 'object', 'required': ['a'],"
         " 'properties': {'a': {'type': 'integer'}}}])\n"
         "assert s.validate('urn:t', {'a': 1}) == [] and s.is_valid('urn:t', {'a': 1})\n"

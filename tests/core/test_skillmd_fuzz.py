@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentpack.errors import YamlError
-from agentpack.frontmatter import parse_frontmatter_text
+from agentpack.io.errors import YamlError
+from agentpack.io.frontmatter import parse_frontmatter_text
 
 strictyaml = pytest.importorskip("strictyaml", reason="strictyaml (via skills-ref) is not installed")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.skillmd import read_skill, validate_skill_dir
+from agentpack.skills.skillmd import read_skill, validate_skill_dir
 
 validator = pytest.importorskip("skills_ref.validator", reason="skills-ref (test dependency) is not installed")
 
@@ -194,7 +194,8 @@ def test_cli_reports_the_same_codes():
 
 def test_one_skill_md_is_parsed_once_per_state(tmp_path, monkeypatch):
     """Plugins and the core checking one pack share a parse; a changed file is parsed again."""
-    from agentpack import frontmatter, skillmd
+    from agentpack.io import frontmatter
+    from agentpack.skills import skillmd
 
     skill = tmp_path / "demo"
     skill.mkdir()

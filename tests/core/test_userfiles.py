@@ -1,11 +1,11 @@
-"""agentpack.userfiles: where a file is expected, anything else is an error naming what is there, never a hang."""
+"""agentpack.io.userfiles: where a file is expected, anything else is an error naming what is there, never a hang."""
 
 import os
 
 import pytest
 
-from agentpack.errors import PackError, YamlError
-from agentpack.userfiles import check_file, optional_file, read_bytes, read_text, what_is
+from agentpack.io.errors import PackError, YamlError
+from agentpack.io.userfiles import check_file, optional_file, read_bytes, read_text, what_is
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_a_skill_md_that_is_not_a_file_is_an_error_not_a_missing_file(tmp_path, 
 
 def test_open_regular_refuses_a_fifo_and_a_folder_without_blocking(tmp_path):
 
-    from agentpack.userfiles import NotAFileError, open_regular
+    from agentpack.io.userfiles import NotAFileError, open_regular
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

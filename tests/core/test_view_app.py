@@ -10,10 +10,10 @@ import urllib.request
 
 import pytest
 
-from agentpack.registry import RunView
-from agentpack.runs import open_store
-from agentpack.viewer import pages
-from agentpack.viewer.html import tag
+from agentpack.kernel.registry import RunView
+from agentpack.results.runs import open_store
+from agentpack.results.viewer import pages
+from agentpack.results.viewer.html import tag
 
 from .conftest import AGENTPACK, serving
 
@@ -142,8 +142,8 @@ def test_ctrl_c_stops_the_viewer_with_130(seeded_store):
 
 def test_cli_start_up_does_not_import_the_web_stack():
     code = (
-        "import sys\nfrom agentpack.cli import main\nmain(['--help'])\n"
-        "print([m for m in ('starlette', 'uvicorn', 'sqlite3', 'agentpack.viewer.app') if m in sys.modules])"
+        "import sys\nfrom agentpack.cli.app import main\nmain(['--help'])\n"
+        "print([m for m in ('starlette', 'uvicorn', 'sqlite3', 'agentpack.results.viewer.app') if m in sys.modules])"
     )
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().splitlines()[-1] == "[]"

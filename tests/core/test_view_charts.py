@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from agentpack import charts
+from agentpack.results import charts
 
 
 def parse(svg):

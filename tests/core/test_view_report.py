@@ -2,8 +2,8 @@
 
 import re
 
-from agentpack.models import CaseResult, EvalReport, Finding, Report, SuiteResult, ValidationItem
-from agentpack.reporters import html
+from agentpack.kernel.models import CaseResult, EvalReport, Finding, Report, SuiteResult, ValidationItem
+from agentpack.results.reporters import html
 
 
 def _report(**evaluation):
@@ -69,8 +69,9 @@ def test_a_run_report_file_follows_its_suffix(tmp_path, synthetic_report, agentp
     import json
     import xml.etree.ElementTree as ET
 
-    from agentpack.registry import RunView
-    from agentpack.runs import build_run, open_store, save_run, write_run_report
+    from agentpack.cli.reportfile import write_run_report
+    from agentpack.kernel.registry import RunView
+    from agentpack.results.runs import build_run, open_store, save_run
 
     report = synthetic_report("alpha", "ecp", {"smoke/a": "passed", "smoke/b": ("failed", 0.5, {"question": "Why?"})})
     run = build_run(report, command="eval", input="packs/alpha")
@@ -93,7 +94,7 @@ def test_a_run_report_file_follows_its_suffix(tmp_path, synthetic_report, agentp
 
 def test_steps_show_their_checks_and_an_ok_exit_reason_is_never_said():
     """Runs and steps (the agent protocol's details): each step's checks as a table; "exit reason" only when not ok."""
-    from agentpack.viewer.fragments import case_block, failures_first
+    from agentpack.results.viewer.fragments import case_block, failures_first
 
     check = {"type": "text_match", "field": "public_output", "passed": False, "expected": "x", "actual": "y"}
     step = {"index": 1, "status": "ok", "exit_reason": "ok", "duration_ms": 2.0, "checks": [{**check, "reason": "no"}]}

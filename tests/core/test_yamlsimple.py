@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentpack.errors import YamlError
-from agentpack.frontmatter import parse_frontmatter_text
-from agentpack.yamlio import YamlDocument, parse_yaml
-from agentpack.yamlsimple import parse_simple
+from agentpack.io.errors import YamlError
+from agentpack.io.frontmatter import parse_frontmatter_text
+from agentpack.io.yamlio import YamlDocument, parse_yaml
+from agentpack.io.yamlsimple import parse_simple
 
 
 def composed(text: str) -> YamlDocument | YamlError:
@@ -112,7 +112,7 @@ def test_frontmatter_of_the_usual_shape_is_read_without_pyyaml() -> None:
 
     code = (
         "import sys\n"
-        "from agentpack.frontmatter import parse_frontmatter_text\n"
+        "from agentpack.io.frontmatter import parse_frontmatter_text\n"
         "doc = parse_frontmatter_text('name: a\\ndescription: b\\n', strings_only=True)\n"
         "assert doc.data == {'name': 'a', 'description': 'b'}, doc.data\n"
         "print('yaml' in sys.modules)\n"

@@ -38,19 +38,19 @@ class FileReads:
         import os
         from collections import Counter
 
-        import agentpack.frontmatter
+        import agentpack.io.frontmatter
         from agentpack.testing import count_reads
 
         self.reads = count_reads(monkeypatch)
         self.parsed: Counter[str] = Counter()
-        real_parse = agentpack.frontmatter.read_markdown
+        real_parse = agentpack.io.frontmatter.read_markdown
 
         def read_markdown(path, *args, **kwargs):
             if os.fspath(path).endswith("SKILL.md"):
                 self.parsed[os.path.realpath(path)] += 1
             return real_parse(path, *args, **kwargs)
 
-        monkeypatch.setattr(agentpack.frontmatter, "read_markdown", read_markdown)
+        monkeypatch.setattr(agentpack.io.frontmatter, "read_markdown", read_markdown)
 
     @property
     def opened(self) -> dict[str, int]:

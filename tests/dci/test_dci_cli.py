@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dci_helpers import FileReads, write_skill
 
-from agentpack import skillmd
+from agentpack.skills import skillmd
 from agentpack_dci import schemas_store
 from agentpack_dci.report import join_report
 

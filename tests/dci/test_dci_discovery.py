@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentpack import hookimpl
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 from agentpack_dci import schemas_store
 from agentpack_dci.config import load_config, state_root
 from agentpack_dci.discovery import discover
@@ -192,7 +192,7 @@ def _verdict(skill, findings):
 
 
 def test_text_given_to_the_core_gives_the_same_verdicts_as_the_core_reading_the_file(reference_dir):
-    from agentpack.skillmd import validate_skill_dir
+    from agentpack.skills.skillmd import validate_skill_dir
     from agentpack_dci.discovery import _read
 
     directories = [

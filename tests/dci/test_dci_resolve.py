@@ -8,8 +8,8 @@ import pytest
 from dci_helpers import write_skill
 
 from agentpack import hookimpl
-from agentpack.clock import FixedClock, sequential_ids
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import FixedClock, sequential_ids
+from agentpack.io.errors import AgentpackError
 from agentpack_dci import schemas_store
 from agentpack_dci.artifacts import require_valid
 from agentpack_dci.grammar import parse_contract

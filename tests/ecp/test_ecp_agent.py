@@ -134,7 +134,7 @@ def test_http_agent(example_pack: Path) -> None:
 
 
 def test_port_in_use_is_one_line(example_pack: Path) -> None:
-    from agentpack.netutil import bind_socket
+    from agentpack.io.netutil import bind_socket
 
     sock = bind_socket("127.0.0.1", 0)
     try:

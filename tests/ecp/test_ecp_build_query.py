@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.clock import FixedClock
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import FixedClock
+from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.index.chunking import chunk_id, line_windows, parse_chunk_id, split_lines
 from agentpack_ecp.index.tokenize import term_counts, tokenize

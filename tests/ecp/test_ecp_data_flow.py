@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.plugins import Host, create_plugin_manager, set_host
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import create_plugin_manager, set_host
 from agentpack.testing import count_reads, run_cli
 
 PACK_FILES = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentpack.clock import FixedClock
+from agentpack.io.clock import FixedClock
 
 VECTOR_PAYLOADS = ["vectors.npy", "vectors.bin", "vectors.jsonl"]
 

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 SCALARS = (
     st.none()

@@ -22,7 +22,7 @@ def _imported(pack: Path, *args: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
 
 
-NOT_NEEDED = {"pydantic", "agentpack.models", "agentpack_agent_rpc.manifest"}
+NOT_NEEDED = {"pydantic", "agentpack.kernel.models", "agentpack_agent_rpc.manifest"}
 """No pydantic (the pack path's records are plain) and no other format's modules (detection is light)."""
 
 

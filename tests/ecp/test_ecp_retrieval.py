@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentpack import hookimpl
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.index.fields import chunk_fields, field_bonus
 from agentpack_ecp.pack.manifest import load_pack
@@ -92,8 +92,9 @@ class ShortestFirst:
 
 
 def test_a_registered_reranker_reorders_the_hits(tmp_path: Path) -> None:
-    from agentpack.models import QueryRequest
-    from agentpack.plugins import Host, create_plugin_manager
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.packtypes import QueryRequest
+    from agentpack.kernel.plugins import create_plugin_manager
     from agentpack_ecp.pack.scaffold import scaffold
 
     root = tmp_path / "pack"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.pack.manifest import load_pack
 from agentpack_ecp.pack.scaffold import scaffold

@@ -12,7 +12,7 @@ The verdict on every command run:
 * no answer within the per-call time limit: a hang;
 * exit 0 from a command that checks the file after a mutation that made it invalid: a wrong verdict.
 
-Commands run in-process (``agentpack.cli.main``) for speed; a SIGALRM timer bounds each call.
+Commands run in-process (``agentpack.cli.app.main``) for speed; a SIGALRM timer bounds each call.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from agentpack import jsonio
+from agentpack.io import jsonio
 from agentpack.testing import CliResult, run_cli
 
 DEEP = 3000
-"""Nesting depth of the deep-nesting mutation (the limit of agentpack.jsonio and yamlio is 256)."""
+"""Nesting depth of the deep-nesting mutation (the limit of agentpack.io.jsonio and yamlio is 256)."""
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
 
 

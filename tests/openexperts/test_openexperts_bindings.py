@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 HERE = Path(__file__).parent
 
@@ -167,7 +167,7 @@ def test_mcp_server_that_cannot_start(make_runtime, acme, tmp_path):
 
 @pytest.mark.parametrize("route", ["in-process", "subprocess"])
 def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
-    from agentpack.plugins import get_host
+    from agentpack.kernel.plugins import get_host
     from agentpack_openexperts.runtime import skill_adapter
 
     if route == "in-process" and skill_adapter._in_process_runner(get_host()) is None:

@@ -339,8 +339,8 @@ def test_help_has_examples():
 
 
 def test_mcp_tools_match_the_cli(acme, agentpack_host):
-    from agentpack.errors import AgentpackError
-    from agentpack.registry import McpContext
+    from agentpack.io.errors import AgentpackError
+    from agentpack.kernel.registry import McpContext
 
     tools = agentpack_host.mcp_tools(McpContext(packs=[acme]))
     explained = tools["experts.explain"].handler({"process": "answer-chat"})

@@ -35,7 +35,7 @@ def test_beats_the_plain_skill_format(agentpack_host, acme):
 
 
 def test_other_formats_are_not_validated(agentpack_host, tmp_path):
-    from agentpack.models import Pack
+    from agentpack.kernel.packtypes import Pack
     from agentpack_openexperts import plugin
 
     assert plugin.agentpack_validate(Pack(path=tmp_path, root=tmp_path, format="ecp"), False, agentpack_host) is None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.proc import kill_group, spawn
+from agentpack.io.proc import kill_group, spawn
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 EXAMPLES = Path(__file__).parents[2] / "examples" / "openexperts"

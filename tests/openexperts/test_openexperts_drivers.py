@@ -181,7 +181,7 @@ def test_a_model_that_never_finishes_is_stopped(make_runtime, fast, edit_front, 
 
 
 def test_openai_driver_needs_a_model(make_runtime, acme, ledger, monkeypatch):
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     monkeypatch.delenv("AGENTPACK_OPENEXPERTS_MODEL", raising=False)
     monkeypatch.delenv("OPENEXPERTS_MODEL", raising=False)
@@ -200,7 +200,7 @@ def test_openai_driver_model_from_the_environment(make_runtime, acme, ledger, mo
 
 
 def test_unknown_driver_names_the_available_ones(make_runtime, acme):
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     with pytest.raises(AgentpackError, match="available: noop, openai, plan, scripted"):
         make_runtime(acme, driver="gpt")

@@ -62,7 +62,7 @@ PROCESS_TEXT = (EXAMPLE / "processes" / "triage-ticket.md").read_text()
     process_edit=st.tuples(st.sampled_from(PROCESS_KEYS), VALUES),
 )
 def test_validation_never_crashes(tmp_path_factory, edits, process_edit):
-    from agentpack.plugins import get_host
+    from agentpack.kernel.plugins import get_host
     from agentpack_openexperts.loader import load_package
     from agentpack_openexperts.validate import validate_package
 

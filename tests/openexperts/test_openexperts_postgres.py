@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentpack.proc import kill_group, spawn
+from agentpack.io.proc import kill_group, spawn
 from agentpack.testing import run_cli
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
@@ -619,7 +619,7 @@ def test_commands_without_a_store_never_import_psycopg_or_procrastinate(tmp_path
     ]
     code = textwrap.dedent(f"""\
         import sys
-        from agentpack.cli import main
+        from agentpack.cli.app import main
         codes = [main(argv) for argv in {commands!r}]
         loaded = sorted(m for m in sys.modules if m.partition(".")[0] in ("psycopg", "psycopg_pool", "procrastinate"))
         print(codes, loaded, file=sys.stderr)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 
 def messages(rt, kind=None):

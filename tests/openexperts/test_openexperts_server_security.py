@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.errors import AgentpackError, MissingDependencyError
+from agentpack.io.errors import AgentpackError, MissingDependencyError
 from agentpack.testing import run_cli
 from agentpack_openexperts.runtime.serverconfig import ServerSettings
 from agentpack_openexperts.runtime.webhooks import signature

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.plugins import Host, create_plugin_manager
-from agentpack.registry import McpContext
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import create_plugin_manager
+from agentpack.kernel.registry import McpContext
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = {

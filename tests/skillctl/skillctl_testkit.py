@@ -117,16 +117,16 @@ class YamlParses:
         import os
         from collections import Counter
 
-        import agentpack.yamlio
+        import agentpack.io.yamlio
 
         self.parsed: Counter[str] = Counter()
-        real = agentpack.yamlio.load_yaml
+        real = agentpack.io.yamlio.load_yaml
 
         def load_yaml(path: Any, *args: Any, **kwargs: Any) -> Any:
             self.parsed[os.path.realpath(path)] += 1
             return real(path, *args, **kwargs)
 
-        monkeypatch.setattr(agentpack.yamlio, "load_yaml", load_yaml)
+        monkeypatch.setattr(agentpack.io.yamlio, "load_yaml", load_yaml)
 
     def each_once(self, files: list[Path]) -> bool:
         """Every one of ``files`` was parsed once, and no other YAML file was."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from skillctl_testkit import EXAMPLES
 
-from agentpack.models import EvalOptions
+from agentpack.kernel.models import EvalOptions
 from agentpack_skillctl.skilltest import evaluate
 
 pytestmark = pytest.mark.timeout(120)

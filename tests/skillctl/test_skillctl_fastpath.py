@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from skillctl_testkit import manifest, write_skill
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 from agentpack_skillctl import cache, confine, diskcache, library, netns, prepare, sandbox
 from agentpack_skillctl.api import run_skill
 

@@ -9,8 +9,8 @@ import anyio
 import pytest
 from skillctl_testkit import EXAMPLES, write_skill
 
-from agentpack.errors import AgentpackError
-from agentpack.registry import McpContext
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.registry import McpContext
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,7 +80,7 @@ def test_default_pack_is_dot_skills_and_invalid_skills_are_skipped(agentpack_hos
 def test_through_the_official_sdk_client(agentpack_host, tmp_path):
     from mcp import Client
 
-    from agentpack.mcp_server import build_server
+    from agentpack.mcp.server import build_server
 
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from skillctl_testkit import EXAMPLES, manifest
 
-from agentpack.quickschema import is_valid
+from agentpack.io.quickschema import is_valid
 from agentpack_skillctl.schemas_store import ACCESS_SCHEMA, SKILL_SCHEMA, bundled
 
 json_values = st.recursive(

@@ -532,8 +532,8 @@ def test_the_fast_cli_path_takes_require_sandbox(make_skill, workspace):
 
 
 def test_mcp_tools_never_work_in_the_servers_folder(agentpack_host, tmp_path, monkeypatch):
-    from agentpack.errors import AgentpackError
-    from agentpack.registry import McpContext
+    from agentpack.io.errors import AgentpackError
+    from agentpack.kernel.registry import McpContext
 
     server_folder = tmp_path / "server"
     server_folder.mkdir()

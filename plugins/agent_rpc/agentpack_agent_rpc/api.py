@@ -1,6 +1,6 @@
 """The plugin's entry points for code: validate a manifest, open it with its agent starting, run it.
 
-Each function takes ``host``, the ``agentpack.plugins.Host`` whose plugins
+Each function takes ``host``, the ``agentpack.kernel.host.Host`` whose plugins
 registered the graders and executors to use (the CLI and the pack hooks pass
 theirs); code outside agentpack may leave it out for the process-wide host.
 """
@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError, YamlError
+from agentpack.io.errors import AgentpackError, YamlError
 
 from .manifest import (
     Document,
@@ -29,8 +29,8 @@ from .manifest import (
 from .protocol import CallError
 
 if TYPE_CHECKING:  # the runner loads after ``open_manifest`` has started the agent
-    from agentpack.models import Finding
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import Finding
 
     from .executors import ExecutorInfo
     from .graders.base import GraderType
@@ -41,7 +41,7 @@ def _host(host: Host | None) -> Host:
     """``host``, or the process-wide one for callers outside agentpack (resolved only when needed)."""
     if host is not None:
         return host
-    from agentpack.plugins import get_host
+    from agentpack.kernel.plugins import get_host
 
     return get_host()
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from agentpack import console
-from agentpack.clikit import (
+from agentpack.cli.clikit import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -26,6 +25,7 @@ from agentpack.clikit import (
     record_options,
     report_option,
 )
+from agentpack.io import console
 
 # shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
 EXISTING = click.Path(exists=True, path_type=Path)
@@ -85,8 +85,8 @@ def validate(manifests: tuple[Path, ...], strict: bool, portable: bool, output: 
       agentpack rpc validate evals/*.yaml --strict --json
       agentpack rpc validate manifest.yaml --portable    # runs under ecp-runtime too?
     """
-    from agentpack.clock import SYSTEM_CLOCK
-    from agentpack.models import Report, ValidationItem
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.kernel.models import Report, ValidationItem
 
     from .api import validate_manifest
 
@@ -205,7 +205,7 @@ def run(
       agentpack rpc run manifest.yaml --filter smoke -j 4 --junit junit.xml
       agentpack rpc run manifest.yaml --executor ray --ray-address 10.0.0.5:6379 -j 32
     """
-    from agentpack import console
+    from agentpack.io import console
 
     from .api import open_manifest, require_manifest, running
     from .containment import exclusive
@@ -320,7 +320,7 @@ def conformance(
     """
     import json
 
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     from .conformance import run_conformance
     from .manifest import make_target

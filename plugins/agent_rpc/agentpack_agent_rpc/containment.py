@@ -3,7 +3,7 @@
 Three layers, the first two always on:
 
 * **Subreaper.** The runner makes itself the child subreaper of its
-  descendants (``agentpack.proc.set_child_subreaper``), so a process that
+  descendants (``agentpack.io.proc.set_child_subreaper``), so a process that
   double-forks or calls ``setsid`` is re-parented to the runner rather than
   to init. ``Containment.close``, at the end of a run, kills and reaps every
   such child that belongs to the run: a member of an agent's process group or
@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agentpack.proc import children, has_children, set_child_subreaper, spawn
+from agentpack.io.proc import children, has_children, set_child_subreaper, spawn
 
 MARKER = "AGENTPACK_AGENT_RPC_RUN"
 """The environment variable that marks a run's agents and, through inheritance, their descendants."""
@@ -79,7 +79,7 @@ class Containment:
         return {**os.environ, **(env or {}), MARKER: self.token}
 
     def started(self, pid: int) -> None:
-        """Record an agent started with ``environment()`` in a new session (``agentpack.proc.spawn``).
+        """Record an agent started with ``environment()`` in a new session (``agentpack.io.proc.spawn``).
 
         The first one makes the runner a subreaper and starts the guard: after
         the spawn, so that the ``ctypes`` import and the guard's start overlap

@@ -24,7 +24,7 @@ from .env import JUDGE_API_KEY, JUDGE_BASE_URL, JUDGE_MODEL, TIMEOUT, described,
 from .manifest import SECONDS_LIMIT, SECONDS_RULE, Manifest, parse_seconds
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 _FIND_SDKS = "import importlib.util as u; print(*(bool(u.find_spec(m)) for m in ('agentpack_agent_rpc', 'ecp')))"
 
@@ -58,7 +58,7 @@ def _environment(manifest: Manifest | None) -> list[Check]:
         Check("working directory", "ok", f"{os.getcwd()} (agents of manifests without 'cwd:' start here)"),
         _python_on_path(),
     ]
-    from agentpack.proc import set_child_subreaper
+    from agentpack.io.proc import set_child_subreaper
 
     if set_child_subreaper():
         checks.append(Check("process containment", "ok", "child subreaper: daemons an agent leaves end with the run"))

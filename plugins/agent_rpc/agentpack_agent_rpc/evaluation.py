@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .api import open_manifest, require_manifest, running
 from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
@@ -18,8 +18,9 @@ from .outputs import html, write_text
 from .report import dumps, to_eval_report
 
 if TYPE_CHECKING:
-    from agentpack.models import EvalOptions, EvalReport, Pack
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import EvalOptions, EvalReport
+    from agentpack.kernel.packtypes import Pack
 
 OPTIONS = {
     "timeout": "per-call timeout in seconds (rpc run --timeout)",

@@ -137,6 +137,6 @@ class LocalExecutor:
 
 def collect_executors(pm: pluggy.PluginManager) -> dict[str, ExecutorInfo]:
     """Every registered executor, by name; two plugins registering one name is an error naming both."""
-    from agentpack.plugins import collect_registrations
+    from agentpack.kernel.host import collect_registrations
 
     return collect_registrations(pm, "agentpack_agent_rpc_register_executors", "executor")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentpack.hookspecs import hookspec
+from agentpack.kernel.hookspecs import hookspec
 
 if TYPE_CHECKING:  # for annotations only: the registration types load when the hooks are called
     from .executors import ExecutorInfo

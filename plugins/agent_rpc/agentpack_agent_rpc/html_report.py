@@ -1,6 +1,6 @@
 """The agent protocol's section of a run's page (``agentpack view`` and ``rpc run --report x.html``).
 
-The page itself is the core's (``agentpack.viewer.standalone.run_document``): the summary, an
+The page itself is the core's (``agentpack.results.viewer.standalone.run_document``): the summary, an
 unreachable agent's stderr at the top, the pass-rate, per-suite and latency charts, then the
 scenarios failures first (flaky ones first among passes), each run and step with its checks, tool
 calls as JSON and stderr. This section adds what only an agent run has: the agent and its protocol,
@@ -74,9 +74,9 @@ def view(run: Any) -> str:
     native = native_report(run)
     if native is None:
         return ""
-    from agentpack import charts
-    from agentpack.viewer.fragments import severity_counts
-    from agentpack.viewer.html import Html, facts, join, json_block, tag
+    from agentpack.results import charts
+    from agentpack.results.viewer.fragments import severity_counts
+    from agentpack.results.viewer.html import Html, facts, join, json_block, tag
 
     t = native["totals"]
     lat = native.get("latency") or {}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agentpack.errors import require
-from agentpack.jsonio import JsonError, loads
+from agentpack.io.errors import require
+from agentpack.io.jsonio import JsonError, loads
 
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
 from .sse import Event, SseParser

@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
-from agentpack.errors import PathEscapeError, YamlError, reading
-from agentpack.jsonio import JsonError, loads
-from agentpack.paths import resolve_under
-from agentpack.records import Record, constant
-from agentpack.userfiles import read_bytes
-from agentpack.yamlio import YamlDocument, join_pointer, parse_yaml
+from agentpack.io.errors import PathEscapeError, YamlError, reading
+from agentpack.io.jsonio import JsonError, loads
+from agentpack.io.paths import resolve_under
+from agentpack.io.userfiles import read_bytes
+from agentpack.io.yamlio import YamlDocument, join_pointer, parse_yaml
+from agentpack.kernel.records import Record, constant
 
 from . import schema_store
 from .env import PID_NAMESPACE, TIMEOUT, described, getenv
 
 if TYPE_CHECKING:  # the rest loads after ``rpc run`` has started the agent (see ``early_target``)
-    from agentpack.models import Finding, Severity
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.models import Finding, Severity
+    from agentpack.kernel.schemas import SchemaStore
 
     from .containment import Containment
     from .graders.base import GraderType
@@ -258,7 +258,7 @@ def looks_like_manifest(data: Any) -> bool:
 
 def _finding(severity: Severity, code: str, message: str, **where: Any) -> Finding:
     """A ``Finding`` (pydantic is imported only when there is something to report)."""
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     return Finding(severity=severity, code=code, message=message, **where)
 
@@ -544,7 +544,7 @@ class _Builder:
 
 def _fast_valid(data: Any) -> bool:
     """The yes/no check against the full manifest schema (no jsonschema import on the happy path)."""
-    from agentpack.quickschema import is_valid
+    from agentpack.io.quickschema import is_valid
 
     skeleton, by_type = schema_store.quick_schemas()
     verdict = is_valid(skeleton, data)
@@ -781,7 +781,7 @@ def load_manifest(
     if any(f.severity == "error" for f in findings):
         return None, findings
     builder = _Builder(doc, path.parent.resolve(), graders)
-    from agentpack.hashing import sha256_small
+    from agentpack.io.hashing import sha256_small
 
     manifest = builder.build(path, "sha256:" + sha256_small(raw))
     findings += builder.findings

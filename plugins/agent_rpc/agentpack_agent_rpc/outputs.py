@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .report import dumps, junit_xml, to_eval_report
 
 if TYPE_CHECKING:
-    from agentpack.runs import Run
+    from agentpack.results.runs import Run
 
 
 def write_text(path: Path, text: str) -> None:
@@ -60,7 +60,7 @@ def write_report(report: dict[str, Any], path: Path, *, text: str | None = None,
     elif suffix == ".xml":
         write_text(path, junit(report))
     else:
-        from agentpack import clikit
-        from agentpack.models import Report
+        from agentpack.cli import clikit
+        from agentpack.kernel.models import Report
 
         clikit.write_report(Report(command="rpc run", evaluations=[to_eval_report(report)]), path)

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
 
 if TYPE_CHECKING:  # for annotations only: every command imports this module, so the rest loads inside hooks
     import pluggy
 
-    from agentpack.models import Detection, EvalOptions, EvalReport, Finding, Pack
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import EvalOptions, EvalReport, Finding
+    from agentpack.kernel.packtypes import Detection, Pack
 
     from .executors import ExecutorInfo
     from .graders.base import GraderType
@@ -102,15 +103,15 @@ def agentpack_detect(path: Path) -> Detection | None:
         return None
     if not sniff(target):
         return None
-    from agentpack.packtypes import Detection
+    from agentpack.kernel.packtypes import Detection
 
     return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target")
 
 
 @hookimpl
 def agentpack_load(path: Path, format: str) -> Pack:
-    from agentpack.errors import PackError
-    from agentpack.packtypes import Pack
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.packtypes import Pack
 
     from .manifest import manifest_file, read_document
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentpack.yamlio import YamlDocument, join_pointer
+from agentpack.io.yamlio import YamlDocument, join_pointer
 
 if TYPE_CHECKING:
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
 REFERENCE = "ecp-runtime 0.10"
 TOP_KEYS = frozenset({"manifest_version", "name", "target", "require_capabilities", "scenarios"})
@@ -35,7 +35,7 @@ CONDITIONS = frozenset({"contains", "equals", "does_not_contain", "regex"})
 
 def portable_findings(doc: YamlDocument) -> list[Finding]:
     """The findings for a manifest (already valid for agentpack) that ``ecp-runtime`` 0.10 would not run as is."""
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     found = []
     for rejected, feature, pointer, why in _features(doc.data):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from agentpack.errors import AgentpackError
-from agentpack.records import Record, constant
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.records import Record, constant
 
 PROTOCOL_VERSION = "1.0"
 LEGACY_VERSION = "0.1"

@@ -8,13 +8,13 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agentpack.clikit import envelope
+from agentpack.cli.clikit import envelope
 
 from . import __version__
 from .manifest import Manifest, display_path
 
 if TYPE_CHECKING:  # pydantic loads only when an evaluation report is made
-    from agentpack.models import EvalReport
+    from agentpack.kernel.models import EvalReport
 
 
 def latency_summary(durations: list[float]) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def to_eval_report(report: dict[str, Any]) -> EvalReport:
 
     Locations are shown from the working directory (``display_path``), as SARIF and GitHub annotations need.
     """
-    from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
+    from agentpack.kernel.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 
     where = display_path(report["manifest"]["path"])
     cases = []
@@ -247,7 +247,7 @@ def unreachable(report: dict[str, Any]) -> str | None:
 
 
 def junit_xml(report: dict[str, Any]) -> str:
-    from agentpack.models import Report
-    from agentpack.reporters import junit
+    from agentpack.kernel.models import Report
+    from agentpack.results.reporters import junit
 
     return junit.render(Report(command="rpc run", evaluations=[to_eval_report(report)]))

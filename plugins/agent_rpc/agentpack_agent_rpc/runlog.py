@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentpack.clikit import Recording
-    from agentpack.runs import Run
+    from agentpack.kernel.registry import Recording
+    from agentpack.results.runs import Run
 
 
 def cases(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,7 +40,7 @@ def cases(report: dict[str, Any]) -> list[dict[str, Any]]:
 def build(report: dict[str, Any], manifest: Path, settings: dict[str, Any]) -> Run:
     """The run (not yet stored): the cases, the agent, token usage and timings; an unreachable agent's
     message (with its stderr tail) is the run's message."""
-    from agentpack.runs import build_run
+    from agentpack.results.runs import build_run
 
     from .report import unreachable
 
@@ -68,13 +68,13 @@ def build(report: dict[str, Any], manifest: Path, settings: dict[str, Any]) -> R
 
 def page(run: Run) -> str:
     """The run's self-contained HTML page: the viewer's run page with every registered run view."""
-    from agentpack.clikit import host
-    from agentpack.viewer.standalone import run_document
+    from agentpack.cli.clikit import host
+    from agentpack.results.viewer.standalone import run_document
 
     return run_document(run, list(host().run_views().values()))
 
 
 def save(run: Run, recording: Recording) -> None:
-    from agentpack.runs import save_run
+    from agentpack.results.runs import save_run
 
     save_run(run, recording=recording)

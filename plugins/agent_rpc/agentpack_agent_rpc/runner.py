@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.records import Record, constant
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.kernel.records import Record, constant
 
 from .containment import Containment
 from .executors import LocalExecutor

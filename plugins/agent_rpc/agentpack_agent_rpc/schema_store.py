@@ -1,12 +1,12 @@
 """The plugin's bundled JSON Schemas (``schemas/*.json``): one ``SchemaStore``, and the run path's quick check.
 
-Findings always come from ``agentpack.schemas.SchemaStore`` (``store()``).
+Findings always come from ``agentpack.kernel.schemas.SchemaStore`` (``store()``).
 Deciding that a manifest is valid, on every run, does not: it reads the
-``manifest`` schema as plain JSON and asks ``agentpack.quickschema``, split in
+``manifest`` schema as plain JSON and asks ``agentpack.io.quickschema``, split in
 two passes that together equal the schema (the manifest with each grader
 reduced to its skeleton, then each built-in grader entry against the schema
 of its ``type``), which skips three ``if/then`` evaluations per grader and
-the import of ``agentpack.schemas`` (``importlib.resources``, ``referencing``:
+the import of ``agentpack.kernel.schemas`` (``importlib.resources``, ``referencing``:
 about 10 ms of a run that takes about 100 ms).
 """
 
@@ -18,8 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # agentpack.schemas loads only when findings are needed
-    from agentpack.schemas import SchemaStore
+if TYPE_CHECKING:  # agentpack.kernel.schemas loads only when findings are needed
+    from agentpack.kernel.schemas import SchemaStore
 
 BASE = "https://schemas.agentpack.dev/agent-rpc/"
 MANIFEST, AGENT_RESULT, REPORT = (BASE + n for n in ("manifest.json", "agent-result.json", "report.json"))
@@ -29,7 +29,7 @@ BUILTIN_GRADERS = ("text_match", "tool_usage", "llm_judge")
 @cache
 def store() -> SchemaStore:
     """The bundled schemas, by ``$id``."""
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
     return SchemaStore.from_package("agentpack_agent_rpc", "schemas")
 
@@ -60,7 +60,7 @@ def quick_schemas() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
 
 def entry_store(kind: str, schema: dict[str, Any]) -> tuple[SchemaStore, str]:
     """A store holding a plugin grader's entry schema, and the schema's ``$id`` (one is made up when it has none)."""
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
     schema_id = schema.get("$id") or f"urn:agentpack:agent-rpc:grader:{kind}"
     return SchemaStore([{**schema, "$id": schema_id}]), schema_id

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_text
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_text
 
 AGENT = '''"""A starter agent for the agent evaluation protocol, written with agentpack's SDK.
 

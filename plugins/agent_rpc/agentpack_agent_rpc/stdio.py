@@ -4,7 +4,7 @@ There is no reader thread: the caller's thread polls the agent's stdout and
 stderr (non-blocking pipes) until the answer with the awaited id arrives,
 draining stderr into a bounded tail buffer on the way, so a chatty agent can
 never block on a full pipe while a call is in flight. The agent runs in its
-own process group (``agentpack.proc.spawn``); ``close`` and ``kill`` take
+own process group (``agentpack.io.proc.spawn``); ``close`` and ``kill`` take
 the whole group down, so no grandchild outlives the run.
 """
 
@@ -17,8 +17,8 @@ import subprocess
 import time
 from typing import Any
 
-from agentpack.jsonio import JsonError, loads
-from agentpack.proc import kill_group, pidfd, spawn
+from agentpack.io.jsonio import JsonError, loads
+from agentpack.io.proc import kill_group, pidfd, spawn
 
 from .containment import Containment, wrap_pid_namespace
 from .protocol import AgentTimeout, AgentUnreachable, ProtocolError, TransportError
@@ -57,11 +57,11 @@ class TailBuffer:
 
 
 def parse_line(line: bytes) -> Any:
-    """One line of the agent's stdout as JSON (``agentpack.jsonio``: a nesting limit, no NaN).
+    """One line of the agent's stdout as JSON (``agentpack.io.jsonio``: a nesting limit, no NaN).
 
     ``JsonError`` for a line that is not JSON (the caller skips it: libraries
     print); ``ProtocolError`` for a JSON-RPC message the runtime cannot accept
-    (nested deeper than ``agentpack.jsonio.MAX_DEPTH``, holding NaN or
+    (nested deeper than ``agentpack.io.jsonio.MAX_DEPTH``, holding NaN or
     infinity, cut short), since skipping it would leave the call waiting for
     an answer that already came.
     """

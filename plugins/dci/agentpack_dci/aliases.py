@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import sha256_json
-from agentpack.userfiles import optional_file
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import sha256_json
+from agentpack.io.userfiles import optional_file
 
 from . import schemas_store
 from .artifacts import require_valid

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .schemas_store import store
 
 if TYPE_CHECKING:
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
 
 def load_json_artifact(
@@ -22,9 +22,9 @@ def load_json_artifact(
     Returns ``(data, findings)``; raises ``AgentpackError`` (``JsonError``, ``YamlError``) when it cannot be
     read or parsed at all, a folder or a dangling link included.
     """
-    from agentpack import jsonio
-    from agentpack.userfiles import read_text
-    from agentpack.yamlio import parse_yaml  # PyYAML: only when a workspace has such a file
+    from agentpack.io import jsonio
+    from agentpack.io.userfiles import read_text
+    from agentpack.io.yamlio import parse_yaml  # PyYAML: only when a workspace has such a file
 
     name = display or str(path)
     text = read_text(path, display=name, error=jsonio.JsonError, expected="a JSON file")

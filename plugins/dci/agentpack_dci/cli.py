@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agentpack import clikit
-from agentpack.clikit import (
+from agentpack.cli import clikit
+from agentpack.cli.clikit import (
     EXIT_PROBLEMS,
     Recording,
     emit_json,
@@ -20,7 +20,7 @@ from agentpack.clikit import (
 )
 
 if TYPE_CHECKING:
-    from agentpack.clock import Clock
+    from agentpack.io.clock import Clock
 
     from .model import Resolution
     from .probes import EmulationRequest
@@ -92,9 +92,9 @@ def lint(paths: tuple[Path, ...], strict: bool, output: str, report_file: Path |
       agentpack dci lint skills/web-search skills/summarizer
       agentpack dci lint . -o sarif > dci.sarif
     """
-    from agentpack.clock import SYSTEM_CLOCK
-    from agentpack.models import Finding, Report, ValidationItem
-    from agentpack.skillmd import find_skill_md
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.kernel.models import Finding, Report, ValidationItem
+    from agentpack.skills.skillmd import find_skill_md
 
     from .lint import lint_skill, lint_workspace, strictly
 
@@ -186,7 +186,7 @@ def resolution_options(f: Any) -> Any:
 
 def _clock(at: str | None) -> Clock:
     """``--at TIMESTAMP``: a fixed clock for reproducible output; else the system clock."""
-    from agentpack.clock import SYSTEM_CLOCK, FixedClock
+    from agentpack.io.clock import SYSTEM_CLOCK, FixedClock
 
     try:
         return FixedClock(at) if at else SYSTEM_CLOCK
@@ -196,8 +196,8 @@ def _clock(at: str | None) -> Clock:
 
 def _consumer_contract(consumer: Path | None, contract_text: str | None) -> Any:
     """The consumer contract of ``--consumer SKILL`` or ``--contract TEXT`` (``None`` for neither)."""
-    from agentpack.errors import AgentpackError
-    from agentpack.skillmd import read_skill
+    from agentpack.io.errors import AgentpackError
+    from agentpack.skills.skillmd import read_skill
 
     from .grammar import ContractParseError, parse_contract
 
@@ -298,7 +298,7 @@ def resolve(
       agentpack dci resolve --require web-search --mode strict --selection cover -o json
       agentpack dci resolve --consumer skills/research-brief --decision emulate
     """
-    from agentpack import console
+    from agentpack.io import console
 
     from .report import build_report, render_text, split_report
 
@@ -327,11 +327,11 @@ def resolve(
 
         run = build(full, resolution.ok, Path(options["workspace"]))
     if report_file is not None and report_file.suffix.lower() == ".json":
-        from agentpack.fsutil import atomic_write_json
+        from agentpack.io.fsutil import atomic_write_json
 
         atomic_write_json(report_file, full if report_extensions else report)
     elif report_file is not None and run is not None:
-        from agentpack.runs import write_run_report
+        from agentpack.cli.reportfile import write_run_report
 
         write_run_report(run, report_file)
     if output == "json":
@@ -339,7 +339,7 @@ def resolve(
     else:
         click.echo(render_text(full), nl=False)
     if run is not None:
-        from agentpack.runs import save_run
+        from agentpack.results.runs import save_run
 
         save_run(run, recording=recording)
     if not resolution.ok:
@@ -388,8 +388,8 @@ def explain(from_report: Path | None, candidate: str | None, limit: int, output:
 def _saved_report(path: Path) -> dict[str, Any]:
     """The full report saved as ``resolve --json``'s envelope (report and extensions) or by
     ``resolve --report FILE --report-extensions``."""
-    from agentpack import jsonio
-    from agentpack.errors import AgentpackError
+    from agentpack.io import jsonio
+    from agentpack.io.errors import AgentpackError
 
     from .report import EXTENSION_KEYS, join_report
     from .schemas_store import REPORT, store

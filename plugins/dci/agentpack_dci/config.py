@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from agentpack.errors import AgentpackError
-from agentpack.userfiles import optional_file
+from agentpack.io.errors import AgentpackError
+from agentpack.io.userfiles import optional_file
 
 from . import schemas_store
 from .artifacts import require_valid

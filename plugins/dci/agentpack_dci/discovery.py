@@ -18,11 +18,11 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, ClassVar, NamedTuple
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import sha256_json, sha256_text
-from agentpack.records import Record, constant
-from agentpack.skillmd import validate_skill_dir
-from agentpack.userfiles import read_text
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import sha256_json, sha256_text
+from agentpack.io.userfiles import read_text
+from agentpack.kernel.records import Record, constant
+from agentpack.skills.skillmd import validate_skill_dir
 
 from .config import WorkspaceConfig
 from .grammar import Contract, ContractParseError, parse_contract
@@ -161,7 +161,7 @@ def _id_path(real: str, ws_real: str) -> str:
 def _read(skill_md: str) -> str | None:
     """The text of a regular SKILL.md, read once and decoded as the core reads it (UTF-8, universal
     newlines); None when it cannot be read that way (not UTF-8, a FIFO, a folder...), so the core reads it
-    again and reports why. ``agentpack.userfiles`` reads with ``os.read`` on a descriptor: a third of the
+    again and reports why. ``agentpack.io.userfiles`` reads with ``os.read`` on a descriptor: a third of the
     cost of ``open().read()`` for small files."""
     try:
         return read_text(skill_md)

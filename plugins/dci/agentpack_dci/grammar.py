@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .tokens import token_problem
 

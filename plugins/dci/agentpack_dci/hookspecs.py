@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentpack.hookspecs import hookspec
+from agentpack.kernel.hookspecs import hookspec
 
 if TYPE_CHECKING:
     from pathlib import Path

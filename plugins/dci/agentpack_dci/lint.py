@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError, PackError
-from agentpack.models import Finding, Severity
-from agentpack.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
+from agentpack.io.errors import AgentpackError, PackError
+from agentpack.kernel.models import Finding, Severity
+from agentpack.skills.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
 from . import schemas_store
 from .artifacts import load_json_artifact

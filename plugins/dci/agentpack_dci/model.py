@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from agentpack.records import Record, constant
+from agentpack.kernel.records import Record, constant
 
 from .aliases import AliasResolver
 from .discovery import Discovery

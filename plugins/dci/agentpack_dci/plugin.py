@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
 
 if TYPE_CHECKING:
     import pluggy
 
-    from agentpack.models import Detection, Finding, Pack
+    from agentpack.kernel.models import Finding
+    from agentpack.kernel.packtypes import Detection, Pack
 
 FORMAT = "dci"
 _CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
@@ -28,8 +29,8 @@ _DETECT_SCAN_LIMIT = 200
 
 
 def _has_contract_skills(skills: Path) -> bool:
-    from agentpack.errors import AgentpackError
-    from agentpack.userfiles import read_bytes
+    from agentpack.io.errors import AgentpackError
+    from agentpack.io.userfiles import read_bytes
 
     scanned = 0
     for directory, dirnames, filenames in os.walk(skills):
@@ -72,7 +73,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 def agentpack_detect(path: Path) -> Detection | None:
     if not path.is_dir():
         return None
-    from agentpack.packtypes import Detection
+    from agentpack.kernel.packtypes import Detection
 
     if (path / ".dci").is_dir():
         return Detection(format=FORMAT, confidence=0.5, reason="has .dci/")
@@ -84,8 +85,8 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 @hookimpl
 def agentpack_load(path: Path) -> Pack:
-    from agentpack.errors import PackError
-    from agentpack.packtypes import Pack
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.packtypes import Pack
 
     if not path.is_dir():
         raise PackError("a DCI workspace is a directory (with skills/ or .dci/)", file=str(path))

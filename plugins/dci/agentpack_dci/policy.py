@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 THRESHOLDS = ("min-total-score", "min-contract-score", "min-required-coverage")
 KEYS = (*THRESHOLDS, "max-candidates", "selection-mode", "max-providers", "on-missing-required")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from agentpack.records import Record
+from agentpack.kernel.records import Record
 
 if TYPE_CHECKING:
     from .discovery import SkillRecord

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.errors import AgentpackError
 
 from . import schemas_store
 from .artifacts import require_valid
@@ -109,7 +109,7 @@ class ReliabilityStore:
 
     def record(self, candidate_id: str, success: bool) -> dict[str, Any]:
         """Append one outcome under a lock and write atomically; returns the candidate's new entry."""
-        from agentpack.fsutil import atomic_write_json, file_lock, remove_stale_temporaries
+        from agentpack.io.fsutil import atomic_write_json, file_lock, remove_stale_temporaries
 
         if "::" not in candidate_id:
             raise AgentpackError(f"'{candidate_id}' is not a candidate id 'skill-name::skill-path'")

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock, IdSource, random_ids
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import SYSTEM_CLOCK, Clock, IdSource, random_ids
+from agentpack.io.errors import AgentpackError
 
 from .aliases import AliasResolver, load_resolver
 from .config import BUILTIN_RUNTIMES, load_config, state_root
@@ -31,7 +31,7 @@ from .text import forget_stems, tokenize
 from .tokens import token_problem
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 Decider = Callable[[EmulationRequest], "str | None"]
 

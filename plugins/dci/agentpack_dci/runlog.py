@@ -41,8 +41,8 @@ def cases(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def build(report: dict[str, Any], ok: bool, workspace: Path) -> Any:
-    """The resolution as an ``agentpack.runs.Run``: a case per queried capability, the policy as settings."""
-    from agentpack.runs import build_run
+    """The resolution as an ``agentpack.results.runs.Run``: a case per queried capability, the policy as settings."""
+    from agentpack.results.runs import build_run
 
     return build_run(
         report,
@@ -65,8 +65,8 @@ def build(report: dict[str, Any], ok: bool, workspace: Path) -> Any:
 def view(run: Any) -> str:
     """The run page's DCI section: the outcome, a chart of the candidates' weighted scores, then each
     candidate's score breakdown and deciding tie-break."""
-    from agentpack.charts import breakdown
-    from agentpack.viewer.html import Html, badge, facts, join, table, tag
+    from agentpack.results.charts import breakdown
+    from agentpack.results.viewer.html import Html, badge, facts, join, table, tag
 
     from .scoring import W_CONTRACT, W_DESC, W_NAMEPATH, W_RUNTIME
     from .selection import TIE_BREAKERS

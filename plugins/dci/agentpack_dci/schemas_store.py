@@ -1,4 +1,4 @@
-"""The plugin's bundled JSON Schemas (offline), as one ``agentpack.schemas.SchemaStore`` loaded once."""
+"""The plugin's bundled JSON Schemas (offline), as one ``agentpack.kernel.schemas.SchemaStore`` loaded once."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
 BASE = "https://agentpack.dev/schemas/dci/"
 ALIASES = BASE + "aliases.v1.schema.json"
@@ -17,6 +17,6 @@ CONFIG = BASE + "config.v1.schema.json"
 
 @cache
 def store() -> SchemaStore:
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
     return SchemaStore.from_package("agentpack_dci", "schemas")

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from agentpack.records import Record
+from agentpack.kernel.records import Record
 
 from .aliases import AliasResolver
 from .index import Corpus, Match

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any, ClassVar
 
-from agentpack.records import Record
+from agentpack.kernel.records import Record
 
 from .discovery import SkillRecord
 from .index import Corpus

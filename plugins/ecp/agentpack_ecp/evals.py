@@ -21,11 +21,11 @@ from datetime import datetime
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import progress
-from agentpack.errors import AgentpackError
-from agentpack.hashing import normalize_newlines, sha256_text
-from agentpack.paths import check_relative, resolve_under
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.console import progress
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import normalize_newlines, sha256_text
+from agentpack.io.paths import check_relative, resolve_under
 
 from .index.chunking import split_lines
 from .pack.files import read_regular
@@ -40,7 +40,7 @@ from .sources.snapshot import open_source_text
 from .validate.checks import manifest_schema_findings
 
 if TYPE_CHECKING:
-    from agentpack.models import EvalReport
+    from agentpack.kernel.models import EvalReport
 
 
 @dataclass
@@ -107,7 +107,7 @@ class Outcome:
         return totals.failed == 0 and totals.errors == 0 and not any(f[0] == "error" for f in self.findings)
 
     def report(self) -> EvalReport:
-        from agentpack.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
+        from agentpack.kernel.models import AssertionResult, CaseResult, EvalReport, Finding, SuiteResult
 
         def case(c: CaseOutcome) -> CaseResult:
             return CaseResult(

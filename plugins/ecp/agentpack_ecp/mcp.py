@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.registry import READ_ONLY, McpContext, McpTool, ToolHints
-from agentpack.runs import StoreError
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.results.runs import StoreError
 
 from .pack.layout import find_pack_root
 from .pack.manifest import ExpertPack, load_pack

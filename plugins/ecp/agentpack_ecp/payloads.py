@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpack.clikit import envelope
-from agentpack.clock import SYSTEM_CLOCK
+from agentpack.cli.clikit import envelope
+from agentpack.io.clock import SYSTEM_CLOCK
 
 from .evals import run_suites
 from .lifecycle.refresh import refresh
@@ -34,7 +34,7 @@ def status_payload(root: str | Path, *, check_sources: bool = True) -> dict[str,
 
 def eval_payload(root: str | Path, suite_ids: list[str] | None = None) -> dict[str, Any]:
     """The pack's suites (or ``suite_ids``) as the report ``agentpack eval --json`` prints."""
-    from agentpack.models import Report  # pydantic: only for the report, not for importing this module
+    from agentpack.kernel.models import Report  # pydantic: only for the report, not for importing this module
 
     started = SYSTEM_CLOCK.now()
     report = run_suites(load_pack(root), suite_ids=suite_ids)

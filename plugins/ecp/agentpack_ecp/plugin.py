@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
 
 from .pack.layout import find_pack_root, has_manifest, has_pack_parts, has_skill_md, skill_root
 
@@ -72,7 +72,7 @@ def agentpack_detect(path):
     root = skill_root(Path(path))
     if root is None:
         return None
-    from agentpack.packtypes import Detection
+    from agentpack.kernel.packtypes import Detection
 
     if not has_manifest(root):
         if not has_pack_parts(root):
@@ -86,7 +86,7 @@ def agentpack_detect(path):
 @hookimpl
 def agentpack_load(path):
     """The pack, parsed once: ``Pack.data`` is the ``ExpertPack`` the other hooks receive."""
-    from agentpack.packtypes import Pack
+    from agentpack.kernel.packtypes import Pack
 
     from .pack.manifest import load_pack
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentpack.clikit import Recording
+    from agentpack.kernel.registry import Recording
 
     from .evals import Outcome
 
@@ -31,8 +31,8 @@ EXPECTATIONS = (
 def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording: Recording | None = None) -> None:
     """Record a refresh's eval gate (the staged build's evals) as an ``ecp refresh`` run of the pack
     (``payload["trigger"]``: what started it, for a refresh of ``ecp watch``)."""
-    from agentpack.models import Report
-    from agentpack.runs import record_run
+    from agentpack.kernel.models import Report
+    from agentpack.results.runs import record_run
 
     report = Report(command="ecp refresh", generated_at=outcome.started_at, evaluations=[outcome.report()])
     decision = payload.get("decision")
@@ -56,7 +56,7 @@ def record_evals(
     report: dict[str, Any], root: Path, suite_ids: list[str] | None, recording: Recording | None = None
 ) -> None:
     """Record an ``expert.run_evals`` call as an ``eval`` run (tag ``mcp``); a store error is logged, not raised."""
-    from agentpack.runs import StoreError, record_run
+    from agentpack.results.runs import StoreError, record_run
 
     try:
         record_run(
@@ -84,7 +84,7 @@ def _expected(assertions: list[dict[str, Any]]) -> list[Any]:
 
 def view(run: Any) -> str:
     """The run page's ECP section: per case, the question, what the suite expects and what the answer cited."""
-    from agentpack.viewer.html import badge, join, table, tag
+    from agentpack.results.viewer.html import badge, join, table, tag
 
     rows = []
     for case in sorted(run.cases, key=lambda c: (not c.failing, c.key)):

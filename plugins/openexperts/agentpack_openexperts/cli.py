@@ -1,6 +1,6 @@
 """``agentpack experts ...``: explain, run, dry-run, export, runs, log and dead letters.
 
-Built on ``agentpack.clikit`` (context settings, ``-o/--output`` with ``--json``, the
+Built on ``agentpack.cli.clikit`` (context settings, ``-o/--output`` with ``--json``, the
 JSON envelope); what a command computes lives in ``commands.py``, shared with the MCP
 tools. Imported only when ``agentpack experts`` runs; the runtime is imported inside
 the commands, so ``--help`` stays fast.
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from agentpack import clikit
-from agentpack.clikit import (
+from agentpack.cli import clikit
+from agentpack.cli.clikit import (
     EXIT_PROBLEMS,
     Recording,
     emit_json,
@@ -29,7 +29,7 @@ from agentpack.clikit import (
     record_options,
     report_option,
 )
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .deploy import PORT, STORE, add_commands, duration_option, open_store, replay_queued, settle_queued
 from .names import RUNTIME_DB, WORKDIR
@@ -57,7 +57,7 @@ def _load(pack: Path) -> ExpertPackage:
 def _inputs(pairs: dict[str, str], inputs_file: str | None) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if inputs_file:
-        from agentpack import jsonio
+        from agentpack.io import jsonio
 
         try:  # strict JSON: not a file, not UTF-8, deep or NaN is a usage error
             values = jsonio.loads(sys.stdin.buffer.read()) if inputs_file == "-" else jsonio.load_file(inputs_file)
@@ -379,7 +379,7 @@ def dry_run(
     """
     import logging
 
-    from agentpack.clock import SYSTEM_CLOCK
+    from agentpack.io.clock import SYSTEM_CLOCK
 
     from .commands import dry_run as plan
     from .effective import tier
@@ -402,7 +402,7 @@ def dry_run(
             outcome.to_json(), package, {**settings, "inputs": inputs}, tiers, started_at=started, duration_s=duration
         )
     if run is not None and report_file is not None:
-        from agentpack.runs import write_run_report
+        from agentpack.cli.reportfile import write_run_report
 
         write_run_report(run, report_file)
     driver = options.get("driver") or ("scripted" if options.get("script") else "plan")
@@ -410,7 +410,7 @@ def dry_run(
         _report_outcome(outcome, output, "dry-run", narrative=driver != "plan")  # the plan's narrative is the steps
     finally:
         if run is not None:
-            from agentpack.runs import save_run
+            from agentpack.results.runs import save_run
 
             save_run(run, recording=recording)
 
@@ -553,7 +553,7 @@ def settle(
       agentpack experts settle my-expert run-18c2-0001 --happened --result '{"ok": true}'
       agentpack experts run my-expert --resume --bindings b.yaml
     """
-    from agentpack import jsonio
+    from agentpack.io import jsonio
 
     from .runtime.idempotency import settle as settle_calls
 

@@ -1,7 +1,7 @@
 """What the ``experts`` commands compute, shared by the CLI and the MCP tools.
 
 The ``*_envelope`` functions build what a command prints with ``--json`` (the
-versioned envelope of ``agentpack.clikit``), so an MCP tool returns exactly the
+versioned envelope of ``agentpack.cli.clikit``), so an MCP tool returns exactly the
 payload of its CLI command.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.clikit import envelope
-from agentpack.errors import AgentpackError
+from agentpack.cli.clikit import envelope
+from agentpack.io.errors import AgentpackError
 
 from .explain import explain
 from .model import ExpertPackage
@@ -22,7 +22,7 @@ from .runtime import BindContext, ExpertRuntime, RunOutcome
 from .runtime.bindings import load_bindings_file
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 
 def load(host: Host, path: Path) -> ExpertPackage:

@@ -20,9 +20,9 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import CONTEXT_SETTINGS, emit_json, output_option
-from agentpack.clock import SYSTEM_CLOCK
-from agentpack.errors import AgentpackError
+from agentpack.cli.clikit import CONTEXT_SETTINGS, emit_json, output_option
+from agentpack.io.clock import SYSTEM_CLOCK
+from agentpack.io.errors import AgentpackError
 
 from .names import WORKDIR
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 MISSING: Any = object()
 _SEGMENT = re.compile(r"([^.\[\]]+)?((?:\[\d+\])*)")

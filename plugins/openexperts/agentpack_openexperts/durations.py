@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")

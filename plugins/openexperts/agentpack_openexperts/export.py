@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from agentpack.fsutil import replace_directory
-from agentpack.skillmd import validate_skill_dir
+from agentpack.io.fsutil import replace_directory
+from agentpack.skills.skillmd import validate_skill_dir
 
 from . import effective
 from .model import ExpertPackage, normalise_ref

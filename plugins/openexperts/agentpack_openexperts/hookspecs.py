@@ -2,7 +2,7 @@
 
 Each is a registration hook on the core's marker: implementations call
 ``register(spec)`` with one of the named tuples in ``agentpack_openexperts.registry``;
-the runtime collects them with ``agentpack.plugins.collect_registrations``, so a
+the runtime collects them with ``agentpack.kernel.host.collect_registrations``, so a
 duplicate name is an error that names both plugins.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentpack.hookspecs import hookspec
+from agentpack.kernel.hookspecs import hookspec
 
 if TYPE_CHECKING:  # annotations only: this module is imported by every command
     from .registry import BinderSpec, BrokerSpec, ChannelSpec, DriverSpec, PresetSpec, QueueSpec

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentpack.errors import PackError, PathEscapeError
-from agentpack.frontmatter import parse_frontmatter_text, split_frontmatter
-from agentpack.models import Finding
-from agentpack.paths import resolve_under
-from agentpack.userfiles import read_text
-from agentpack.yamlio import YamlDocument, load_yaml
+from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.io.frontmatter import parse_frontmatter_text, split_frontmatter
+from agentpack.io.paths import resolve_under
+from agentpack.io.userfiles import read_text
+from agentpack.io.yamlio import YamlDocument, load_yaml
+from agentpack.kernel.models import Finding
 
 from .model import COMPONENT_KINDS, Component, ExpertPackage
 from .names import MANIFEST

@@ -11,13 +11,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
-from agentpack.registry import READ_ONLY, McpContext, McpTool
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.registry import READ_ONLY, McpContext, McpTool
 
 from .names import MANIFEST
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
     from .model import ExpertPackage
     from .runtime import RunOutcome
@@ -53,7 +53,7 @@ def explain(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[
 def dry_run(host: Host, context: McpContext, arguments: dict[str, Any]) -> dict[str, Any]:
     import time
 
-    from agentpack.clock import SYSTEM_CLOCK
+    from agentpack.io.clock import SYSTEM_CLOCK
 
     from .commands import dry_run, run_envelope
 
@@ -72,7 +72,7 @@ def _record(
     recording = context.recording
     if recording is not None and not recording.enabled:
         return
-    from agentpack.runs import StoreError, save_run
+    from agentpack.results.runs import StoreError, save_run
 
     from .effective import tier
     from .runlog import build

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.models import Finding
-from agentpack.yamlio import YamlDocument
+from agentpack.io.errors import AgentpackError
+from agentpack.io.yamlio import YamlDocument
+from agentpack.kernel.models import Finding
 
 COMPONENT_KINDS = ("orchestrator", "persona", "functions", "processes", "tools", "knowledge", "state")
 

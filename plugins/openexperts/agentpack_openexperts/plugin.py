@@ -7,16 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, RunView
 
 from .names import FORMAT, MANIFEST
 
 if TYPE_CHECKING:  # annotations only: this module is imported by every command
     import pluggy
 
-    from agentpack.models import Detection, Finding, Pack
-    from agentpack.plugins import Host
-    from agentpack.runs import Run
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import Finding
+    from agentpack.kernel.packtypes import Detection, Pack
+    from agentpack.results.runs import Run
 
     from .registry import BinderSpec, BrokerSpec, ChannelSpec, DriverSpec, PresetSpec, QueueSpec
 
@@ -43,7 +44,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
     if (path.is_dir() and (path / MANIFEST).is_file()) or (path.is_file() and path.name == MANIFEST):
-        from agentpack.packtypes import Detection
+        from agentpack.kernel.packtypes import Detection
 
         return Detection(format=FORMAT, confidence=0.9, reason="has expert.yaml")
     return None
@@ -51,7 +52,7 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 @hookimpl
 def agentpack_load(path: Path) -> Pack:
-    from agentpack.packtypes import Pack
+    from agentpack.kernel.packtypes import Pack
 
     from .loader import load_package
 

@@ -1,7 +1,7 @@
 """What plugins register through the openexperts hooks, and how the runtime looks them up.
 
 Registration values are named tuples, as the core's are; ``plugin`` is filled in
-by ``agentpack.plugins.collect_registrations`` with the registering plugin.
+by ``agentpack.kernel.host.collect_registrations`` with the registering plugin.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentpack.errors import AgentpackError
-from agentpack.plugins import collect_registrations
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.host import collect_registrations
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 
 class DriverSpec(NamedTuple):

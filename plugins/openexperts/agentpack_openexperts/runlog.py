@@ -79,7 +79,7 @@ def cases(outcome: dict[str, Any], tiers_from: dict[str, str]) -> list[dict[str,
 def package_digest(package: ExpertPackage) -> str:
     """``sha256:`` over the package as loaded (each component's path with its text, or its YAML data, and the
     manifest): the run's input digest, without reading the package's files a second time."""
-    from agentpack.hashing import sha256_json
+    from agentpack.io.hashing import sha256_json
 
     contents: dict[str, Any] = {"expert.yaml": package.manifest.data}
     for group in package.components.values():
@@ -97,8 +97,8 @@ def build(
     started_at: Any = None,
     duration_s: float | None = None,
 ) -> Any:
-    """The dry run as an ``agentpack.runs.Run`` (``outcome`` is ``RunOutcome.to_json()``)."""
-    from agentpack.runs import build_run
+    """The dry run as an ``agentpack.results.runs.Run`` (``outcome`` is ``RunOutcome.to_json()``)."""
+    from agentpack.results.runs import build_run
 
     from .names import FORMAT
 
@@ -121,7 +121,7 @@ def build(
 def view(run: Any) -> str:
     """The run page's section for a dry run: what would happen, each operation with its approval tier and
     whether it ran, the checklist, and the result."""
-    from agentpack.viewer.html import badge, facts, join, json_block, table, tag
+    from agentpack.results.viewer.html import badge, facts, join, json_block, table, tag
 
     report = run.report if isinstance(run.report, dict) else {}
     outcome = report.get("run") if isinstance(report.get("run"), dict) else None

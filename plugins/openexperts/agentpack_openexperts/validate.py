@@ -11,11 +11,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import PathEscapeError
-from agentpack.models import Finding, Severity
-from agentpack.paths import check_relative
-from agentpack.schemas import SchemaStore
-from agentpack.yamlio import YamlDocument
+from agentpack.io.errors import PathEscapeError
+from agentpack.io.paths import check_relative
+from agentpack.io.yamlio import YamlDocument
+from agentpack.kernel.models import Finding, Severity
+from agentpack.kernel.schemas import SchemaStore
 
 from . import effective
 from .dotpath import PathSyntaxError, parse_path
@@ -24,7 +24,7 @@ from .model import Component, ExpertPackage, normalise_ref
 from .registry import registered
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 SPEC_MAJOR, SPEC_MINOR = 1, 0
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentpack.records import Record
+from agentpack.kernel.records import Record
 
 from .globs import covered
 from .manifest import SkillManifest
 
 if TYPE_CHECKING:
-    from agentpack.models import Finding
-    from agentpack.yamldoc import YamlDocument
+    from agentpack.io.yamldoc import YamlDocument
+    from agentpack.kernel.models import Finding
 
 ACCESS_FILE = "_access.yaml"
 
@@ -79,18 +79,18 @@ def find_access_file(skill_dir: Path) -> Path | None:
 
 def load_access(path: Path, *, display: str | None = None) -> tuple[AccessManifest | None, list[Finding]]:
     """Load and schema-check a manifest; ``(None, findings)`` when it cannot be used."""
-    from agentpack.errors import YamlError
-    from agentpack.yamlio import load_yaml
+    from agentpack.io.errors import YamlError
+    from agentpack.io.yamlio import load_yaml
 
     from .schemas_store import ACCESS_SCHEMA, bundled, store
 
     try:
         doc = load_yaml(path, display=display or str(path))
     except YamlError as exc:
-        from agentpack.models import Finding
+        from agentpack.kernel.models import Finding
 
         return None, [Finding.error("SKC155", exc.message, file=exc.file, line=exc.line, column=exc.column)]
-    from agentpack.quickschema import is_valid
+    from agentpack.io.quickschema import is_valid
 
     if is_valid(bundled(ACCESS_SCHEMA), doc.data):  # the common case, without the schema machinery
         return AccessManifest(doc), []
@@ -147,7 +147,7 @@ def grants(skill: SkillManifest, access: AccessManifest | None) -> Grants:
 def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Finding]:
     """Findings for every declaration of ``skill`` that ``access`` does not allow."""
     if access is None:
-        from agentpack.models import Finding
+        from agentpack.kernel.models import Finding
 
         return [
             Finding.info(
@@ -203,6 +203,6 @@ def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Fin
             )
     if not problems:
         return []
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     return [Finding.error(code, message, **skill.where(pointer)) for code, message, pointer in problems]

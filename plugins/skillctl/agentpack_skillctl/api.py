@@ -42,7 +42,7 @@ def run_skill(
     directory). ``require_sandbox`` refuses the run (status ``error``) when this
     machine cannot give the sandbox every protection (the report's ``sandbox``
     section lists them). Failures of the skill are statuses, not exceptions; an unknown
-    skill or an invalid contract raises ``agentpack.errors.AgentpackError``.
+    skill or an invalid contract raises ``agentpack.io.errors.AgentpackError``.
     """
     prepared = prepare(_find(path_or_id, root))
     options = RunOptions(
@@ -73,7 +73,7 @@ def list_skills(root: str | Path | None = None) -> list[dict[str, Any]]:
 
 
 def validate_skill(path_or_id: str | Path, *, root: str | Path | None = None, strict: bool = False):
-    """Findings (``agentpack.models.Finding``) for one skill folder."""
-    from .validation import validate_skill as _validate  # agentpack.models: pydantic, only when asked
+    """Findings (``agentpack.kernel.models.Finding``) for one skill folder."""
+    from .validation import validate_skill as _validate  # agentpack.kernel.models: pydantic, only when asked
 
     return _validate(load_skill(find_skill(path_or_id, root)), strict=strict)

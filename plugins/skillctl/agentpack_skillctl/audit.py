@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 SEP = "\x1e"
 

@@ -21,7 +21,7 @@ import sys
 from functools import lru_cache
 from typing import ClassVar
 
-from agentpack.records import Record, constant
+from agentpack.kernel.records import Record, constant
 
 from . import diskcache
 

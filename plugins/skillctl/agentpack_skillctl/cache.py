@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from agentpack.hashing import sha256_file, sha256_json
+from agentpack.io.hashing import sha256_file, sha256_json
 
 from . import diskcache
 from .diskcache import default_dir
@@ -108,7 +108,7 @@ def load(directory: Path | None, key: str) -> bytes | None:
 
 
 def store(directory: Path | None, key: str, output: bytes) -> None:
-    from agentpack.fsutil import atomic_write_bytes
+    from agentpack.io.fsutil import atomic_write_bytes
 
     try:
         atomic_write_bytes(_path(directory, key), output)

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from agentpack import clikit
-from agentpack.clikit import (
+from agentpack.cli import clikit
+from agentpack.cli.clikit import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -136,9 +136,9 @@ def validate(ctx: click.Context, refs: tuple[str, ...], all_: bool, strict: bool
       skillctl validate --all
       agentpack skill validate fs.hash_tree --strict -o sarif > skills.sarif
     """
-    from agentpack.clock import SYSTEM_CLOCK
-    from agentpack.errors import PackError
-    from agentpack.models import Finding, Report, ValidationItem
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.models import Finding, Report, ValidationItem
 
     from .library import find_skill, library_root
     from .manifest import load_skill
@@ -279,9 +279,9 @@ def test(
       skillctl test
       agentpack skill test fs.hash_tree --check-determinism -o junit > junit.xml
     """
-    from agentpack import console
-    from agentpack.clock import SYSTEM_CLOCK
-    from agentpack.models import EvalOptions, Report
+    from agentpack.io import console
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.kernel.models import EvalOptions, Report
 
     from .library import find_skill, library_root
     from .skilltest import INTERRUPTED, evaluate
@@ -300,7 +300,7 @@ def test(
     interrupted = evaluations[-1].aborted == INTERRUPTED
     report = Report(command="skill test", generated_at=started, evaluations=evaluations)
     emit_report(report, output, report_file)
-    from agentpack.runs import record_run
+    from agentpack.results.runs import record_run
 
     settings = {"refs": list(refs), "filter": filter_, "check_determinism": check_determinism}
     record_run(
@@ -380,7 +380,7 @@ def audit_commits(rev_range: str | None, repo: Path, output: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The ``skillctl`` console script: the ``skill`` group with agentpack's exit codes."""
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     try:
         skill.main(args=argv, prog_name="skillctl", standalone_mode=False)

@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agentpack.proc import spawn
-from agentpack.records import Record
+from agentpack.io.proc import spawn
+from agentpack.kernel.records import Record
 
 from . import bwrap, syscalls
 from .access import Grants

@@ -94,7 +94,7 @@ def write(kind: str, ident: str, stamps: list[Stamp], value: Any) -> bool:
         )
         if json.loads(text)["value"] != value:  # e.g. a YAML date or an integer key: not JSON-exact
             return False
-        from agentpack.fsutil import atomic_write_text
+        from agentpack.io.fsutil import atomic_write_text
 
         atomic_write_text(Path(_entry_path(kind, ident)), text)
     except (OSError, TypeError, ValueError):

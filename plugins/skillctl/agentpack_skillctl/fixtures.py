@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from agentpack.userfiles import read_text
+from agentpack.io.userfiles import read_text
 
 STATUSES = ("ok", "invalid_input", "invalid_output", "failed", "timeout", "violation", "nondeterministic", "error")
 WORKSPACE = "workspace"

@@ -39,7 +39,7 @@ def schema_problem(schema: JsonSchema) -> tuple[str, str] | None:
 
 def user_validator(schema: JsonSchema) -> Any:
     """A cached ``jsonschema`` validator for ``schema`` (draft 2020-12 unless its ``$schema`` says otherwise)."""
-    from agentpack.hashing import sha256_json
+    from agentpack.io.hashing import sha256_json
 
     key = sha256_json(schema)
     validator = _VALIDATORS.get(key)

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from agentpack.proc import kill_group, pidfd
-from agentpack.records import Record, constant
+from agentpack.io.proc import kill_group, pidfd
+from agentpack.kernel.records import Record, constant
 
 CHUNK = 65536
 EXIT_GRACE_S = 0.2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .diskcache import read, stamp, write
 from .env import ROOT, lookup

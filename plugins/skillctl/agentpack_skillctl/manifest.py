@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentpack import jsonio
-from agentpack.errors import PackError, PathEscapeError
-from agentpack.records import Record
+from agentpack.io import jsonio
+from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.kernel.records import Record
 
 if TYPE_CHECKING:
-    from agentpack.yamldoc import YamlDocument
+    from agentpack.io.yamldoc import YamlDocument
 
 MANIFEST = "skill.yaml"
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
@@ -94,7 +94,7 @@ class SkillManifest(Record):
 
     def resolve(self, relative: str) -> Path:
         """A path of the contract, resolved under the skill folder (PathEscapeError when it escapes)."""
-        from agentpack.paths import resolve_under
+        from agentpack.io.paths import resolve_under
 
         return resolve_under(self.directory, relative)
 
@@ -143,7 +143,7 @@ def _loc(skill: SkillManifest, pointer: str) -> dict[str, Any]:
 
 def load_skill(directory: str | Path, *, display: str | None = None) -> SkillManifest:
     """Read ``directory/skill.yaml``. PackError (with file and line) when it is missing or not a YAML mapping."""
-    from agentpack.yamlio import load_yaml
+    from agentpack.io.yamlio import load_yaml
 
     directory = Path(directory)
     manifest = directory / MANIFEST

@@ -19,15 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
-from agentpack.registry import McpTool, ToolHints
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.registry import McpTool, ToolHints
 
 from .manifest import is_skill_dir, tree_skill_dirs
 from .prepare import prepare
 from .runner import RunOptions, run_prepared
 
 if TYPE_CHECKING:
-    from agentpack.registry import McpContext
+    from agentpack.kernel.registry import McpContext
 
 log = logging.getLogger("agentpack_skillctl")
 

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.registry import CommandSpec, FormatInfo, McpContext, McpTool
+from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool
 
 if TYPE_CHECKING:
-    from agentpack.models import Detection, EvalOptions, EvalReport, Finding, Pack
+    from agentpack.kernel.models import EvalOptions, EvalReport, Finding
+    from agentpack.kernel.packtypes import Detection, Pack
 
 FORMAT = "skillctl"
 MANIFEST = "skill.yaml"
@@ -47,7 +48,7 @@ def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
 
 @hookimpl
 def agentpack_detect(path: Path) -> Detection | None:
-    from agentpack.packtypes import Detection
+    from agentpack.kernel.packtypes import Detection
 
     if _skill_dir(path) is not None:
         return Detection(format=FORMAT, confidence=0.9, reason="has skill.yaml")
@@ -59,8 +60,8 @@ def agentpack_detect(path: Path) -> Detection | None:
 @hookimpl
 def agentpack_load(path: Path) -> Pack:
     """A skill folder (``data``: its loaded ``skill.yaml``) or a ``skills/`` tree (``data``: None)."""
-    from agentpack.errors import PackError
-    from agentpack.packtypes import Pack
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.packtypes import Pack
 
     directory = _skill_dir(path)
     if directory is not None:

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError, PackError
-from agentpack.records import Record
-from agentpack.yamldoc import YamlDocument
+from agentpack.io.errors import AgentpackError, PackError
+from agentpack.io.yamldoc import YamlDocument
+from agentpack.kernel.records import Record
 
 from . import diskcache
 from .access import (
@@ -25,7 +25,7 @@ from .io_schemas import schema_problem
 from .manifest import MANIFEST, JsonSchema, SkillManifest, load_skill, schema_refs
 
 if TYPE_CHECKING:
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
 
 LoadedAccess = tuple["AccessManifest | None", "list[Finding]"]
@@ -91,8 +91,8 @@ def _fresh(signature: tuple) -> bool:
 
 def _looks_runnable(skill: SkillManifest, access: AccessManifest | None) -> bool:
     """A cheap yes/no on the rules that stop a run; the full validator explains a no (and may overrule it)."""
-    from agentpack.paths import resolve_under
-    from agentpack.quickschema import is_valid
+    from agentpack.io.paths import resolve_under
+    from agentpack.io.quickschema import is_valid
 
     from .schemas_store import SKILL_SCHEMA, bundled, store
 
@@ -223,6 +223,6 @@ def _from_disk(directory: Path, real: str) -> Prepared | None:
 
 
 def _finding(exc: PackError):
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     return Finding.error("SKC130", exc.message, file=exc.file, line=exc.line)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
-"""``agentpack.clikit``'s codes, without importing click on the ``skillctl run`` fast path."""
+"""``agentpack.cli.clikit``'s codes, without importing click on the ``skillctl run`` fast path."""
 
 
 def _passthrough(chunk: bytes) -> None:
@@ -24,13 +24,14 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
     """``--report FILE``, in the format its suffix names as everywhere in agentpack: ``.json`` (and a suffix no
     reporter writes) the spec's run report; ``.html`` the run's page; ``.xml``, ``.sarif``, ``.txt``... that
     reporter, with the run as one case."""
-    from agentpack.fsutil import atomic_write_json
+    from agentpack.io.fsutil import atomic_write_json
 
     if path.suffix.lower() != ".json":
-        from agentpack.clikit import reporter_for_suffix  # click: only for a report other than the spec's JSON
+        from agentpack.cli.clikit import reporter_for_suffix  # click: only for a report other than the spec's JSON
 
         if reporter_for_suffix(path) != "json":
-            from agentpack.runs import build_run, write_run_report
+            from agentpack.cli.reportfile import write_run_report
+            from agentpack.results.runs import build_run
 
             write_run_report(
                 build_run(report, command="skill run", input=report["skill"]["path"], **_run(report)), path
@@ -83,7 +84,7 @@ def run_command(
     require_sandbox: bool = False,
 ) -> int:
     """Run one skill as the CLI does; returns the exit status (AgentpackError for usage and I/O errors)."""
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     from .library import find_skill
     from .prepare import prepare
@@ -107,11 +108,11 @@ def run_command(
     if report_file:
         write_report(Path(report_file), result.report)
     if result.ok and output_file:
-        from agentpack.fsutil import atomic_write_bytes
+        from agentpack.io.fsutil import atomic_write_bytes
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        from agentpack.envelope import dumps, envelope  # clikit's envelope, without importing click
+        from agentpack.io.envelope import dumps, envelope  # clikit's envelope, without importing click
 
         fields = {"status": result.status, "output": result.output, "report": result.report}
         sys.stdout.write(dumps(envelope("skill run", result.ok, **fields)) + "\n")

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentpack import jsonio
-from agentpack.hashing import canonical_json_bytes, sha256_bytes
-from agentpack.paths import is_within
-from agentpack.quickschema import is_valid
-from agentpack.records import Record, constant
+from agentpack.io import jsonio
+from agentpack.io.hashing import canonical_json_bytes, sha256_bytes
+from agentpack.io.paths import is_within
+from agentpack.io.quickschema import is_valid
+from agentpack.kernel.records import Record, constant
 
 from . import cache as cache_mod
 from . import confine
@@ -30,7 +30,7 @@ from .sandbox import build_env, find_program
 from .writes import changed, snapshot, split_writes
 
 if TYPE_CHECKING:
-    from agentpack.clock import Clock
+    from agentpack.io.clock import Clock
 
 MAX_STDOUT = 64 * 1024 * 1024
 KEEP_STDERR = 256 * 1024
@@ -54,7 +54,7 @@ class RunResult(Record):
 
 
 class WallClock:
-    """The system clock of ``agentpack.clock.Clock`` (``iso``, ``monotonic``) without datetime and uuid imports."""
+    """The system clock of ``agentpack.io.clock.Clock`` (``iso``, ``monotonic``) without datetime and uuid imports."""
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -68,7 +68,7 @@ WALL_CLOCK = WallClock()
 
 class RunOptions(Record):
     """``workspace`` (required), ``timeout_ms``, ``cache``, ``cache_dir``, ``check_determinism``, ``on_stderr``,
-    ``clock`` (an ``agentpack.clock.Clock``), ``watch_filesystem`` and ``require_sandbox`` (refuse to run
+    ``clock`` (an ``agentpack.io.clock.Clock``), ``watch_filesystem`` and ``require_sandbox`` (refuse to run
     when a protection of the sandbox is missing here)."""
 
     __slots__ = (

@@ -10,8 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentpack.proc import spawn
-from agentpack.records import Record, constant
+from agentpack.io.proc import spawn
+from agentpack.kernel.records import Record, constant
 
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01T00:00:00Z, the earliest ZIP timestamp
@@ -119,7 +119,7 @@ def network_isolation() -> NetworkIsolation:
 
 
 def spawn_isolated(argv: list[str], *, network: bool, **popen: Any) -> tuple[subprocess.Popen, NetworkIsolation]:
-    """Start ``argv`` (``agentpack.proc.spawn``) in a fresh network namespace unless ``network`` is granted.
+    """Start ``argv`` (``agentpack.io.proc.spawn``) in a fresh network namespace unless ``network`` is granted.
 
     Returns the process and the isolation reached. When the in-thread namespace
     turns out not to be permitted, the next level is probed and used at once.

@@ -8,7 +8,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .manifest import ID_RE, SLUG_RE
 from .validation import SPEC_ID_RE

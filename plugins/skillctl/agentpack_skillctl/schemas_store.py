@@ -2,7 +2,7 @@
 
 ``bundled`` reads a single schema without building the store: the prepare path
 checks a contract with ``quickschema`` alone in the common case (importing
-``agentpack.schemas`` would cost every uncached run a few milliseconds) and asks
+``agentpack.kernel.schemas`` would cost every uncached run a few milliseconds) and asks
 the store only when ``quickschema`` cannot tell.
 """
 
@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
 BASE = "https://agentpack.dev/schemas/skillctl/"
 SKILL_SCHEMA = BASE + "skill.schema.json"
@@ -24,7 +24,7 @@ REPORT_SCHEMA = BASE + "run-report.schema.json"
 
 @cache
 def store() -> SchemaStore:
-    from agentpack.schemas import SchemaStore
+    from agentpack.kernel.schemas import SchemaStore
 
     return SchemaStore.from_package("agentpack_skillctl", "schemas")
 

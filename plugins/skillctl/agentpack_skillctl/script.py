@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         from .cli import main as click_main
 
         return click_main(argv)
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     from .runcmd import run_command
 

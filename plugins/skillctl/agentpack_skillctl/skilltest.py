@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack import jsonio
-from agentpack.clock import SYSTEM_CLOCK
-from agentpack.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
-from agentpack.userfiles import read_bytes
+from agentpack.io import jsonio
+from agentpack.io.clock import SYSTEM_CLOCK
+from agentpack.io.userfiles import read_bytes
+from agentpack.kernel.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
 from .access import ACCESS_FILE, load_access
 from .fixtures import FixtureCase, fixture_cases
@@ -58,9 +58,9 @@ INTERRUPTED = "interrupted (Ctrl-C): the skills that finished are reported"
 
 def evaluate(root: Path, options: EvalOptions, *, skill: SkillManifest | None = None, bar: Any = None) -> EvalReport:
     """The fixtures and tests of the skill folder ``root`` (whose loaded ``skill.yaml`` is ``skill``, when
-    the caller has it) or of every skill of the tree ``root``. ``bar`` (``agentpack.console.progress``)
+    the caller has it) or of every skill of the tree ``root``. ``bar`` (``agentpack.io.console.progress``)
     counts the skills."""
-    from agentpack.console import NO_PROGRESS
+    from agentpack.io.console import NO_PROGRESS
 
     bar = bar or NO_PROGRESS
     started = SYSTEM_CLOCK.now()
@@ -101,7 +101,7 @@ def run_suite(
 ) -> SuiteResult:
     """One skill's cases; ``skill`` and ``access`` are its loaded ``skill.yaml`` and the tree's access
     manifest (read here when not given)."""
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     t0 = time.monotonic()
     try:
@@ -142,7 +142,7 @@ def run_suite(
 def _fixture(
     skill: SkillManifest, access: LoadedAccess | None, fixture: FixtureCase, options: EvalOptions
 ) -> CaseResult:
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     t0 = time.monotonic()
     case, input_path, expected = fixture.name, fixture.input, fixture.expected

@@ -6,9 +6,9 @@ import os
 import re
 from pathlib import Path
 
-from agentpack import jsonio
-from agentpack.errors import PackError, PathEscapeError
-from agentpack.models import Finding
+from agentpack.io import jsonio
+from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.kernel.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
 from .fixtures import STATUSES, fixture_cases, orphans
@@ -149,7 +149,7 @@ def _paths(skill: SkillManifest) -> list[Finding]:
 
 
 def _existing(skill: SkillManifest, relative: str, pointer: str, kind: str) -> list[Finding]:
-    from agentpack.paths import check_relative
+    from agentpack.io.paths import check_relative
 
     try:
         check_relative(relative)

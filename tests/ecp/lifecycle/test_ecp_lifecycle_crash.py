@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentpack.proc import kill_group, spawn
+from agentpack.io.proc import kill_group, spawn
 from agentpack.testing import run_cli
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.lifecycle.refresh import refresh

@@ -14,10 +14,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentpack.errors import AgentpackError
-from agentpack.plugins import Host, create_plugin_manager, set_host
-from agentpack.proc import kill_group, spawn
-from agentpack.registry import McpContext
+from agentpack.io.errors import AgentpackError
+from agentpack.io.proc import kill_group, spawn
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import create_plugin_manager, set_host
+from agentpack.kernel.registry import McpContext
 from agentpack.testing import run_cli
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.mcp import register_tools
@@ -122,7 +123,7 @@ def test_status_refresh_evals_handlers_match_the_cli(ecp_host, built: Path) -> N
 def test_sdk_client_in_process(ecp_host, built: Path) -> None:
     from mcp import Client  # here: the SDK costs collection about 0.4 s
 
-    from agentpack.mcp_server import build_server
+    from agentpack.mcp.server import build_server
 
     server = build_server(ecp_host, McpContext(packs=[built]))
     (built / "expert/sources/docs/tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")

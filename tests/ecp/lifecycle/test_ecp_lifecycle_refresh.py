@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentpack.fsutil import file_lock
+from agentpack.io.fsutil import file_lock
 from agentpack.testing import run_cli
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.pack import layout

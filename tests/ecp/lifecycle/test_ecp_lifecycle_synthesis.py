@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentpack.llm import ChatClient
+from agentpack.io.llm import ChatClient
 from agentpack_ecp.query.synthesis import Provider, refusal, synthesize
 
 RESPONSE = {

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.clock import FixedClock
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import FixedClock
+from agentpack.io.errors import AgentpackError
 from agentpack_ecp.lifecycle import backups, publish, state
 from agentpack_ecp.lifecycle.policy import Budget, BudgetExceeded, Policy, plan_refresh
 from agentpack_ecp.pack import journal, layout, logs, revisions

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.errors import AgentpackError
-from agentpack.proc import kill_group, spawn
+from agentpack.io.errors import AgentpackError
+from agentpack.io.proc import kill_group, spawn
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.lifecycle.watch import next_due, parse_triggers
 
@@ -81,7 +81,7 @@ def test_each_refresh_of_a_watch_is_recorded_as_ecp_refresh_does(tmp_path: Path,
     nothing; a store that cannot be written is a warning, the watch goes on and exits 2."""
     import os
 
-    from agentpack.runs import open_store
+    from agentpack.results.runs import open_store
 
     pack = with_triggers(kit, tmp_path, {"type": "schedule", "spec": "* * * * * *"})
     store = tmp_path / "runs.sqlite"

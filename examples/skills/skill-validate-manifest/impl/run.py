@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
-from agentpack.yamlio import YamlDocument
+from agentpack.io.errors import AgentpackError
+from agentpack.io.yamlio import YamlDocument
 from agentpack_skillctl.manifest import SkillManifest, load_skill
 from agentpack_skillctl.validation import _spec_id, schema_findings, validate_skill
 
@@ -48,7 +48,7 @@ def main():
             skill = load_skill(folder)
             findings = validate_skill(skill, strict=request.get("strict", False))
     except AgentpackError as exc:
-        from agentpack.models import Finding
+        from agentpack.kernel.models import Finding
 
         findings = [Finding.error("SKC100", exc.message, file=exc.file, line=exc.line)]
         skill = None

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
-from agentpack.errors import AgentpackError
-from agentpack.records import Record, constant
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.records import Record, constant
 
 if TYPE_CHECKING:
     import pluggy
@@ -110,7 +110,7 @@ class GraderType(NamedTuple):
 
 def collect_graders(pm: pluggy.PluginManager) -> dict[str, GraderType]:
     """Every registered grader type, by name; two plugins registering one name is an error naming both."""
-    from agentpack.plugins import collect_registrations
+    from agentpack.kernel.host import collect_registrations
 
     return collect_registrations(pm, "agentpack_agent_rpc_register_graders", "grader")
 

@@ -71,7 +71,7 @@ class LlmJudge:
                 error=True,
                 name=self.name,
             )
-        from agentpack.llm import ChatClient, ChatError
+        from agentpack.io.llm import ChatClient, ChatError
 
         client = context.shared(
             ("llm_judge", model, temperature, base_url, api_key),

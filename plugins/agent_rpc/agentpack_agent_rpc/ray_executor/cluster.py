@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
-from agentpack.errors import AgentpackError, require
+from agentpack.io.errors import AgentpackError, require
 
 from .settings import RaySettings
 

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .. import __version__
 from .settings import RaySettings

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from ..manifest import Manifest, Target
 

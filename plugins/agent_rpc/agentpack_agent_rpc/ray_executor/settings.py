@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 ENV = "AGENTPACK_AGENT_RPC_RAY_"
 """Prefix of the executor's tuning variables (see ``RaySettings.read``)."""

@@ -14,7 +14,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, AGENT_ERROR = -3
 VERSION_UNSUPPORTED = -32001
 
 MAX_DEPTH = 256
-"""Deepest nesting of arrays and objects a request may have (``agentpack.jsonio.MAX_DEPTH``)."""
+"""Deepest nesting of arrays and objects a request may have (``agentpack.io.jsonio.MAX_DEPTH``)."""
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode  # one for every call
 
@@ -31,11 +31,11 @@ def loads(data: bytes | str) -> Any:
 
     Nesting is checked before parsing (the parser would hit the recursion
     limit); the check costs two ``str.count`` calls unless the text has more
-    brackets than ``MAX_DEPTH``, and only then loads ``agentpack.jsonio``.
+    brackets than ``MAX_DEPTH``, and only then loads ``agentpack.io.jsonio``.
     """
     text = data.decode("utf-8-sig") if isinstance(data, (bytes, bytearray)) else data
     if text.count("[") + text.count("{") > MAX_DEPTH:
-        from agentpack.jsonio import check_depth
+        from agentpack.io.jsonio import check_depth
 
         check_depth(text, max_depth=MAX_DEPTH)  # JsonError is a ValueError
     return _DECODE(text)

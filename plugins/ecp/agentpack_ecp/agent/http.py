@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from agentpack.netutil import bind_socket
+from agentpack.io.netutil import bind_socket
 
 from .rpc import PARSE_ERROR, dumps, error_response
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentpack.clikit import group
+from agentpack.cli.clikit import group
 
 from . import agent, build, lifecycle, packaging
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from agentpack.clikit import emit_json, output_option
+from agentpack.cli.clikit import emit_json, output_option
 
 from .output import PACK
 

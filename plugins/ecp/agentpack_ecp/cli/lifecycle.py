@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import EXIT_PROBLEMS, EXIT_USAGE, Recording, envelope, output_option, record_options
+from agentpack.cli.clikit import EXIT_PROBLEMS, EXIT_USAGE, Recording, envelope, output_option, record_options
 
 from .output import PACK, emit
 
@@ -243,7 +243,7 @@ def watch(
     unrecorded: list[str] = []
 
     def record(outcome: Any, result: dict[str, Any]) -> None:
-        from agentpack.runs import StoreError
+        from agentpack.results.runs import StoreError
 
         from ..runlog import record_gate
 

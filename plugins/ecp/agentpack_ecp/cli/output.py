@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import EXIT_PROBLEMS, print_json
-from agentpack.errors import AgentpackError
+from agentpack.cli.clikit import EXIT_PROBLEMS, print_json
+from agentpack.io.errors import AgentpackError
 
 PACK = click.Path(path_type=Path)
 """A pack argument. Existence is checked when the command runs (``load_pack``, ``must_exist``), so that

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentpack.clikit import envelope, output_option
+from agentpack.cli.clikit import envelope, output_option
 
 from .output import PACK, emit, must_exist
 

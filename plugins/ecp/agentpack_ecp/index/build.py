@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import logger, progress
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import file_lock
-from agentpack.hashing import sha256_file, sha256_text
-from agentpack.paths import resolve_under
+from agentpack.io import jsonio
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.console import logger, progress
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import file_lock
+from agentpack.io.hashing import sha256_file, sha256_text
+from agentpack.io.paths import resolve_under
 
 from .. import __version__
 from ..pack import journal, layout, leftovers

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
 
 from ..pack.files import open_regular
 from .fileops import copy_range

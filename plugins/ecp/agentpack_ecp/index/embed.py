@@ -20,7 +20,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from agentpack.errors import AgentpackError, require
+from agentpack.io.errors import AgentpackError, require
 
 from ..pack.spec import MAX_DIMENSIONS
 from . import hashembed

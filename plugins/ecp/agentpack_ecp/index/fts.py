@@ -18,8 +18,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.errors import AgentpackError
-from agentpack.paths import resolve_under
+from agentpack.io.errors import AgentpackError
+from agentpack.io.paths import resolve_under
 
 from ..pack.files import open_regular
 from .chunkstore import Chunk, TextsFile

@@ -24,7 +24,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from ..pack.spec import MAX_DIMENSIONS
 

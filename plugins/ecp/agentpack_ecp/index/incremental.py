@@ -31,7 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from agentpack import jsonio
+from agentpack.io import jsonio
 
 from ..pack.files import open_regular, read_regular
 from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, as_arrays, load_cache, revision_bytes, save_cache

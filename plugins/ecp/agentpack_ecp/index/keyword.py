@@ -19,7 +19,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from ..pack.files import load_json_payload
 from .chunkstore import CHUNKS_NAME, Chunk, DocTable, load_cache, read_jsonl, read_texts

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.paths import resolve_under
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.paths import resolve_under
 
 from ..pack.files import load_json_payload, open_regular
 from ..pack.spec import MAX_DIMENSIONS

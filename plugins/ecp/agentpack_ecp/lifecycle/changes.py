@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.io import jsonio
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
 
 from ..pack.files import open_regular, read_regular
 from ..sources.git import resolve_commit, run_git

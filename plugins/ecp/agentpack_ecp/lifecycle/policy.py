@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from ..pack.manifest import ExpertPack, as_dict
 from ..pack.schemas import POLICY_SCHEMA, schema_store

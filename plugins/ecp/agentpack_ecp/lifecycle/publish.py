@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.errors import AgentpackError
 
 from ..pack import journal as journals
 from ..pack import layout

@@ -27,11 +27,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import NO_PROGRESS, logger, progress
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_json, file_lock
+from agentpack.io import jsonio
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.console import NO_PROGRESS, logger, progress
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_json, file_lock
 
 from ..evals import Outcome, evaluate
 from ..index.build import build_pack

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.fsutil import file_lock
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.fsutil import file_lock
 
 from ..pack import journal, layout, leftovers
 from ..pack.logs import logger_for, prune_logs, retention_days

@@ -14,7 +14,7 @@ import copy
 import dataclasses
 from pathlib import PurePosixPath
 
-from agentpack.yamlio import YamlDocument
+from agentpack.io.yamlio import YamlDocument
 
 from ..pack.manifest import ExpertPack
 

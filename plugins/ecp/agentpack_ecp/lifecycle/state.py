@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack.fsutil import atomic_write_json
+from agentpack.io.fsutil import atomic_write_json
 
 from ..pack import layout
 from ..pack.files import read_json_state

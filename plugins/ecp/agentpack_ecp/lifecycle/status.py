@@ -7,8 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.clock import SYSTEM_CLOCK, Clock
+from agentpack.io import jsonio
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
 
 from ..pack import layout
 from ..pack.files import read_regular

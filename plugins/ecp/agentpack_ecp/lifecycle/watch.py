@@ -23,8 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.errors import AgentpackError
 
 from ..pack.layout import PACK_INTERNAL_DIRS
 from ..pack.manifest import ExpertPack, load_pack

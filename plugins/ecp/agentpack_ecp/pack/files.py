@@ -5,7 +5,7 @@ field) or raise ``PackError`` naming the file: something that is not a regular f
 a dangling or looping symbolic link), binary or undecodable text, nesting deeper than 256
 levels, ``NaN``/``Infinity`` (JSON) or ``.nan``/``.inf`` (YAML), or a file over the size limit.
 ``file_kind`` names what a path is when it is not a regular file; ``open_regular`` (the core's
-``agentpack.userfiles.open_regular``, imported here for the pack's readers) is how every reader of the
+``agentpack.io.userfiles.open_regular``, imported here for the pack's readers) is how every reader of the
 pack's files opens them, so a FIFO or a device in their place never blocks a command.
 """
 
@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError, PackError, YamlError, reading
-from agentpack.userfiles import open_regular, what_is
-from agentpack.yamlio import YamlDocument, join_pointer, load_yaml, parse_yaml
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError, PackError, YamlError, reading
+from agentpack.io.userfiles import open_regular, what_is
+from agentpack.io.yamlio import YamlDocument, join_pointer, load_yaml, parse_yaml
 
 LINE_MAP_LIMIT = 2_000_000
 """JSON documents up to this many characters also get a pointer-to-line map (for findings)."""

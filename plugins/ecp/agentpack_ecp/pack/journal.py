@@ -30,8 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import LockedError, atomic_write_json, file_lock, fsync_dir
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import LockedError, atomic_write_json, file_lock, fsync_dir
 
 from . import layout
 from .crashpoints import crashpoint

@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentpack import jsonio
+from agentpack.io import jsonio
 
 from . import layout
 from .files import read_regular

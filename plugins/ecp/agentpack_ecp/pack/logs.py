@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.hashing import sha256_text
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.hashing import sha256_text
 
 from .layout import LOGS
 from .manifest import as_dict, as_str, contains_secrets, security

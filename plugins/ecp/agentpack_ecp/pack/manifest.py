@@ -23,10 +23,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError, PackError
-from agentpack.paths import resolve_under
-from agentpack.skillmd import Skill, read_skill
-from agentpack.yamlio import YamlDocument
+from agentpack.io.errors import AgentpackError, PackError
+from agentpack.io.paths import resolve_under
+from agentpack.io.yamlio import YamlDocument
+from agentpack.skills.skillmd import Skill, read_skill
 
 from .files import read_json_doc, read_yaml_doc
 from .layout import MANIFEST_PATH, find_pack_root, has_manifest

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_text
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_text
 
 from .layout import MANIFEST_PATH
 

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

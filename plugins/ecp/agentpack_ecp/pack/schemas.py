@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from agentpack.schemas import SchemaStore
+from agentpack.kernel.schemas import SchemaStore
 
 SPEC_BASE = "https://ecp.amcrypto.org/ecp/schemas/"
 MANIFEST_SCHEMA = SPEC_BASE + "ecp-manifest.schema.json"

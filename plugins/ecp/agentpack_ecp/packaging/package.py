@@ -25,10 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import sha256_bytes, sha256_file
-from agentpack.paths import is_within
-from agentpack.skillmd import read_skill
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import sha256_bytes, sha256_file
+from agentpack.io.paths import is_within
+from agentpack.skills.skillmd import read_skill
 
 from .. import __version__
 from ..pack import layout

@@ -7,8 +7,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_bytes
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_bytes
 
 from ..pack import layout
 from .package import render_manifest, write_zip

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK
-from agentpack.errors import AgentpackError, require
-from agentpack.fsutil import atomic_write_bytes
-from agentpack.hashing import sha256_bytes
+from agentpack.io.clock import SYSTEM_CLOCK
+from agentpack.io.errors import AgentpackError, require
+from agentpack.io.fsutil import atomic_write_bytes
+from agentpack.io.hashing import sha256_bytes
 
 from .package import iso
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError, PathEscapeError
-from agentpack.models import Finding
-from agentpack.paths import check_relative
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError, PathEscapeError
+from agentpack.io.paths import check_relative
+from agentpack.kernel.models import Finding
 
 from ..pack import layout
 from ..pack.schemas import PACKAGE_SCHEMA, SIGNATURE_SCHEMA, schema_store

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.packtypes import Citation, QueryRequest, QueryResponse
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.kernel.packtypes import Citation, QueryRequest, QueryResponse
 
 from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack
@@ -84,7 +84,7 @@ def index_findings(pack: ExpertPack, missed: list[dict[str, Any]]) -> list[Any]:
     """A warning per index skipped or failed (pydantic's ``Finding`` is imported only then)."""
     if not missed:
         return []
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     entries = {e.id: e for e in pack.indexes}
     return [

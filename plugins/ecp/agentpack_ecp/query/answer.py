@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.console import note
-from agentpack.errors import AgentpackError
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.console import note
+from agentpack.io.errors import AgentpackError
 
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .retrieve import Hit
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError
-from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import normalize_newlines, sha256_text
 
 from ..index.chunking import split_lines
 from ..index.tokenize import tokenize

@@ -18,9 +18,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import sha256_text
-from agentpack.paths import resolve_under
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import sha256_text
+from agentpack.io.paths import resolve_under
 
 from ..index.chunking import chunk_id, line_windows, split_lines
 from ..index.embed import get_embedder

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from agentpack.llm import DEFAULT_BASE_URL, ChatClient, ChatError, is_loopback
+from agentpack.io.llm import DEFAULT_BASE_URL, ChatClient, ChatError, is_loopback
 
 from .extractive import extractive_answer
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.io.hashing import normalize_newlines, sha256_text
 
 from .recipes import SourceError, resolve_location
 

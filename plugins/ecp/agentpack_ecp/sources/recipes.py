@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from agentpack.errors import AgentpackError
-from agentpack.hashing import normalize_newlines, sha256_text
+from agentpack.io.errors import AgentpackError
+from agentpack.io.hashing import normalize_newlines, sha256_text
 
 PROBE_BYTES = 8192
 DEFAULT_MAX_FILE_BYTES = 512_000

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import Clock
-from agentpack.paths import is_within, resolve_under
+from agentpack.io.clock import Clock
+from agentpack.io.paths import is_within, resolve_under
 
 from ..pack.layout import PACK_INTERNAL_DIRS
 from ..pack.manifest import ExpertPack, Source

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_text
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_text
 
 from ..pack.layout import lifecycle_dir
 from .recipes import decode_text, text_sha256

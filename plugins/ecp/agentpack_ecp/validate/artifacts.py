@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.models import Finding
-from agentpack.paths import check_relative, resolve_under
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.paths import check_relative, resolve_under
+from agentpack.kernel.models import Finding
 
 from ..index import fts, vector
 from ..index.chunking import parse_chunk_id

@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK
-from agentpack.errors import AgentpackError
-from agentpack.models import Finding
-from agentpack.paths import check_relative, resolve_under
+from agentpack.io.clock import SYSTEM_CLOCK
+from agentpack.io.errors import AgentpackError
+from agentpack.io.paths import check_relative, resolve_under
+from agentpack.kernel.models import Finding
 
 from ..pack import leftovers
 from ..pack.files import file_kind, read_json_doc

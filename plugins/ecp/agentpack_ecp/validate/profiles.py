@@ -12,8 +12,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
-from agentpack import jsonio
-from agentpack.models import Finding
+from agentpack.io import jsonio
+from agentpack.kernel.models import Finding
 
 from ..pack.files import open_regular
 from ..pack.manifest import ExpertPack, as_dict

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentpack.errors import AgentpackError
-from agentpack.fsutil import atomic_write_bytes
+from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import atomic_write_bytes
 
 TOKEN_ENV = "AGENTPACK_OPENEXPERTS_SERVER_TOKEN"
 TOKEN_FILE = "server-token"

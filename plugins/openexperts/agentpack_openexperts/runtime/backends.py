@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentpack.errors import AgentpackError, MissingDependencyError
+from agentpack.io.errors import AgentpackError, MissingDependencyError
 
 from ..names import RUNTIME_DB
 from .approvals import ApprovalDesk

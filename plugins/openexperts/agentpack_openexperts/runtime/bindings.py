@@ -23,9 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
-from agentpack.userfiles import check_file
-from agentpack.yamlio import load_yaml
+from agentpack.io.errors import AgentpackError
+from agentpack.io.userfiles import check_file
+from agentpack.io.yamlio import load_yaml
 
 from ..registry import lookup
 from ..validate import UNKNOWN_KEY, schema_id, schema_store

@@ -1,6 +1,6 @@
 """Agent drivers: what runs a process's agentic loop against an ``AgentSession``.
 
-* ``openai``: any OpenAI-compatible chat API with tool calling (``agentpack.llm.ChatClient``);
+* ``openai``: any OpenAI-compatible chat API with tool calling (``agentpack.io.llm.ChatClient``);
 * ``scripted``: follows a script of tool calls per checklist step (tests, demos);
 * ``plan``: walks the checklist and calls the operations each step names (dry runs);
 * ``noop``: completes every step at once (benchmarks).
@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.yamlio import load_yaml
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.yamlio import load_yaml
 
 from ..dotpath import MISSING, resolve
 from ..effective import tier
@@ -185,7 +185,7 @@ class OpenAIDriver:
         temperature: float | None = None,
         timeout: float = 120.0,
     ) -> None:
-        from agentpack.llm import ChatClient
+        from agentpack.io.llm import ChatClient
 
         self.client = ChatClient(
             model=model,
@@ -198,7 +198,7 @@ class OpenAIDriver:
         self.max_turns = max_turns
 
     def run(self, session: AgentSession) -> AgentResult:
-        from agentpack.llm import ChatError
+        from agentpack.io.llm import ChatError
 
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": session.system_prompt},

@@ -5,7 +5,7 @@ them into a run's status; one that escapes a custom caller still reads as a mess
 (exit 2), never a traceback.
 """
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 
 class ProcessFailure(AgentpackError):

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from agentpack import jsonio
+from agentpack.io import jsonio
 
 from ..dotpath import MISSING, resolve
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from .. import effective
 from .errors import CallHeld, Cancelled, DriverError, ProcessFailure

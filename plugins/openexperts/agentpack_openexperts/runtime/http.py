@@ -37,9 +37,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.netutil import bind_socket
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.netutil import bind_socket
 
 from . import webhooks
 from .auth import Guard, Token, host_names, is_json, server_token

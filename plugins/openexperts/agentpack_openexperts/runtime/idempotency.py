@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from agentpack.hashing import sha256_json
+from agentpack.io.hashing import sha256_json
 
 from .errors import CallHeld
 
@@ -121,7 +121,7 @@ def settle(store: Any, run_id: str, happened: bool, result: Any, now: float) -> 
     ``superseded`` and runs again. The run becomes resumable again (``running``: no attempt is used).
     ``AgentpackError`` when there is no such run or it is not held.
     """
-    from agentpack.errors import AgentpackError
+    from agentpack.io.errors import AgentpackError
 
     row = store.run(run_id)
     if row is None:

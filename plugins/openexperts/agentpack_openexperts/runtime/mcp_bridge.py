@@ -12,8 +12,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError, require
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError, require
 
 from .bindings import ToolError
 

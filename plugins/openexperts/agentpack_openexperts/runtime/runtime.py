@@ -25,10 +25,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentpack.clock import SYSTEM_CLOCK, Clock
-from agentpack.errors import AgentpackError, require
-from agentpack.plugins import Host, get_host
-from agentpack.schemas import SchemaStore
+from agentpack.io.clock import SYSTEM_CLOCK, Clock
+from agentpack.io.errors import AgentpackError, require
+from agentpack.kernel.host import Host
+from agentpack.kernel.plugins import get_host
+from agentpack.kernel.schemas import SchemaStore
 
 from .. import effective
 from ..dotpath import MISSING, resolve
@@ -65,7 +66,7 @@ class BindContext:
 class ExpertRuntime:
     """The runtime of one expert package.
 
-    ``host`` is the ``agentpack.plugins.Host`` whose registrations (drivers, brokers,
+    ``host`` is the ``agentpack.kernel.host.Host`` whose registrations (drivers, brokers,
     binders, queues, presets, channels) the runtime uses; callers that have one (the
     CLI, a plugin hook) pass it. The default, for the Python API, is the process-wide
     ``get_host()``.

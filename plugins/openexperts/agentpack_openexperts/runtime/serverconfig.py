@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentpack.errors import AgentpackError
-from agentpack.netutil import is_loopback_host
+from agentpack.io.errors import AgentpackError
+from agentpack.io.netutil import is_loopback_host
 
 
 @dataclass(frozen=True)

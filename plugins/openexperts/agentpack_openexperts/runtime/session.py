@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentpack import jsonio
-from agentpack.crashpoints import crashpoint as _crashpoint
-from agentpack.hashing import sha256_json
+from agentpack.io import jsonio
+from agentpack.io.crashpoints import crashpoint as _crashpoint
+from agentpack.io.hashing import sha256_json
 
 from .. import effective
 from ..model import Component
@@ -50,7 +50,7 @@ def crashpoint(name: str) -> None:
 
 def strict_json(value: Any, operation: str) -> Any:
     """A tool's result as strict JSON (other values as strings); ``ToolFailure`` when it cannot be one:
-    NaN or infinity, a cycle, or nesting deeper than ``agentpack.jsonio`` reads back."""
+    NaN or infinity, a cycle, or nesting deeper than ``agentpack.io.jsonio`` reads back."""
     try:
         return jsonio.loads(json.dumps(value, default=str, allow_nan=False))
     except (ValueError, RecursionError) as exc:  # JsonError is a ValueError

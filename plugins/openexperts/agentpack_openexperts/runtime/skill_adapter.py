@@ -15,15 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack import jsonio
-from agentpack.errors import AgentpackError
-from agentpack.paths import resolve_under
-from agentpack.registry import McpContext
+from agentpack.io import jsonio
+from agentpack.io.errors import AgentpackError
+from agentpack.io.paths import resolve_under
+from agentpack.kernel.registry import McpContext
 
 from .bindings import ToolError
 
 if TYPE_CHECKING:
-    from agentpack.plugins import Host
+    from agentpack.kernel.host import Host
 
 
 def _in_process_runner(host: Host) -> Callable[[Path, Any], Any] | None:

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError, PathEscapeError
-from agentpack.fsutil import atomic_write_text, remove_stale_temporaries
-from agentpack.paths import check_relative
-from agentpack.userfiles import read_text
+from agentpack.io.errors import AgentpackError, PathEscapeError
+from agentpack.io.fsutil import atomic_write_text, remove_stale_temporaries
+from agentpack.io.paths import check_relative
+from agentpack.io.userfiles import read_text
 
 from ..model import ExpertPackage, normalise_ref
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from agentpack import hookimpl
-from agentpack.registry import READ_ONLY, CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
+from agentpack.kernel.registry import READ_ONLY, CommandSpec, FormatInfo, McpTool, Reporter, RunExporter, RunView
 
 FORMAT = "sample-todo"
 LINE = re.compile(r"^- \[( |x)\] (.+)$")
@@ -36,7 +36,7 @@ def agentpack_register_formats(register):
 
 @hookimpl
 def agentpack_detect(path):
-    from agentpack.packtypes import Detection
+    from agentpack.kernel.packtypes import Detection
 
     if path.is_dir() and (path / "todo.txt").is_file():
         return Detection(format=FORMAT, confidence=0.9, reason="has todo.txt")
@@ -47,8 +47,8 @@ def agentpack_detect(path):
 def agentpack_load(path, format):
     if format != FORMAT:
         return None
-    from agentpack.errors import PackError
-    from agentpack.packtypes import Pack
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.packtypes import Pack
 
     if not (path / "todo.txt").is_file():
         raise PackError("no todo.txt", file=str(path))
@@ -59,7 +59,7 @@ def agentpack_load(path, format):
 def agentpack_validate(pack, strict):
     if pack.format != FORMAT:
         return None
-    from agentpack.models import Finding
+    from agentpack.kernel.models import Finding
 
     findings = []
     for number, text, done in read_items(pack.root):
@@ -84,7 +84,7 @@ def agentpack_validate(pack, strict):
 def agentpack_query(pack, request):
     if pack.format != FORMAT:
         return None
-    from agentpack.packtypes import Citation, QueryResponse
+    from agentpack.kernel.packtypes import Citation, QueryResponse
 
     words = set(request.question.lower().split())
     hits = [(n, t) for n, t, d in read_items(pack.root) if d is not None and words & set(t.lower().split())]
@@ -101,7 +101,7 @@ def agentpack_query(pack, request):
 def agentpack_evaluate(pack, options):
     if pack.format != FORMAT:
         return None
-    from agentpack.models import AssertionResult, CaseResult, EvalReport, SuiteResult
+    from agentpack.kernel.models import AssertionResult, CaseResult, EvalReport, SuiteResult
 
     cases = [
         CaseResult(
@@ -187,7 +187,7 @@ def agentpack_register_run_exporters(register):
 @hookimpl
 def agentpack_register_run_views(register):
     def render(run):
-        from agentpack.viewer.html import tag
+        from agentpack.results.viewer.html import tag
 
         open_items = [c.name or c.id for c in run.cases if c.status != "passed"]
         return tag("p", f"{len(open_items)} open: {', '.join(open_items) or 'none'}", class_="todo-open")

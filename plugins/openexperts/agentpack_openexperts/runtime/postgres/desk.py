@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agentpack.hashing import sha256_json
+from agentpack.io.hashing import sha256_json
 
 from ..approvals import ApprovalRequest
 from .store import PostgresStore

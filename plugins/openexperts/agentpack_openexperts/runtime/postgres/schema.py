@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 LOCK = 0x6F65_7870  # pg_advisory_xact_lock key: one migrating process at a time
 MIGRATIONS: tuple[str, ...] = (

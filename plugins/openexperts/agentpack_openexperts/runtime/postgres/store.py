@@ -35,7 +35,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Json
 
-from agentpack.errors import AgentpackError
+from agentpack.io.errors import AgentpackError
 
 from ..errors import Cancelled, StoreUnavailable
 from . import schema

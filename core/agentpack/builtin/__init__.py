@@ -1,1 +1,0 @@
-"""Core-internal plugins (``DEFAULT_PLUGINS``), registered exactly like third-party ones."""

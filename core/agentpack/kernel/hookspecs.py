@@ -1,0 +1,143 @@
+"""Every hook agentpack offers to plugins, in one place.
+
+Read this file to know the system. Each hook is prefixed ``agentpack_`` and
+documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
+
+* registration hooks (formats, reporters, CLI commands, MCP tools, run
+  exporters, run views) receive a ``register`` callback; a duplicate name is
+  an error naming both plugins;
+* ``agentpack_detect`` is gathered from every plugin and the most confident
+  answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
+  recognises the path claims it);
+* ``agentpack_validate`` findings are gathered from every plugin;
+* ``agentpack_load``, ``agentpack_query`` and ``agentpack_evaluate`` go only to
+  the plugin that registered the pack's format (owner dispatch, through
+  pluggy's ``subset_hook_caller``): an implementation sees only its own packs.
+
+Pack hooks also receive ``host``, the ``agentpack.kernel.host.Host`` that called
+them: the services a plugin needs (reporters, other hooks, loading another
+pack) come from it rather than from the process-wide ``get_host()``. pluggy
+passes an argument only to implementations that name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
+    from pathlib import Path
+
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import EvalOptions, EvalReport, Finding
+    from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
+    from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
+
+hookspec = pluggy.HookspecMarker("agentpack")
+
+
+@hookspec
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Add a plugin's own hook specifications (for example graders or drivers).
+
+    Called once, after every plugin is registered and before
+    ``check_pending``, so a plugin may implement hooks another plugin defines.
+    """
+
+
+@hookspec
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
+    """Register the pack formats this plugin owns, as ``FormatInfo`` values."""
+
+
+@hookspec
+def agentpack_detect(path: Path) -> Detection | None:
+    """Say whether ``path`` (a file or directory) is a pack of one of your formats.
+
+    Return a ``Detection`` with a confidence in (0, 1], or ``None``. Answers are
+    gathered from every plugin; the highest confidence wins, ties broken by
+    format name so detection is deterministic.
+    """
+
+
+@hookspec(firstresult=True)
+def agentpack_load(path: Path, format: str, host: Host) -> Pack | None:
+    """Load ``path`` as a pack of ``format`` (one you registered) and return a ``Pack`` handle.
+
+    The ``Pack.data`` you return is what ``agentpack_validate``,
+    ``agentpack_query`` and ``agentpack_evaluate`` receive: parse each file
+    once, here. Raise
+    ``agentpack.io.errors.PackError`` (with file and line) for a pack that cannot
+    be read at all; anything merely wrong belongs in ``agentpack_validate``.
+    """
+
+
+@hookspec
+def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
+    """Return findings for ``pack``. Gathered from every plugin.
+
+    A plugin validates its own formats and may add cross-cutting checks to
+    others (for example SKILL.md rules to any pack that has a SKILL.md).
+    ``strict`` turns on the optional, stricter rules a format defines.
+    """
+
+
+@hookspec(firstresult=True)
+def agentpack_query(pack: Pack, request: QueryRequest, host: Host) -> QueryResponse | None:
+    """Answer ``request`` against ``pack`` (always of a format you registered); ``None``: no queries."""
+
+
+@hookspec(firstresult=True)
+def agentpack_evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalReport | None:
+    """Run the evaluations of ``pack`` (always of a format you registered); ``None``: none to run.
+
+    ``options.jobs`` and ``options.options`` (``agentpack eval --option KEY=VALUE``) are for you to honour.
+    """
+
+
+@hookspec
+def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
+    """Register report renderers (``Reporter``), looked up by name by ``-o NAME``."""
+
+
+@hookspec
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    """Register top-level CLI commands or groups as ``CommandSpec`` values.
+
+    A spec names an import path (``"pkg.module:attr"``) that is imported only
+    when the command runs, so ``agentpack --help`` stays fast.
+    """
+
+
+@hookspec
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext, host: Host) -> None:
+    """Register MCP tools served by ``agentpack mcp serve``.
+
+    ``context`` carries the packs and options the server was started with;
+    ``host`` is the server's host, for handlers that need plugin services. Each
+    tool maps one to one to a CLI command and returns the same JSON payload,
+    describes every input property, and says what it does through ``hints``
+    (the MCP tool annotations).
+    """
+
+
+@hookspec
+def agentpack_register_run_exporters(register: Callable[[RunExporter], None]) -> None:
+    """Register exporters of recorded runs (``RunExporter``), chosen by ``agentpack runs export -o NAME``.
+
+    Built in: ``jsonl`` and ``csv``. An exporter may send runs to another system (an observability
+    platform) instead of writing them out.
+    """
+
+
+@hookspec
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    """Register sections of the run page of ``agentpack view`` (``RunView``) for runs of your formats.
+
+    Runs with no view of their own get the generic page (cases, assertions, details as JSON).
+    """
+
+
+__all__ = ["hookspec"]

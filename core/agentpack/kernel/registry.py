@@ -1,0 +1,151 @@
+"""Values plugins register through the ``agentpack_register_*`` hooks.
+
+Named tuples (no pydantic, no dataclasses) so that building the CLI stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
+
+from agentpack.kernel.records import Record
+
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    import click
+
+    from agentpack.kernel.models import Report
+    from agentpack.kernel.runtypes import Run
+
+
+class FormatInfo(NamedTuple):
+    """A pack format a plugin owns."""
+
+    name: str
+    title: str
+    description: str = ""
+    extra: str | None = None
+    """The ``agentpack-core`` extra that installs this format, for messages."""
+    plugin: str | None = None
+    """Filled in by the core: the plugin that registered it."""
+
+
+class Reporter(NamedTuple):
+    """Renders a ``Report`` (validation findings and/or evaluation results) as text."""
+
+    name: str
+    description: str
+    render: Callable[[Report], str]
+    suffix: str = ".txt"
+    plugin: str | None = None
+
+
+class CommandSpec(NamedTuple):
+    """A top-level CLI command or group, imported only when it runs."""
+
+    name: str
+    target: str | click.Command
+    """``"package.module:attribute"`` or a ``click.Command``."""
+    help: str = ""
+    plugin: str | None = None
+
+    def load(self) -> click.Command:
+        if not isinstance(self.target, str):
+            return self.target
+        module, _, attr = self.target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return cast("click.Command", obj)
+
+
+class Recording(NamedTuple):
+    """Where and whether a command records its run (``clikit.record_options``; ``results.runs.record_run``)."""
+
+    store: Path | None = None
+    """``--store``; ``None``: ``$AGENTPACK_RUNS`` or ``.agentpack/runs.sqlite`` in the project."""
+    enabled: bool = True
+    tags: tuple[str, ...] = ()
+
+
+class McpContext(Record):
+    """What ``agentpack mcp serve`` was started with."""
+
+    __slots__ = ("packs", "options", "recording")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"packs": list, "options": dict, "recording": lambda: None}
+    packs: list[Path]
+    options: dict[str, Any]
+    recording: Recording | None
+    """``--store``/``--no-record``/``--tag`` (a ``Recording``) for tools that record runs
+    (pass it to ``agentpack.results.runs.save_run``/``record_run``); ``None``: the default store."""
+
+
+class ToolHints(NamedTuple):
+    """What an MCP tool does to the world: sent as the MCP tool annotations a host decides by.
+
+    ``read_only``: changes nothing; ``destructive``: may delete or overwrite (meaningful when not
+    read-only); ``idempotent``: calling again with the same arguments changes nothing more;
+    ``open_world``: reaches outside this machine's packs (a network, a model, an external system).
+    """
+
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False
+
+
+READ_ONLY = ToolHints(read_only=True)
+"""The hints of a tool that only reads its packs."""
+
+
+class McpTool(NamedTuple):
+    """A tool served over MCP. ``handler(arguments)`` returns a JSON-able dict.
+
+    A handler raises ``AgentpackError`` for a tool error (sent as an
+    ``isError`` result with the message); other exceptions are internal errors.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], dict[str, Any]]
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    hints: ToolHints | None = None
+    """MCP tool annotations; every built-in tool sets them (a conformance test checks)."""
+    plugin: str | None = None
+
+
+class RunExporter(NamedTuple):
+    """Writes recorded runs somewhere: ``agentpack runs export -o NAME``.
+
+    ``export(runs, out, options)`` receives the ``agentpack.results.runs.Run`` values (with cases and
+    report), the text stream to write to (stdout or ``--to FILE``), and ``--option KEY=VALUE``
+    pairs. An exporter that sends runs elsewhere (an observability platform) may write only a
+    summary line to ``out``.
+    """
+
+    name: str
+    description: str
+    export: Callable[[Iterable[Run], TextIO, dict[str, str]], None]
+    suffix: str = ""
+    """The file suffix ``--to FILE`` picks this exporter by (``.jsonl``, ``.csv``)."""
+    plugin: str | None = None
+
+
+class RunView(NamedTuple):
+    """A section of the run page of ``agentpack view`` for runs of some formats.
+
+    ``render(run)`` returns an HTML fragment (escape what you show; ``agentpack.results.viewer.html``
+    has helpers) or ``""`` when it has nothing to add for this run.
+    """
+
+    name: str
+    title: str
+    formats: tuple[str, ...]
+    """The formats (``Run.format``) the view is for; empty: every run."""
+    render: Callable[[Run], str]
+    plugin: str | None = None

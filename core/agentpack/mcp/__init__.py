@@ -1,0 +1,1 @@
+"""agentpack over the Model Context Protocol."""

@@ -1,0 +1,1 @@
+"""What runs leave: the run store, reporters and the run viewer."""

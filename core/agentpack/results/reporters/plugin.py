@@ -1,0 +1,36 @@
+"""The built-in reporters: text, json, junit, sarif, github, html."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from agentpack import hookimpl
+from agentpack.kernel.registry import Reporter
+
+if TYPE_CHECKING:
+    from agentpack.kernel.models import Report
+
+BUILTIN = (
+    ("text", "findings and results for people", "text", ".txt"),
+    ("json", "the versioned JSON envelope (schema_version 1)", "jsonfmt", ".json"),
+    ("junit", "JUnit XML for CI test tabs", "junit", ".xml"),
+    ("sarif", "SARIF 2.1.0 for code scanning", "sarif", ".sarif"),
+    ("github", "GitHub Actions annotations", "github", ".txt"),
+    ("html", "a self-contained HTML report", "html", ".html"),
+)
+
+
+def _lazy(module: str) -> Callable[[Report], str]:
+    def render(report: Report) -> str:
+        text: str = importlib.import_module(f"agentpack.results.reporters.{module}").render(report)
+        return text
+
+    return render
+
+
+@hookimpl
+def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
+    for name, description, module, suffix in BUILTIN:
+        register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix))

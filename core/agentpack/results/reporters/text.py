@@ -1,0 +1,56 @@
+"""Plain text for people: findings as ``file:line: severity code message``, then totals.
+
+PASS, FAIL, ERROR and SKIP are coloured when printed on a terminal (``console.styling``), never in files.
+"""
+
+from __future__ import annotations
+
+from agentpack.io.console import style
+from agentpack.kernel.models import EvalReport, Report
+
+MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+
+
+def _evaluation(ev: EvalReport) -> list[str]:
+    lines = [f"{ev.name} ({ev.format})"]
+    for suite in ev.suites:
+        t = suite.totals
+        lines.append(f"  suite {suite.id}: {t.passed}/{t.total} passed")
+        ordered = sorted(suite.cases, key=lambda c: c.status == "passed")
+        for case in ordered:
+            mark = style(MARKS[case.status], case.status)
+            lines.append(f"    {mark} {case.id}" + (f" - {case.message}" if case.message else ""))
+            if case.status != "passed":
+                for a in case.assertions:
+                    if not a.passed:
+                        lines.append(f"        x {a.name}: {a.message}")
+    for f in ev.findings:
+        lines.append(f"  {f.severity}: {f.code} {f.message}")
+    t = ev.totals
+    lines.append(
+        f"  {style(f'{t.passed} passed', 'passed') if t.passed else '0 passed'}, "
+        + (style(f"{t.failed} failed", "failed") if t.failed else "0 failed")
+        + (", " + style(f"{t.errors} errors", "error") if t.errors else "")
+        + (f", {t.skipped} skipped" if t.skipped else "")
+    )
+    return lines
+
+
+def render(report: Report) -> str:
+    lines: list[str] = []
+    for item in report.items:
+        for f in item.findings:
+            where = f.location() or item.path
+            pointer = f" [{f.pointer}]" if f.pointer else ""
+            lines.append(f"{where}: {f.severity} {f.code} {f.message}{pointer}")
+            if f.hint:
+                lines.append(f"    hint: {f.hint}")
+        status = style("ok", "passed") if item.ok else style("invalid", "failed")
+        fmt = f" ({item.format})" if item.format else ""
+        lines.append(f"{item.path}{fmt}: {status}")
+    for ev in report.evaluations:
+        lines.extend(_evaluation(ev))
+    s = report.summary
+    if report.items:
+        lines.append(f"{s['paths']} checked: {s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos")
+    return "\n".join(lines) + "\n"

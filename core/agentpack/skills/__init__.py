@@ -1,0 +1,1 @@
+"""The Agent Skills format: SKILL.md rules and prompt output, and the built-in skill format plugin."""
