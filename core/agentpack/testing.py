@@ -341,7 +341,9 @@ class FormatPluginConformance:
                 pack = agentpack_host.load(path, self.format_name)
             except PackError:
                 continue
-            items.append(ValidationItem(path=str(path), format=self.format_name, findings=agentpack_host.validate(pack)))
+            items.append(
+                ValidationItem(path=str(path), format=self.format_name, findings=agentpack_host.validate(pack))
+            )
         evaluations = []
         if self.evaluates_offline:
             pack = agentpack_host.load(self.make_valid_pack(tmp_path / "evaluated"))

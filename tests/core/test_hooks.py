@@ -91,7 +91,7 @@ def test_a_wrong_hook_result_names_the_plugin(agentpack_host, register_plugin, s
 
     register_plugin(sample_plugin, name="sample")
     register_plugin(Sloppy(), name="sloppy")
-    with pytest.raises(HookResultError, match="plugin 'sloppy' returned .* from agentpack_check, expected a list"):
+    with pytest.raises(HookResultError, match=r"plugin .sloppy. returned .* from agentpack_check, expected a list"):
         agentpack_host.validate(agentpack_host.load(todo_pack("- [ ] a\n")))
 
 

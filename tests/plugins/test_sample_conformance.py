@@ -63,7 +63,9 @@ class _KitFor(FormatPluginConformance):  # not collected: it is driven by the te
     ],
     ids=["crash", "wrong type"],
 )
-def test_the_kit_catches_a_plugin_that_breaks_foreign_packs(agentpack_host, register_plugin, tmp_path, plugin, expected):
+def test_the_kit_catches_a_plugin_that_breaks_foreign_packs(
+    agentpack_host, register_plugin, tmp_path, plugin, expected
+):
     register_plugin(plugin, name="careless")
     kit = _KitFor()
     kit.plugin_name = "careless"

@@ -274,4 +274,4 @@ def _with_plugin(item: T, plugin: str) -> T:
     return replace(item, plugin=plugin)  # type: ignore[type-var]  # a dataclass here: T has no dataclass bound
 
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "Host", "HookResultError", "PluginInfo", "collect_registrations"]
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "HookResultError", "Host", "PluginInfo", "collect_registrations"]
