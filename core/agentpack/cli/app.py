@@ -490,6 +490,13 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="streamable-http: serve from this many processes (above 1, each request stands alone: no sessions).",
+)
 @record_options()
 def serve(
     transport: str,
@@ -498,6 +505,7 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    workers: int,
     recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
@@ -511,6 +519,7 @@ def serve(
     Examples:
       agentpack mcp serve --pack expert-skill
       agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
+      agentpack mcp serve --transport streamable-http --workers 2 --pack expert-skill
     """
     from agentpack.io.errors import AgentpackError, reading
     from agentpack.kernel.registry import McpContext
@@ -522,8 +531,14 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
+    if workers > 1 and transport != "streamable-http":
+        raise AgentpackError("--workers applies to --transport streamable-http only")
     context = McpContext(packs=list(packs), options=dict(options), recording=recording)
-    run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
+    code = run_server(
+        host(), context, transport=transport, host_name=bind_host, port=port, token=token, workers=workers
+    )
+    if code:
+        raise SystemExit(code)
 
 
 @mcp.command(name="tools")
