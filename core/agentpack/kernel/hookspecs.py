@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
 
 hookspec = pluggy.HookspecMarker("agentpack")
+hookimpl = pluggy.HookimplMarker("agentpack")
+"""Marks a hook implementation; plugins import it as ``agentpack.hookimpl``."""
 
 
 @hookspec

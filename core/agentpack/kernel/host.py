@@ -197,9 +197,12 @@ class Host:
             findings += _findings(result, impl.plugin_name, "agentpack_check")
         return sorted(findings, key=lambda f: f.sort_key())
 
-    def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
-        from agentpack.kernel.packtypes import QueryResponse
+    def query(self, pack: Pack, request: QueryRequest | str) -> QueryResponse:
+        """Ask the owner of ``pack``'s format; ``request`` may be the question alone."""
+        from agentpack.kernel.packtypes import QueryRequest, QueryResponse
 
+        if isinstance(request, str):
+            request = QueryRequest(question=request)
         response = self.owner_hook("agentpack_query", pack.format)(pack=pack, request=request, host=self)
         if response is None:
             raise PackError(f"format '{pack.format}' does not support queries")
@@ -234,7 +237,7 @@ class Host:
 
 
 def _core_version() -> str:
-    from agentpack import __version__
+    from agentpack.kernel.version import __version__
 
     return __version__
 
