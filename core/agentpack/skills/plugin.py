@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentpack import hookimpl
+from agentpack.kernel.hookspecs import hookimpl
 from agentpack.kernel.registry import FormatInfo
 
 if TYPE_CHECKING:
