@@ -218,7 +218,7 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
-    from agentpack.kernel.models import Finding, Report, ValidationItem
+    from agentpack.kernel.lazyreport import LazyItem, LazyReport
     from agentpack.kernel.packwalk import expand
 
     log = console.logger(__name__)
@@ -230,15 +230,17 @@ def validate(
             pack = h.load(path, format)
         except PackError as exc:
             log.info("validate %s: cannot load: %s", path, exc.message)
+            from agentpack.kernel.models import Finding  # pydantic only when there is a finding
+
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
-            items.append(ValidationItem(path=str(path), findings=[finding]))
+            items.append(LazyItem(str(path), None, [finding]))
             continue
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
-        items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        items.append(LazyItem(str(path), pack.format, h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
-    report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
