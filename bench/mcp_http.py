@@ -195,7 +195,8 @@ def main() -> None:
         ratios = ", ".join(f"{r[0]} workers {r[4] / rows[0][4]:.2f}x" for r in rows[1:])
         print(f"  throughput grows with workers ({ratios}): {'met' if grows else 'NOT met'}")
     print(
-        f"(median server CPU per expert.query {statistics.median(r[3] for r in rows):.2f} ms; cores: {os.cpu_count()})"
+        f"(median server CPU per expert.query {statistics.median(r[3] for r in rows):.2f} ms; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
     )
 
 
