@@ -16,6 +16,7 @@ from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTo
 if TYPE_CHECKING:
     import pluggy
 
+    from agentpack.kernel.invocation import InvokeRequest, InvokeResult
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
 
@@ -204,6 +205,25 @@ class Host:
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
         return report
+
+    def invoke(self, pack: Pack, request: InvokeRequest) -> InvokeResult:
+        """Run ``pack`` once with ``request.input`` through its owner's ``agentpack_invoke``.
+
+        A failed run is a result (its ``status`` and located ``errors``); a format that cannot be run
+        is a ``PackError``, and an owner that answers something else than an ``InvokeResult`` a
+        ``PluginError`` naming it.
+        """
+        from agentpack.kernel.invocation import InvokeResult
+
+        result = self.owner_hook("agentpack_invoke", pack.format)(pack=pack, request=request, host=self)
+        if result is None:
+            raise PackError(f"format '{pack.format}' packs cannot be invoked", file=str(pack.path))
+        if not isinstance(result, InvokeResult):
+            raise PluginError(
+                f"plugin '{self.owner(pack.format)}' answered agentpack_invoke with a "
+                f"{type(result).__name__}, not an InvokeResult"
+            )
+        return result
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:
