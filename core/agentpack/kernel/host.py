@@ -139,8 +139,8 @@ class Host:
     def owner_hook(self, hook_name: str, format: str) -> Any:
         """A caller of ``hook_name`` that reaches only the plugin owning ``format``.
 
-        Owner dispatch: a plugin's ``agentpack_load``, ``agentpack_query`` and
-        ``agentpack_evaluate`` see only packs of formats it registered, so they
+        Owner dispatch: a plugin's ``agentpack_load``, ``agentpack_validate``, ``agentpack_query``
+        and ``agentpack_evaluate`` see only packs of formats it registered, so they
         need no ``if pack.format != MINE`` guard. A format no plugin registered
         reaches every implementation (first result wins), as before.
         """
@@ -180,50 +180,55 @@ class Host:
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
-        pack: Pack | None = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
+        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
         if pack is None:
             raise PackError(f"{path}: no installed plugin could load it as '{format}'")
-        return pack
+        from agentpack.kernel.packtypes import Pack
+
+        return _typed(pack, Pack, self.owner(format), "agentpack_load")
 
     def validate(self, pack: Pack, *, strict: bool = False) -> list[Finding]:
-        results = self.pm.hook.agentpack_validate(pack=pack, strict=strict, host=self)
-        findings = [f for result in results if result for f in result]
+        """The owner's findings (``agentpack_validate``) and every plugin's cross-cutting ones (``agentpack_check``)."""
+        owner = self.owner(pack.format) or pack.format
+        own = self.owner_hook("agentpack_validate", pack.format)(pack=pack, strict=strict, host=self)
+        findings = _findings(own, owner, "agentpack_validate")
+        args = {"pack": pack, "strict": strict, "host": self}
+        for impl in reversed(self.pm.hook.agentpack_check.get_hookimpls()):
+            result = impl.function(**{name: args[name] for name in impl.argnames})
+            findings += _findings(result, impl.plugin_name, "agentpack_check")
         return sorted(findings, key=lambda f: f.sort_key())
 
-    def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
-        response: QueryResponse | None = self.owner_hook("agentpack_query", pack.format)(
-            pack=pack, request=request, host=self
-        )
+    def query(self, pack: Pack, request: QueryRequest | str) -> QueryResponse:
+        """Ask the owner of ``pack``'s format; ``request`` may be the question alone."""
+        from agentpack.kernel.packtypes import QueryRequest, QueryResponse
+
+        if isinstance(request, str):
+            request = QueryRequest(question=request)
+        response = self.owner_hook("agentpack_query", pack.format)(pack=pack, request=request, host=self)
         if response is None:
             raise PackError(f"format '{pack.format}' does not support queries")
-        return response
+        return _typed(response, QueryResponse, self.owner(pack.format), "agentpack_query")
 
     def evaluate(self, pack: Pack, options: EvalOptions) -> EvalReport:
-        report: EvalReport | None = self.owner_hook("agentpack_evaluate", pack.format)(
-            pack=pack, options=options, host=self
-        )
+        from agentpack.kernel.models import EvalReport
+
+        report = self.owner_hook("agentpack_evaluate", pack.format)(pack=pack, options=options, host=self)
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
-        return report
+        return _typed(report, EvalReport, self.owner(pack.format), "agentpack_evaluate")
 
     def invoke(self, pack: Pack, request: InvokeRequest) -> InvokeResult:
         """Run ``pack`` once with ``request.input`` through its owner's ``agentpack_invoke``.
 
         A failed run is a result (its ``status`` and located ``errors``); a format that cannot be run
-        is a ``PackError``, and an owner that answers something else than an ``InvokeResult`` a
-        ``PluginError`` naming it.
+        is a ``PackError``.
         """
         from agentpack.kernel.invocation import InvokeResult
 
         result = self.owner_hook("agentpack_invoke", pack.format)(pack=pack, request=request, host=self)
         if result is None:
             raise PackError(f"format '{pack.format}' packs cannot be invoked", file=str(pack.path))
-        if not isinstance(result, InvokeResult):
-            raise PluginError(
-                f"plugin '{self.owner(pack.format)}' answered agentpack_invoke with a "
-                f"{type(result).__name__}, not an InvokeResult"
-            )
-        return result
+        return _typed(result, InvokeResult, self.owner(pack.format), "agentpack_invoke")
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:
@@ -246,9 +251,33 @@ class Host:
 
 
 def _core_version() -> str:
-    from agentpack import __version__
+    from agentpack.kernel.version import __version__
 
     return __version__
+
+
+class HookResultError(TypeError):
+    """A plugin's hook implementation returned a value of the wrong type: a bug in that plugin."""
+
+
+def _typed(value: Any, expected: type[T], plugin: str | None, hook: str) -> T:
+    if not isinstance(value, expected):
+        raise HookResultError(
+            f"plugin '{plugin}' returned {type(value).__name__} from {hook}, expected {expected.__name__}"
+        )
+    return value
+
+
+def _findings(result: Any, plugin: str, hook: str) -> list[Finding]:
+    """``result`` as a list of findings, or a ``HookResultError`` naming ``plugin``."""
+    if result is None:
+        return []
+    from agentpack.kernel.models import Finding
+
+    if not isinstance(result, list | tuple) or not all(isinstance(f, Finding) for f in result):
+        shown = type(result).__name__ if not isinstance(result, list | tuple) else "a list with other items"
+        raise HookResultError(f"plugin '{plugin}' returned {shown} from {hook}, expected a list of Finding or None")
+    return list(result)
 
 
 def _with_plugin(item: T, plugin: str) -> T:
@@ -262,4 +291,4 @@ def _with_plugin(item: T, plugin: str) -> T:
     return replace(item, plugin=plugin)  # type: ignore[type-var]  # a dataclass here: T has no dataclass bound
 
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "Host", "PluginInfo", "collect_registrations"]
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "HookResultError", "Host", "PluginInfo", "collect_registrations"]

@@ -130,8 +130,6 @@ def agentpack_load(path: Path, format: str) -> Pack:
 
 @hookimpl
 def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
-    if pack.format != FORMAT:  # findings are gathered from every plugin; these checks are this format's
-        return None
     from .api import validate_manifest
 
     _, findings = validate_manifest(pack.path, strict=strict, document=pack.data, host=host)

@@ -114,9 +114,7 @@ def agentpack_load(path: Path) -> Pack:
 
 
 @hookimpl
-def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
-    if pack.format != FORMAT:  # validation is gathered from every plugin; these checks are ECP's own
-        return None
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding]:
     from .validate.checks import validate_pack
 
     return validate_pack(pack.data, strict)
