@@ -71,8 +71,11 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 
 @hookspec(firstresult=True)
-def agentpack_load(path: Path, format: str, host: Host) -> Pack | None:
+def agentpack_load(path: Path, format: str, host: Host, detection: Detection | None) -> Pack | None:
     """Load ``path`` as a pack of ``format`` (one you registered) and return a ``Pack`` handle.
+
+    ``detection`` is your own ``agentpack_detect`` answer that chose ``format`` (with the ``data`` you
+    read to decide), or ``None`` when the format was named by the caller.
 
     The ``Pack.data`` you return is what ``agentpack_validate``,
     ``agentpack_query`` and ``agentpack_evaluate`` receive: parse each file

@@ -79,6 +79,13 @@ class Host:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self._cache: dict[str, Any] = {}
+        self.cache: dict[str, Any] = {}
+        """State for one command, shared by the core and the plugins (a module's entry is keyed by its name):
+        a file parsed by one check is not parsed again by the next. ``new_command()`` empties it."""
+
+    def new_command(self) -> None:
+        """A new command starts from the files: forget what the last one parsed."""
+        self.cache.clear()
 
     # -- registrations -------------------------------------------------
     def _collect(self, hook_name: str, kind: str, *, tolerant: bool = False, **kwargs: Any) -> dict[str, Any]:
@@ -162,12 +169,16 @@ class Host:
         found = self.detect_all(path)
         return found[0] if found else None
 
-    def load(self, path: str | Path, format: str | None = None) -> Pack:
-        """Load ``path`` as a pack, detecting its format unless ``format`` is given."""
+    def load(self, path: str | Path, format: str | Detection | None = None) -> Pack:
+        """Load ``path`` as a pack, detecting its format unless ``format`` names it or is the ``Detection``
+        (from ``detect``) that chose it."""
         path = Path(path)
         if not path.exists():
             raise PackError(f"no such file or directory: {path}")
-        if format is None:
+        detection = None
+        if format is not None and not isinstance(format, str):
+            detection, format = format, format.format
+        elif format is None:
             detection = self.detect(path)
             if detection is None:
                 from agentpack.kernel.known import not_a_pack
@@ -180,7 +191,7 @@ class Host:
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
-        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
+        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self, detection=detection)
         if pack is None:
             raise PackError(f"{path}: no installed plugin could load it as '{format}'")
         from agentpack.kernel.packtypes import Pack
