@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .env import JUDGE_API_KEY, JUDGE_BASE_URL, JUDGE_MODEL, TIMEOUT, described, getenv
-from .manifest import SECONDS_LIMIT, SECONDS_RULE, Manifest, parse_seconds
+from .manifest.model import SECONDS_LIMIT, SECONDS_RULE, Manifest, parse_seconds
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
@@ -161,7 +161,7 @@ def _manifest(path: Path, host: Host | None) -> tuple[Manifest | None, list[Chec
 
 
 def _agent(manifest: Manifest, start: bool) -> list[Check]:
-    from .manifest import start_hint
+    from .manifest.loader import start_hint
 
     target = manifest.target
     if target.kind == "http":
