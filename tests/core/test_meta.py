@@ -228,3 +228,32 @@ def test_no_plugin_spawns_the_agentpack_command_line(package):
         for line in _spawns_the_cli(path.read_text(), str(path))
     ]
     assert offenders == [], "these start the agentpack command line; call the host instead"
+
+
+def _untyped_hookimpls(source: str, filename: str) -> list[str]:
+    """``name:line`` of each ``@hookimpl`` function with a parameter (other than ``self``) or return left untyped."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if not any(getattr(d, "id", getattr(d, "attr", None)) == "hookimpl" for d in node.decorator_list):
+            continue
+        args = [a for a in node.args.args + node.args.kwonlyargs if a.arg != "self"]
+        if node.returns is None or any(a.annotation is None for a in args):
+            found.append(f"{node.name}:{node.lineno}")
+    return found
+
+
+def test_the_hookimpl_type_check_catches_untyped_ones():
+    code = "@hookimpl\ndef agentpack_detect(path):\n    pass\n\n@hookimpl\ndef agentpack_load(path: Path) -> None: ..."
+    assert _untyped_hookimpls(code, "x.py") == ["agentpack_detect:2"]
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_every_plugin_hook_implementation_is_typed(package):
+    untyped = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in package.rglob("*.py")
+        for where in _untyped_hookimpls(path.read_text(), str(path))
+    ]
+    assert untyped == []
