@@ -182,6 +182,25 @@ def test_skill_binding(make_runtime, acme, tmp_path, agentpack_host):
         rt.tools.call("crm", "get_customer", {"id": "wrong"})
 
 
+def test_a_skill_that_cannot_run_is_a_located_tool_error(make_runtime, acme, tmp_path, agentpack_host):
+    if "skillctl" not in agentpack_host.formats():
+        pytest.skip("no installed plugin offers the skillctl format")
+    from agentpack_openexperts.runtime.bindings import ToolError
+    from agentpack_openexperts.runtime.skill_adapter import runner
+
+    skill = make_skill(tmp_path / "skills" / "crm-lookup")
+    bindings = tmp_path / "bindings.yaml"
+    bindings.write_text("tools:\n  crm: {skills: {get_customer: skills/crm-lookup}}\n  helpdesk: {python: impl.py:H}\n")
+    (tmp_path / "impl.py").write_text("H = {}\n")
+    rt = runtime_with(make_runtime, acme, bindings)
+    (skill / "skill.yaml").write_text(SKILL_YAML.replace("version: 1.0.0", "version: one"))
+    with pytest.raises(ToolError, match=r"crm-lookup ended with status invalid_skill: .*skill\.yaml:\d+: SKC"):
+        rt.tools.call("crm", "get_customer", {"customer_id": "C-1"})
+    (skill / "skill.yaml").write_text("apiVersion: [unclosed\n")
+    with pytest.raises(ToolError, match=r"crm-lookup cannot be loaded: .*skill\.yaml:\d+"):
+        runner(agentpack_host)(skill, {"customer_id": "C-1"})
+
+
 def test_skill_binding_without_the_skillctl_format():
     from agentpack.kernel.host import Host
     from agentpack.kernel.plugins import create_plugin_manager

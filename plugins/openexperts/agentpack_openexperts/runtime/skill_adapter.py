@@ -39,7 +39,10 @@ def runner(host: Host) -> Callable[[Path, Any], Any]:
     def run(path: Path, value: Any) -> Any:
         pack = packs.get(path)
         if pack is None:
-            pack = packs[path] = host.load(path, format=SKILL_FORMAT)
+            try:
+                pack = packs[path] = host.load(path, format=SKILL_FORMAT)
+            except AgentpackError as exc:  # skill.yaml unreadable: a tool error naming file and line
+                raise ToolError(f"skill {path.name} cannot be loaded: {exc}") from None
         result = host.invoke(pack, InvokeRequest(value))
         if not result.ok:
             raise ToolError(f"skill {path.name} ended with status {result.summary()}")
