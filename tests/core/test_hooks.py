@@ -180,7 +180,7 @@ def test_agentpack_invoke(agentpack_host, register_plugin, sample_plugin, todo_p
     assert (result.ok, result.output, result.errors, result.report) == (True, 42, [], {"options": {"k": "v"}})
     failed = agentpack_host.invoke(pack, InvokeRequest("x"))
     assert not failed.ok and failed.output is None
-    assert failed.summary() == "invalid_input: not_a_number at input : expected an integer"
+    assert failed.summary() == "invalid_input: not_a_number at input: expected an integer"
     with pytest.raises(PackError, match="format 'sample-todo' packs cannot be invoked"):
         agentpack_host.invoke(agentpack_host.load(todo_pack("- [ ] a\n")), InvokeRequest(1))
 

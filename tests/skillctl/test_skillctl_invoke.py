@@ -59,6 +59,16 @@ def test_options_timeout_and_a_bad_value(agentpack_host, tmp_path):
         invoke(agentpack_host, folder, {}, options={"timeout_ms": "soon"})
 
 
+def test_option_require_sandbox_refuses_an_incomplete_one(agentpack_host, tmp_path, monkeypatch):
+    from agentpack_skillctl import confine
+
+    monkeypatch.setenv(confine.SANDBOX_ENV, "off")  # no bubblewrap: the sandbox lacks protections
+    folder = write_skill(tmp_path / "skills")
+    assert invoke(agentpack_host, folder, {"value": 1}).ok
+    refused = invoke(agentpack_host, folder, {"value": 1}, options={"require_sandbox": "true"})
+    assert (refused.status, refused.errors[0].code, refused.errors[0].side) == ("error", "sandbox_required", "runner")
+
+
 def test_a_skills_tree_is_not_one_skill(agentpack_host):
     with pytest.raises(PackError, match="is a skills/ tree: invoke one skill folder"):
         invoke(agentpack_host, EXAMPLES, {})

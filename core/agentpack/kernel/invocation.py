@@ -45,8 +45,8 @@ class InvokeError(Record):
 
     def __str__(self) -> str:
         where = ":".join(str(p) for p in (self.file, self.line) if p is not None)
-        at = f" at {self.side} {self.pointer}" if self.pointer is not None else ""
-        return f"{where + ': ' if where else ''}{self.code}{at}: {self.message}"
+        at = " ".join(p for p in (self.side, self.pointer) if p)  # pointer "": the whole value
+        return f"{where + ': ' if where else ''}{self.code}{' at ' + at if at else ''}: {self.message}"
 
 
 class InvokeResult(Record):

@@ -48,6 +48,11 @@ def invoke(
     return InvokeResult(result.status, output=result.output, errors=errors, report=result.report)
 
 
+def flag(value: Any) -> bool:
+    """An option's yes/no (``--option skillctl.require_sandbox=true``, ``InvokeRequest.options``)."""
+    return str(value).lower() in ("true", "1", "yes")
+
+
 @contextmanager
 def _workspace(folder: Path | None) -> Iterator[Path]:
     """``folder``, or a fresh empty folder for one run (removed after it)."""
@@ -64,4 +69,4 @@ def _workspace(folder: Path | None) -> Iterator[Path]:
         shutil.rmtree(fresh, ignore_errors=True)
 
 
-__all__ = ["invoke"]
+__all__ = ["flag", "invoke"]

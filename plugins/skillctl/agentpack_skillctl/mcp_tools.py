@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.io.errors import AgentpackError
 from agentpack.kernel.registry import McpTool, ToolHints
 
-from .invoke import invoke
+from .invoke import flag, invoke
 from .manifest import is_skill_dir, tree_skill_dirs
 from .prepare import prepare
 
@@ -54,7 +54,7 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
         raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
     option = context.options.get("skillctl.workspace")
     workspace = Path(option) if option else None
-    require = str(context.options.get("skillctl.require_sandbox", "false")).lower() in ("true", "1", "yes")
+    require = flag(context.options.get("skillctl.require_sandbox", False))
     seen: set[str] = set()
     for directory in _skill_dirs(context):
         try:

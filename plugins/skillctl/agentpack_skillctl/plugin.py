@@ -97,7 +97,7 @@ def agentpack_invoke(pack: Pack, request: InvokeRequest) -> InvokeResult:
     ``timeout_ms``); a ``skills/`` tree is not one skill and cannot be run."""
     from agentpack.io.errors import AgentpackError, PackError
 
-    from .invoke import invoke
+    from .invoke import flag, invoke
 
     if pack.data is None:
         raise PackError(f"{pack.path} is a skills/ tree: invoke one skill folder of it", file=str(pack.path))
@@ -109,7 +109,7 @@ def agentpack_invoke(pack: Pack, request: InvokeRequest) -> InvokeResult:
         pack.root,
         request.input,
         workspace=request.workspace,
-        require_sandbox=str(options.get("require_sandbox", False)).lower() in ("true", "1", "yes"),
+        require_sandbox=flag(options.get("require_sandbox", False)),
         timeout_ms=int(timeout) if timeout is not None else None,
     )
 
