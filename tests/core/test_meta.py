@@ -219,14 +219,15 @@ def test_the_spawn_check_catches_the_side_doors():
     assert [_spawns_the_cli(code) for code in fine] == [[], []]
 
 
+def _source_offenders(package: Path, check) -> list[str]:
+    """``file:place`` for each place ``check(source, filename)`` names in the modules of ``package``."""
+    return [f"{p.relative_to(ROOT)}:{where}" for p in package.rglob("*.py") for where in check(p.read_text(), str(p))]
+
+
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
 def test_no_plugin_spawns_the_agentpack_command_line(package):
     """Plugins reach each other through the host (``Host.invoke``, ``Host.query``...), never a CLI process."""
-    offenders = [
-        f"{path.relative_to(ROOT)}:{line}"
-        for path in package.rglob("*.py")
-        for line in _spawns_the_cli(path.read_text(), str(path))
-    ]
+    offenders = _source_offenders(package, _spawns_the_cli)
     assert offenders == [], "these start the agentpack command line; call the host instead"
 
 
@@ -251,9 +252,4 @@ def test_the_hookimpl_type_check_catches_untyped_ones():
 
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
 def test_every_plugin_hook_implementation_is_typed(package):
-    untyped = [
-        f"{path.relative_to(ROOT)}:{where}"
-        for path in package.rglob("*.py")
-        for where in _untyped_hookimpls(path.read_text(), str(path))
-    ]
-    assert untyped == []
+    assert _source_offenders(package, _untyped_hookimpls) == []
