@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentpack.kernel.hookspecs import hookimpl
-from agentpack.kernel.registry import Reporter
+from agentpack.kernel.registry import Reporter, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     from agentpack.kernel.models import Report
@@ -35,3 +35,11 @@ def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
     for name, description, module, suffix in BUILTIN:
         lazy = name == "text"
         register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix, lazy=lazy))
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    """The report envelope every reporter renders and ``-o json`` prints."""
+    from pathlib import Path
+
+    register_schema_folder(register, Path(__file__).parents[2] / "kernel" / "schemas", "agentpack")
