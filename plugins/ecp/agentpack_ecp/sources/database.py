@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 from agentpack.io.hashing import normalize_newlines, sha256_text
 
+from ..pack.files import connect_readonly
 from .recipes import SourceError, resolve_location
 
 
@@ -53,7 +54,7 @@ def run_query(db: Path, query: str) -> tuple[str, list[str], list[tuple]]:
             return sqlite3.SQLITE_OK
         return sqlite3.SQLITE_DENY
 
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect_readonly(db)
     try:
         con.set_authorizer(authorize)
         cur = con.execute(query)
