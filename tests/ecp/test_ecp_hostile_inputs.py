@@ -71,3 +71,35 @@ def test_a_database_is_opened_by_its_real_path_and_read_only(tmp_path: Path) -> 
     finally:
         ro.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == [db.name]
+
+
+KW = "expert/context/indexes/corpus-keyword"
+
+
+def _damage_header(pack: Path, array: str, old: bytes, new: bytes) -> None:
+    """Rewrite one array's ``.npy`` header in the sidecar, keeping every length (the zip stays readable)."""
+    path = pack / KW / "agentpack-cache.npz"
+    data = path.read_bytes()
+    start = data.index(array.encode() + b".npy")
+    at = data.index(old, data.index(b"\x93NUMPY", start))
+    assert len(old) == len(new)
+    path.write_bytes(data[:at] + new + data[at + len(old) :])
+
+
+@pytest.mark.parametrize(
+    ("array", "old", "new"),
+    [
+        ("doc_source", b"'shape': (10,)", b"'shape': (5,2)"),  # two dimensions where one is indexed
+        ("doc_source", b"'descr': '<i4'", b"'descr': '<f4'"),  # floats where indexes are read
+        ("chunk_offsets", b"'shape': (11,)", b"'shape': (99,)"),  # more items than bytes stored
+        ("doc_source", b"'shape': (10,)", b"'shape': (-1,)"),
+    ],
+    ids=["two-dimensions", "floats", "truncated", "negative"],
+)
+def test_a_damaged_cache_sidecar_is_ignored(example_pack: Path, array: str, old: bytes, new: bytes) -> None:
+    """The docs promise a damaged ``agentpack-cache.npz`` is ignored: the query answers from the portable files."""
+    _damage_header(example_pack, array, old, new)
+    answer = run_cli(["query", example_pack, QUESTION, "--mode", "keyword", "--json"])
+    assert answer.exit_code == 0, answer.stdout + answer.stderr
+    assert answer.json()["response"]["citations"]
+    assert run_cli(["validate", example_pack]).exit_code == 0
