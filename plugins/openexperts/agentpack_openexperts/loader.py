@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentpack.io.errors import PackError, PathEscapeError
 from agentpack.io.frontmatter import parse_frontmatter_text, split_frontmatter
-from agentpack.io.paths import resolve_under
+from agentpack.io.paths import check_inside, links_out, resolve_under
 from agentpack.io.userfiles import read_text
 from agentpack.io.yamlio import YamlDocument, load_yaml
 from agentpack.kernel.models import Finding
@@ -40,7 +40,18 @@ def load_package(path: str | Path) -> ExpertPackage:
             )
         )
         return package
+    package.findings.extend(
+        Finding.error(
+            "OEX004",
+            f"'{rel}' is a symbolic link to '{target}', outside the package; agentpack never follows it",
+            file=os.path.join(display_root, rel),
+            hint="copy what it points to into the package, or remove the link",
+        )
+        for rel, target in links_out(root)
+        if rel != MANIFEST
+    )
     try:
+        check_inside(root, manifest_path, display=manifest_display, what="the package", error=PackError)
         package.manifest = load_yaml(manifest_path, display=manifest_display)
     except PackError as exc:
         package.findings.append(

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 from agentpack.io.hashing import normalize_newlines, sha256_text
 
 from ..pack.files import connect_readonly
-from .recipes import SourceError, resolve_location
+from .recipes import SourceError, inside_pack, resolve_location
 
 
 def database_path(uri: str, pack_root: Path) -> Path:
@@ -20,7 +20,7 @@ def database_path(uri: str, pack_root: Path) -> Path:
             rest = rest[3:]
         elif rest.startswith("//"):
             raise SourceError(f"'{uri}': use sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        return Path(rest).resolve() if rest.startswith("/") else (pack_root / rest).resolve()
+        return Path(rest).resolve() if rest.startswith("/") else inside_pack(pack_root, pack_root / rest, uri)
     scheme = urlparse(uri).scheme
     if len(scheme) > 1 and scheme != "file":
         raise SourceError(
