@@ -92,3 +92,21 @@ def test_protocol_strings_reach_the_terminal_escaped(agentpack_cli, write_manife
     assert result.exit_code in (0, 1), printed
     assert not any(c in printed for c in "\x1b\x07\x9b"), printed
     assert "\\x1b]" in printed, printed
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"target": "ftp://example.org/agent"}, "ARP106"),
+        ({"scenarios": [{"name": "empty", "steps": []}]}, "should be non-empty"),
+    ],
+    ids=["ftp-target", "empty-steps"],
+)
+def test_manifests_that_cannot_run_are_invalid(agentpack_cli, write_manifest, change, expected):
+    """An ftp:// target is no command and no HTTP agent; ``steps: []`` is a scenario that tests nothing."""
+    scenarios = change.pop("scenarios", [{"name": "a", "steps": [{"input": "hi"}]}])
+    path = write_manifest(scenarios, **change)
+    for command in (["rpc", "validate", path], ["validate", path]):
+        result = agentpack_cli(*command)
+        assert result.exit_code == 1, result.stdout + result.stderr
+        assert expected in result.stdout, result.stdout

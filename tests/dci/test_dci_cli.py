@@ -192,7 +192,9 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
         monkeypatch.setattr(skillmd, "_READ", {})  # each command as a fresh process: nothing parsed yet
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
-        assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)
+        # the consumer beside skills/ is linted too (issue 24: a broken one fails the lint)
+        expected = [*providers, consumer / "SKILL.md"]
+        assert result.exit_code == 0 and reads.each_once(expected), (command, reads.opened, reads.parsed)
 
 
 def test_real_subprocesses(ws):

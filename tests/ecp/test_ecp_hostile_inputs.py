@@ -103,3 +103,23 @@ def test_a_damaged_cache_sidecar_is_ignored(example_pack: Path, array: str, old:
     assert answer.exit_code == 0, answer.stdout + answer.stderr
     assert answer.json()["response"]["citations"]
     assert run_cli(["validate", example_pack]).exit_code == 0
+
+
+def test_eval_names_an_unusable_index_and_its_file(example_pack: Path, tmp_path: Path) -> None:
+    """A pack whose only index is a 1-byte ``fts.sqlite``: every case fails, and the output and the report
+    say which index and which file (as ``query`` does), not only "0 citations"."""
+    manifest = example_pack / "expert" / "EXPERT.yaml"
+    text = manifest.read_text()
+    start, end = text.index("      - id: corpus-keyword"), text.index("      - id: corpus-fts")
+    vector, summaries = text.index("      - id: corpus-vector"), text.index("    summaries:")
+    manifest.write_text(text[:start] + text[end:vector] + text[summaries:])
+    (example_pack / FTS / "fts.sqlite").write_bytes(b"x")
+    report = tmp_path / "report.json"
+    result = run_cli(["eval", example_pack, "--no-record", "--report", report])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    named = "index 'corpus-fts' error: fts.sqlite is not an SQLite database"
+    assert named in result.stdout, result.stdout
+    failed = [line for line in result.stdout.splitlines() if line.strip().startswith("FAIL")]
+    assert failed and all(named in line for line in failed), failed
+    evaluation = json.loads(report.read_text())["evaluations"][0]
+    assert any(named in f["message"] and f["code"] == "ECP302" for f in evaluation["findings"])

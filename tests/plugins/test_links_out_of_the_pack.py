@@ -97,3 +97,12 @@ def test_a_linked_ecp_source_folder_is_never_indexed(tmp_path: Path) -> None:
     assert built.exit_code == 2, built.stdout + built.stderr
     assert "expected a source inside the pack" in built.stderr
     assert not any(SECRET in f.read_text(errors="replace") for f in (pack / "expert" / "context").rglob("*.jsonl"))
+
+
+def test_a_folder_where_skill_yaml_should_be_is_the_skills_error(tmp_path: Path) -> None:
+    skill = _copy(SKILL, tmp_path)
+    (skill / "skill.yaml").unlink()
+    (skill / "skill.yaml").mkdir()
+    result = run_cli(["validate", skill])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "skill.yaml: error" in result.stdout and "found a folder" in result.stdout, result.stdout

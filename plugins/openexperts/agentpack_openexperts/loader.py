@@ -127,6 +127,12 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
             Finding.error("OEX125", f"cannot read {rel}: {exc.message}", file=display, line=exc.line)
         )
         return None
+    if "\x00" in text:  # binary content saved under a Markdown name
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        package.findings.append(
+            Finding.error("OEX125", f"cannot read {rel}: a NUL byte: this is not a text file", file=display, line=line)
+        )
+        return None
     return _markdown_component(package, kind, rel, file, display, text)
 
 
