@@ -91,7 +91,7 @@ def test_protocol_strings_reach_the_terminal_escaped(agentpack_cli, write_manife
     printed = result.stdout + result.stderr
     assert result.exit_code in (0, 1), printed
     assert not any(c in printed for c in "\x1b\x07\x9b"), printed
-    assert "\\x1b]" in printed, printed
+    assert "\\u001b]0;owned\\u0007" in printed, printed
 
 
 @pytest.mark.parametrize(

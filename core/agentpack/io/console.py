@@ -17,9 +17,10 @@ colour. ``logger(name)`` is ``logging.getLogger`` imported on first use, for the
 
 Text from agents, packs and manifests is printed as text, never as terminal commands: ``printable``
 escapes every control character but newline and tab (an OSC title or clipboard sequence shows as
-``\x1b]52;...``), and ``guarded_output`` routes stdout and stderr through it for a whole command, so no
-call site has to remember. Colour (SGR ``ESC [ ... m``, what ``style`` writes) passes; progress bars write
-to the unguarded stream (rich strips control characters from their text itself).
+``\\u001b]52;...``, the JSON escape, so JSON output stays valid and means the same), and
+``guarded_output`` routes stdout and stderr through it for a whole command, so no call site has to
+remember. Colour (SGR ``ESC [ ... m``, what ``style`` writes) passes; progress bars write to the
+unguarded stream (rich strips control characters from their text itself).
 """
 
 from __future__ import annotations
@@ -191,12 +192,13 @@ _CONTROL = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _escape(match: re.Match[str]) -> str:
     text = match.group()
-    return text if len(text) > 1 else repr(text)[1:-1]  # an SGR colour sequence passes
+    return text if len(text) > 1 else f"\\u{ord(text):04x}"  # an SGR colour sequence passes
 
 
 def printable(text: str) -> str:
-    """``text`` with every control character but newline and tab escaped as Python writes it (``\x1b``,
-    ``\x07``, ``\r``, ``\x9b``); SGR colour sequences (``ESC [ 1;31 m``) pass."""
+    """``text`` with every control character but newline and tab escaped as ``\\u001b``, ``\\u0007``, ``\\u009b``
+    (the JSON escape, so JSON output stays valid and means the same); SGR colour sequences (``ESC [ 1;31 m``)
+    pass."""
     return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
 
 
