@@ -106,3 +106,15 @@ def test_a_folder_where_skill_yaml_should_be_is_the_skills_error(tmp_path: Path)
     result = run_cli(["validate", skill])
     assert result.exit_code == 1, result.stdout + result.stderr
     assert "skill.yaml: error" in result.stdout and "found a folder" in result.stdout, result.stdout
+
+
+def test_ecp_build_never_indexes_a_file_or_folder_linked_out_of_the_pack(tmp_path: Path) -> None:
+    """Links inside a source that leave the pack are skipped by build (validate reports them, ECP114)."""
+    pack = _copy(ECP, tmp_path)
+    outside = _outside(tmp_path)
+    docs = pack / "expert" / "sources" / "corpus" / "docs"
+    (docs / "secret.md").symlink_to(outside / "secret.md")
+    (docs / "linked").symlink_to(outside / "folder")
+    built = run_cli(["ecp", "build", pack])
+    assert built.exit_code == 0, built.stdout + built.stderr
+    assert not any(SECRET in f.read_text(errors="replace") for f in (pack / "expert" / "context").rglob("*.jsonl"))

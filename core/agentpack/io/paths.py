@@ -87,13 +87,24 @@ def check_inside(
 
 def links_out(root: str | Path, top: str | Path | None = None) -> Iterator[tuple[str, str]]:
     """Every symbolic link under ``top`` (default ``root``) whose target is outside ``root``, dangling ones
-    included: (its path relative to ``root``, POSIX; the real path it points to), in walk order. No link is
-    followed; ``top`` itself is not checked (see ``check_inside``)."""
+    included: (its path relative to ``root``, POSIX; the real path it points to), sorted by path. No link is
+    followed; ``top`` itself is not checked (see ``check_inside``). One ``scandir`` per folder: the entry
+    types come with the listing, so only links cost a ``realpath``."""
     root_real = os.path.realpath(root)
-    start = os.fspath(top if top is not None else root)
-    for dirpath, dirnames, filenames in os.walk(start):
-        dirnames.sort()
-        for name in sorted(dirnames + filenames):
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) and not is_within(root_real, full):
-                yield os.path.relpath(full, root).replace(os.sep, "/"), os.path.realpath(full)
+    base = os.fspath(root)
+    stack = [os.fspath(top if top is not None else root)]
+    found: list[tuple[str, str]] = []
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        if not is_within(root_real, entry.path):
+                            found.append(
+                                (os.path.relpath(entry.path, base).replace(os.sep, "/"), os.path.realpath(entry.path))
+                            )
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:  # a folder that cannot be listed is the readers' error, not a link
+            continue
+    yield from sorted(found)
