@@ -621,7 +621,15 @@ def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake); what it prints
+    shows control characters escaped (``console.guarded_output``)."""
+    from agentpack.io.console import guarded_output
+
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     from agentpack.cli.clikit import _json_command
     from agentpack.io.errors import AgentpackError
 
