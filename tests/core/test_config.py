@@ -1,0 +1,59 @@
+"""The project configuration's `output` and `store` (docs/configuration.md): flag > env > file > default.
+The walk's keys (`skill-roots`, `exclude`) and the located errors are tested in test_skill_roots.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentpack.kernel.config import load
+from agentpack.testing import run_cli
+
+
+def write_skill(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {folder.name}\ndescription: Does one thing.\n---\nBody.\n")
+    return folder
+
+
+def test_output_from_the_file_then_the_environment_then_the_flag(tmp_path, monkeypatch):
+    write_skill(tmp_path / "skills" / "kept")
+    (tmp_path / "agentpack.toml").write_text('output = "json"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTPACK_OUTPUT", raising=False)
+    assert json.loads(run_cli(["validate", "."]).stdout)["command"] == "validate"
+    monkeypatch.setenv("AGENTPACK_OUTPUT", "junit")
+    assert run_cli(["validate", "."]).stdout.startswith("<?xml")
+    assert run_cli(["validate", ".", "-o", "text"]).stdout.startswith("skills/kept")
+    assert json.loads(run_cli(["validate", ".", "--json"]).stdout)["ok"] is True
+
+
+def test_an_output_a_command_does_not_take_leaves_its_own_default(tmp_path, monkeypatch):
+    skill = write_skill(tmp_path / "kept")
+    (tmp_path / "agentpack.toml").write_text('output = "sarif"\n')
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(["skill-md", "read-properties", str(skill)])  # skills-ref or json only
+    assert result.exit_code == 0 and json.loads(result.stdout)["name"] == "kept"
+
+
+def test_store_from_the_file_is_relative_to_it(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.agentpack]\nstore = "var/runs.sqlite"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.delenv("AGENTPACK_RUNS")
+    from agentpack.results.runs.store import default_store_path
+
+    assert default_store_path() == (tmp_path / "var" / "runs.sqlite").resolve()
+    monkeypatch.setenv("AGENTPACK_RUNS", str(tmp_path / "env.sqlite"))
+    assert default_store_path() == tmp_path / "env.sqlite"
+
+
+def test_settings_say_where_each_value_came_from(tmp_path):
+    (tmp_path / "agentpack.toml").write_text('exclude = ["drafts"]\n\noutput = "json"\n')
+    settings = load(tmp_path, environ={"AGENTPACK_OUTPUT": "sarif"})
+    assert settings.exclude == ("drafts",) and settings.output == "sarif"
+    assert settings.origin == {"exclude": f"{tmp_path / 'agentpack.toml'}:1", "output": "$AGENTPACK_OUTPUT"}
+    flagged = settings.with_flags(exclude=("x",), skill_roots=())
+    assert flagged.exclude == ("x",) and flagged.origin["exclude"] == "--exclude"
+    assert load(tmp_path / "nowhere-above", environ={}).output == "json"  # found from a folder below
