@@ -57,3 +57,19 @@ def test_settings_say_where_each_value_came_from(tmp_path):
     flagged = settings.with_flags(exclude=("x",), skill_roots=())
     assert flagged.exclude == ("x",) and flagged.origin["exclude"] == "--exclude"
     assert load(tmp_path / "nowhere-above", environ={}).output == "json"  # found from a folder below
+
+
+def test_a_pyproject_without_the_table_is_passed_over_unparsed(tmp_path):
+    """Start-up pays no TOML parser for a project that does not configure agentpack (most of them)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[project.scripts]\nagentpack = "x:y"\n')
+    (tmp_path / "child").mkdir()
+    (tmp_path / "child" / "pyproject.toml").write_text("this is [not toml\n")
+    code = "import sys; from agentpack.kernel.config import load; print(load(), 'tomllib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "child", capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("False")
+    (tmp_path / "pyproject.toml").write_text('[tool.agentpack]\noutput = "json"\n')
+    assert load(tmp_path / "child", environ={}).output == "json"  # the table found one folder up

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentpack.io.errors import AgentpackError
 
@@ -27,19 +26,23 @@ ENV = {
 """The environment variable of each key; a list is comma-separated."""
 
 
+_MENTIONS_TABLE = re.compile(r"tool\.agentpack|^\s*\[\s*tool\s*\]\s*$", re.M)
+"""A cheap test that a ``pyproject.toml`` may hold ``[tool.agentpack]`` (or a ``[tool]`` table that could)."""
+
+
 class ConfigError(AgentpackError):
     """A project configuration file, variable or flag that cannot be used."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The resolved settings and, per key set, where its value came from (``file:line``, ``$VAR`` or the flag)."""
+class Settings(NamedTuple):
+    """The resolved settings and, per key set, where its value came from (``file:line``, ``$VAR`` or the flag).
+    A NamedTuple, not a dataclass: every command reads these on start-up."""
 
     skill_roots: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     output: str | None = None
     store: Path | None = None
-    origin: Mapping[str, str] = field(default_factory=dict)
+    origin: Mapping[str, str] = {}
 
     def with_flags(self, **flags: Any) -> Settings:
         """These settings under the flags given (a ``None`` or empty flag leaves the value as it is)."""
@@ -49,7 +52,7 @@ class Settings:
             if key in LIST_KEYS:
                 given[name] = tuple(_checked_list(key, list(value), FLAGS[key], None))
         origin = {**self.origin, **{name.replace("_", "-"): FLAGS[name.replace("_", "-")] for name in given}}
-        return replace(self, **given, origin=origin)
+        return self._replace(**given, origin=origin)
 
 
 def load(start: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -92,7 +95,10 @@ def find_file(start: Path | None = None) -> tuple[Path, dict[str, Any], str] | N
             path = folder / name
             if not path.is_file():
                 continue
-            text, data = _read(path)
+            text = _text(path)
+            if name == "pyproject.toml" and not _MENTIONS_TABLE.search(text):
+                continue  # no [tool.agentpack]: not parsed (tomllib is not even imported for it)
+            data = _parse(path, text)
             if name == "agentpack.toml":
                 return path, data, text
             tool = data.get("tool")
@@ -108,15 +114,18 @@ def find_file(start: Path | None = None) -> tuple[Path, dict[str, Any], str] | N
     return None
 
 
-def _read(path: Path) -> tuple[str, dict[str, Any]]:
-    import tomllib
-
+def _text(path: Path) -> str:
     from agentpack.io.errors import reading
 
     with reading(str(path), ConfigError):
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    import tomllib
+
     try:
-        return text, tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))

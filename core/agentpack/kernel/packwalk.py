@@ -3,10 +3,9 @@ as a linter given a folder checks the files under it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from agentpack.kernel.config import Settings
@@ -30,8 +29,7 @@ HOST_SKILL_ROOTS = (
 which, with sources): searched in every folder the walk visits, though other hidden folders are not."""
 
 
-@dataclass(frozen=True)
-class Walk:
+class Walk(NamedTuple):
     """What a walk searches: the hidden skill roots (the hosts' and the user's) and the excluded paths
     (``fnmatch`` patterns: one without ``/`` matches a folder's name, one with ``/`` its path below the
     folder walked; a folder below an excluded one is excluded too)."""
