@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentpack.kernel.config import load
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentpack.kernel.config import ConfigError, load
 from agentpack.testing import run_cli
 
 
@@ -73,3 +76,22 @@ def test_a_pyproject_without_the_table_is_passed_over_unparsed(tmp_path):
     assert done.stdout.strip().endswith("False")
     (tmp_path / "pyproject.toml").write_text('[tool.agentpack]\noutput = "json"\n')
     assert load(tmp_path / "child", environ={}).output == "json"  # the table found one folder up
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.text(max_size=120)
+    | st.builds(
+        lambda key, value: f"{key} = {value}\n",
+        st.sampled_from(["skill-roots", "exclude", "output", "store", "skill_roots", "outptu", '"exclude"']),
+        st.sampled_from(['["a"]', '"json"', "1", "[1, 2]", '["../x"]', '["/abs"]', "{}", '""', "[]", "true"]),
+    )
+)
+def test_any_agentpack_toml_gives_settings_or_a_located_config_error(tmp_path, text):
+    (tmp_path / "agentpack.toml").write_text(text, encoding="utf-8")
+    try:
+        settings = load(tmp_path, environ={})
+    except ConfigError as exc:
+        assert exc.file == str(tmp_path / "agentpack.toml") and exc.exit_code == 2
+    else:
+        assert all(isinstance(v, str) for v in (*settings.skill_roots, *settings.exclude))

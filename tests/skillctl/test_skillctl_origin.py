@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from skillctl_testkit import REPO, manifest, write_skill
 
 UPSTREAM = REPO / ".." / "shared" / "reference" / "upstream" / "interop3" / "skillctl" / "cef" / "skills"
@@ -230,3 +232,19 @@ def test_the_origin_skillctl_validates_our_scaffold(agentpack_cli, tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(JSON_VALUES, JSON_VALUES)
+def test_without_a_placeholder_matching_is_equality(want, actual):
+    from agentpack_skillctl.fixtures import PLACEHOLDER, output_matches
+
+    if PLACEHOLDER not in json.dumps(want):
+        assert output_matches(want, actual) == (want == actual)
+    assert output_matches(want, want)
