@@ -15,7 +15,6 @@ FILES = ("agentpack.toml", "pyproject.toml")
 """Looked for in this order in each folder from the working directory up to the project root."""
 
 LIST_KEYS = ("skill-roots", "exclude")
-TEXT_KEYS = ("output", "store")
 FLAGS = {"skill-roots": "--skill-root", "exclude": "--exclude", "output": "--output", "store": "--store"}
 ENV = {
     "skill-roots": "AGENTPACK_SKILL_ROOTS",
@@ -140,7 +139,8 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 def _key_line(text: str, key: str) -> int | None:
     """The line on which ``key`` is assigned or opened (close enough to point a reader at it)."""
     pattern = re.compile(
-        rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*=|^\s*\[tool\.{re.escape(key)}\]"
+        rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*="
+        rf"|^\s*\[\s*(?:tool\.agentpack\.)?{re.escape(key)}\s*\]"
     )
     for number, line in enumerate(text.splitlines(), start=1):
         if pattern.match(line):
