@@ -248,3 +248,18 @@ def test_without_a_placeholder_matching_is_equality(want, actual):
     if PLACEHOLDER not in json.dumps(want):
         assert output_matches(want, actual) == (want == actual)
     assert output_matches(want, want)
+
+
+def test_what_counts_as_a_shell_runtime(tmp_path):
+    from agentpack_skillctl.confine import runs_a_shell
+
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\ncat\n")
+    python_script = tmp_path / "run.py"
+    python_script.write_text("#!/usr/bin/env python3\n")
+    assert runs_a_shell("/bin/sh", "command") and runs_a_shell("/usr/bin/bash", "python")
+    assert runs_a_shell(str(script), "shell")  # a script run directly, its #! line naming a shell
+    assert not runs_a_shell(str(script), "command")
+    assert not runs_a_shell(sys.executable, "shell")  # declaring type: shell over Python does not open fork
+    assert not runs_a_shell(str(python_script), "shell")
+    assert not runs_a_shell(str(tmp_path / "missing"), "shell")

@@ -98,10 +98,23 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 
 
 def runs_a_shell(program: str, runtime_type: object) -> bool:
-    """Whether a skill's runtime is a shell: ``runtime.type: shell``, or a command that starts one (``sh
-    impl/run.sh``, as the origin's template does with ``type: command``)."""
+    """Whether a skill's runtime is a shell: a command that starts one (``sh impl/run.sh``, as the origin's
+    template does with ``type: command``), or, for ``runtime.type: shell``, a script whose ``#!`` line names
+    one. Declaring ``type: shell`` over another program (``python3 run.py``) does not make it a shell."""
     names = {os.path.basename(program), os.path.basename(os.path.realpath(program))}
-    return runtime_type == "shell" or bool(names & SHELLS)
+    if names & SHELLS:
+        return True
+    if runtime_type != "shell":
+        return False
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+    return bool(words) and os.path.basename(words[0]) in SHELLS
 
 
 def plan(
