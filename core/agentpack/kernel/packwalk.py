@@ -106,7 +106,8 @@ def _subfolders(folder: Path, top: Path, walk: Walk) -> list[Path]:
         for child in children
         if not child.name.startswith(".") and child.name not in SKIPPED and child.is_dir() and not child.is_symlink()
     ]
-    roots = [folder / root for root in walk.roots if _real_folder(folder, root)]
+    names = {child.name for child in children}  # a root is looked at only when its first folder is here
+    roots = [folder / root for root in walk.roots if root.split("/", 1)[0] in names and _real_folder(folder, root)]
     return [
         child
         for child in sorted(dict.fromkeys((*visible, *roots)))
