@@ -64,8 +64,8 @@ def load(start: Path | None = None, environ: Mapping[str, str] | None = None) ->
         path, table, text = found
         for key, value in table.items():
             line = _key_line(text, key)
-            where = f"{path}:{line}" if line else str(path)
-            values[key] = _checked(key, value, where, path.parent, file=str(path), line=line)
+            where = f"{_shown(path)}:{line}" if line else _shown(path)
+            values[key] = _checked(key, value, where, path.parent, file=_shown(path), line=line)
             origin[key] = where
     for key, variable in ENV.items():
         raw = environ.get(variable)
@@ -105,7 +105,7 @@ def find_file(start: Path | None = None) -> tuple[Path, dict[str, Any], str] | N
             if table is not None:
                 if not isinstance(table, dict):
                     raise ConfigError(
-                        "[tool.agentpack] must be a table", file=str(path), line=_key_line(text, "agentpack")
+                        "[tool.agentpack] must be a table", file=_shown(path), line=_key_line(text, "agentpack")
                     )
                 return path, table, text
         if (folder / ".git").exists():
@@ -113,10 +113,18 @@ def find_file(start: Path | None = None) -> tuple[Path, dict[str, Any], str] | N
     return None
 
 
+def _shown(path: Path) -> str:
+    """``path`` as messages show it: relative to the working directory when it is below it."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _text(path: Path) -> str:
     from agentpack.io.errors import reading
 
-    with reading(str(path), ConfigError):
+    with reading(_shown(path), ConfigError):
         return path.read_text(encoding="utf-8")
 
 
@@ -130,7 +138,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
         raise ConfigError(
             f"not valid TOML: {message}",
-            file=str(path),
+            file=_shown(path),
             line=int(where.group(1)) if where else max(1, len(text.splitlines())),
             column=int(where.group(2)) if where else None,
         ) from None
