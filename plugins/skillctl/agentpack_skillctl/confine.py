@@ -93,20 +93,49 @@ def python_command(argv: list[str]) -> tuple[list[str], str, str, list[str]] | N
     return None
 
 
-def plan(*, argv: list[str], skill_dir: str, workspace: str, grants: Grants, require: bool) -> Plan:
-    """Decide how to confine ``argv`` (its program resolved) for a skill with ``grants``."""
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
+"""Programs that are shells: a skill whose runtime is one of them runs its commands as the shell's children."""
+
+
+def runs_a_shell(program: str, runtime_type: object) -> bool:
+    """Whether a skill's runtime is a shell: a command that starts one (``sh impl/run.sh``, as the origin's
+    template does with ``type: command``), or, for ``runtime.type: shell``, a script whose ``#!`` line names
+    one. Declaring ``type: shell`` over another program (``python3 run.py``) does not make it a shell."""
+    names = {os.path.basename(program), os.path.basename(os.path.realpath(program))}
+    if names & SHELLS:
+        return True
+    if runtime_type != "shell":
+        return False
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+    return bool(words) and os.path.basename(words[0]) in SHELLS
+
+
+def plan(
+    *, argv: list[str], skill_dir: str, workspace: str, grants: Grants, require: bool, shell: bool = False
+) -> Plan:
+    """Decide how to confine ``argv`` (its program resolved) for a skill with ``grants``. With ``shell`` (the
+    runtime is a shell), the commands the shell starts are the runtime's own, not subprocesses: fork and exec
+    stay open even without ``subprocess.allowed``, and the rest of the sandbox holds (docs/skillctl.md)."""
     network_off = os.environ.get(NETNS_ENV, "").lower() in OFF
     shared_net = grants.network or network_off
     probe = bwrap.probe() if os.environ.get(SANDBOX_ENV, "").lower() not in OFF else None
     usable = probe is not None and probe.error is None
     missing: list[dict[str, str]] = []
 
+    processes = grants.subprocess or shell
     base_rules = [
-        *(["no-processes"] if not grants.subprocess else []),
+        *(["no-processes"] if not processes else []),
         *(["no-unix-sockets"] if not shared_net else []),
     ]
     python = python_command(argv)
-    exec_rule = None if grants.subprocess else ("no-exec" if python else "exec-fd-only")
+    exec_rule = None if processes else ("no-exec" if python else "exec-fd-only")
     try:
         base = syscalls.program(tuple(base_rules)) if base_rules else b""
         exe = syscalls.program((exec_rule,)) if exec_rule else b""

@@ -9,6 +9,7 @@ command could not start). Every outcome gives a report; none raises.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -239,6 +240,25 @@ class _Outcome(Record):
     output_bytes: bytes
 
 
+REFUSED_START = re.compile(
+    r"Cannot fork|fork: |fork failed|spawn \S* ?EPERM|\bEPERM\b|\[Errno 1\] Operation not permitted"
+    r"|Operation not permitted|can't fork|Resource temporarily unavailable.*fork"
+)
+"""What a program writes when the syscall filter refuses its fork or exec (EPERM): sh, bash, Python, Node."""
+
+
+def _refused_start(skill: Any, reason: str, tail: str) -> dict[str, Any]:
+    where = skill.where("/security/access/subprocess/allowed")
+    at = f"{where['file']}:{where['line']}" if where["line"] else where["file"]
+    return {
+        "code": "subprocess_refused",
+        "side": "skill",
+        "pointer": where["pointer"],
+        "message": f"the skill tried to start another program, which {at} forbids "
+        f"(security.access.subprocess.allowed: false); it ended with {reason}: {tail}",
+    }
+
+
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
     skill, g = prepared.skill, prepared.grants
     enforcement = report["enforcement"]
@@ -265,7 +285,8 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
         return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
     argv[0] = program
     require = options.require_sandbox or bool(prepared.access is not None and prepared.access.sandbox_required)
-    plan = confine.plan(argv=argv, skill_dir=skill_dir, workspace=workspace, grants=g, require=require)
+    shell = confine.runs_a_shell(program, skill.get("runtime", "type"))
+    plan = confine.plan(argv=argv, skill_dir=skill_dir, workspace=workspace, grants=g, require=require, shell=shell)
     report["sandbox"] = plan.section
     enforcement["subprocess"]["level"] = plan.levels["subprocess"]
     confine.warn(skill.id, plan.section)
@@ -350,6 +371,8 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     if code != 0:
         tail = pumped.stderr_kept[-400:].decode("utf-8", "replace").strip()
         reason = f"signal {report['signal']}" if report["signal"] else f"exit code {code}"
+        if "no-processes" in plan.section["seccomp"] and REFUSED_START.search(tail):
+            return _Outcome("violation", [_refused_start(skill, reason, tail)])
         return _Outcome(
             "failed",
             [

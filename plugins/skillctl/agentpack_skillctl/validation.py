@@ -248,7 +248,7 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
     out: list[Finding] = []
     root = skill.directory
     slug = root.resolve().name
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.match(slug) and not slug.startswith("_"):  # `_template`: infrastructure, not a published slug
         out.append(
             Finding.error(
                 "SKC160",

@@ -129,11 +129,14 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def default_store_path(start: Path | None = None) -> Path:
-    """``$AGENTPACK_RUNS``, else ``.agentpack/runs.sqlite`` in the project root."""
+    """``$AGENTPACK_RUNS``, else the project configuration's ``store`` (docs/configuration.md), else
+    ``.agentpack/runs.sqlite`` in the project root."""
     env = os.environ.get(ENV_STORE)
     if env:
         return Path(env).expanduser()
-    return project_root(start) / DEFAULT_RELATIVE
+    from agentpack.kernel.config import load
+
+    return load(start).store or project_root(start) / DEFAULT_RELATIVE
 
 
 def _damaged(path: Path, exc: BaseException) -> StoreError:
