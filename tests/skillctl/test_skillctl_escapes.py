@@ -273,6 +273,6 @@ def test_skill_run_json_prints_the_envelope_when_the_access_manifest_refuses(tmp
         code = main(["run", str(skill), "-i", str(request), "--json"])
         out = capsys.readouterr().out
     envelope = json.loads(out)
-    assert code != 0 and envelope["ok"] is False and envelope["command"] == "skill run"
+    assert code == 2 and envelope["ok"] is False and envelope["command"] == "skill run"
     assert "SKC150" in envelope["error"]["message"] and envelope["error"]["file"].endswith("skill.yaml")
     assert envelope["error"]["line"]
