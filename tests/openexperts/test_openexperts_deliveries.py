@@ -28,18 +28,14 @@ def deliver(rt, body=TICKET, delivery="d-1", path="/hooks/new_ticket"):
     """POST a signed delivery; ``(status, parsed body or text)``."""
     data = json.dumps(body).encode()
     headers = {"Content-Type": "application/json", "X-Hub-Signature-256": signature(SECRET, data)}
-    headers["X-GitHub-Delivery"] = delivery
     conn = http.client.HTTPConnection("127.0.0.1", rt.server.port, timeout=10)
     try:
-        conn.request("POST", path, data, headers)
+        conn.request("POST", path, data, {**headers, "X-GitHub-Delivery": delivery})
         response = conn.getresponse()
         text = response.read()
     finally:
         conn.close()
-    try:
-        return response.status, json.loads(text)
-    except ValueError:
-        return response.status, text
+    return response.status, json.loads(text) if text.startswith(b"{") else text
 
 
 def serving(make_runtime, acme, tools, store, tmp_path, **settings):

@@ -14,10 +14,10 @@ import sys
 import textwrap
 
 import pytest
-from skillctl_testkit import manifest, write_skill
+from skillctl_testkit import manifest, needs_bwrap, needs_seccomp, write_skill
 
 from agentpack.io.errors import AgentpackError
-from agentpack_skillctl import bwrap, confine, globs, syscalls, writes
+from agentpack_skillctl import bwrap, confine, globs, writes
 from agentpack_skillctl.access import AccessManifest, check_skill, grants
 from agentpack_skillctl.api import run_skill
 from agentpack_skillctl.globs import covered
@@ -38,18 +38,6 @@ SMUGGLED = [
     "/etc/**",
     "data/../secret/**",
 ]
-
-
-def needs_bwrap() -> None:
-    if bwrap.probe().error:
-        pytest.skip(str(bwrap.probe().error))
-
-
-def needs_seccomp() -> None:
-    try:
-        syscalls.program(("no-exec",))
-    except syscalls.SeccompUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def access_of(read: list[str], write: list[str]) -> AccessManifest:
