@@ -14,6 +14,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from skillctl_testkit import manifest, needs_bwrap, needs_seccomp, write_skill
 
 from agentpack.io.errors import AgentpackError
@@ -79,6 +81,26 @@ def test_a_smuggled_glob_is_refused_by_the_schema_the_cap_and_the_mount(tmp_path
     assert any("not a workspace-relative glob" in note for note in view.notes)
 
 
+@pytest.mark.parametrize("glob", SMUGGLED[:3], ids=repr)
+def test_a_smuggled_glob_in_the_access_manifest_makes_it_unusable(tmp_path, glob):
+    skill_dir = write_skill(tmp_path / "skills", "capped", access={"filesystem": {"read": [glob], "write": []}})
+    findings = [f for f in validate_skill(load_skill(skill_dir)) if f.code == "SKC155"]
+    assert findings and findings[0].file.endswith("_access.yaml") and findings[0].line, findings
+    with pytest.raises(AgentpackError, match="SKC155"):
+        run_skill(skill_dir, {}, workspace=tmp_path)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "*", "?", "[", "]", ".", "/", "\n", "\\", "\x7f", ":"]), max_size=12))
+def test_property_a_glob_parses_into_plain_segments_or_is_refused(text):
+    try:
+        parts = globs.segments(text)
+    except globs.GlobError as exc:
+        assert str(exc)
+        return
+    assert "/".join(parts) == text and all(p not in ("", ".", "..") for p in parts)
+    assert not any(c < " " or c in "\x7f\\" for c in text) and not text.startswith("/")
+
+
 def test_the_smuggled_glob_never_reaches_a_run(make_skill, workspace):
     (workspace / "data").mkdir()
     (workspace / "secret").mkdir()
@@ -140,12 +162,12 @@ def test_an_area_too_large_to_watch_is_read_only_for_the_run(make_skill, workspa
         (workspace / "big" / f"f{i}").write_text("x")
     for i in range(30):
         (workspace / "small" / f"f{i}").write_text("x")
-    skill = code_skill(make_skill, WRITER, filesystem__write=["big/**", "small/**"])
-    refused = run_skill(skill, {"value": "big/new/planted.txt"}, workspace=workspace)
+    skill = code_skill(make_skill, WRITER, filesystem__write=["big/*.txt", "small/**"])
+    refused = run_skill(skill, {"value": "big/planted.txt"}, workspace=workspace)
     fs = refused.report["enforcement"]["filesystem"]
     assert refused.status == "failed" and "Read-only file system" in refused.report["errors"][0]["message"]
     assert fs["writable"] == ["small"] and any("'big' holds more than 40 entries" in n for n in fs["notes"])
-    assert not (workspace / "big" / "new").exists()
+    assert not (workspace / "big" / "planted.txt").exists()
     allowed = run_skill(skill, {"value": "small/new/ok.txt"}, workspace=workspace)  # the limit is per area
     assert allowed.status == "ok" and allowed.report["enforcement"]["filesystem"]["truncated"] is False
 

@@ -284,7 +284,7 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
             if frozen:
                 confine.freeze(plan, workspace, frozen, limit=writes.MAX_ENTRIES)
                 watched = _watched(plan, skill_dir, workspace)
-                before = [(snap, []) for snap, _ in before[:1]] if watched else []
+                before = [snapshot(Path(root), parts) for _, root, parts in watched]  # the writable parts left
         for made in plan.view.created if plan.view is not None else ():  # folders made for the run count as its
             for snap, _ in before:
                 snap.pop(os.path.relpath(made, workspace) + "/", None)
