@@ -1,5 +1,6 @@
-"""Who may talk to the runtime's HTTP server: the approvals' bearer token, and the ``Host``, ``Origin`` and
-``Content-Type`` rules that make DNS rebinding and cross-site requests fail."""
+"""Who may talk to the runtime's HTTP server: the approvals' bearer token, the ``Host`` and ``Origin`` rules
+(``agentpack.io.hostcheck``, shared with the other servers) and the ``Content-Type`` rule that make DNS
+rebinding and cross-site requests fail."""
 
 from __future__ import annotations
 
