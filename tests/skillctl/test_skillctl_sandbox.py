@@ -19,24 +19,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from skillctl_testkit import manifest, processes_with, wait_until_gone, write_skill
+from skillctl_testkit import manifest, needs_bwrap, needs_seccomp, processes_with, wait_until_gone, write_skill
 
 from agentpack_skillctl import bwrap, confine, runner, syscalls
 from agentpack_skillctl.api import run_skill
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def needs_bwrap() -> None:
-    if bwrap.probe().error:
-        pytest.skip(str(bwrap.probe().error))
-
-
-def needs_seccomp() -> None:
-    try:
-        syscalls.program(("no-exec",))
-    except syscalls.SeccompUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.fixture

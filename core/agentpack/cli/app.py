@@ -539,7 +539,8 @@ def serve(
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
-    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token;
+    an address other than loopback is refused without one.
     Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 

@@ -36,7 +36,7 @@ PROTECTIONS = {
     "ipc-namespace": "the skill shares System V IPC and POSIX message queues with the host",
     "network-namespace": "the skill can reach the network",
     "die-with-runner": "processes of the skill can outlive a runner that is killed",
-    "seccomp": "starting processes and programs, and Unix sockets, are not blocked",
+    "seccomp": "starting processes and programs, Unix sockets and io_uring are not blocked",
 }
 """Each protection the report may list as missing, and what its absence lets a skill do."""
 PYTHON_FLAGS = frozenset("bBdEIOPqsSuv")
@@ -133,6 +133,7 @@ def plan(
     base_rules = [
         *(["no-processes"] if not processes else []),
         *(["no-unix-sockets"] if not shared_net else []),
+        "no-io-uring",
     ]
     python = python_command(argv)
     exec_rule = None if processes else ("no-exec" if python else "exec-fd-only")
@@ -225,6 +226,20 @@ def start(plan: Plan, *, cwd: str, **popen: Any) -> tuple[subprocess.Popen, dict
     return proc, {"level": "namespace", "detail": "bubblewrap: a network namespace of the run's own"}
 
 
+def freeze(plan: Plan, workspace: str, parts: list[str], *, limit: int) -> None:
+    """Make the writable workspace ``parts`` read-only for the run (areas too large to watch for writes)."""
+    assert plan.view is not None
+    for rel in parts:
+        real = os.path.realpath(os.path.join(workspace, rel) if rel else workspace)
+        for i in range(len(plan.prefix) - 2):
+            if plan.prefix[i : i + 3] == ["--bind", real, real]:
+                plan.prefix[i] = "--ro-bind"
+        plan.view.writable.remove(rel)
+        plan.view.notes.append(
+            f"write area '{rel or '.'}' holds more than {limit} entries, too many to watch for writes: read-only"
+        )
+
+
 def finish(plan: Plan) -> None:
     if plan.view is not None:
         bwrap.remove_created(plan.view.created)
@@ -244,4 +259,4 @@ def _missing(protection: str, reason: str) -> dict[str, str]:
     return {"protection": protection, "reason": reason, "effect": PROTECTIONS[protection]}
 
 
-__all__ = ["PROTECTIONS", "SANDBOX_ENV", "Plan", "finish", "plan", "python_command", "start", "warn"]
+__all__ = ["PROTECTIONS", "SANDBOX_ENV", "Plan", "finish", "freeze", "plan", "python_command", "start", "warn"]
