@@ -93,12 +93,16 @@ def test_trend_gates_on_a_falling_pass_rate(seeded_store):
     assert result.exit_code == 1 and "REGRESSION" in result.stdout
     data = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--json"]).json()
     assert data["runs"] == 3 and data["slope"] < 0 and data["regression"] is True
-    assert [c["key"] for c in data["flaky"]] == ["smoke/b"]
-    assert data["flaky"][0]["flips"] == 1
+    assert data["flaky"] == [] and [c["key"] for c in data["regressed"]] == ["smoke/b"]  # one pass -> fail
+    assert data["regressed"][0]["flips"] == 1 and data["verdict"] == "regression"
     relaxed = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--threshold", "0.5"])
     assert relaxed.exit_code == 0
     few = run_cli(["runs", "trend", "manifests/support.yaml", "--store", seeded_store, "-o", "markdown"])
-    assert few.exit_code == 0 and "not enough history (2 of 3 runs)" in few.stdout
+    assert (
+        few.exit_code == 0 and "the latest run error; 1 case regressed (2 of 3 runs, not enough history" in few.stdout
+    )
+    young = run_cli(["runs", "trend", "skills/beta", "--store", seeded_store])
+    assert young.exit_code == 0 and "not enough history (1 of 3 runs)" in young.stdout
     assert run_cli(["runs", "trend", "nothing", "--store", seeded_store]).exit_code == 2
 
 

@@ -69,7 +69,8 @@ def test_compare_and_trend_pages(viewer_url):
     _, _, picker = get(viewer_url, "compare")  # the latest run (#6) is the first of its input
     assert "pick two runs" in picker and 'id="pick-a"' in picker
     _, _, trend = get(viewer_url, "trend?input=packs/alpha")
-    assert "regression: the pass rate falls" in trend and 'id="flaky"' in trend
+    assert "regression: the pass rate falls" in trend and 'id="case-history"' in trend
+    assert 'data-status="regressed"' in trend and 'data-status="flaky"' not in trend  # one pass -> fail
     assert trend.count("<svg") == 4
     _, _, index = get(viewer_url, "trend")
     assert index.count('class="trend-link"') == 3
@@ -166,4 +167,4 @@ def test_run_views_add_sections_and_a_broken_one_is_contained(seeded_store):
     html = pages.run_page(run, views, None)
     assert '<p class="mine">3 cases of ecp</p>' in html and "Other format" not in html
     assert "this view failed: RuntimeError(&#x27;view bug&#x27;)" in html
-    assert html.index('data-view="mine"') < html.index('id="cases"')
+    assert html.index('id="cases"') < html.index('data-view="mine"') < html.index('id="case-details"')

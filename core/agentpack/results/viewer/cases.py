@@ -1,0 +1,168 @@
+"""The cases table a run page opens on: one row per case, failures first, sortable and filterable.
+
+Each row reads what a person looks for first (status, name, input, expected, actual, checks, duration)
+out of the case's JSON, whatever plugin wrote it: the fields ``input``/``question``, ``expected``,
+``answer``/``output``; else the first step's input and the last step's output; else the first failed
+check's expected and actual values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agentpack.results.status import case_label
+from agentpack.results.viewer.html import Html, badge, join, json_text, link, tag
+
+CELL_CHARS = 160
+"""A cell shows this much of a long value; the whole value is in its tooltip and on the case's page."""
+
+
+def _steps(details: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    steps = details.get("steps")
+    runs = details.get("runs")
+    if not isinstance(steps, list) and isinstance(runs, list) and runs and isinstance(runs[0], Mapping):
+        steps = runs[0].get("steps")
+    return [s for s in steps if isinstance(s, Mapping)] if isinstance(steps, list) else []
+
+
+def checks_of(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The case's checks: its assertions, else its steps' checks (``passed`` and ``name`` each)."""
+    found = [a for a in case.get("assertions") or [] if isinstance(a, Mapping)]
+    if found:
+        return found
+    details = case.get("details") if isinstance(case.get("details"), Mapping) else {}
+    rows: list[Mapping[str, Any]] = []
+    for step in _steps(details or {}):
+        for check in step.get("checks") or []:
+            if isinstance(check, Mapping):
+                rows.append({**check, "passed": bool(check.get("passed"))})
+    return rows
+
+
+def _first(data: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    return next((data[k] for k in keys if data.get(k) not in (None, "", [], {})), None)
+
+
+def row_of(case: Mapping[str, Any]) -> dict[str, Any]:
+    """``input``, ``expected``, ``actual`` (values, ``None`` when unknown) and ``checks`` (passed, total)."""
+    details = case.get("details") if isinstance(case.get("details"), Mapping) else {}
+    details = details or {}
+    steps = _steps(details)
+    checks = checks_of(case)
+    failed = next((c for c in checks if not c.get("passed")), None)
+    subject = failed or (checks[0] if checks else {})
+    given = _first(details, ("input", "question", "prompt", "arguments"))
+    if given is None and steps:
+        given = steps[0].get("input")
+    actual = _first(details, ("answer", "public_output", "output"))
+    if actual is None and steps:
+        actual = _first(steps[-1], ("public_output", "output"))
+    if actual is None:
+        actual = subject.get("actual")
+    expected = _first(details, ("expected", "target"))
+    if expected is None:
+        expected = subject.get("expected")
+    passed = sum(1 for c in checks if c.get("passed"))
+    return {"input": given, "expected": expected, "actual": actual, "checks": (passed, len(checks))}
+
+
+def key_of(case: Mapping[str, Any]) -> str:
+    return f"{case['suite']}/{case['id']}" if case.get("suite") else str(case.get("id"))
+
+
+def _cell(value: Any) -> Html:
+    if value is None:
+        return Html("")
+    text = json_text(value) if not isinstance(value, str) else value
+    short = text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+    return tag("div", short, class_="cell-text", title=text if short != text else None)
+
+
+def cases_table(
+    cases: Sequence[tuple[int, Mapping[str, Any]]], href: Callable[[int], str], *, id: str | None = "case-table"
+) -> Html:
+    """The table of ``cases`` (``(index, case)`` pairs, in the order shown); ``href(index)`` is a case's URL."""
+    rows = []
+    for order, (index, case) in enumerate(cases):
+        status = str(case.get("status") or "")
+        row = row_of(case)
+        passed, total = row["checks"]
+        duration = float(case.get("duration_s") or 0)
+        name = case.get("name") if case.get("name") not in (None, "", case.get("id")) else ""
+        title = join(
+            [
+                link(href(index), key_of(case), class_="case-link"),
+                tag("div", name, class_="muted") if name else "",
+                tag("div", case.get("message"), class_="fail" if status in ("failed", "error") else "muted")
+                if case.get("message")
+                else "",
+            ]
+        )
+        tags = case["tags"] if isinstance(case.get("tags"), list) else []
+        rows.append(
+            tag(
+                "tr",
+                join(
+                    [
+                        tag("td", badge(status, case_label(status)), data_value=order),
+                        tag("td", title, data_value=key_of(case)),
+                        tag("td", _cell(row["input"])),
+                        tag("td", _cell(row["expected"])),
+                        tag("td", _cell(row["actual"])),
+                        tag(
+                            "td",
+                            f"{passed}/{total}" if total else "",
+                            data_value=f"{passed / total:.4f}" if total else "-1",
+                            class_="num",
+                        ),
+                        tag("td", f"{duration * 1000:.1f} ms", data_value=f"{duration:.6f}", class_="num"),
+                    ]
+                ),
+                data_row=key_of(case),
+                data_status=status,
+                data_suite=str(case.get("suite") or ""),
+                data_tags=" ".join(str(t) for t in tags),
+            )
+        )
+    heads = [
+        ("status", "status"),
+        ("case", "text"),
+        ("input", "text"),
+        ("expected", "text"),
+        ("actual", "text"),
+        ("checks", "num"),
+        ("duration", "num"),
+    ]
+    head = join(
+        tag("th", tag("button", h, type="button", class_="sort", data_sort=kind), scope="col") for h, kind in heads
+    )
+    body = Html(f"<thead><tr>{head}</tr></thead><tbody>{join(rows)}</tbody>")
+    return tag("table", body, id=id, class_="case-table")
+
+
+def case_toolbar(cases: Sequence[Mapping[str, Any]]) -> Html:
+    """Free-text filter, status, suite and tag pickers, and the count shown (the viewer's script runs them)."""
+    statuses = sorted({str(c.get("status")) for c in cases})
+    suites = sorted({str(c.get("suite")) for c in cases if c.get("suite")})
+    tags = sorted({str(t) for c in cases if isinstance(c.get("tags"), list) for t in c["tags"]})
+
+    def pick(name: str, label: str, values: Sequence[tuple[str, str]]) -> Html:
+        options = join([tag("option", "all", value=""), *(tag("option", text, value=v) for v, text in values)])
+        return tag("label", join([label, " ", tag("select", options, id=f"case-{name}")]))
+
+    status_values = [("failing", "failed or error"), *((s, case_label(s)) for s in statuses)]
+    return tag(
+        "div",
+        join(
+            [
+                tag("input", "", id="case-filter", placeholder="filter cases…", aria_label="filter cases"),
+                pick("status", "status", status_values),
+                pick("suite", "suite", [(s, s) for s in suites]) if len(suites) > 1 else "",
+                pick("tag", "tag", [(t, t) for t in tags]) if tags else "",
+                tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
+                tag("span", "", id="case-count", class_="muted"),
+            ]
+        ),
+        class_="toolbar",
+    )
