@@ -17,7 +17,8 @@ table{border-collapse:collapse;width:100%;margin:.4rem 0 1rem}
 th,td{border-bottom:1px solid var(--line);padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
 tr.regressed td{background:#ffebe9}tr.fixed td{background:#dafbe1}
-span.badge{display:inline-block;padding:0 .45rem;border-radius:1rem;font-size:.75rem;font-weight:700;color:#fff}
+span.badge{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:1rem;font-size:.75rem;
+font-weight:700;color:#fff}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.error{background:var(--error)}
 .badge.warn{background:var(--warn)}.badge.skip{background:var(--skip)}.badge.info{background:var(--info)}
 .pass{color:var(--pass)}.fail{color:var(--fail)}.error{color:var(--error)}.warn{color:var(--warn)}
@@ -61,6 +62,7 @@ table.case-table th[aria-sort=descending] button.sort::after{content:" \\25BC"}
 table.assertions{table-layout:fixed}table.assertions col.c-status{width:6rem}
 table.assertions col.c-check{width:18%}table.assertions col.c-msg{width:18%}
 .diff pre.word-diff{white-space:pre-wrap}
+del+ins,ins+del{margin-left:.25em}
 del{background:#ffebe9;color:#82071e;text-decoration:line-through}ins{background:#dafbe1;color:#116329;text-decoration:none}
 table.json-diff code{white-space:pre-wrap;overflow-wrap:break-word}
 details#run-metadata{margin-top:2rem;border-top:1px solid var(--line);padding-top:.6rem}
@@ -122,6 +124,11 @@ JS = """
     });
     apply();
   }
+  var reveal=function(){
+    var target=location.hash?document.getElementById(location.hash.slice(1)):null;
+    if(target&&target.tagName==='DETAILS'){target.open=true;target.scrollIntoView();}
+  };
+  window.addEventListener('hashchange',reveal);reveal();
   document.querySelectorAll('table.case-table').forEach(function(table){
     table.querySelectorAll('button.sort').forEach(function(button,col){
       button.addEventListener('click',function(){

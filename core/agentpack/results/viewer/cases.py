@@ -1,18 +1,19 @@
 """The cases table a run page opens on: one row per case, failures first, sortable and filterable.
 
 Each row reads what a person looks for first (status, name, input, expected, actual, checks, duration)
-out of the case's JSON, whatever plugin wrote it: the fields ``input``/``question``, ``expected``,
-``answer``/``output``; else the first step's input and the last step's output; else the first failed
-check's expected and actual values.
+out of the case's JSON, whatever plugin wrote it: the input is ``input``/``question`` (else the first
+step's input); expected and actual are the details' ``expected`` and ``answer``/``output``, else the
+first failed check's (or the first check's) expected and actual pair, else the last step's output.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentpack.results.status import case_label
-from agentpack.results.viewer.html import Html, badge, join, json_text, link, tag
+from agentpack.results.viewer.html import Html, badge, join, link, tag
 
 CELL_CHARS = 160
 """A cell shows this much of a long value; the whole value is in its tooltip and on the case's page."""
@@ -44,6 +45,21 @@ def _first(data: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return next((data[k] for k in keys if data.get(k) not in (None, "", [], {})), None)
 
 
+def output_of(case: Mapping[str, Any]) -> Any:
+    """What the case's agent answered: the details' ``answer``/``output``, else the last step's output, else
+    the first failed (or first) check's actual value; ``None`` when there is none."""
+    details = case.get("details") if isinstance(case.get("details"), Mapping) else None
+    found = _first(details or {}, ("answer", "public_output", "output"))
+    steps = _steps(details or {})
+    if found is None and steps:
+        found = _first(steps[-1], ("public_output", "output"))
+    if found is None:
+        checks = checks_of(case)
+        subject = next((c for c in checks if not c.get("passed")), checks[0] if checks else {})
+        found = subject.get("actual")
+    return found
+
+
 def row_of(case: Mapping[str, Any]) -> dict[str, Any]:
     """``input``, ``expected``, ``actual`` (values, ``None`` when unknown) and ``checks`` (passed, total)."""
     details = case.get("details") if isinstance(case.get("details"), Mapping) else {}
@@ -55,14 +71,12 @@ def row_of(case: Mapping[str, Any]) -> dict[str, Any]:
     given = _first(details, ("input", "question", "prompt", "arguments"))
     if given is None and steps:
         given = steps[0].get("input")
+    expected = _first(details, ("expected", "target"))
     actual = _first(details, ("answer", "public_output", "output"))
+    if expected is None and subject.get("expected") is not None:
+        expected, actual = subject.get("expected"), subject.get("actual")  # the check's own pair
     if actual is None and steps:
         actual = _first(steps[-1], ("public_output", "output"))
-    if actual is None:
-        actual = subject.get("actual")
-    expected = _first(details, ("expected", "target"))
-    if expected is None:
-        expected = subject.get("expected")
     passed = sum(1 for c in checks if c.get("passed"))
     return {"input": given, "expected": expected, "actual": actual, "checks": (passed, len(checks))}
 
@@ -74,7 +88,7 @@ def key_of(case: Mapping[str, Any]) -> str:
 def _cell(value: Any) -> Html:
     if value is None:
         return Html("")
-    text = json_text(value) if not isinstance(value, str) else value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     short = text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
     return tag("div", short, class_="cell-text", title=text if short != text else None)
 
@@ -82,11 +96,17 @@ def _cell(value: Any) -> Html:
 def cases_table(
     cases: Sequence[tuple[int, Mapping[str, Any]]], href: Callable[[int], str], *, id: str | None = "case-table"
 ) -> Html:
-    """The table of ``cases`` (``(index, case)`` pairs, in the order shown); ``href(index)`` is a case's URL."""
+    """The table of ``cases`` (``(index, case)`` pairs, in the order shown); ``href(index)`` is a case's URL.
+    A column no case has a value for (a dry run has no expected output) is left out."""
+    found = [(order, index, case, row_of(case)) for order, (index, case) in enumerate(cases)]
+    shown = {
+        column for column in ("input", "expected", "actual") if any(row[column] not in (None, "") for *_, row in found)
+    }
+    if any(row["checks"][1] for *_, row in found):
+        shown.add("checks")
     rows = []
-    for order, (index, case) in enumerate(cases):
+    for order, index, case, row in found:
         status = str(case.get("status") or "")
-        row = row_of(case)
         passed, total = row["checks"]
         duration = float(case.get("duration_s") or 0)
         name = case.get("name") if case.get("name") not in (None, "", case.get("id")) else ""
@@ -100,25 +120,24 @@ def cases_table(
             ]
         )
         tags = case["tags"] if isinstance(case.get("tags"), list) else []
+        cells = [
+            tag("td", badge(status, case_label(status)), data_value=order),
+            tag("td", title, data_value=key_of(case)),
+            *(tag("td", _cell(row[c])) for c in ("input", "expected", "actual") if c in shown),
+            tag(
+                "td",
+                f"{passed}/{total}" if total else "",
+                data_value=f"{passed / total:.4f}" if total else "-1",
+                class_="num",
+            )
+            if "checks" in shown
+            else "",
+            tag("td", f"{duration * 1000:.1f} ms", data_value=f"{duration:.6f}", class_="num"),
+        ]
         rows.append(
             tag(
                 "tr",
-                join(
-                    [
-                        tag("td", badge(status, case_label(status)), data_value=order),
-                        tag("td", title, data_value=key_of(case)),
-                        tag("td", _cell(row["input"])),
-                        tag("td", _cell(row["expected"])),
-                        tag("td", _cell(row["actual"])),
-                        tag(
-                            "td",
-                            f"{passed}/{total}" if total else "",
-                            data_value=f"{passed / total:.4f}" if total else "-1",
-                            class_="num",
-                        ),
-                        tag("td", f"{duration * 1000:.1f} ms", data_value=f"{duration:.6f}", class_="num"),
-                    ]
-                ),
+                join(cells),
                 data_row=key_of(case),
                 data_status=status,
                 data_suite=str(case.get("suite") or ""),
@@ -128,10 +147,8 @@ def cases_table(
     heads = [
         ("status", "status"),
         ("case", "text"),
-        ("input", "text"),
-        ("expected", "text"),
-        ("actual", "text"),
-        ("checks", "num"),
+        *((c, "text") for c in ("input", "expected", "actual") if c in shown),
+        *([("checks", "num")] if "checks" in shown else []),
         ("duration", "num"),
     ]
     head = join(

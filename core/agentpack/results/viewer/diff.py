@@ -49,15 +49,23 @@ def word_ops(before: str, after: str) -> list[tuple[str, str]]:
     long = len(before) + len(after) > _MAX_TEXT
     a = before.splitlines(keepends=True) if long else _TOKENS.findall(before)
     b = after.splitlines(keepends=True) if long else _TOKENS.findall(after)
-    ops: list[tuple[str, str]] = []
+    pieces: list[tuple[str, str, str]] = []  # (kept, removed, added) per opcode
     for code, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if code == "equal":
-            ops.append(("=", "".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            ops.append(("-", "".join(a[i1:i2])))
-        if j2 > j1:
-            ops.append(("+", "".join(b[j1:j2])))
+            pieces.append(("".join(a[i1:i2]), "", ""))
+        else:
+            pieces.append(("", "".join(a[i1:i2]), "".join(b[j1:j2])))
+    ops: list[tuple[str, str]] = []
+    removed = added = ""
+    for n, (kept, gone, new) in enumerate(pieces):
+        between = 0 < n < len(pieces) - 1 and kept and not kept.strip()
+        if kept and not (between and (removed or added) and not pieces[n + 1][0]):
+            ops += [(op, text) for op, text in (("-", removed), ("+", added)) if text]
+            removed = added = ""
+            ops.append(("=", kept))
+        else:  # a change, or the whitespace between two changes: one change of several words
+            removed, added = removed + (gone or kept), added + (new or kept)
+    ops += [(op, text) for op, text in (("-", removed), ("+", added)) if text]
     return ops
 
 

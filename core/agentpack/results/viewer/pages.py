@@ -11,7 +11,7 @@ from agentpack.kernel.registry import RunView
 from agentpack.kernel.runtypes import Case, Run
 from agentpack.results import charts, status
 from agentpack.results.runs.compare import TITLES
-from agentpack.results.viewer.cases import case_toolbar, cases_table, key_of, row_of
+from agentpack.results.viewer.cases import case_toolbar, cases_table, key_of, output_of
 from agentpack.results.viewer.diff import diff_block
 from agentpack.results.viewer.fragments import case_block, failures_first, first_stderr, summary_charts
 from agentpack.results.viewer.html import Html, badge, esc, facts, join, json_block, link, section, table, tag
@@ -74,7 +74,9 @@ def _date(name: str, chosen: str | None, label: str) -> Html:
 def _pager(filters: Mapping[str, str | None], page: int, total: int, per_page: int) -> Html:
     """``runs 51–100 of 240`` with links to the newer and older pages (the filters kept)."""
     last = max(1, -(-total // per_page))
-    kept = {k: v for k, v in filters.items() if v}
+    kept: dict[str, Any] = {k: v for k, v in filters.items() if v}
+    if per_page != PER_PAGE:
+        kept["limit"] = per_page
 
     def to(n: int, text: str, rel: str) -> Html:
         return link("/?" + urlencode({**kept, "page": n}), text, rel=rel, id=f"page-{rel}")
@@ -236,9 +238,17 @@ def ordered_cases(run: Run) -> list[tuple[int, Mapping[str, Any]]]:
 def _score(run: Run) -> Html:
     """The run's verdict and pass rate, in the corner of its page."""
     said = status.of_run(run)
+    rate, _, of_ran = said["rate"].partition(" ")
     return tag(
         "div",
-        join([badge(said["verdict"]), tag("div", said["rate"] or "–", class_="big"), tag("div", said["counts"])]),
+        join(
+            [
+                badge(said["verdict"]),
+                tag("div", rate or "–", class_="big"),
+                tag("div", of_ran, class_="muted") if of_ran else "",
+                tag("div", said["counts"]),
+            ]
+        ),
         class_="score",
         id="score",
     )
@@ -420,7 +430,7 @@ def _output_diffs(before: Mapping[str, Case], after: Mapping[str, Case]) -> list
         old = before.get(key)
         if old is None:
             continue
-        was, now = row_of(old.to_json())["actual"], row_of(new.to_json())["actual"]
+        was, now = output_of(old.to_json()), output_of(new.to_json())
         diff = diff_block(was, now, labels=("base", "head"))
         if diff:
             head = join([tag("code", key), " ", badge(old.status), " → ", badge(new.status)])
