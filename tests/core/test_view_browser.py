@@ -241,15 +241,21 @@ def test_the_dci_view_shows_candidates_scores_and_a_chart(page, plugin_runs, art
 
 @pytest.mark.parametrize(
     ("name", "view"),
-    [("eval.html", None), ("plan.html", "experts-plan"), ("resolve.html", "dci-candidates")],
+    [("eval.html", "ecp-questions"), ("plan.html", "experts-plan"), ("resolve.html", "dci-candidates")],
 )
 def test_the_html_reports_open_offline_and_match_the_viewer(page, plugin_runs, artifacts, name, view):
     """The report files are self-contained (the page fixture fails on any request) and show the same sections."""
     _, folder = plugin_runs
     page.goto((folder / name).as_uri())
     assert page.locator("svg.chart-passrate").count() == 1
-    if view:
-        assert page.locator(f"section[data-view='{view}']").count() == 1
+    assert page.locator(f"section[data-view='{view}']").count() == 1
+    assert page.locator("table.case-table").first.bounding_box()["y"] < 700  # the cases table on the first screen
+    if name == "eval.html":  # the ECP eval report shows each question and its citations, as the viewer does
+        questions = page.locator("table.ecp-questions")
+        assert (
+            questions.locator("tbody tr").count() == 7
+            and "✓ must_cite: docs/configuration.md" in questions.inner_text()
+        )
     page.check("#failures-only")
     shot(page, artifacts, f"report-{name.removesuffix('.html')}")
 
