@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from agentpack import hookimpl
+from agentpack.kernel.hookspecs import hookimpl
 from agentpack.kernel.registry import Reporter, RunExporter
 
 if TYPE_CHECKING:
