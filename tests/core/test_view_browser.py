@@ -260,8 +260,8 @@ def test_the_html_reports_open_offline_and_match_the_viewer(page, plugin_runs, a
     shot(page, artifacts, f"report-{name.removesuffix('.html')}")
 
 
-def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_path, artifacts):
-    """``rpc run --report x.html``: the run's page with the agent protocol's section, self-contained, failures first."""
+def failing_rpc_run(tmp_path, *args):
+    """``rpc run`` of the example manifest with one scenario made to fail, with ``args``; returns its folder."""
     pytest.importorskip("agentpack_agent_rpc")
     work = tmp_path / "rpc"
     shutil.copytree(EXAMPLES / "agent_rpc", work)
@@ -269,7 +269,7 @@ def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_pa
     (work / "failing.yaml").write_text(manifest.replace("value: order number,", "value: no such words,"))
     env = dict(os.environ, PATH=f"{AGENTPACK.parent}{os.pathsep}{os.environ['PATH']}")
     result = subprocess.run(
-        [str(AGENTPACK), "rpc", "run", "failing.yaml", "--report", "r.html", "--no-record"],
+        [str(AGENTPACK), "rpc", "run", "failing.yaml", *args],
         check=False,
         env=env,
         cwd=work,
@@ -278,6 +278,12 @@ def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_pa
         timeout=300,
     )
     assert result.returncode == 1, result.stderr
+    return work
+
+
+def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_path, artifacts):
+    """``rpc run --report x.html``: the run's page with the agent protocol's section, self-contained, failures first."""
+    work = failing_rpc_run(tmp_path, "--report", "r.html", "--no-record")
     page.goto((work / "r.html").as_uri())
     assert page.locator("svg.chart-passrate").count() == 1 and page.locator("svg.chart-hist").count() == 2
     view = page.locator("section[data-view='agent-rpc']")
@@ -521,23 +527,8 @@ def test_validate_html_shows_hints_as_text_not_markup(page, tmp_path, artifacts)
 
 def test_the_rpc_run_page_in_the_viewer_spaces_its_totals(page, tmp_path, artifacts):
     """The agent protocol's totals are spans side by side: the viewer's stylesheet spaces them as the report does."""
-    pytest.importorskip("agentpack_agent_rpc")
-    work = tmp_path / "rpc"
-    shutil.copytree(EXAMPLES / "agent_rpc", work)
-    manifest = (work / "manifest.yaml").read_text()
-    (work / "failing.yaml").write_text(manifest.replace("value: order number,", "value: no such words,"))
-    env = dict(os.environ, PATH=f"{AGENTPACK.parent}{os.pathsep}{os.environ['PATH']}")
     store = tmp_path / "runs.sqlite"
-    result = subprocess.run(
-        [str(AGENTPACK), "rpc", "run", "failing.yaml", "--store", str(store)],
-        check=False,
-        env=env,
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 1, result.stderr
+    failing_rpc_run(tmp_path, "--store", str(store))
     with serving(store) as url:
         page.goto(url + "runs/1")
         spans = page.locator("section[data-view='agent-rpc'] p.totals span")
