@@ -124,7 +124,7 @@ def _verdict_of(ok: bool, regressed: int, still: int, run_regressed: bool, head:
         parts = [f"{regressed} regression{'s' if regressed != 1 else ''}"] if regressed else []
         if run_regressed:
             parts.append(f"the run {head.status}")
-        return {"verdict": "regressed", "verdict_text": "regressed: " + ", ".join(parts)}
+        return {"verdict": "regressed", "verdict_text": ", ".join(parts)}
     if still:
         text = f"no regressions, but {still} case{'s' if still != 1 else ''} still failing"
         return {"verdict": "still failing", "verdict_text": text}
@@ -135,7 +135,7 @@ def _verdict_of(ok: bool, regressed: int, still: int, run_regressed: bool, head:
 
 def _verdict(result: dict[str, Any]) -> str:
     text: str = result["verdict_text"]
-    return "REGRESSED: " + text.removeprefix("regressed: ") if result["verdict"] == "regressed" else text
+    return f"REGRESSED: {text}" if result["verdict"] == "regressed" else text
 
 
 def render_text(result: dict[str, Any]) -> str:

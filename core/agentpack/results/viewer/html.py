@@ -77,6 +77,7 @@ STATUS_CLASS = {
     "info": "info",
     "regression": "fail",
     "failing": "fail",
+    "not enough history": "skip",
     "no regression": "pass",
     "no regressions": "pass",
 }

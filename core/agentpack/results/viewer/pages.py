@@ -445,7 +445,7 @@ def compare_page(result: Mapping[str, Any], base: Run, head: Run, runs: Sequence
     good = result["verdict"] == "no regressions"
     banner = tag(
         "div",
-        tag("b", result["verdict_text"]),
+        join([badge(result["verdict"]), " ", tag("b", result["verdict_text"])]),
         class_="banner ok" if good else "banner",
         id="verdict",
         data_verdict=result["verdict"],
@@ -632,7 +632,11 @@ def trend_page(result: Mapping[str, Any], runs: Sequence[Run]) -> Html:
         [
             tag("h1", f"Trend of {result['input']}"),
             tag(
-                "div", tag("b", verdict), class_=f"banner {tone}".strip(), id="verdict", data_verdict=result["verdict"]
+                "div",
+                join([badge(result["verdict"]), " ", tag("b", verdict)]),
+                class_=f"banner {tone}".strip(),
+                id="verdict",
+                data_verdict=result["verdict"],
             ),
             section("Cases that did not always pass", histories),
             chart_block,
