@@ -263,5 +263,7 @@ def test_the_store_folder_ignores_itself_in_git(with_sample, todo_pack, tmp_path
 def test_show_and_trend_say_what_happened(seeded_store):
     shown = run_cli(["runs", "show", "5", "--store", seeded_store]).stdout
     assert "ERROR: it could not finish (0 passed, 1 errors of 1)" in shown
+    as_json = run_cli(["runs", "show", "5", "--store", seeded_store, "--json"]).json()["run"]
+    assert as_json["verdict"] == "error" and as_json["rate"] == ""
     trend = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--json"]).json()
     assert [p["verdict"] for p in trend["points"]] == ["passed", "passed", "failed"]

@@ -183,4 +183,6 @@ def test_case_pages_export_search_and_paging(viewer_url):
     assert paged.count("data-run=") == 2 and "runs 5–6 of 6 · page 2 of 2" in paged
     assert 'href="/?limit=4&amp;page=1"' in paged
     _, _, api = get(viewer_url, "api/runs?q=alpha&limit=1")
-    assert [r["id"] for r in json.loads(api)["runs"]] == [3]
+    assert [(r["id"], r["verdict"]) for r in json.loads(api)["runs"]] == [(3, "failed")]
+    _, _, one = get(viewer_url, "api/runs/5")
+    assert json.loads(one)["run"]["headline"] == "ERROR: it could not finish (0 passed, 1 errors of 1)"

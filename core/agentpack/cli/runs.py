@@ -166,7 +166,9 @@ def show(run: str, store: Path | None, output: str) -> None:
     with _open(store) as opened:
         found = opened.get(opened.resolve(run))
     if output == "json":
-        emit_json("runs show", True, run=found.to_json())
+        from agentpack.results.status import of_run
+
+        emit_json("runs show", True, run={**found.to_json(), **of_run(found)})
         return
     click.echo(_render_show(found, markdown=output == "markdown"), nl=False)
 

@@ -21,6 +21,7 @@ from agentpack.kernel.runtypes import Run
 from agentpack.results.runs import compare as comparing
 from agentpack.results.runs import trend as trending
 from agentpack.results.runs.store import RunStore, StoreError, open_store
+from agentpack.results.status import of_run
 from agentpack.results.viewer import assets, pages
 from agentpack.results.viewer.html import Html
 
@@ -160,14 +161,14 @@ def create_app(store_path: Path, views: Sequence[RunView] = ()) -> Starlette:
     def api_runs(request: Request) -> Response:
         with store() as opened:
             found = [] if opened is None else find(opened, request)
-        return JSONResponse({"ok": True, "runs": [r.summary_json() for r in found]})
+        return JSONResponse({"ok": True, "runs": [{**r.summary_json(), **of_run(r)} for r in found]})
 
     def api_run(request: Request) -> Response:
         with store() as opened:
             if opened is None:
                 raise StoreError("no runs recorded yet")
             run = opened.get(int(request.path_params["run_id"]))
-        return JSONResponse({"ok": True, "run": run.to_json()})
+        return JSONResponse({"ok": True, "run": {**run.to_json(), **of_run(run)}})
 
     def api_compare(request: Request) -> Response:
         with store() as opened:
