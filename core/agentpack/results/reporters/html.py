@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from agentpack.kernel.models import EvalReport, Finding, Report, ValidationItem
 from agentpack.kernel.runtypes import Run
 from agentpack.results.status import VERDICTS, evaluation_status, of_totals
-from agentpack.results.viewer.cases import cases_table
+from agentpack.results.viewer.cases import case_toolbar, cases_table
 from agentpack.results.viewer.fragments import case_block, failures_first, first_stderr, severity_counts, summary_charts
 from agentpack.results.viewer.html import Html, badge, join, json_block, tag
 from agentpack.results.viewer.standalone import document
@@ -176,19 +176,25 @@ def render(report: Report) -> str:
         )
     verdict = _verdict(report)
     when = f" - {report.generated_at.isoformat()}" if report.generated_at else ""
-    toolbar = tag(
-        "p",
-        join(
-            [
-                tag("input", "", id="case-filter", placeholder="filter...", aria_label="filter"),
-                " ",
-                tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
-                " ",
-                tag("span", "", id="case-count", class_="muted"),
-            ]
-        ),
-        class_="toolbar",
-    )
+    cases = [
+        {"suite": su.id, **c.model_dump(mode="json")} for e in report.evaluations for su in e.suites for c in su.cases
+    ]
+    if cases:  # the viewer's toolbar: text, status, suite and tag, over every evaluation's cases table
+        toolbar = case_toolbar(cases)
+    else:
+        toolbar = tag(
+            "p",
+            join(
+                [
+                    tag("input", "", id="case-filter", placeholder="filter...", aria_label="filter"),
+                    " ",
+                    tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
+                    " ",
+                    tag("span", "", id="case-count", class_="muted"),
+                ]
+            ),
+            class_="toolbar",
+        )
     body = join(
         [
             tag("h1", join([f"agentpack {report.command} ", verdict])),

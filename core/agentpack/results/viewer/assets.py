@@ -67,6 +67,7 @@ del{background:#ffebe9;color:#82071e;text-decoration:line-through}ins{background
 table.json-diff code{white-space:pre-wrap;overflow-wrap:break-word}
 details#run-metadata{margin-top:2rem;border-top:1px solid var(--line);padding-top:.6rem}
 details#run-metadata>summary{font-weight:600;cursor:pointer}
+#runs td{white-space:nowrap}#runs td.run-input,#runs td.run-name{white-space:normal;overflow-wrap:anywhere}
 .pager{display:flex;gap:1rem;align-items:center;margin:.6rem 0}
 .empty{padding:2rem;text-align:center;color:var(--muted);border:1px dashed var(--line);border-radius:6px}
 """

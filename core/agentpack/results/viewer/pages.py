@@ -172,7 +172,7 @@ def run_list(
                         tag("td", said["counts"]),
                         tag("td", said["rate"] or "–"),
                         tag("td", r.command),
-                        tag("td", link(trend_href, r.input, title="trend of this input")),
+                        tag("td", link(trend_href, r.input, title="trend of this input"), class_="run-input"),
                         tag("td", r.format or ""),
                         tag("td", r.started_at[:19].replace("T", " ")),
                         tag("td", f"{r.duration_s:.2f} s"),
