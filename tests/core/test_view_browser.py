@@ -540,4 +540,6 @@ def test_the_rpc_run_page_in_the_viewer_spaces_its_totals(page, tmp_path, artifa
         gaps = [b["x"] - (a["x"] + a["width"]) for a, b in itertools.pairwise(boxes)]
         assert min(gaps) >= 10, gaps  # "4 scenarios  3 passed", not "4 scenarios3 passed"
         assert page.locator("#case-table tbody tr").first.get_attribute("data-status") == "failed"
+        page.select_option("#case-tag", "refunds")  # a scenario's tags (kept in its details) filter the table
+        assert page.locator("#case-count").inner_text() == "1 shown"
         shot(page, artifacts, "run-rpc")

@@ -1,4 +1,4 @@
-"""A self-contained HTML report: verdict, charts, findings and cases failures first, a filter box.
+"""A self-contained HTML report: verdict, findings, the cases table failures first, the cases, then charts.
 
 A validation's charts count paths: the pass-rate bar of valid and invalid ones, and per format.
 
@@ -132,13 +132,13 @@ def _evaluation(ev: EvalReport, number: int, command: str) -> Html:
             tag("p", said["headline"], class_="headline"),
             banner,
             tag("p", totals, class_="totals"),
-            summary_charts(cases) if cases else "",
             tag("p", _counts(ev.findings), class_="totals") if ev.findings else "",
             _findings_table(ev.findings),
             cases_table(ordered, lambda i: f"#e{number}-case-{i}", id=None) if ordered else "",
             _plugin_views(ev, command),
-            meta,
             join(case_block(c, anchor=f"e{number}-case-{i}") for i, c in ordered),
+            summary_charts(cases) if cases else "",
+            meta,
         ]
     )
 

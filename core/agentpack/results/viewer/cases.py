@@ -81,6 +81,13 @@ def row_of(case: Mapping[str, Any]) -> dict[str, Any]:
     return {"input": given, "expected": expected, "actual": actual, "checks": (passed, len(checks))}
 
 
+def tags_of(case: Mapping[str, Any]) -> list[str]:
+    """The case's tags: its ``tags``, or its details' (an agent protocol scenario keeps them there)."""
+    details = case.get("details") if isinstance(case.get("details"), Mapping) else {}
+    found = case.get("tags") if isinstance(case.get("tags"), list) else (details or {}).get("tags")
+    return [str(t) for t in found] if isinstance(found, list) else []
+
+
 def key_of(case: Mapping[str, Any]) -> str:
     return f"{case['suite']}/{case['id']}" if case.get("suite") else str(case.get("id"))
 
@@ -119,7 +126,7 @@ def cases_table(
                 else "",
             ]
         )
-        tags = case["tags"] if isinstance(case.get("tags"), list) else []
+        tags = tags_of(case)
         cells = [
             tag("td", badge(status, case_label(status)), data_value=order),
             tag("td", title, data_value=key_of(case)),
@@ -162,7 +169,7 @@ def case_toolbar(cases: Sequence[Mapping[str, Any]]) -> Html:
     """Free-text filter, status, suite and tag pickers, and the count shown (the viewer's script runs them)."""
     statuses = sorted({str(c.get("status")) for c in cases})
     suites = sorted({str(c.get("suite")) for c in cases if c.get("suite")})
-    tags = sorted({str(t) for c in cases if isinstance(c.get("tags"), list) for t in c["tags"]})
+    tags = sorted({t for c in cases for t in tags_of(c)})
 
     def pick(name: str, label: str, values: Sequence[tuple[str, str]]) -> Html:
         options = join([tag("option", "all", value=""), *(tag("option", text, value=v) for v, text in values)])
