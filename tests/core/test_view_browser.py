@@ -128,6 +128,12 @@ def test_compare_two_picked_runs(page, viewer_url, artifacts):
     page.wait_for_url("**/compare?a=2&b=3")
     assert page.locator("table.changes.regressed tbody tr").count() == 1
     assert page.locator("#side-by-side .side").count() == 1
+    halves = [page.locator("#side-by-side .side > div").nth(i).bounding_box()["width"] for i in range(2)]
+    assert min(halves) > 450  # base | head in two readable halves
+    values = page.locator("#side-by-side table.assertions td pre").locator("visible=true")
+    widths = [values.nth(i).bounding_box()["width"] for i in range(values.count())]
+    assert len(widths) >= 2 and min(widths) > 90  # never a character or two per line
+    assert page.locator("#output-diffs .output-diff[data-case='smoke/b'] del").inner_text() == "no"
     shot(page, artifacts, "compare")
     page.goto(viewer_url + "compare")
     shot(page, artifacts, "compare-picker")
