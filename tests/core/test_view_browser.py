@@ -133,7 +133,7 @@ def test_compare_two_picked_runs(page, viewer_url, artifacts):
     values = page.locator("#side-by-side table.assertions td pre").locator("visible=true")
     widths = [values.nth(i).bounding_box()["width"] for i in range(values.count())]
     assert len(widths) >= 2 and min(widths) > 90  # never a character or two per line
-    assert page.locator("#output-diffs .output-diff[data-case='smoke/b'] del").inner_text() == "no"
+    assert page.locator("#output-diffs .output-diff[data-case='smoke/b'] pre del").inner_text() == "no"
     shot(page, artifacts, "compare")
     page.goto(viewer_url + "compare")
     shot(page, artifacts, "compare-picker")
