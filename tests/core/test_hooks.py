@@ -269,3 +269,30 @@ def test_a_crashing_mcp_registration_skips_only_that_plugin(agentpack_host, regi
     tools = agentpack_host.mcp_tools(McpContext())
     assert "sample.count_todos" in tools
     assert "plugin 'broken' registered no MCP tools" in capsys.readouterr().err
+
+
+def test_agentpack_register_schemas(agentpack_host, register_plugin, tmp_path):
+    from agentpack.io.errors import PluginError
+    from agentpack.kernel.registry import SchemaInfo, register_schema_folder
+
+    (tmp_path / "thing.schema.json").write_text('{"title": "A thing", "type": "object"}')
+    (tmp_path / "notes.txt").write_text("not a schema")
+
+    class Schemas:
+        @hookimpl
+        def agentpack_register_schemas(self, register):
+            register_schema_folder(register, tmp_path, "mine")
+
+    register_plugin(Schemas(), name="mine")
+    found = agentpack_host.schemas()
+    assert found["mine/thing"] == SchemaInfo("mine/thing", tmp_path / "thing.schema.json", "A thing", "mine")
+    assert {"ecp/ecp-manifest", "agentpack/report.v1"} <= set(found)
+
+    class Twin:
+        @hookimpl
+        def agentpack_register_schemas(self, register):
+            register(SchemaInfo("mine/thing", tmp_path / "thing.schema.json"))
+
+    register_plugin(Twin(), name="twin")
+    with pytest.raises(PluginError, match="schema 'mine/thing' is registered by both"):
+        agentpack_host.schemas()

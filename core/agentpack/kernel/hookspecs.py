@@ -38,7 +38,16 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from agentpack.kernel.host import Host
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
-    from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
+    from agentpack.kernel.registry import (
+        CommandSpec,
+        FormatInfo,
+        McpContext,
+        McpTool,
+        Reporter,
+        RunExporter,
+        RunView,
+        SchemaInfo,
+    )
 
 hookspec = pluggy.HookspecMarker("agentpack")
 hookimpl = pluggy.HookimplMarker("agentpack")
@@ -140,6 +149,14 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
     tool maps one to one to a CLI command and returns the same JSON payload,
     describes every input property, and says what it does through ``hints``
     (the MCP tool annotations).
+    """
+
+
+@hookspec
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    """Register the JSON Schemas your formats bundle (``SchemaInfo``), for ``agentpack schema list/export``.
+
+    ``agentpack.kernel.schemas.register_schema_folder`` registers every ``*.json`` of a folder.
     """
 
 

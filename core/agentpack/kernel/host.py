@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agentpack.io.errors import AgentpackError, PackError, PluginError
 from agentpack.kernel.entrypoints import entry_points
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, Reporter, RunExporter, RunView
+from agentpack.kernel.registry import (
+    CommandSpec,
+    FormatInfo,
+    McpContext,
+    McpTool,
+    Reporter,
+    RunExporter,
+    RunView,
+    SchemaInfo,
+)
 
 if TYPE_CHECKING:
     import pluggy
@@ -129,6 +138,9 @@ class Host:
 
     def run_views(self) -> dict[str, RunView]:
         return self._collect("agentpack_register_run_views", "run view", tolerant=True)
+
+    def schemas(self) -> dict[str, SchemaInfo]:
+        return self._collect("agentpack_register_schemas", "schema")
 
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     import pluggy
@@ -132,3 +132,8 @@ def agentpack_register_run_views(register):
         return view(run)
 
     register(RunView(name="dci-candidates", title="Candidates and scores", formats=("dci",), render=render))
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "dci")

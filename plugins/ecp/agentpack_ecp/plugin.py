@@ -6,10 +6,11 @@ each hook are imported when the hook runs, so start-up pays for none of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
 
 from .pack.layout import find_pack_root, has_manifest, has_pack_parts, has_skill_md, skill_root
 
@@ -121,3 +122,8 @@ def agentpack_evaluate(pack, options):
     from .evals import run_suites
 
     return run_suites(pack.data, options.suite, case_filter=options.filter)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "ecp")

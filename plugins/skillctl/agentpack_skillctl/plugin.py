@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool
+from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
@@ -106,3 +106,8 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
     from .mcp_tools import register_tools
 
     register_tools(register, context)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "skillctl")

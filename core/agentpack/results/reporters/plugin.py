@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from agentpack.kernel.hookspecs import hookimpl
-from agentpack.kernel.registry import Reporter, RunExporter
+from agentpack.kernel.registry import Reporter, RunExporter, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     from agentpack.kernel.models import Report
@@ -52,3 +52,11 @@ def agentpack_register_run_exporters(register: Callable[[RunExporter], None]) ->
             suffix=".html",
         )
     )
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    """The report envelope every reporter renders and ``-o json`` prints."""
+    from pathlib import Path
+
+    register_schema_folder(register, Path(__file__).parents[2] / "kernel" / "schemas", "agentpack")
