@@ -93,7 +93,7 @@ def agentpack_detect(path: Path) -> Detection | None:
     path = Path(path)
     if not (path.suffix.lower() in (".yaml", ".yml") or any((path / name).is_file() for name in MANIFEST_NAMES)):
         return None  # decided without importing the manifest module: detection runs for every pack path
-    from .manifest import manifest_file, sniff
+    from .manifest.reader import manifest_file, sniff
 
     target = manifest_file(path)
     try:
@@ -114,7 +114,7 @@ def agentpack_load(path: Path, format: str, detection: Detection | None) -> Pack
     from agentpack.io.errors import PackError
     from agentpack.kernel.packtypes import Pack
 
-    from .manifest import manifest_file, read_document
+    from .manifest.reader import manifest_file, read_document
 
     target = manifest_file(Path(path))
     if target is None:

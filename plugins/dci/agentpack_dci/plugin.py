@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from agentpack.kernel.models import Finding
     from agentpack.kernel.packtypes import Detection, Pack
+    from agentpack.kernel.runtypes import Run
 
 FORMAT = "dci"
 _CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
@@ -125,8 +126,8 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
 
 
 @hookimpl
-def agentpack_register_run_views(register):
-    def render(run):
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    def render(run: Run) -> str:
         from .runlog import view
 
         return view(run)

@@ -10,6 +10,7 @@ from agentpack import hookimpl
 from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
+    from agentpack.kernel.invocation import InvokeRequest, InvokeResult
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack
 
@@ -88,6 +89,29 @@ def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport:
     from .skilltest import evaluate
 
     return evaluate(pack.root, options, skill=pack.data)
+
+
+@hookimpl
+def agentpack_invoke(pack: Pack, request: InvokeRequest) -> InvokeResult:
+    """Run one skill folder on ``request.input`` under its declared sandbox (options: ``require_sandbox``,
+    ``timeout_ms``); a ``skills/`` tree is not one skill and cannot be run."""
+    from agentpack.io.errors import AgentpackError, PackError
+
+    from .invoke import flag, invoke
+
+    if pack.data is None:
+        raise PackError(f"{pack.path} is a skills/ tree: invoke one skill folder of it", file=str(pack.path))
+    options = request.options
+    timeout = options.get("timeout_ms")
+    if timeout is not None and not str(timeout).isdigit():
+        raise AgentpackError(f"the skillctl option timeout_ms must be a whole number of milliseconds, not {timeout!r}")
+    return invoke(
+        pack.root,
+        request.input,
+        workspace=request.workspace,
+        require_sandbox=flag(options.get("require_sandbox", False)),
+        timeout_ms=int(timeout) if timeout is not None else None,
+    )
 
 
 @hookimpl
