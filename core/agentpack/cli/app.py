@@ -26,6 +26,7 @@ from agentpack.cli.clikit import (
     emit_report,
     host,
     jobs_option,
+    mcp_option,
     output_option,
     pairs_option,
     print_json,
@@ -195,18 +196,25 @@ def detect(path: Path, output: str) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@mcp_option()
 @report_option()
 @output_option(command="validate")
 def validate(
-    paths: tuple[Path, ...], strict: bool, format_name: str | None, report_file: Path | None, output: str
+    paths: tuple[Path, ...],
+    strict: bool,
+    format_name: str | None,
+    mcp: list[Any],
+    report_file: Path | None,
+    output: str,
 ) -> None:
     """Validate packs; exit 1 when any has an error.
 
     A folder that no format claims stands for every pack under it, so
-    `agentpack validate skills/` validates each skill.
+    `agentpack validate skills/` validates each skill. With --mcp, every skill
+    the server lists is validated too, as the same files on disk would be.
 
     \b
     Examples:
@@ -214,7 +222,10 @@ def validate(
       agentpack validate skills/
       agentpack validate expert-skill --strict -o sarif > results.sarif
       agentpack validate . -o github --report results.sarif
+      agentpack validate --mcp docs=https://example.org/mcp
     """
+    if not paths and not mcp:
+        raise click.UsageError("name a PATH to validate or a server with --mcp")
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
@@ -238,6 +249,11 @@ def validate(
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
         items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
+    if mcp:
+        from agentpack.mcp.skillviews import validation_items
+
+        with _mcp_sources(mcp, paths) as sources:
+            items += validation_items(h, sources, strict=strict)
     report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
     emit_report(report, output, report_file)
     if not report.ok:
@@ -443,28 +459,51 @@ def read_properties(path: Path, output: str) -> None:
 
 
 @skill_md.command(name="to-prompt")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@mcp_option()
 @output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md to-prompt")
-def to_prompt(paths: tuple[Path, ...], output: str) -> None:
+def to_prompt(paths: tuple[Path, ...], mcp: list[Any], output: str) -> None:
     """Print the <available_skills> block a host puts in its system prompt (PATHS: skill folders or
     their SKILL.md files).
 
     The default output is skills-ref's, byte for byte; -o json gives the
-    block and each skill's name, description and location in agentpack's envelope.
+    block and each skill's name, description, location and origin in agentpack's
+    envelope. With --mcp, the skills each server lists follow the local ones, their
+    location tagged with the server (mcp:LABEL:URI); nothing is fetched but the listing.
 
     \b
     Examples:
       agentpack skill-md to-prompt skills/pdf-tools skills/merge-pr
       agentpack skill-md to-prompt skills/*/ --json
+      agentpack skill-md to-prompt skills/*/ --mcp docs=https://example.org/mcp
     """
     from agentpack.skills.skillprompt import prompt_entries
     from agentpack.skills.skillprompt import to_prompt as render
 
-    entries = prompt_entries(list(paths))
+    if not paths and not mcp:
+        raise click.UsageError("name a skill PATH or a server with --mcp")
+    entries: list[dict[str, str]] = prompt_entries(list(paths))
+    if mcp:
+        from agentpack.mcp.skillviews import prompt_entries as with_remote
+
+        with _mcp_sources(mcp, paths) as sources:
+            entries, notes = with_remote(entries, sources)
+        for note in notes:
+            click.echo(f"warning: {note}", err=True)
     if output == "json":
         emit_json("skill-md to-prompt", True, skills=entries, prompt=render(entries))
     else:
         click.echo(render(entries))
+
+
+def _mcp_sources(specs: list[Any], local: tuple[Path, ...]) -> Any:
+    """The open skill sources of ``specs``; the cache must lie outside the ``local`` folders the command scans."""
+    from agentpack.mcp.skillcache import SkillCache
+    from agentpack.mcp.skillsource import open_sources
+
+    cache = SkillCache()
+    cache.refuse_inside([*local, Path.cwd()])
+    return open_sources(specs, cache=cache)
 
 
 @cli.group()
@@ -555,6 +594,36 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         return
     for tool in tools.values():
         click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+
+
+@mcp.command(name="check")
+@click.argument("server")
+@click.option("--label", default="server", show_default=True, help="How the report names the server (mcp:LABEL).")
+@report_option()
+@output_option(command="mcp check")
+def mcp_check(server: str, label: str, report_file: Path | None, output: str) -> None:
+    """Check an MCP server against the server rules of the Skills extension (SEP-2640); exit 1 on any error.
+
+    SERVER is a Streamable HTTP URL or a command line started over stdio. Every
+    listed skill is fetched and its digests, sizes and frontmatter compared.
+
+    \b
+    Examples:
+      agentpack mcp check "agentpack mcp serve --pack skills/"
+      agentpack mcp check http://127.0.0.1:8765/mcp -o sarif > skills-server.sarif
+    """
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.kernel.models import Report, ValidationItem
+    from agentpack.mcp.check import check_server
+    from agentpack.mcp.client import parse_server
+
+    spec = parse_server(f"{label}={server}")
+    findings = check_server(spec)
+    item = ValidationItem(path=f"{spec.origin} ({server})", format="mcp-skills-server", findings=findings)
+    report = Report(command="mcp check", generated_at=SYSTEM_CLOCK.now(), items=[item])
+    emit_report(report, output, report_file)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
 
 
 cli.add_command(runs)

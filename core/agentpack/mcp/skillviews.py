@@ -1,0 +1,100 @@
+"""What the commands that read skills from folders make of MCP-served skills: validation items and prompt entries.
+
+``validate`` loads a skill (every listed file, each verified, into the cache) and runs the same hooks as
+for the folder on disk, so the verdicts are the same; findings name the origin (``mcp:LABEL:URI``), never
+the cache. The prompt is built from the listing alone (nothing is fetched); an MCP skill never takes the
+name of a local one or of another server's: a colliding name is qualified by the server's label (and the
+skill's path when one server serves it twice), and the collision is reported. ``allowed-tools`` of an MCP
+skill is ignored (never passed on), as the extension requires.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentpack.mcp.skillsource import RemoteSkill, SkillSource, VerificationError
+
+if TYPE_CHECKING:
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import Finding, ValidationItem
+
+IGNORED_FIELDS = ("allowed-tools",)
+"""Frontmatter an MCP skill cannot grant itself: never honoured, never passed on."""
+
+
+def validation_items(host: Host, sources: list[SkillSource], *, strict: bool = False) -> list[ValidationItem]:
+    """One item per skill the servers list (and per declined entry), with the verdicts of the same files on disk."""
+    from agentpack.io.errors import PackError
+    from agentpack.kernel.models import Finding, ValidationItem
+
+    items: list[ValidationItem] = []
+    for source in sources:
+        for skill in source.skills():
+            try:
+                folder = source.materialize(skill)
+                pack = host.load(folder)
+                findings = [_relocate(source, skill, f) for f in host.validate(pack, strict=strict)]
+            except VerificationError as exc:
+                findings = [Finding.error("MCP001", exc.message, file=skill.location, hint=exc.hint)]
+            except PackError as exc:
+                findings = [Finding.error("PACK", exc.message, file=skill.location, line=exc.line)]
+            findings += _ignored(skill)
+            items.append(ValidationItem(path=skill.location, format="agent-skill", findings=findings))
+        for declined in source.declined:
+            finding = Finding.error("MCP002", f"not loaded: {declined.reason}", file=declined.location)
+            items.append(ValidationItem(path=declined.location, findings=[finding]))
+    return items
+
+
+def _relocate(source: SkillSource, skill: RemoteSkill, finding: Finding) -> Finding:
+    if not finding.file:
+        return finding
+    origin = source.origin_of(skill, finding.file)
+    return finding if origin is None else finding.model_copy(update={"file": origin})
+
+
+def _ignored(skill: RemoteSkill) -> list[Finding]:
+    from agentpack.kernel.models import Finding
+
+    return [
+        Finding.info(
+            "MCP010",
+            f"'{field}' is ignored: a skill served over MCP cannot widen the tools it may use",
+            file=skill.location,
+            pointer=f"/{field}",
+        )
+        for field in IGNORED_FIELDS
+        if field in skill.entry.frontmatter
+    ]
+
+
+def prompt_entries(local: list[dict[str, str]], sources: list[SkillSource]) -> tuple[list[dict[str, str]], list[str]]:
+    """The local entries unchanged, then each MCP skill's (name, description, location, origin); and a note for
+    every collision and every entry not offered."""
+    from collections import Counter
+
+    local_names = {entry["name"] for entry in local}
+    remote = [skill for source in sources for skill in source.skills()]
+    everywhere = Counter(skill.name for skill in remote)
+    per_server = Counter((skill.spec.label, skill.name) for skill in remote)
+    entries = [{**entry, "origin": "local"} for entry in local]
+    notes: list[str] = []
+    for skill in remote:
+        name = skill.name
+        if name in local_names or everywhere[name] > 1:
+            name = _qualified(skill, per_server[skill.spec.label, skill.name] > 1)
+            notes.append(f"{skill.location}: another skill is named '{skill.name}'; offered as '{name}'")
+        entries.append(
+            {"name": name, "description": skill.entry.description, "location": skill.location, "origin": skill.spec.origin}
+        )
+    for source in sources:
+        notes += [f"{declined.location}: not offered: {declined.reason}" for declined in source.declined]
+    return entries, notes
+
+
+def _qualified(skill: RemoteSkill, same_server: bool) -> str:
+    """``LABEL:name``, or ``LABEL:path/to/name`` when one server serves two skills of that name."""
+    if same_server:
+        return f"{skill.spec.label}:{'/'.join(skill.entry.path_segments)}"
+    return f"{skill.spec.label}:{skill.name}"
+
