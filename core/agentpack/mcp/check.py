@@ -51,7 +51,12 @@ class Checker:
         caps = self.connection.capabilities
         settings = (caps.get("extensions") or {}).get(EXTENSION)
         if not isinstance(settings, dict):
-            self.add("error", "MCS001", f"the server does not declare the extension {EXTENSION}", pointer="/capabilities/extensions")
+            self.add(
+                "error",
+                "MCS001",
+                f"the server does not declare the extension {EXTENSION}",
+                pointer="/capabilities/extensions",
+            )
             return self.findings
         if "resources" not in caps:
             self.add(
@@ -120,8 +125,12 @@ class Checker:
 
     async def error_codes(self, entries: list[SkillEntry]) -> None:
         prefix = entries[0].root if entries else f"skill://{PROBE}"
-        await self.expect_invalid_params("skills/get", {"uri": f"skill://{PROBE}/SKILL.md"}, "MCS041", "a skill it does not serve")
-        await self.expect_invalid_params("resources/read", {"uri": f"{prefix}/{PROBE}.md"}, "MCS042", "a file it does not serve")
+        await self.expect_invalid_params(
+            "skills/get", {"uri": f"skill://{PROBE}/SKILL.md"}, "MCS041", "a skill it does not serve"
+        )
+        await self.expect_invalid_params(
+            "resources/read", {"uri": f"{prefix}/{PROBE}.md"}, "MCS042", "a file it does not serve"
+        )
 
     async def expect_invalid_params(self, method: str, params: dict[str, Any], code: str, what: str) -> None:
         try:
@@ -129,14 +138,24 @@ class Checker:
         except McpCallError as exc:
             if exc.code != INVALID_PARAMS:
                 shown = "no JSON-RPC error" if exc.code is None else f"error {exc.code}"
-                self.add("error", code, f"{method} of {what} answers {shown}, not -32602 (Invalid params)", params["uri"])
+                self.add(
+                    "error", code, f"{method} of {what} answers {shown}, not -32602 (Invalid params)", params["uri"]
+                )
             return
-        self.add("error", code, f"{method} of {what} succeeds; it must fail with -32602 (Invalid params)", params["uri"])
+        self.add(
+            "error", code, f"{method} of {what} succeeds; it must fail with -32602 (Invalid params)", params["uri"]
+        )
 
     async def skill(self, entry: SkillEntry, served: list[str] | None, directory_read: bool) -> None:
         await self.get(entry)
         if entry.files is None:
-            self.add("info", "MCS030", 'resources are "dynamic": hosts cannot verify the skill and may decline it', entry.uri, "/resources")
+            self.add(
+                "info",
+                "MCS030",
+                'resources are "dynamic": hosts cannot verify the skill and may decline it',
+                entry.uri,
+                "/resources",
+            )
         else:
             await self.files(entry)
             if served is not None:
@@ -162,7 +181,13 @@ class Checker:
         self.cacheable(result, f"skills/get {entry.uri}")
         got, _ = parse_entry(result.get("skill"))
         if got is None or got != entry:
-            self.add("error", "MCS040", "skills/get returns another entry than skills/list for the skill", entry.uri, "/skill")
+            self.add(
+                "error",
+                "MCS040",
+                "skills/get returns another entry than skills/list for the skill",
+                entry.uri,
+                "/skill",
+            )
 
     async def files(self, entry: SkillEntry) -> None:
         from agentpack.io.hashing import sha256_bytes
@@ -186,7 +211,8 @@ class Checker:
                 self.add(
                     "error",
                     "MCS033",
-                    f"the bytes resources/read returns for {listed.uri} hash to {digest}; the manifest says {listed.digest}",
+                    f"resources/read of {listed.uri} returns bytes that hash to {digest}; "
+                    f"the manifest says {listed.digest}",
                     entry.uri,
                     f"/resources/{i}/digest",
                 )
@@ -199,7 +225,9 @@ class Checker:
         try:
             fetched = frontmatter_of(data, file=entry.uri)
         except PackError as exc:
-            self.add("error", "MCS034", f"the SKILL.md has no readable frontmatter: {exc.detail}", entry.uri, "/frontmatter")
+            self.add(
+                "error", "MCS034", f"the SKILL.md has no readable frontmatter: {exc.message}", entry.uri, "/frontmatter"
+            )
             return
         for key in frontmatter_differences(entry.frontmatter, fetched):
             if key not in fetched:
@@ -208,17 +236,32 @@ class Checker:
                 what = "is left out of the entry"
             else:
                 what = f"is {entry.frontmatter[key]!r} in the entry, {fetched[key]!r} in the SKILL.md"
-            self.add("error", "MCS034", f"frontmatter field '{key}' {what}: it must be verbatim", entry.uri, f"/frontmatter/{key}")
+            self.add(
+                "error",
+                "MCS034",
+                f"frontmatter field '{key}' {what}: it must be verbatim",
+                entry.uri,
+                f"/frontmatter/{key}",
+            )
 
     async def directory(self, entry: SkillEntry) -> None:
         try:
             async for page in self.connection.pages("resources/directory/read", "resources", {"uri": entry.root}):
                 if page.get("resultType") != "complete":
-                    self.add("error", "MCS043", "resources/directory/read: 'resultType' must be \"complete\"", entry.root)
+                    self.add(
+                        "error", "MCS043", "resources/directory/read: 'resultType' must be \"complete\"", entry.root
+                    )
                 break
         except McpCallError as exc:
-            self.add("error", "MCS043", f"directoryRead is declared but reading the skill's root fails: {exc.detail}", entry.root)
-        await self.expect_invalid_params("resources/directory/read", {"uri": entry.uri}, "MCS043", "a file, not a directory")
+            self.add(
+                "error",
+                "MCS043",
+                f"directoryRead is declared but reading the skill's root fails: {exc.detail}",
+                entry.root,
+            )
+        await self.expect_invalid_params(
+            "resources/directory/read", {"uri": entry.uri}, "MCS043", "a file, not a directory"
+        )
 
 
 def check_server(spec: ServerSpec, target: Any = None) -> list[Finding]:

@@ -148,8 +148,7 @@ class Connection:
             result: dict[str, Any] = await self.client.session.send_request(request, TypeAdapter(dict[str, Any]))
         except MCPError as exc:
             raise McpCallError(
-                self.spec.origin,
-                f"{method} failed: {exc.message} (error {exc.code})", method=method, code=exc.code
+                self.spec.origin, f"{method} failed: {exc.message} (error {exc.code})", method=method, code=exc.code
             ) from None
         except ValidationError as exc:
             problem = exc.errors()[0]
@@ -161,9 +160,7 @@ class Connection:
             ) from None
         return result
 
-    async def pages(
-        self, method: str, key: str, params: dict[str, Any] | None = None
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def pages(self, method: str, key: str, params: dict[str, Any] | None = None) -> AsyncIterator[dict[str, Any]]:
         """Every page of a paginated method, following ``nextCursor``; a repeated cursor is an error."""
         cursor: str | None = None
         seen: set[str] = set()

@@ -98,7 +98,7 @@ def _parse_resources(value: Any, uri: str) -> tuple[tuple[FileEntry, ...] | None
     if value == "dynamic":
         return None, []
     if not isinstance(value, list):
-        what = "missing" if value is None else f"{type(value).__name__}, neither an array nor \"dynamic\""
+        what = "missing" if value is None else f'{type(value).__name__}, neither an array nor "dynamic"'
         return None, [Problem("MCS030", "/resources", f"'resources' is {what}: a host must not load the entry")]
     problems: list[Problem] = []
     files: list[FileEntry] = []
@@ -136,7 +136,9 @@ def _parse_resources(value: Any, uri: str) -> tuple[tuple[FileEntry, ...] | None
     total = sum(f.size for f in files)
     if total > MAX_TOTAL_BYTES:
         problems.append(
-            Problem("MCS050", "/resources", f"{total} bytes in all, more than the limit of {MAX_TOTAL_BYTES}", "warning")
+            Problem(
+                "MCS050", "/resources", f"{total} bytes in all, more than the limit of {MAX_TOTAL_BYTES}", "warning"
+            )
         )
     return tuple(files), problems
 

@@ -158,7 +158,8 @@ class SkillSource:
         differ = frontmatter_differences(skill.entry.frontmatter, fetched)
         if differ:
             raise VerificationError(
-                f"{skill.location}: the SKILL.md frontmatter differs from the entry's in {', '.join(differ)}; not loaded"
+                f"{skill.location}: the frontmatter of SKILL.md differs from the entry's in {', '.join(differ)}; "
+                "not loaded"
             )
 
     def materialize(self, skill: RemoteSkill) -> Path:

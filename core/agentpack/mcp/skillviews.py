@@ -85,7 +85,12 @@ def prompt_entries(local: list[dict[str, str]], sources: list[SkillSource]) -> t
             name = _qualified(skill, per_server[skill.spec.label, skill.name] > 1)
             notes.append(f"{skill.location}: another skill is named '{skill.name}'; offered as '{name}'")
         entries.append(
-            {"name": name, "description": skill.entry.description, "location": skill.location, "origin": skill.spec.origin}
+            {
+                "name": name,
+                "description": skill.entry.description,
+                "location": skill.location,
+                "origin": skill.spec.origin,
+            }
         )
     for source in sources:
         notes += [f"{declined.location}: not offered: {declined.reason}" for declined in source.declined]
@@ -97,4 +102,3 @@ def _qualified(skill: RemoteSkill, same_server: bool) -> str:
     if same_server:
         return f"{skill.spec.label}:{'/'.join(skill.entry.path_segments)}"
     return f"{skill.spec.label}:{skill.name}"
-

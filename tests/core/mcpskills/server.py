@@ -90,13 +90,19 @@ def snapshot(root: Path, breaks: set[str]) -> tuple[list[dict[str, Any]], dict[s
         base = "skill://huge"
         body = b"---\nname: huge\ndescription: Too many files.\n---\nBody\n"
         files[f"{base}/SKILL.md"] = body
-        resources = [{"uri": f"{base}/SKILL.md", "digest": "sha256:" + hashlib.sha256(body).hexdigest(), "size": len(body)}]
+        resources = [
+            {"uri": f"{base}/SKILL.md", "digest": "sha256:" + hashlib.sha256(body).hexdigest(), "size": len(body)}
+        ]
         for i in range(512):
             uri = f"{base}/f{i}.txt"
             files[uri] = b"x"
             resources.append({"uri": uri, "digest": "sha256:" + hashlib.sha256(b"x").hexdigest(), "size": 1})
         entries.append(
-            {"uri": f"{base}/SKILL.md", "frontmatter": {"name": "huge", "description": "Too many files."}, "resources": resources}
+            {
+                "uri": f"{base}/SKILL.md",
+                "frontmatter": {"name": "huge", "description": "Too many files."},
+                "resources": resources,
+            }
         )
     return entries, files
 
