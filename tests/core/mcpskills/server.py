@@ -186,9 +186,23 @@ def build(root: Path, breaks: set[str] | frozenset[str] = frozenset(), page_size
             raise MCPError(-32602, f"{uri} is not a directory resource")
         return {"resultType": "complete", "resources": list(children.values())}
 
-    server.add_request_handler("skills/list", types.PaginatedRequestParams, skills_list)
-    server.add_request_handler("skills/get", UriParams, skills_get)
-    server.add_request_handler("resources/directory/read", UriParams, directory_read)
+    calls: list[tuple[str, str | None]] = []
+
+    def recorded(method: str, handler: Any) -> Any:
+        async def run(ctx: Any, params: Any) -> Any:
+            calls.append((method, getattr(params, "uri", None)))
+            return await handler(ctx, params)
+
+        return run
+
+    server.add_request_handler("skills/list", types.PaginatedRequestParams, recorded("skills/list", skills_list))
+    server.add_request_handler("skills/get", UriParams, recorded("skills/get", skills_get))
+    server.add_request_handler("resources/directory/read", UriParams, recorded("directory", directory_read))
+    if "no-resources" not in breaks:
+        server.add_request_handler(
+            "resources/read", types.ReadResourceRequestParams, recorded("resources/read", read_resource)
+        )
+    server.calls = calls  # what clients asked, for tests of lazy retrieval
     return server
 
 
