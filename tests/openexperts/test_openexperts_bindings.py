@@ -190,3 +190,53 @@ def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
 
     with pytest.raises(ToolError, match="invalid_input"):
         rt.tools.call("crm", "get_customer", {"id": "wrong"})
+
+
+@pytest.fixture
+def media_url():
+    """The media server over Streamable HTTP, stopped after the test."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "mcp_media_server.py"), "--http", "0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        yield proc.stderr.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_mcp_binding_reads_every_page_keeps_media_and_says_it_is_agentpack(transport, request):
+    from agentpack_openexperts.runtime.mcp_bridge import McpBinding
+
+    if transport == "stdio":
+        binding = McpBinding([sys.executable, str(HERE / "mcp_media_server.py")])
+    else:
+        binding = McpBinding(url=request.getfixturevalue("media_url"))
+    try:
+        assert binding.tools == ["whoami", "picture", "sound", "link"]  # page two is offered too
+        assert binding.call("whoami", {}) == {"text": "agentpack"}
+        picture = binding.call("picture", {})
+        assert picture["text"] == "a red dot"
+        assert picture["content"][1] == {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        assert binding.call("sound", {})["content"] == [{"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}]
+        (link,) = binding.call("link", {})["content"]
+        assert (link["type"], link["uri"], link["name"]) == ("resource_link", "file:///tmp/report.pdf", "report.pdf")
+    finally:
+        binding.close()
+
+
+def test_mcp_binding_by_url_in_a_bindings_file(make_runtime, acme, tmp_path, media_url):
+    bindings = tmp_path / "bindings.yaml"
+    bindings.write_text(json.dumps({"tools": {"crm": {"mcp": {"url": media_url}}}}))
+    rt = runtime_with(make_runtime, acme, bindings)
+    assert rt.tools.bindings["crm"].tools == ["whoami", "picture", "sound", "link"]
+    both = tmp_path / "both.yaml"
+    both.write_text(json.dumps({"tools": {"crm": {"mcp": {"url": media_url, "command": ["x"]}}}}))
+    with pytest.raises(AgentpackError):
+        runtime_with(make_runtime, acme, both)

@@ -201,14 +201,14 @@ def client_info() -> Any:
     return types.Implementation(name="agentpack", version=__version__)
 
 
-def make_client(target: Any) -> Any:
+def make_client(target: Any, *, read_timeout: float | None = CONNECT_TIMEOUT) -> Any:
     """An SDK ``Client`` for ``target`` (a URL, a ``StdioServerParameters`` or an in-process server) as agentpack.
 
     The SDK's response cache is off: every read is checked against the entry it belongs to.
     """
     from mcp import Client
 
-    return Client(target, client_info=client_info(), cache=None, read_timeout_seconds=CONNECT_TIMEOUT)
+    return Client(target, client_info=client_info(), cache=None, read_timeout_seconds=read_timeout)
 
 
 def transport_target(spec: ServerSpec) -> Any:
@@ -229,7 +229,7 @@ async def connect(spec: ServerSpec, target: Any = None) -> AsyncIterator[Connect
     try:
         await client.__aenter__()
     except Exception as exc:
-        raise AgentpackError(f"{spec.origin}: cannot connect to {spec.target}: {_reason(exc)}") from None
+        raise AgentpackError(f"{spec.origin}: cannot connect to {spec.target}: {reason(exc)}") from None
     try:
         yield Connection(spec, client)
     finally:
@@ -239,7 +239,7 @@ async def connect(spec: ServerSpec, target: Any = None) -> AsyncIterator[Connect
             pass
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
     """The first real cause inside an exception group (anyio wraps transport failures in them)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
