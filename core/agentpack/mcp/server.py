@@ -14,8 +14,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agentpack import __version__
 from agentpack.io.errors import AgentpackError, require
+from agentpack.kernel.version import __version__
 
 if TYPE_CHECKING:
     import mcp_types
