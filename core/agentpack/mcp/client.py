@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agentpack import __version__
+from agentpack.kernel.version import __version__
 from agentpack.io.errors import AgentpackError, require
 
 EXTENSION = "io.modelcontextprotocol/skills"
