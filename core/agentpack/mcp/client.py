@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agentpack.kernel.version import __version__
 from agentpack.io.errors import AgentpackError, require
+from agentpack.kernel.version import __version__
 
 EXTENSION = "io.modelcontextprotocol/skills"
 INVALID_PARAMS = -32602
