@@ -150,6 +150,47 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
     return home
 
 
+def npm_tools(package_json: Path, *, timeout: float = 900) -> Path:
+    """A ``node_modules`` folder with what ``package_json`` pins, from the npm registry, for interoperability tests
+    (a reference MCP server, the MCP conformance suite); returns its ``.bin`` folder.
+
+    Installed once into ``$AGENTPACK_NPM_TOOLS`` (CI's ``.ci/run`` fills it the same way) or else the temporary
+    directory, and reused while the pinned ``package.json`` is unchanged. Calls ``pytest.skip`` with the reason
+    when npm is missing or the registry cannot be reached. Never touches the project's folders.
+    """
+    import shutil
+    import tempfile
+
+    from agentpack.io.fsutil import file_lock
+
+    wanted = package_json.read_text(encoding="utf-8")
+    default = Path(tempfile.gettempdir()) / "agentpack-interop" / f"npm-{package_json.parent.name}"
+    home = Path(os.environ.get("AGENTPACK_NPM_TOOLS") or default)
+    home.mkdir(parents=True, exist_ok=True)
+    with file_lock(home.parent / f"{home.name}.lock", timeout=timeout, what="the npm tools"):
+        ready = home / "node_modules" / ".bin"
+        if ready.is_dir() and (home / "package.json").exists() and (home / "package.json").read_text() == wanted:
+            return ready
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed (apt-get install npm)")
+        (home / "package.json").write_text(wanted, encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(home)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"npm install took more than {timeout:.0f} s (slow registry?)")
+        if done.returncode != 0:
+            (home / "package.json").unlink()
+            pytest.skip(f"cannot install {package_json} from the npm registry: {done.stderr[-300:]}")
+    return ready
+
+
 @pytest.fixture
 def agentpack_host() -> Iterator[Host]:
     """A fresh host (entry points loaded) installed as the process-wide one for the test."""

@@ -502,7 +502,7 @@ def _mcp_sources(specs: list[Any], local: tuple[Path, ...]) -> Any:
     from agentpack.mcp.skillsource import open_sources
 
     cache = SkillCache()
-    cache.refuse_inside([*local, Path.cwd()])
+    cache.refuse_inside(list(local))
     return open_sources(specs, cache=cache)
 
 

@@ -163,9 +163,12 @@ class SkillSource:
             )
 
     def materialize(self, skill: RemoteSkill) -> Path:
-        """Every file of ``skill`` verified into the cache; returns the skill's folder there."""
+        """Every file of ``skill`` verified into the cache, ``SKILL.md`` first (nothing else is read when it fails
+        verification); returns the skill's folder there."""
+        self.read(skill, skill.entry.uri)
         for listed in skill.entry.files or ():
-            self.read(skill, listed.uri)
+            if listed.uri != skill.entry.uri:
+                self.read(skill, listed.uri)
         return self.skill_dir(skill)
 
     def skill_dir(self, skill: RemoteSkill) -> Path:
