@@ -68,6 +68,8 @@ def test_a_conforming_server_gets_a_clean_report(skills):
         ("get-error", "MCS041", "mcp:srv:skill://agentpack-check-not-served/SKILL.md", None),
         ("read-error", "MCS042", "mcp:srv:skill://acme/beta/agentpack-check-not-served.md", None),
         ("dir-read", "MCS043", "mcp:srv:skill://acme/beta/SKILL.md", None),
+        ("dir-mime", "MCS043", "mcp:srv:skill://alpha", None),
+        ("resource-meta", "MCS044", "mcp:srv:skill://acme/beta/SKILL.md", "/name"),
         ("limits", "MCS050", "mcp:srv:skill://huge/SKILL.md", "/resources"),
         ("dynamic", "MCS030", "mcp:srv:skill://acme/beta/SKILL.md", "/resources"),
     ],

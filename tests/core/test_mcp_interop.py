@@ -89,3 +89,49 @@ def test_the_conformance_suite_s_skills_client_scenarios(tools, tmp_path, scenar
     said = run.stdout + run.stderr  # the suite prints its results on stderr
     assert run.returncode == 0, said[-4000:]
     assert ", 0 failed" in said and "OVERALL: PASSED" in said and "Passed: 0/" not in said
+
+
+@pytest.fixture
+def fixture_url(tmp_path):
+    """Our fixture skills server over Streamable HTTP, the first listed skill with a subdirectory."""
+    root = tmp_path / "served"
+    for rel, extra in [("alpha", "references/guide.md"), ("team/beta", None)]:
+        folder = root / rel
+        folder.mkdir(parents=True)
+        name = rel.rsplit("/", 1)[-1]
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\nBody\n")
+        if extra:
+            (folder / extra).parent.mkdir(parents=True)
+            (folder / extra).write_text("guide\n")
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "server.py"), str(root), "--http", "0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        yield proc.stderr.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@pytest.mark.parametrize(
+    "scenario", ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
+)
+def test_the_server_mcp_check_calls_clean_passes_the_suite_s_skills_server_scenarios(
+    tools, tmp_path, fixture_url, scenario
+):
+    """The conforming fixture behind the checker's clean report is conforming by the official suite too."""
+    run = subprocess.run(
+        [str(tools / "node"), str(tools / "conformance"), "server", "--url", fixture_url, "--scenario", scenario],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said[-4000:]
+    assert ", 0 failed, 0 warnings" in said, said[-4000:]
+    check = agentpack("mcp", "check", fixture_url, "-o", "json", tmp_path=tmp_path)
+    assert check.returncode == 0 and json.loads(check.stdout)["items"][0]["findings"] == []

@@ -15,7 +15,9 @@ Each broken rule is a ``Finding`` with a stable code, located at the server and 
   that is not the SKILL.md's, verbatim; MCS036 a listed file that cannot be read
 - MCS040 ``skills/get`` of a listed skill fails or disagrees with the listing; MCS041 ``skills/get``,
   MCS042 ``resources/read`` of something not served answer other than -32602; MCS043 ``directoryRead``
-  declared but ``resources/directory/read`` misbehaves
+  declared but ``resources/directory/read`` misbehaves (fails, leaves out a child, a subdirectory not
+  ``inode/directory``, a file read as a directory); MCS044 the SKILL.md resource's ``mimeType``, ``name`` or
+  ``description`` in ``resources/list`` is not ``text/markdown`` and the frontmatter's (warning)
 - MCS050 a skill beyond the limits (512 files, 16 MiB: warning); MCS051 two skills share a name (warning)
 """
 
@@ -114,14 +116,17 @@ class Checker:
         if not isinstance(result.get("cacheScope"), str):
             self.add("error", "MCS011", f"{what}: 'cacheScope' is required", pointer="/cacheScope")
 
-    async def served_resources(self) -> list[str] | None:
+    async def served_resources(self) -> dict[str, dict[str, Any]] | None:
+        """What ``resources/list`` serves, by URI (None when the server does not list resources)."""
         try:
-            uris: list[str] = []
+            served: dict[str, dict[str, Any]] = {}
             async for page in self.connection.pages("resources/list", "resources"):
-                uris += [r["uri"] for r in page["resources"] if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+                served |= {
+                    r["uri"]: r for r in page["resources"] if isinstance(r, dict) and isinstance(r.get("uri"), str)
+                }
         except McpCallError:
             return None  # resources/list is optional for a skill server: completeness is then checked by reads only
-        return uris
+        return served
 
     async def error_codes(self, entries: list[SkillEntry]) -> None:
         prefix = entries[0].root if entries else f"skill://{PROBE}"
@@ -146,7 +151,7 @@ class Checker:
             "error", code, f"{method} of {what} succeeds; it must fail with -32602 (Invalid params)", params["uri"]
         )
 
-    async def skill(self, entry: SkillEntry, served: list[str] | None, directory_read: bool) -> None:
+    async def skill(self, entry: SkillEntry, served: dict[str, dict[str, Any]] | None, directory_read: bool) -> None:
         await self.get(entry)
         if entry.files is None:
             self.add(
@@ -169,8 +174,27 @@ class Checker:
                             entry.uri,
                             "/resources",
                         )
+            if served is not None and entry.uri in served:
+                self.metadata(entry, served[entry.uri])
         if directory_read:
             await self.directory(entry)
+
+    def metadata(self, entry: SkillEntry, resource: dict[str, Any]) -> None:
+        """The SHOULDs of the SKILL.md resource's metadata (``resources/list``): warnings."""
+        expected = {
+            "mimeType": "text/markdown",
+            "name": entry.frontmatter.get("name"),
+            "description": entry.frontmatter.get("description"),
+        }
+        for field, value in expected.items():
+            if resource.get(field) != value:
+                self.add(
+                    "warning",
+                    "MCS044",
+                    f"resources/list gives the SKILL.md {field} {resource.get(field)!r}; it should be {value!r}",
+                    entry.uri,
+                    f"/{field}",
+                )
 
     async def get(self, entry: SkillEntry) -> None:
         try:
@@ -245,13 +269,14 @@ class Checker:
             )
 
     async def directory(self, entry: SkillEntry) -> None:
+        children: dict[str, Any] = {}
         try:
             async for page in self.connection.pages("resources/directory/read", "resources", {"uri": entry.root}):
                 if page.get("resultType") != "complete":
                     self.add(
                         "error", "MCS043", "resources/directory/read: 'resultType' must be \"complete\"", entry.root
                     )
-                break
+                children |= {c.get("uri"): c.get("mimeType") for c in page["resources"] if isinstance(c, dict)}
         except McpCallError as exc:
             self.add(
                 "error",
@@ -259,9 +284,31 @@ class Checker:
                 f"directoryRead is declared but reading the skill's root fails: {exc.detail}",
                 entry.root,
             )
+        else:
+            self.direct_children(entry, children)
         await self.expect_invalid_params(
             "resources/directory/read", {"uri": entry.uri}, "MCS043", "a file, not a directory"
         )
+
+    def direct_children(self, entry: SkillEntry, children: dict[str, Any]) -> None:
+        """Every direct child the manifest implies is listed, a subdirectory as ``inode/directory``."""
+        expected: dict[str, bool] = {}
+        for listed in entry.files or ():
+            head, _, rest = listed.uri[len(entry.root) + 1 :].partition("/")
+            expected[f"{entry.root}/{head}"] = expected.get(f"{entry.root}/{head}", False) or bool(rest)
+        for uri, is_directory in expected.items():
+            if uri not in children:
+                self.add(
+                    "error", "MCS043", f"resources/directory/read of the skill's root does not list {uri}", entry.root
+                )
+            elif is_directory and children[uri] != "inode/directory":
+                self.add(
+                    "error",
+                    "MCS043",
+                    f"resources/directory/read lists the subdirectory {uri} as {children[uri]!r}, "
+                    "not 'inode/directory'",
+                    entry.root,
+                )
 
 
 def check_server(spec: ServerSpec, target: Any = None) -> list[Finding]:

@@ -30,6 +30,8 @@ BREAKS = (
     "get-error",  # skills/get of an unknown skill is not -32602
     "read-error",  # resources/read of an unknown file is not -32602
     "dir-read",  # declares directoryRead, answers a file URI as a directory
+    "dir-mime",  # a subdirectory listed by resources/directory/read as a file
+    "resource-meta",  # the SKILL.md resource is named after the file, not the skill
     "limits",  # a skill of 513 files
     "dynamic",  # a skill with "dynamic" resources
 )
@@ -124,10 +126,14 @@ def build(root: Path, breaks: set[str] | frozenset[str] = frozenset(), page_size
     def mime(uri: str) -> str:
         return "text/markdown" if uri.endswith(".md") else "application/octet-stream"
 
+    def resource(uri: str) -> Any:
+        front = by_uri[uri]["frontmatter"] if uri in by_uri else None
+        if front is None or "resource-meta" in breaks:
+            return types.Resource(uri=uri, name=uri.rsplit("/", 1)[-1], mime_type=mime(uri))
+        return types.Resource(uri=uri, name=front["name"], description=front["description"], mime_type=mime(uri))
+
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(
-            resources=[types.Resource(uri=uri, name=uri.rsplit("/", 1)[-1], mime_type=mime(uri)) for uri in files]
-        )
+        return types.ListResourcesResult(resources=[resource(uri) for uri in files])
 
     async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
         uri = str(params.uri)
@@ -180,7 +186,7 @@ def build(root: Path, breaks: set[str] | frozenset[str] = frozenset(), page_size
             if file_uri.startswith(prefix):
                 head, _, rest = file_uri[len(prefix) :].partition("/")
                 child = prefix + head
-                kind = "inode/directory" if rest else mime(file_uri)
+                kind = "inode/directory" if rest and "dir-mime" not in breaks else mime(file_uri)
                 children[child] = {"uri": child, "name": head, "mimeType": kind}
         if not children and not ("dir-read" in breaks and uri in files):
             raise MCPError(-32602, f"{uri} is not a directory resource")
