@@ -276,7 +276,7 @@ class Checker:
                     self.add(
                         "error", "MCS043", "resources/directory/read: 'resultType' must be \"complete\"", entry.root
                     )
-                children |= {c.get("uri"): c.get("mimeType") for c in page["resources"] if isinstance(c, dict)}
+                children |= {str(c.get("uri")): c.get("mimeType") for c in page["resources"] if isinstance(c, dict)}
         except McpCallError as exc:
             self.add(
                 "error",
