@@ -252,3 +252,19 @@ def test_streamable_http_and_a_server_that_cannot_be_reached(skills, env):
     assert gone.returncode == 2 and "mcp:web: cannot connect to" in gone.stderr
     bad = agentpack("validate", "--mcp", "no label", env=env)
     assert bad.returncode == 2 and "LABEL=COMMAND_OR_URL" in bad.stderr
+
+
+def test_read_properties_of_a_served_skill_by_its_uri(skills, env):
+    server = f"docs={stdio(skills)}"
+    result = agentpack("skill-md", "read-properties", "mcp:docs:skill://acme/beta/SKILL.md", "--mcp", server, env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"name": "beta", "description": "Beta skill.", "license": "MIT"}
+    unknown = agentpack("skill-md", "read-properties", "mcp:docs:skill://nope/SKILL.md", "--mcp", server, env=env)
+    assert unknown.returncode == 2 and "No skill is served at skill://nope/SKILL.md (error -32602)" in unknown.stderr
+    unlabelled = agentpack(
+        "skill-md", "read-properties", "mcp:other:skill://acme/beta/SKILL.md", "--mcp", server, env=env
+    )
+    assert unlabelled.returncode == 2 and "no --mcp server is labelled 'other'" in unlabelled.stderr
+    tampered = f"docs={stdio(skills, '--break', 'frontmatter')}"
+    bad = agentpack("skill-md", "read-properties", "mcp:docs:skill://acme/beta/SKILL.md", "--mcp", tampered, env=env)
+    assert bad.returncode == 2 and "differs from the entry's in description" in bad.stderr

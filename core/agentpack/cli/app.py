@@ -433,29 +433,47 @@ def skill_md() -> None:
     """Read Agent Skills as hosts do, with the output of skills-ref (read-properties, to-prompt)."""
 
 
+def _local_or_served(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+    """``mcp:LABEL:URI`` as given; anything else a path that must exist (click's own check and message)."""
+    if value.startswith("mcp:"):
+        return value
+    converted: Path = click.Path(exists=True, path_type=Path).convert(value, param, ctx)
+    return converted
+
+
 @skill_md.command(name="read-properties")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", callback=_local_or_served)
+@mcp_option()
 @output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md read-properties")
-def read_properties(path: Path, output: str) -> None:
-    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md).
+def read_properties(path: Path | str, mcp: list[Any], output: str) -> None:
+    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md, or
+    mcp:LABEL:URI, the SKILL.md a --mcp server serves at URI, listed or not).
 
     The default output is skills-ref's, byte for byte; -o json wraps the
-    properties in agentpack's envelope.
+    properties in agentpack's envelope. A served skill's SKILL.md is read and
+    verified against its entry (skills/get); its allowed-tools is left out.
 
     \b
     Examples:
       agentpack skill-md read-properties skills/pdf-tools
       agentpack skill-md read-properties skills/pdf-tools/SKILL.md --json
+      agentpack skill-md read-properties mcp:docs:skill://pdf-tools/SKILL.md --mcp docs=https://example.org/mcp
     """
     from agentpack.skills.skillmd import find_skill_md, read_skill
     from agentpack.skills.skillprompt import properties, properties_json, skill_directory
 
-    directory = skill_directory(path)
-    skill = read_skill(directory, display=str(find_skill_md(directory) or directory))
-    if output == "json":
-        emit_json("skill-md read-properties", True, path=str(path), properties=properties(skill))
+    if isinstance(path, str):
+        from agentpack.mcp.skillviews import served_properties
+
+        with _mcp_sources(mcp, ()) as sources:
+            props = served_properties(sources, path)
     else:
-        click.echo(properties_json(skill))
+        directory = skill_directory(path)
+        props = properties(read_skill(directory, display=str(find_skill_md(directory) or directory)))
+    if output == "json":
+        emit_json("skill-md read-properties", True, path=str(path), properties=props)
+    else:
+        click.echo(properties_json(props))
 
 
 @skill_md.command(name="to-prompt")

@@ -10,7 +10,7 @@ skill is ignored (never passed on), as the extension requires.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentpack.mcp.skillsource import RemoteSkill, SkillSource, VerificationError
 
@@ -102,3 +102,25 @@ def _qualified(skill: RemoteSkill, same_server: bool) -> str:
     if same_server:
         return f"{skill.spec.label}:{'/'.join(skill.entry.path_segments)}"
     return f"{skill.spec.label}:{skill.name}"
+
+
+def served_properties(sources: list[SkillSource], location: str) -> dict[str, Any]:
+    """``read-properties`` of the skill at ``mcp:LABEL:URI``: its entry by ``skills/get`` (a skill the listing
+    may leave out), its SKILL.md read and verified, the properties as for the file on disk, without the
+    fields an MCP skill cannot grant itself."""
+    from pathlib import Path
+
+    from agentpack.io.errors import AgentpackError
+    from agentpack.skills.skillmd import read_skill
+    from agentpack.skills.skillprompt import properties
+
+    _, label, uri = location.split(":", 2)
+    source = next((s for s in sources if s.spec.label == label), None)
+    if source is None:
+        raise AgentpackError(
+            f"{location}: no --mcp server is labelled '{label}'", hint=f"add --mcp {label}=COMMAND_OR_URL"
+        )
+    skill = source.get(uri)
+    text = source.read(skill, uri).decode("utf-8")
+    parsed = read_skill(Path(skill.entry.path_segments[-1]), display=skill.location, text=text)
+    return {k: v for k, v in properties(parsed).items() if k not in IGNORED_FIELDS}
