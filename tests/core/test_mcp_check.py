@@ -3,7 +3,6 @@ deliberately broken server (tests/core/mcpskills/server.py, written with the off
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,10 +17,6 @@ from agentpack.mcp.client import ServerSpec
 pytest.importorskip("mcp")
 
 SERVER = Path(__file__).parent / "mcpskills" / "server.py"
-_spec = importlib.util.spec_from_file_location("mcpskills_server_check", SERVER)
-assert _spec is not None and _spec.loader is not None
-fixture_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fixture_server)
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +40,12 @@ def skills(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def check(root: Path, *breaks: str, page_size: int = 2):
-    return check_server(ServerSpec("srv", "unused"), fixture_server.build(root, set(breaks), page_size))
+def check(skills_server, root: Path, *breaks: str, page_size: int = 2):
+    return check_server(ServerSpec("srv", "unused"), skills_server.build(root, set(breaks), page_size))
 
 
-def test_a_conforming_server_gets_a_clean_report(skills):
-    assert check(skills, page_size=1) == []
+def test_a_conforming_server_gets_a_clean_report(skills_server, skills):
+    assert check(skills_server, skills, page_size=1) == []
 
 
 @pytest.mark.parametrize(
@@ -74,9 +69,9 @@ def test_a_conforming_server_gets_a_clean_report(skills):
         ("dynamic", "MCS030", "mcp:srv:skill://acme/beta/SKILL.md", "/resources"),
     ],
 )
-def test_each_broken_rule_is_a_located_finding(skills, broken, code, file, pointer):
-    found = [f for f in check(skills, broken) if f.code == code]
-    assert found, [f"{f.code} {f.message}" for f in check(skills, broken)]
+def test_each_broken_rule_is_a_located_finding(skills_server, skills, broken, code, file, pointer):
+    found = [f for f in check(skills_server, skills, broken) if f.code == code]
+    assert found, [f"{f.code} {f.message}" for f in check(skills_server, skills, broken)]
     assert (found[0].file, found[0].pointer) == (file, pointer)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack.testing import npm_tools
+from agentpack.testing import npm_tools, served_url
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
@@ -103,17 +103,8 @@ def fixture_url(tmp_path):
         if extra:
             (folder / extra).parent.mkdir(parents=True)
             (folder / extra).write_text("guide\n")
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "server.py"), str(root), "--http", "0"], stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stderr is not None
-        yield proc.stderr.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        if proc.stderr is not None:
-            proc.stderr.close()
+    with served_url([sys.executable, str(HERE / "server.py"), str(root), "--http", "0"]) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

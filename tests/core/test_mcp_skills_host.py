@@ -3,7 +3,6 @@ origin tags, and the commands that read skills from folders (validate, skill-md 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,14 +15,11 @@ from agentpack.io.errors import AgentpackError
 from agentpack.mcp.client import ServerSpec, parse_server, parse_servers
 from agentpack.mcp.skillcache import SkillCache
 from agentpack.mcp.skillsource import VerificationError, open_sources
+from agentpack.testing import served_url
 
 pytest.importorskip("mcp")
 
 SERVER = Path(__file__).parent / "mcpskills" / "server.py"
-_spec = importlib.util.spec_from_file_location("mcpskills_server", SERVER)
-assert _spec is not None and _spec.loader is not None
-fixture_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fixture_server)
 
 
 def write_skill(root: Path, rel: str, front: str, body: str = "Body\n", files: dict[str, str] | None = None) -> Path:
@@ -61,8 +57,8 @@ def sources(servers: dict[str, object], cache: SkillCache):
     return open_sources(specs, cache=cache, targets=dict(servers))
 
 
-def test_every_page_is_listed_and_nothing_is_fetched_ahead_of_need(skills, cache):
-    server = fixture_server.build(skills, page_size=1)
+def test_every_page_is_listed_and_nothing_is_fetched_ahead_of_need(skills_server, skills, cache):
+    server = skills_server.build(skills, page_size=1)
     with sources({"docs": server}, cache) as (source,):
         listed = source.skills()
     assert [s.location for s in listed] == [
@@ -74,8 +70,8 @@ def test_every_page_is_listed_and_nothing_is_fetched_ahead_of_need(skills, cache
     assert not cache.root.exists()
 
 
-def test_a_read_is_verified_and_cached_under_label_and_uri(skills, cache):
-    server = fixture_server.build(skills)
+def test_a_read_is_verified_and_cached_under_label_and_uri(skills_server, skills, cache):
+    server = skills_server.build(skills)
     with sources({"docs": server}, cache) as (source,):
         alpha = next(s for s in source.skills() if s.name == "alpha")
         data = source.read(alpha, "skill://alpha/references/guide.md")
@@ -87,8 +83,8 @@ def test_a_read_is_verified_and_cached_under_label_and_uri(skills, cache):
     )
 
 
-def test_a_tampered_cache_file_is_fetched_again(skills, cache):
-    server = fixture_server.build(skills)
+def test_a_tampered_cache_file_is_fetched_again(skills_server, skills, cache):
+    server = skills_server.build(skills)
     with sources({"docs": server}, cache) as (source,):
         gamma = next(s for s in source.skills() if s.name == "gamma")
         source.read(gamma, gamma.entry.uri)
@@ -105,16 +101,16 @@ def test_a_tampered_cache_file_is_fetched_again(skills, cache):
         ("frontmatter", "differs from the entry's in description"),
     ],
 )
-def test_content_that_is_not_what_the_entry_says_is_not_used(skills, cache, broken, message):
-    with sources({"docs": fixture_server.build(skills, {broken})}, cache) as (source,):
+def test_content_that_is_not_what_the_entry_says_is_not_used(skills_server, skills, cache, broken, message):
+    with sources({"docs": skills_server.build(skills, {broken})}, cache) as (source,):
         beta = source.skills()[0]
         with pytest.raises(VerificationError, match=message):
             source.read(beta, beta.entry.uri)
     assert not cache.path("docs", beta.entry.uri).exists()
 
 
-def test_an_unlisted_file_is_a_verification_failure_and_never_read(skills, cache):
-    server = fixture_server.build(skills, {"manifest"})
+def test_an_unlisted_file_is_a_verification_failure_and_never_read(skills_server, skills, cache):
+    server = skills_server.build(skills, {"manifest"})
     with sources({"docs": server}, cache) as (source,):
         alpha = next(s for s in source.skills() if s.name == "alpha")
         with pytest.raises(VerificationError, match="an unlisted file is never read"):
@@ -122,8 +118,8 @@ def test_an_unlisted_file_is_a_verification_failure_and_never_read(skills, cache
     assert ("resources/read", "skill://alpha/references/guide.md") not in server.calls
 
 
-def test_no_skills_call_before_the_server_declares_the_extension(skills, cache):
-    server = fixture_server.build(skills, {"no-extension"})
+def test_no_skills_call_before_the_server_declares_the_extension(skills_server, skills, cache):
+    server = skills_server.build(skills, {"no-extension"})
     with (
         sources({"docs": server}, cache) as (source,),
         pytest.raises(AgentpackError, match="does not declare the Skills extension"),
@@ -133,15 +129,15 @@ def test_no_skills_call_before_the_server_declares_the_extension(skills, cache):
 
 
 @pytest.mark.parametrize(("broken", "reason"), [("dynamic", '"dynamic"'), ("limits", "more than the 512")])
-def test_dynamic_and_oversized_skills_are_declined_with_the_reason(skills, cache, broken, reason):
-    with sources({"docs": fixture_server.build(skills, {broken})}, cache) as (source,):
+def test_dynamic_and_oversized_skills_are_declined_with_the_reason(skills_server, skills, cache, broken, reason):
+    with sources({"docs": skills_server.build(skills, {broken})}, cache) as (source,):
         names = [s.name for s in source.skills()]
         assert [d.reason for d in source.declined if reason in d.reason]
     assert len(names) == 3 - (broken == "dynamic")
 
 
-def test_same_uri_on_two_servers_are_two_skills_in_two_cache_folders(skills, cache):
-    servers = {"one": fixture_server.build(skills), "two": fixture_server.build(skills)}
+def test_same_uri_on_two_servers_are_two_skills_in_two_cache_folders(skills_server, skills, cache):
+    servers = {"one": skills_server.build(skills), "two": skills_server.build(skills)}
     with sources(servers, cache) as (one, two):
         a, b = one.skills()[2], two.skills()[2]
         assert a.entry.uri == b.entry.uri and a.key != b.key
@@ -234,20 +230,10 @@ def test_to_prompt_tags_the_origin_and_never_shadows_a_local_skill(tmp_path, ski
 
 
 def test_streamable_http_and_a_server_that_cannot_be_reached(skills, env):
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(skills), "--http", "0"], stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stderr is not None
-        url = proc.stderr.readline().strip()
+    with served_url([sys.executable, str(SERVER), str(skills), "--http", "0"]) as url:
         result = agentpack("validate", "--mcp", f"web={url}", env=env)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "mcp:web:skill://alpha/SKILL.md (agent-skill): ok" in result.stdout
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        if proc.stderr is not None:
-            proc.stderr.close()
     gone = agentpack("validate", "--mcp", f"web={url}", env=env)
     assert gone.returncode == 2 and "mcp:web: cannot connect to" in gone.stderr
     bad = agentpack("validate", "--mcp", "no label", env=env)

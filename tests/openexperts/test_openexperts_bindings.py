@@ -195,19 +195,10 @@ def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
 @pytest.fixture
 def media_url():
     """The media server over Streamable HTTP, stopped after the test."""
-    import subprocess
+    from agentpack.testing import served_url
 
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "mcp_media_server.py"), "--http", "0"], stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stderr is not None
-        yield proc.stderr.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        if proc.stderr is not None:
-            proc.stderr.close()
+    with served_url([sys.executable, str(HERE / "mcp_media_server.py"), "--http", "0"]) as url:
+        yield url
 
 
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
