@@ -254,3 +254,21 @@ def test_read_properties_of_a_served_skill_by_its_uri(skills, env):
     tampered = f"docs={stdio(skills, '--break', 'frontmatter')}"
     bad = agentpack("skill-md", "read-properties", "mcp:docs:skill://acme/beta/SKILL.md", "--mcp", tampered, env=env)
     assert bad.returncode == 2 and "differs from the entry's in description" in bad.stderr
+
+
+def test_validate_names_each_declined_entry_and_why(skills, env):
+    result = agentpack("validate", "--mcp", f"docs={stdio(skills, '--break', 'dynamic')}", "-o", "json", env=env)
+    assert result.returncode == 1
+    items = {item["path"]: item for item in json.loads(result.stdout)["items"]}
+    (finding,) = items["mcp:docs:skill://acme/beta/SKILL.md"]["findings"]
+    assert finding["code"] == "MCP002" and '"dynamic"' in finding["message"]
+    assert items["mcp:docs:skill://alpha/SKILL.md"]["ok"]
+
+
+def test_validate_refuses_a_cache_inside_the_folder_it_validates(tmp_path, skills):
+    local = tmp_path / "local"
+    local.mkdir()
+    env = {"AGENTPACK_MCP_CACHE": str(local / "cache")}
+    result = agentpack("validate", str(local), "--mcp", f"docs={stdio(skills)}", env=env)
+    assert result.returncode == 2 and "scanned for local skills" in result.stderr
+    assert not (local / "cache").exists()
