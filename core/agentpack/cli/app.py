@@ -35,6 +35,7 @@ from agentpack.cli.clikit import (
     with_shared_options,
 )
 from agentpack.cli.runs import runs
+from agentpack.cli.schema import schema
 from agentpack.cli.view import view
 
 if TYPE_CHECKING:
@@ -645,6 +646,7 @@ def mcp_check(server: str, label: str, report_file: Path | None, output: str) ->
 
 
 cli.add_command(runs)
+cli.add_command(schema)
 cli.add_command(view)
 
 
