@@ -204,11 +204,26 @@ def client_info() -> Any:
 def make_client(target: Any, *, read_timeout: float | None = CONNECT_TIMEOUT) -> Any:
     """An SDK ``Client`` for ``target`` (a URL, a ``StdioServerParameters`` or an in-process server) as agentpack.
 
-    The SDK's response cache is off: every read is checked against the entry it belongs to.
+    The SDK's response cache is off: every read is checked against the entry it belongs to. A stdio server's
+    stderr goes to ours, or to the process's own when ours is no file (agentpack used as a library).
     """
     from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    if isinstance(target, StdioServerParameters):
+        target = stdio_client(target, errlog=_errlog())
     return Client(target, client_info=client_info(), cache=None, read_timeout_seconds=read_timeout)
+
+
+def _errlog() -> Any:
+    import io
+    import sys
+
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return sys.__stderr__
+    return sys.stderr
 
 
 def transport_target(spec: ServerSpec) -> Any:
