@@ -205,6 +205,8 @@ def mcp_option() -> Callable[[F], F]:
     The function receives ``mcp``, a list of ``agentpack.mcp.client.ServerSpec``."""
 
     def convert(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
+        if not values:  # the usual case imports nothing
+            return []
         from agentpack.io.errors import AgentpackError
         from agentpack.mcp.client import parse_servers
 
