@@ -54,6 +54,7 @@ def test_a_conforming_server_gets_a_clean_report(skills_server, skills):
         ("no-extension", "MCS001", "mcp:srv", "/capabilities/extensions"),
         ("no-resources", "MCS002", "mcp:srv", "/capabilities/resources"),
         ("cursor", "MCS012", "mcp:srv", None),
+        ("cursor-cycle", "MCS012", "mcp:srv", "/nextCursor"),
         ("result-type", "MCS011", "mcp:srv", "/ttlMs"),
         ("name", "MCS021", "mcp:srv:skill://acme/beta-renamed/SKILL.md", "/uri"),
         ("manifest", "MCS035", "mcp:srv:skill://acme/beta/SKILL.md", "/resources"),

@@ -128,6 +128,16 @@ def test_no_skills_call_before_the_server_declares_the_extension(skills_server, 
     assert server.calls == []
 
 
+def test_a_listing_that_never_ends_is_an_error(skills_server, skills, cache):
+    from agentpack.mcp.client import PaginationError
+
+    with (
+        sources({"docs": skills_server.build(skills, {"cursor-cycle"})}, cache) as (source,),
+        pytest.raises(PaginationError, match="returned the cursor 'a' twice"),
+    ):
+        source.skills()
+
+
 @pytest.mark.parametrize(("broken", "reason"), [("dynamic", '"dynamic"'), ("limits", "more than the 512")])
 def test_dynamic_and_oversized_skills_are_declined_with_the_reason(skills_server, skills, cache, broken, reason):
     with sources({"docs": skills_server.build(skills, {broken})}, cache) as (source,):

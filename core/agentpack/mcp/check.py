@@ -26,11 +26,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from agentpack.mcp.client import EXTENSION, INVALID_PARAMS, Connection, McpCallError, ServerSpec, connect
+from agentpack.mcp.client import (
+    EXTENSION,
+    INVALID_PARAMS,
+    Connection,
+    McpCallError,
+    PaginationError,
+    ServerSpec,
+    connect,
+)
 from agentpack.mcp.entries import SkillEntry, frontmatter_differences, frontmatter_of, parse_entry
 
 if TYPE_CHECKING:
-    from agentpack.kernel.models import Finding
+    from agentpack.kernel.models import Finding, Severity
 
 PROBE = "agentpack-check-not-served"
 
@@ -43,11 +51,13 @@ class Checker:
         self.spec = connection.spec
         self.findings: list[Finding] = []
 
-    def add(self, severity: str, code: str, message: str, uri: str | None = None, pointer: str | None = None) -> None:
+    def add(
+        self, severity: Severity, code: str, message: str, uri: str | None = None, pointer: str | None = None
+    ) -> None:
         from agentpack.kernel.models import Finding
 
         where = f"{self.spec.origin}:{uri}" if uri else self.spec.origin
-        self.findings.append(Finding(severity=severity, code=code, message=message, file=where, pointer=pointer))  # type: ignore[arg-type]  # severity is one of the literals
+        self.findings.append(Finding(severity=severity, code=code, message=message, file=where, pointer=pointer))
 
     async def run(self) -> list[Finding]:
         caps = self.connection.capabilities
@@ -95,9 +105,10 @@ class Checker:
                 if len({entry.uri for entry in entries}) < len(entries):
                     self.add("error", "MCS012", f"skills/list page {page_number} repeats an entry of an earlier one")
                     break
+        except PaginationError as exc:
+            self.add("error", "MCS012", exc.detail, pointer="/nextCursor")
         except McpCallError as exc:
-            code = "MCS012" if "cursor" in str(exc) or "pages" in str(exc) else "MCS010"
-            self.add("error", code, exc.detail, pointer="/nextCursor" if code == "MCS012" else None)
+            self.add("error", "MCS010", exc.detail)
         return entries
 
     def entry(self, raw: Any, where: str) -> list[SkillEntry]:

@@ -38,6 +38,10 @@ class McpCallError(AgentpackError):
         self.code = code
 
 
+class PaginationError(McpCallError):
+    """A paginated listing that never ends (a cursor comes back)."""
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     """A server as the user named it: the host-assigned ``label`` and a command line or URL."""
@@ -173,13 +177,13 @@ class Connection:
             if cursor is None:
                 return
             if not isinstance(cursor, str) or cursor in seen:
-                raise McpCallError(
+                raise PaginationError(
                     self.spec.origin,
                     f"{method} returned the cursor {cursor!r} twice: the listing never ends",
                     method=method,
                 )
             seen.add(cursor)
-        raise McpCallError(self.spec.origin, f"{method} did not end after {MAX_PAGES} pages", method=method)
+        raise PaginationError(self.spec.origin, f"{method} did not end after {MAX_PAGES} pages", method=method)
 
     async def read(self, uri: str) -> tuple[bytes, dict[str, Any]]:
         """The bytes of the resource at ``uri`` and its content item (``resources/read``)."""

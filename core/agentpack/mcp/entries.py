@@ -10,7 +10,10 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentpack.kernel.models import Severity
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 MAX_RESOURCES = 512
@@ -65,7 +68,7 @@ class Problem:
     code: str
     pointer: str
     message: str
-    severity: str = "error"
+    severity: Severity = "error"
 
 
 def parse_entry(raw: Any) -> tuple[SkillEntry | None, list[Problem]]:

@@ -25,7 +25,8 @@ BREAKS = (
     "manifest",  # a supporting file is left out of the entry
     "digest",  # a wrong digest
     "size",  # a wrong size
-    "cursor",  # pagination never ends
+    "cursor",  # pagination never ends: the first page comes back
+    "cursor-cycle",  # pagination never ends: empty pages whose cursors go round
     "result-type",  # skills/list without resultType, ttlMs, cacheScope
     "get-error",  # skills/get of an unknown skill is not -32602
     "read-error",  # resources/read of an unknown file is not -32602
@@ -162,6 +163,8 @@ def build(root: Path, breaks: set[str] | frozenset[str] = frozenset(), page_size
 
     async def skills_list(ctx: Any, params: Any) -> dict[str, Any]:
         cursor = getattr(params, "cursor", None)
+        if "cursor-cycle" in breaks:
+            return cacheable({"skills": [] if cursor else entries, "nextCursor": "b" if cursor == "a" else "a"})
         start = int(cursor) if cursor else 0
         page = entries[start : start + page_size]
         result: dict[str, Any] = {"skills": page}
