@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from agentpack.kernel.models import Severity
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\x00-\x20<>\"{}|\\^`\x7f]+$")
+"""A URI as RFC 3986 allows it: none of the characters it excludes (so none can break out of a prompt's markup)."""
 MAX_RESOURCES = 512
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 SKILL_MD = "SKILL.md"
@@ -81,7 +83,7 @@ def parse_entry(raw: Any) -> tuple[SkillEntry | None, list[Problem]]:
     front = raw.get("frontmatter")
     if not isinstance(uri, str) or not uri:
         problems.append(Problem("MCS020", "/uri", "the entry has no 'uri' string"))
-    elif not uri.endswith("/" + SKILL_MD) or "://" not in uri:
+    elif not URI.match(uri) or not uri.endswith("/" + SKILL_MD):
         problems.append(Problem("MCS021", "/uri", f"'uri' {uri!r} is not the URI of a skill's SKILL.md"))
     if not isinstance(front, dict):
         problems.append(Problem("MCS020", "/frontmatter", "the entry has no 'frontmatter' object"))
