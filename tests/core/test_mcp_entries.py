@@ -76,4 +76,4 @@ def test_a_uri_rfc_3986_forbids_cannot_reach_a_prompt():
         "resources": [],
     }
     entry, problems = parse_entry(raw)
-    assert entry is None and [p.code for p in problems][0] == "MCS021"
+    assert entry is None and problems[0].code == "MCS021"
