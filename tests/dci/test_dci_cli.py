@@ -190,7 +190,9 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
     for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
-        assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)
+        # the consumer beside skills/ is linted too (issue 24: a broken one fails the lint)
+        expected = [*providers, consumer / "SKILL.md"]
+        assert result.exit_code == 0 and reads.each_once(expected), (command, reads.opened, reads.parsed)
 
 
 def test_real_subprocesses(ws):

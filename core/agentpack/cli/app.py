@@ -230,7 +230,7 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
-    from agentpack.kernel.models import Finding, Report, ValidationItem
+    from agentpack.kernel.lazyreport import LazyItem, LazyReport
     from agentpack.kernel.packwalk import expand
 
     log = console.logger(__name__)
@@ -242,20 +242,22 @@ def validate(
             pack = h.load(path, format)
         except PackError as exc:
             log.info("validate %s: cannot load: %s", path, exc.message)
+            from agentpack.kernel.models import Finding  # pydantic only when there is a finding
+
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
-            items.append(ValidationItem(path=str(path), findings=[finding]))
+            items.append(LazyItem(str(path), None, [finding]))
             continue
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
-        items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        items.append(LazyItem(str(path), pack.format, h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
     if mcp:
         from agentpack.mcp.skillviews import validation_items
 
         with _mcp_sources(mcp, paths) as sources:
             items += validation_items(h, sources, strict=strict)
-    report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
@@ -548,6 +550,13 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="streamable-http: serve from this many processes (above 1, each request stands alone: no sessions).",
+)
 @record_options()
 def serve(
     transport: str,
@@ -556,6 +565,7 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    workers: int,
     recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
@@ -569,6 +579,7 @@ def serve(
     Examples:
       agentpack mcp serve --pack expert-skill
       agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
+      agentpack mcp serve --transport streamable-http --workers 2 --pack expert-skill
     """
     from agentpack.io.errors import AgentpackError, reading
     from agentpack.kernel.registry import McpContext
@@ -580,8 +591,14 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
+    if workers > 1 and transport != "streamable-http":
+        raise AgentpackError("--workers applies to --transport streamable-http only")
     context = McpContext(packs=list(packs), options=dict(options), recording=recording)
-    run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
+    code = run_server(
+        host(), context, transport=transport, host_name=bind_host, port=port, token=token, workers=workers
+    )
+    if code:
+        raise SystemExit(code)
 
 
 @mcp.command(name="tools")
@@ -691,7 +708,15 @@ def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake); what it prints
+    shows control characters escaped (``console.guarded_output``)."""
+    from agentpack.io.console import guarded_output
+
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     from agentpack.cli.clikit import _json_command
     from agentpack.io.errors import AgentpackError
 

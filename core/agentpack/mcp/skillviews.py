@@ -16,18 +16,20 @@ from agentpack.mcp.skillsource import RemoteSkill, SkillSource, VerificationErro
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
-    from agentpack.kernel.models import Finding, ValidationItem
+    from agentpack.kernel.lazyreport import LazyItem
+    from agentpack.kernel.models import Finding
 
 IGNORED_FIELDS = ("allowed-tools",)
 """Frontmatter an MCP skill cannot grant itself: never honoured, never passed on."""
 
 
-def validation_items(host: Host, sources: list[SkillSource], *, strict: bool = False) -> list[ValidationItem]:
+def validation_items(host: Host, sources: list[SkillSource], *, strict: bool = False) -> list[LazyItem]:
     """One item per skill the servers list (and per declined entry), with the verdicts of the same files on disk."""
     from agentpack.io.errors import PackError
-    from agentpack.kernel.models import Finding, ValidationItem
+    from agentpack.kernel.lazyreport import LazyItem
+    from agentpack.kernel.models import Finding
 
-    items: list[ValidationItem] = []
+    items: list[LazyItem] = []
     for source in sources:
         for skill in source.skills():
             try:
@@ -39,10 +41,10 @@ def validation_items(host: Host, sources: list[SkillSource], *, strict: bool = F
             except PackError as exc:
                 findings = [Finding.error("PACK", exc.message, file=skill.location, line=exc.line)]
             findings += _ignored(skill)
-            items.append(ValidationItem(path=skill.location, format="agent-skill", findings=findings))
+            items.append(LazyItem(skill.location, "agent-skill", findings))
         for declined in source.declined:
             finding = Finding.error("MCP002", f"not loaded: {declined.reason}", file=declined.location)
-            items.append(ValidationItem(path=declined.location, findings=[finding]))
+            items.append(LazyItem(declined.location, None, [finding]))
     return items
 
 

@@ -223,7 +223,17 @@ def parse_contract(text: str) -> Contract:
     """Parse one contract string; raises ``ContractParseError`` (with a column) on a grammar error."""
     if not isinstance(text, str):
         raise ContractParseError(f"a contract must be a string, not {type(text).__name__}", 1)
+    control = CONTROL_CHARACTERS.search(text)
+    if control is not None:
+        raise ContractParseError(
+            f"the contract contains the control character {control.group()!r}", control.start() + 1
+        )
     return _parse_plain(text) or _parse_general(text)
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+"""Control characters no contract holds: those Python does not count as whitespace (tab, LF, VT, FF, CR,
+the separators 0x1c-0x1f and NEL are whitespace to the grammar)."""
 
 
 _PLAIN = re.compile(r"DCI/([0-9]+)(?:\^(strict|best-effort))?((?: +(?:[PERO]|A|Pol)\([^()\\\s]+\))+)")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentpack.io import jsonio
 from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.io.paths import links_out
 from agentpack.kernel.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
@@ -29,6 +30,7 @@ def validate_skill(
 ) -> list[Finding]:
     """Every rule for one skill folder. ``access=True`` looks for ``../_access.yaml`` itself."""
     findings = schema_findings(skill)
+    findings += _links_out(skill)
     findings += _spec_id(skill)
     findings += _paths(skill)
     findings += _io_schemas(skill)
@@ -48,6 +50,19 @@ def validate_skill(
             )
         )
     return findings
+
+
+def _links_out(skill: SkillManifest) -> list[Finding]:
+    """SKC101: a symbolic link whose target leaves the skill folder (never followed)."""
+    return [
+        Finding.error(
+            "SKC101",
+            f"'{rel}' is a symbolic link to '{target}', outside the skill folder; agentpack never follows it",
+            file=str(skill.directory / rel),
+            hint="copy what it points to into the skill folder, or remove the link",
+        )
+        for rel, target in links_out(skill.directory)
+    ]
 
 
 EXPECTED = [
