@@ -66,6 +66,7 @@ def test_a_conforming_server_gets_a_clean_report(skills_server, skills):
         ("dir-read", "MCS043", "mcp:srv:skill://acme/beta/SKILL.md", None),
         ("dir-mime", "MCS043", "mcp:srv:skill://alpha", None),
         ("resource-meta", "MCS044", "mcp:srv:skill://acme/beta/SKILL.md", "/name"),
+        ("lost-file", "MCS036", "mcp:srv:skill://acme/beta/data.bin", None),
         ("limits", "MCS050", "mcp:srv:skill://huge/SKILL.md", "/resources"),
         ("dynamic", "MCS030", "mcp:srv:skill://acme/beta/SKILL.md", "/resources"),
     ],

@@ -282,3 +282,12 @@ def test_validate_refuses_a_cache_inside_the_folder_it_validates(tmp_path, skill
     result = agentpack("validate", str(local), "--mcp", f"docs={stdio(skills)}", env=env)
     assert result.returncode == 2 and "scanned for local skills" in result.stderr
     assert not (local / "cache").exists()
+
+
+def test_validate_reports_a_listed_file_the_server_cannot_read(skills, env):
+    result = agentpack("validate", "--mcp", f"docs={stdio(skills, '--break', 'lost-file')}", "-o", "json", env=env)
+    assert result.returncode == 1
+    items = {item["path"]: item for item in json.loads(result.stdout)["items"]}
+    (finding,) = items["mcp:docs:skill://alpha/SKILL.md"]["findings"]
+    assert finding["code"] == "MCP003" and "skill://alpha/references/guide.md" in finding["message"]
+    assert items["mcp:docs:skill://gamma/SKILL.md"]["ok"]

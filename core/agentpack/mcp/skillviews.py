@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentpack.mcp.client import McpCallError
 from agentpack.mcp.skillsource import RemoteSkill, SkillSource, VerificationError
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ def validation_items(host: Host, sources: list[SkillSource], *, strict: bool = F
                 findings = [_relocate(source, skill, f) for f in host.validate(pack, strict=strict)]
             except VerificationError as exc:
                 findings = [Finding.error("MCP001", exc.message, file=skill.location, hint=exc.hint)]
+            except McpCallError as exc:
+                findings = [Finding.error("MCP003", f"cannot load: {exc.message}", file=skill.location)]
             except PackError as exc:
                 findings = [Finding.error("PACK", exc.message, file=skill.location, line=exc.line)]
             findings += _ignored(skill)

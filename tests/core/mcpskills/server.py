@@ -34,6 +34,7 @@ BREAKS = (
     "dir-mime",  # a subdirectory listed by resources/directory/read as a file
     "resource-meta",  # the SKILL.md resource is named after the file, not the skill
     "limits",  # a skill of 513 files
+    "lost-file",  # a listed supporting file cannot be read
     "dynamic",  # a skill with "dynamic" resources
 )
 EXTENSION = "io.modelcontextprotocol/skills"
@@ -138,6 +139,8 @@ def build(root: Path, breaks: set[str] | frozenset[str] = frozenset(), page_size
 
     async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if "lost-file" in breaks and not uri.endswith("/SKILL.md"):
+            raise MCPError(-32602, f"No resource at {uri}")
         if uri not in files:
             if "read-error" in breaks:
                 raise MCPError(-32603, f"internal trouble with {uri}")
