@@ -167,6 +167,8 @@ def test_server_names_on_the_command_line():
 
 def test_the_cache_never_sits_in_a_folder_scanned_for_local_skills(tmp_path):
     SkillCache(tmp_path / ".cache" / "mcp").refuse_inside([tmp_path])  # discovery never enters a hidden folder
+    with pytest.raises(AgentpackError, match="scanned for local skills"):  # but for the hidden skill roots
+        SkillCache(tmp_path / "app" / ".claude" / "skills" / "c").refuse_inside([tmp_path], (".claude/skills",))
     with pytest.raises(AgentpackError, match="scanned for local skills"):
         SkillCache(tmp_path / "skills" / "cache").refuse_inside([tmp_path / "skills"])
 

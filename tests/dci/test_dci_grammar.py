@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,6 +47,33 @@ def test_long_forms_are_normalised_to_short_forms():
     c = parse_contract("DCI/1 Provides(a) Expects(b) Accepts(k=v) Required(c) Optional(d) Policy(max-candidates=2)")
     assert c.canonical() == "DCI/1^best-effort P(a) E(b) A(k=v) R(c) O(d) Pol(max-candidates=2)"
     assert [n[0] for n in c.notes].count("long-form") == 6
+
+
+UPSTREAM_CONSUMER = (
+    Path(__file__).parents[2] / ".." / "shared" / "reference" / "upstream" / "interop3" / "dci" / "consumer"
+)
+
+
+@pytest.mark.skipif(
+    not UPSTREAM_CONSUMER.is_dir(), reason=f"the origin's example consumer is not at {UPSTREAM_CONSUMER}"
+)
+def test_requires_is_the_long_form_of_r():
+    """The origin's current text (pax dff1667) spells R's long form ``Requires``; its own example contract,
+    written with every long form it lists, keeps its required capability (it used to vanish as unknown)."""
+    from agentpack.skills.skillmd import read_skill
+
+    contract = read_skill(UPSTREAM_CONSUMER / "skills" / "option-evaluation").metadata["contract"]
+    long = contract
+    for short, spelled in (("P", "Provides"), ("E", "Expects"), ("A", "Accepts"), ("R", "Requires"), ("O", "Optional")):
+        long = long.replace(f" {short}(", f" {spelled}(")
+    assert "Requires(web-search)" in long
+    parsed, original = parse_contract(long), parse_contract(contract)
+    assert [c.value for c in parsed.required] == ["web-search"]
+    assert parsed.canonical() == original.canonical()
+    assert "unknown clause 'Requires'" not in [n[1] for n in parsed.notes]
+    assert (
+        parse_contract("DCI/1 Required(web-search)").required == parse_contract("DCI/1 Requires(web-search)").required
+    )
 
 
 def test_whitespace_is_trimmed_and_escapes_decoded():

@@ -200,6 +200,19 @@ def detect(path: Path, output: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@click.option(
+    "--skill-root",
+    "skill_roots",
+    multiple=True,
+    metavar="DIR",
+    help="Also search this hidden folder (relative, e.g. .windsurf/skills) in every folder walked; repeatable.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Do not search folders matching this pattern (a name, or a path below PATH); repeatable.",
+)
 @mcp_option()
 @report_option()
 @output_option(command="validate")
@@ -207,6 +220,8 @@ def validate(
     paths: tuple[Path, ...],
     strict: bool,
     format_name: str | None,
+    skill_roots: tuple[str, ...],
+    exclude: tuple[str, ...],
     mcp: list[Any],
     report_file: Path | None,
     output: str,
@@ -214,8 +229,13 @@ def validate(
     """Validate packs; exit 1 when any has an error.
 
     A folder that no format claims stands for every pack under it, so
-    `agentpack validate skills/` validates each skill. With --mcp, every skill
-    the server lists is validated too, as the same files on disk would be.
+    `agentpack validate skills/` validates each skill, and `agentpack
+    validate .` also the skills in the folders agent hosts read
+    (.claude/skills, .agents/skills, .github/skills, ...). --skill-root and
+    --exclude override the project's settings (agentpack.toml or
+    [tool.agentpack] in pyproject.toml; see docs/configuration.md). With
+    --mcp, every skill the server lists is validated too, as the same files
+    on disk would be.
 
     \b
     Examples:
@@ -230,13 +250,15 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
+    from agentpack.kernel.config import load
     from agentpack.kernel.lazyreport import LazyItem, LazyReport
-    from agentpack.kernel.packwalk import expand
+    from agentpack.kernel.packwalk import Walk, expand
 
     log = console.logger(__name__)
     h = host()
     items = []
-    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
+    walk = Walk.of(load().with_flags(skill_roots=skill_roots, exclude=exclude))
+    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths, walk)
     for path, format in targets:
         try:
             pack = h.load(path, format)
@@ -255,7 +277,7 @@ def validate(
     if mcp:
         from agentpack.mcp.skillviews import validation_items
 
-        with _mcp_sources(mcp, paths) as sources:
+        with _mcp_sources(mcp, paths, walk.roots) as sources:
             items += validation_items(h, sources, strict=strict)
     report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
@@ -517,13 +539,15 @@ def to_prompt(paths: tuple[Path, ...], mcp: list[Any], output: str) -> None:
         click.echo(render(entries))
 
 
-def _mcp_sources(specs: list[Any], local: tuple[Path, ...]) -> Any:
-    """The open skill sources of ``specs``; the cache must lie outside the ``local`` folders the command scans."""
+def _mcp_sources(specs: list[Any], local: tuple[Path, ...], walked: tuple[str, ...] | None = None) -> Any:
+    """The open skill sources of ``specs``; the cache must lie outside the ``local`` folders the command scans
+    and the hidden skill roots (``walked``, the hosts' by default) a walk enters."""
+    from agentpack.kernel.packwalk import Walk
     from agentpack.mcp.skillcache import SkillCache
     from agentpack.mcp.skillsource import open_sources
 
     cache = SkillCache()
-    cache.refuse_inside(list(local))
+    cache.refuse_inside(list(local), Walk().roots if walked is None else walked)
     return open_sources(specs, cache=cache)
 
 
@@ -571,7 +595,8 @@ def serve(
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
-    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token;
+    an address other than loopback is refused without one.
     Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 

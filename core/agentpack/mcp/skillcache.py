@@ -65,13 +65,15 @@ class SkillCache:
         atomic_write_bytes(path, data, durable=False)
         return path
 
-    def refuse_inside(self, local_paths: list[Path]) -> None:
-        """An error when the cache lies inside a folder scanned for local skills (other than under a hidden
-        folder, which discovery never enters) or holds one: cached MCP content is never a local skill."""
+    def refuse_inside(self, local_paths: list[Path], walked: tuple[str, ...] = ()) -> None:
+        """An error when the cache lies inside a folder scanned for local skills or holds one: cached MCP content
+        is never a local skill. Below a hidden folder it may lie, unless that is one of the hidden skill roots
+        ``walked`` (``.claude/skills``...), which discovery enters in every folder."""
         root = os.path.realpath(self.root)
         for local in local_paths:
             real = os.path.realpath(local)
-            if _within(real, root) or (_within(root, real) and not _hidden_between(root, real)):
+            inside = _within(root, real) and (not _hidden_between(root, real) or _under_walked(root, real, walked))
+            if _within(real, root) or inside:
                 raise AgentpackError(
                     f"the MCP skill cache {self.root} is inside {local}, which is scanned for local skills",
                     hint="set AGENTPACK_MCP_CACHE to a folder outside every skill folder",
@@ -82,6 +84,11 @@ def _hidden_between(inner: str, outer: str) -> bool:
     """Whether a hidden folder lies between ``outer`` and ``inner``: skill discovery never enters one."""
     rest = os.path.relpath(inner, outer)
     return any(part.startswith(".") and part not in (".", "..") for part in rest.split(os.sep))
+
+
+def _under_walked(inner: str, outer: str, walked: tuple[str, ...]) -> bool:
+    rest = "/" + os.path.relpath(inner, outer).replace(os.sep, "/") + "/"
+    return any(f"/{folder.strip('/')}/" in rest for folder in walked)
 
 
 def _within(inner: str, outer: str) -> bool:

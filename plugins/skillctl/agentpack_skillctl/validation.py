@@ -13,6 +13,7 @@ from agentpack.kernel.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
 from .fixtures import STATUSES, fixture_cases, orphans
+from .globs import problem
 from .io_schemas import schema_problem, user_validator
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
 from .schemas_store import SKILL_SCHEMA, store
@@ -74,7 +75,7 @@ EXPECTED = [
     ),
     (
         re.compile(r"^/security/access/filesystem/(read|write)/\d+$"),
-        "must be a workspace-relative glob: no leading '/', no '..' segment",
+        "must be a workspace-relative glob: no leading '/', no empty, '.' or '..' segment, no control character",
     ),
     (re.compile(r"^/security/access/env/read/\d+$"), "must be an environment variable name"),
 ]
@@ -92,7 +93,7 @@ def schema_findings(skill: SkillManifest) -> list[Finding]:
             value = message.split(": ", 1)[1].split(" does not match")[0]
             for pattern, expected in EXPECTED:
                 if pattern.match(pointer):
-                    message = f"{pointer}: {value} {expected}"
+                    message = f"{pointer}: {value} {expected}" + _glob_problem(skill, pointer)
                     break
         elif network_allowed and message.endswith("'x-securityApprovalId'"):
             message = "/: determinism.network is 'allowed', so x-securityApprovalId (a Security approval) is required"
@@ -103,6 +104,17 @@ def schema_findings(skill: SkillManifest) -> list[Finding]:
             )
         out.append(f if message == f.message else f.model_copy(update={"message": message}))
     return out
+
+
+def _glob_problem(skill: SkillManifest, pointer: str) -> str:
+    """`` (it has ...)`` for a declared filesystem glob that does not parse, else ''."""
+    if not pointer.startswith("/security/access/filesystem/"):
+        return ""
+    _, mode, index = pointer.rsplit("/", 2)
+    globs = skill.access("filesystem", mode, default=[])
+    glob = globs[int(index)] if isinstance(globs, list) and int(index) < len(globs) else None
+    reason = problem(glob) if isinstance(glob, str) else None
+    return f" (it has {reason})" if reason else ""
 
 
 def _spec_id(skill: SkillManifest) -> list[Finding]:
@@ -248,7 +260,7 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
     out: list[Finding] = []
     root = skill.directory
     slug = root.resolve().name
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.match(slug) and not slug.startswith("_"):  # `_template`: infrastructure, not a published slug
         out.append(
             Finding.error(
                 "SKC160",
