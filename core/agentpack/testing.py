@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,28 +127,70 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
         ready = home / ".ready"
         if not ready.exists():
             venv.create(home, with_pip=True, clear=True)
-            try:
-                pip = subprocess.run(
-                    [
-                        str(home / "bin" / "python"),
-                        "-m",
-                        "pip",
-                        "install",
-                        "-q",
-                        "--disable-pip-version-check",
-                        *requirements,
-                    ],
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                pytest.skip(f"installing {' '.join(requirements)} took more than {timeout:.0f} s (slow registry?)")
-            if pip.returncode != 0:
-                pytest.skip(f"cannot install {' '.join(requirements)} (no package registry?): {pip.stderr[-300:]}")
+            pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            _install_or_skip([*pip, *requirements], " ".join(requirements), timeout)
             ready.write_text(" ".join(requirements) + "\n")
     return home
+
+
+def _install_or_skip(argv: list[str], what: str, timeout: float) -> None:
+    """Run an installer; ``pytest.skip`` with the reason when it takes too long or fails (no registry, mostly)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"installing {what} took more than {timeout:.0f} s (slow registry?)")
+    if done.returncode != 0:
+        pytest.skip(f"cannot install {what} (no package registry?): {done.stderr[-300:]}")
+
+
+def npm_tools(package_json: Path, *, timeout: float = 900) -> Path:
+    """A ``node_modules`` folder with what ``package_json`` pins, from the npm registry, for interoperability tests
+    (a reference MCP server, the MCP conformance suite); returns its ``.bin`` folder.
+
+    Installed once into ``$AGENTPACK_NPM_TOOLS`` (CI's ``.ci/run`` fills it the same way) or else the temporary
+    directory, and reused while the pinned ``package.json`` is unchanged. Calls ``pytest.skip`` with the reason
+    when npm is missing or the registry cannot be reached. Never touches the project's folders.
+    """
+    import shutil
+    import tempfile
+
+    from agentpack.io.fsutil import file_lock
+
+    wanted = package_json.read_text(encoding="utf-8")
+    default = Path(tempfile.gettempdir()) / "agentpack-interop" / f"npm-{package_json.parent.name}"
+    home = Path(os.environ.get("AGENTPACK_NPM_TOOLS") or default)
+    home.mkdir(parents=True, exist_ok=True)
+    with file_lock(home.parent / f"{home.name}.lock", timeout=timeout, what="the npm tools"):
+        ready = home / "node_modules" / ".bin"
+        if ready.is_dir() and (home / "package.json").exists() and (home / "package.json").read_text() == wanted:
+            return ready
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed (apt-get install npm)")
+        (home / "package.json").write_text(wanted, encoding="utf-8")
+        installed = False
+        try:
+            _install_or_skip(
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(home)], str(package_json), timeout
+            )
+            installed = True
+        finally:
+            if not installed:  # the next test tries again
+                (home / "package.json").unlink()
+    return ready
+
+
+@contextmanager
+def served_url(argv: list[str]) -> Iterator[str]:
+    """Start a server process that prints its URL as the first line on stderr; yield the URL; stop the process."""
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    try:
+        yield process.stderr.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()
 
 
 @pytest.fixture

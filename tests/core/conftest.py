@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import re
 import subprocess
@@ -9,6 +10,19 @@ from pathlib import Path
 import pytest
 
 SAMPLE_SRC = Path(__file__).parents[1] / "plugins" / "agentpack_sample"
+MCP_SKILLS_SERVER = Path(__file__).parent / "mcpskills" / "server.py"
+
+
+@pytest.fixture(scope="session")
+def skills_server():
+    """``tests/core/mcpskills/server.py`` as a module: ``build(root, breaks, page_size)`` gives an SDK server of
+    the skills under ``root``, breaking the SEP-2640 rules named in ``breaks``."""
+    pytest.importorskip("mcp")
+    spec = importlib.util.spec_from_file_location("mcpskills_server", MCP_SKILLS_SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

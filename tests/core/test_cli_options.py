@@ -24,6 +24,7 @@ from agentpack.cli.clikit import ReportOption
 from agentpack.testing import run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+MCP_SKILLS_SERVER = Path(__file__).parent / "mcpskills" / "server.py"  # a Skills-extension server (official SDK)
 AGENTPACK = Path(sys.executable).with_name("agentpack")
 
 
@@ -99,6 +100,10 @@ def invocation(path: tuple[str, ...], where: Path) -> tuple[list, str]:
             "run",
         ),
         ("rpc", "run"): (["rpc", "run", where / "rpc" / "manifest.yaml", "--no-record"], "run"),
+        ("mcp", "check"): (
+            ["mcp", "check", f"{sys.executable} {MCP_SKILLS_SERVER} {where / 'ws' / 'skills'}"],
+            "validation",
+        ),
         ("skill", "run"): ([*skills, "run", "schema.validate_json", "-i", where / "request.json"], "run"),
         ("skill", "test"): ([*skills, "test", "fs.hash_tree", "--no-record"], "run"),
     }

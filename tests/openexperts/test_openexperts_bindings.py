@@ -209,3 +209,44 @@ def test_skill_binding_without_the_skillctl_format():
     with pytest.raises(AgentpackError, match="needs the skillctl format") as info:
         runner(Host(create_plugin_manager(load_entrypoints=False)))
     assert info.value.hint == "pip install 'agentpack[skillctl]'"
+
+
+@pytest.fixture
+def media_url():
+    """The media server over Streamable HTTP, stopped after the test."""
+    from agentpack.testing import served_url
+
+    with served_url([sys.executable, str(HERE / "mcp_media_server.py"), "--http", "0"]) as url:
+        yield url
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_mcp_binding_reads_every_page_keeps_media_and_says_it_is_agentpack(transport, request):
+    from agentpack_openexperts.runtime.mcp_bridge import McpBinding
+
+    if transport == "stdio":
+        binding = McpBinding([sys.executable, str(HERE / "mcp_media_server.py")])
+    else:
+        binding = McpBinding(url=request.getfixturevalue("media_url"))
+    try:
+        assert binding.tools == ["whoami", "picture", "sound", "link"]  # page two is offered too
+        assert binding.call("whoami", {}) == {"text": "agentpack"}
+        picture = binding.call("picture", {})
+        assert picture["text"] == "a red dot"
+        assert picture["content"][1] == {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        assert binding.call("sound", {})["content"] == [{"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}]
+        (link,) = binding.call("link", {})["content"]
+        assert (link["type"], link["uri"], link["name"]) == ("resource_link", "file:///tmp/report.pdf", "report.pdf")
+    finally:
+        binding.close()
+
+
+def test_mcp_binding_by_url_in_a_bindings_file(make_runtime, acme, tmp_path, media_url):
+    bindings = tmp_path / "bindings.yaml"
+    bindings.write_text(json.dumps({"tools": {"crm": {"mcp": {"url": media_url}}}}))
+    rt = runtime_with(make_runtime, acme, bindings)
+    assert rt.tools.bindings["crm"].tools == ["whoami", "picture", "sound", "link"]
+    both = tmp_path / "both.yaml"
+    both.write_text(json.dumps({"tools": {"crm": {"mcp": {"url": media_url, "command": ["x"]}}}}))
+    with pytest.raises(AgentpackError):
+        runtime_with(make_runtime, acme, both)

@@ -26,6 +26,7 @@ from agentpack.cli.clikit import (
     emit_report,
     host,
     jobs_option,
+    mcp_option,
     output_option,
     pairs_option,
     print_json,
@@ -196,7 +197,7 @@ def detect(path: Path, output: str) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
 @click.option(
@@ -212,6 +213,7 @@ def detect(path: Path, output: str) -> None:
     metavar="PATTERN",
     help="Do not search folders matching this pattern (a name, or a path below PATH); repeatable.",
 )
+@mcp_option()
 @report_option()
 @output_option(command="validate")
 def validate(
@@ -220,6 +222,7 @@ def validate(
     format_name: str | None,
     skill_roots: tuple[str, ...],
     exclude: tuple[str, ...],
+    mcp: list[Any],
     report_file: Path | None,
     output: str,
 ) -> None:
@@ -230,7 +233,9 @@ def validate(
     validate .` also the skills in the folders agent hosts read
     (.claude/skills, .agents/skills, .github/skills, ...). --skill-root and
     --exclude override the project's settings (agentpack.toml or
-    [tool.agentpack] in pyproject.toml; see docs/configuration.md).
+    [tool.agentpack] in pyproject.toml; see docs/configuration.md). With
+    --mcp, every skill the server lists is validated too, as the same files
+    on disk would be.
 
     \b
     Examples:
@@ -238,7 +243,10 @@ def validate(
       agentpack validate skills/
       agentpack validate expert-skill --strict -o sarif > results.sarif
       agentpack validate . -o github --report results.sarif
+      agentpack validate --mcp docs=https://example.org/mcp
     """
+    if not paths and not mcp:
+        raise click.UsageError("name a PATH to validate or a server with --mcp")
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
@@ -266,6 +274,11 @@ def validate(
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
         items.append(LazyItem(str(path), pack.format, h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
+    if mcp:
+        from agentpack.mcp.skillviews import validation_items
+
+        with _mcp_sources(mcp, paths, walk.roots) as sources:
+            items += validation_items(h, sources, strict=strict)
     report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
     if not report.ok:
@@ -445,54 +458,97 @@ def skill_md() -> None:
     """Read Agent Skills as hosts do, with the output of skills-ref (read-properties, to-prompt)."""
 
 
+def _local_or_served(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+    """``mcp:LABEL:URI`` as given; anything else a path that must exist (click's own check and message)."""
+    if value.startswith("mcp:"):
+        return value
+    converted: Path = click.Path(exists=True, path_type=Path).convert(value, param, ctx)
+    return converted
+
+
 @skill_md.command(name="read-properties")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", callback=_local_or_served)
+@mcp_option()
 @output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md read-properties")
-def read_properties(path: Path, output: str) -> None:
-    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md).
+def read_properties(path: Path | str, mcp: list[Any], output: str) -> None:
+    """Print a skill's frontmatter properties as JSON (PATH: the skill folder or its SKILL.md, or
+    mcp:LABEL:URI, the SKILL.md a --mcp server serves at URI, listed or not).
 
     The default output is skills-ref's, byte for byte; -o json wraps the
-    properties in agentpack's envelope.
+    properties in agentpack's envelope. A served skill's SKILL.md is read and
+    verified against its entry (skills/get); its allowed-tools is left out.
 
     \b
     Examples:
       agentpack skill-md read-properties skills/pdf-tools
       agentpack skill-md read-properties skills/pdf-tools/SKILL.md --json
+      agentpack skill-md read-properties mcp:docs:skill://pdf-tools/SKILL.md --mcp docs=https://example.org/mcp
     """
     from agentpack.skills.skillmd import find_skill_md, read_skill
     from agentpack.skills.skillprompt import properties, properties_json, skill_directory
 
-    directory = skill_directory(path)
-    skill = read_skill(directory, display=str(find_skill_md(directory) or directory))
-    if output == "json":
-        emit_json("skill-md read-properties", True, path=str(path), properties=properties(skill))
+    if isinstance(path, str):
+        from agentpack.mcp.skillviews import served_properties
+
+        with _mcp_sources(mcp, ()) as sources:
+            props = served_properties(sources, path)
     else:
-        click.echo(properties_json(skill))
+        directory = skill_directory(path)
+        props = properties(read_skill(directory, display=str(find_skill_md(directory) or directory)))
+    if output == "json":
+        emit_json("skill-md read-properties", True, path=str(path), properties=props)
+    else:
+        click.echo(properties_json(props))
 
 
 @skill_md.command(name="to-prompt")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@mcp_option()
 @output_option(default="skills-ref", choices=("skills-ref", "json"), command="skill-md to-prompt")
-def to_prompt(paths: tuple[Path, ...], output: str) -> None:
+def to_prompt(paths: tuple[Path, ...], mcp: list[Any], output: str) -> None:
     """Print the <available_skills> block a host puts in its system prompt (PATHS: skill folders or
     their SKILL.md files).
 
     The default output is skills-ref's, byte for byte; -o json gives the
-    block and each skill's name, description and location in agentpack's envelope.
+    block and each skill's name, description, location and origin in agentpack's
+    envelope. With --mcp, the skills each server lists follow the local ones, their
+    location tagged with the server (mcp:LABEL:URI); nothing is fetched but the listing.
 
     \b
     Examples:
       agentpack skill-md to-prompt skills/pdf-tools skills/merge-pr
       agentpack skill-md to-prompt skills/*/ --json
+      agentpack skill-md to-prompt skills/*/ --mcp docs=https://example.org/mcp
     """
     from agentpack.skills.skillprompt import prompt_entries
     from agentpack.skills.skillprompt import to_prompt as render
 
-    entries = prompt_entries(list(paths))
+    if not paths and not mcp:
+        raise click.UsageError("name a skill PATH or a server with --mcp")
+    entries: list[dict[str, str]] = prompt_entries(list(paths))
+    if mcp:
+        from agentpack.mcp.skillviews import prompt_entries as with_remote
+
+        with _mcp_sources(mcp, paths) as sources:
+            entries, notes = with_remote(entries, sources)
+        for note in notes:
+            click.echo(f"warning: {note}", err=True)
     if output == "json":
         emit_json("skill-md to-prompt", True, skills=entries, prompt=render(entries))
     else:
         click.echo(render(entries))
+
+
+def _mcp_sources(specs: list[Any], local: tuple[Path, ...], walked: tuple[str, ...] | None = None) -> Any:
+    """The open skill sources of ``specs``; the cache must lie outside the ``local`` folders the command scans
+    and the hidden skill roots (``walked``, the hosts' by default) a walk enters."""
+    from agentpack.kernel.packwalk import Walk
+    from agentpack.mcp.skillcache import SkillCache
+    from agentpack.mcp.skillsource import open_sources
+
+    cache = SkillCache()
+    cache.refuse_inside(list(local), Walk().roots if walked is None else walked)
+    return open_sources(specs, cache=cache)
 
 
 @cli.group()
@@ -599,6 +655,36 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         return
     for tool in tools.values():
         click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+
+
+@mcp.command(name="check")
+@click.argument("server")
+@click.option("--label", default="server", show_default=True, help="How the report names the server (mcp:LABEL).")
+@report_option()
+@output_option(command="mcp check")
+def mcp_check(server: str, label: str, report_file: Path | None, output: str) -> None:
+    """Check an MCP server against the server rules of the Skills extension (SEP-2640); exit 1 on any error.
+
+    SERVER is a Streamable HTTP URL or a command line started over stdio. Every
+    listed skill is fetched and its digests, sizes and frontmatter compared.
+
+    \b
+    Examples:
+      agentpack mcp check "agentpack mcp serve --pack skills/"
+      agentpack mcp check http://127.0.0.1:8765/mcp -o sarif > skills-server.sarif
+    """
+    from agentpack.io.clock import SYSTEM_CLOCK
+    from agentpack.kernel.models import Report, ValidationItem
+    from agentpack.mcp.check import check_server
+    from agentpack.mcp.client import parse_server
+
+    spec = parse_server(f"{label}={server}")
+    findings = check_server(spec)
+    item = ValidationItem(path=f"{spec.origin} ({server})", format="mcp-skills-server", findings=findings)
+    report = Report(command="mcp check", generated_at=SYSTEM_CLOCK.now(), items=[item])
+    emit_report(report, output, report_file)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEMS)
 
 
 cli.add_command(runs)

@@ -218,6 +218,32 @@ def parse_pairs(values: Iterable[str], what: str) -> dict[str, str]:
     return result
 
 
+def mcp_option() -> Callable[[F], F]:
+    """``--mcp LABEL=COMMAND_OR_URL`` (repeatable): MCP servers whose skills the command reads beside local ones.
+    The function receives ``mcp``, a list of ``agentpack.mcp.client.ServerSpec``."""
+
+    def convert(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
+        if not values:  # the usual case imports nothing
+            return []
+        from agentpack.io.errors import AgentpackError
+        from agentpack.mcp.client import parse_servers
+
+        try:
+            return parse_servers(values)
+        except AgentpackError as exc:
+            raise click.BadParameter(exc.message, param_hint="--mcp") from None
+
+    return click.option(
+        "--mcp",
+        "mcp",
+        multiple=True,
+        metavar="LABEL=COMMAND_OR_URL",
+        callback=convert,
+        help="Also read the skills an MCP server serves (Skills extension): a command started over stdio or a "
+        "Streamable HTTP URL, named by LABEL in every output (repeatable).",
+    )
+
+
 def record_options() -> Callable[[F], F]:
     """``--store FILE``, ``--no-record`` and ``--tag TAG``: the function receives one ``recording``."""
 

@@ -52,9 +52,10 @@ def _where(skill: Skill, pointer: str) -> dict[str, Any]:
     return {"file": where.get("file"), "line": where.get("line")}
 
 
-def properties_json(skill: Skill) -> str:
-    """``read-properties`` output, byte for byte (ASCII JSON indented by two, no final newline)."""
-    return json.dumps(properties(skill), indent=2)
+def properties_json(props: dict[str, Any]) -> str:
+    """``read-properties`` output of ``properties(skill)``, byte for byte (ASCII JSON indented by two, no final
+    newline)."""
+    return json.dumps(props, indent=2)
 
 
 def prompt_entries(paths: list[Path]) -> list[dict[str, str]]:

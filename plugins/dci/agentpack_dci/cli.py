@@ -174,6 +174,7 @@ def resolution_options(f: Any) -> Any:
             default=None,
             help="Ask on the terminal when offer-emulation pauses (default: when stdin is a TTY).",
         ),
+        clikit.mcp_option(),
         click.option("--no-history", is_flag=True, help="Do not read the reliability state (ephemeral)."),
         click.option("--all-candidates", is_flag=True, help="List every candidate, not only those with a signal."),
         click.option("--run-id", help="Run id for the report (default: random)."),
@@ -227,6 +228,21 @@ def _consumer_contract(consumer: Path | None, contract_text: str | None) -> Any:
         ) from None
 
 
+def _remote(servers: list[Any]) -> tuple[tuple[str, str, dict[str, Any]], ...]:
+    """The candidates the ``--mcp`` servers list: origin-tagged location, last path segment, frontmatter.
+    Only the listings are read: resolving needs no skill's files."""
+    if not servers:
+        return ()
+    from agentpack.mcp.skillsource import open_sources
+
+    with open_sources(servers) as sources:
+        listed = [skill for source in sources for skill in source.skills()]
+        for source in sources:
+            for declined in source.declined:
+                click.echo(f"warning: {declined.location}: not a candidate: {declined.reason}", err=True)
+    return tuple((s.location, s.entry.path_segments[-1], s.entry.frontmatter) for s in listed)
+
+
 def _resolve(a: dict[str, Any], as_json: bool) -> Resolution:
     from .resolve import Resolver, ResolveRequest
 
@@ -246,6 +262,7 @@ def _resolve(a: dict[str, Any], as_json: bool) -> Resolution:
         clock=clock,
         run_ids=(lambda: run_id) if run_id else None,
         ephemeral_history=a["no_history"],
+        remote=_remote(a["mcp"]),
     )
     request = ResolveRequest(
         required=_split(a["required"]),

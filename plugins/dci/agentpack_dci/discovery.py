@@ -174,11 +174,45 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     skill, findings = validate_skill_dir(directory, display=f"{path}/SKILL.md", text=text)
     errors = [f for f in findings if f.severity == "error"] if findings else findings
     if skill is None or errors:
-        first = errors[0]
-        where = first.location()
-        return _Parsed(None, f"invalid frontmatter: {first.code} {first.message}" + (f" ({where})" if where else ""))
-    name = skill.name or ""
-    meta = skill.meta
+        return _rejected(errors)
+    return _record(skill.meta, directory, rel, source, path)
+
+
+def _rejected(errors: list[Any]) -> _Parsed:
+    first = errors[0]
+    where = first.location()
+    return _Parsed(None, f"invalid frontmatter: {first.code} {first.message}" + (f" ({where})" if where else ""))
+
+
+def remote_candidate(location: str, folder: str, frontmatter: dict[str, Any]) -> _Parsed:
+    """A candidate served over MCP, from its ``skills/list`` entry alone (nothing is fetched to resolve).
+
+    ``location`` is the origin-tagged ``mcp:LABEL:URI``, ``folder`` the last segment of the skill's path; the
+    frontmatter's scalars are read as strings, as
+    SKILL.md frontmatter is on disk, and checked by the same core rules (the name against the URI's last
+    segment, as a folder's name on disk).
+    """
+    from agentpack.skills.skillmd import validate_frontmatter
+
+    meta = _strings(frontmatter)
+    errors = [f for f in validate_frontmatter(meta, Path(folder)) if f.severity == "error"]
+    if errors:
+        return _rejected(errors)
+    return _record(meta, Path(location), folder, EXTERNAL, location)
+
+
+def _strings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    return value if isinstance(value, str) else str(value)
+
+
+def _record(meta: dict[str, Any], directory: Path, rel: str, source: str, path: str) -> _Parsed:
+    name = meta["name"].strip()
     contract = error = None
     metadata = meta.get("metadata")
     contract_text = metadata.get("contract") if isinstance(metadata, dict) else None
@@ -191,11 +225,11 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
         else:
             error = ContractParseError("metadata.contract must be a string", 1)
             contract_text = None
-    description = skill.description or ""
+    description = meta["description"].strip()
     # tokens of "name description" and of "name rel": the name's are the same in both (a space splits)
     name_tokens = tokenize(name)
     desc_tokens = name_tokens + tokenize(description)
-    compat = skill.compatibility
+    compat = meta.get("compatibility") if isinstance(meta.get("compatibility"), str) else None
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
     # provisional capabilities only matter for a skill without a parsed contract; the name as joined_stem gives it
     provisional = frozenset(desc_tokens) | {"-".join(name_tokens)} - {""} if contract is None else frozenset()
@@ -227,8 +261,13 @@ def discover(
     runtime_roots: Iterable[str | Path] = (),
     external_roots: Iterable[str | Path] = (),
     cache: SkillCache | None = None,
+    remote: Iterable[tuple[str, str, dict[str, Any]]] = (),
 ) -> Discovery:
-    """Enumerate candidates in the spec's order and record every rejection with its reason."""
+    """Enumerate candidates in the spec's order and record every rejection with its reason.
+
+    ``remote``: skills served over MCP, ``(location, folder, frontmatter)`` from their entries; they count as
+    external mounts, after every local root (a tie between equal scores goes to the local skill).
+    """
     cache = cache or SkillCache()
     roots = [Root(WORKSPACE, workspace / "skills", "skills")]
     roots += [Root(RUNTIME, _under(workspace, p), str(p)) for p in (*config.runtime_roots, *runtime_roots)]
@@ -243,6 +282,22 @@ def discover(
     entries = cache.entries
     included: list[tuple] = []
     disabled = config.disabled
+
+    def admit(parsed: _Parsed, path: str, source: str) -> bool:
+        record = parsed.record
+        if record is None:
+            rejections.append(Rejection(path, parsed.reason or "rejected", source))
+            return False
+        if record.name in disabled or record.id in disabled:
+            rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", source))
+            return False
+        if record.id in seen:
+            rejections.append(Rejection(record.id, f"duplicate of the candidate found in {seen[record.id]}", source))
+            return False
+        seen[record.id] = source
+        records.append(record)
+        return True
+
     for root in roots:
         exists = root.path.is_dir()
         found = _skill_dirs(root.path) if exists else []
@@ -275,21 +330,17 @@ def discover(
                 # only a regular file is read here (a FIFO named SKILL.md would block); the core handles the rest
                 text = _read(os.path.join(directory, "SKILL.md")) if S_ISREG(stat.st_mode) else None
                 parsed = entries[key] = _parse(Path(directory), rel, root.source, path, text)
-            record = parsed.record
-            if record is None:
-                rejections.append(Rejection(path, parsed.reason or "rejected", root.source))
-                continue
-            if record.name in disabled or record.id in disabled:
-                rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", root.source))
-                continue
-            if record.id in seen:
-                rejections.append(
-                    Rejection(record.id, f"duplicate of the candidate found in {seen[record.id]}", root.source)
-                )
-                continue
-            seen[record.id] = root.source
-            records.append(record)
-            included.append(key)
+            if admit(parsed, path, root.source):
+                included.append(key)
+    remote = list(remote)
+    if remote:
+        root_log.append({"source": EXTERNAL, "root": "mcp", "exists": True, "skills": len(remote)})
+        if EXTERNAL not in scanned:
+            scanned.append(EXTERNAL)
+    for location, folder, frontmatter in remote:
+        discovered += 1
+        if admit(remote_candidate(location, folder, frontmatter), location, EXTERNAL):
+            included.append((location, sha256_json(frontmatter)))
     # a record is re-parsed exactly when its cache key changes, so the keys of the included ones say
     # whether the candidate set or any candidate's metadata may have changed
     fingerprint = sha256_text("\n".join(repr(key) for key in included))

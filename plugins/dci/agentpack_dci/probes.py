@@ -94,6 +94,9 @@ class ProbeRunner(Record):
         return ok
 
     def _run(self, record: SkillRecord, capability: str) -> bool:
+        if record.path.startswith("mcp:"):  # served over MCP: nothing of it runs here without approval
+            self.runs.append(ProbeRun(record.id, capability, "-", False, "served over MCP: not probed"))
+            return False
         target = ProbeTarget(record.id, record.name, record.directory, capability)
         passed = True
         for probe in self.probes[capability]:

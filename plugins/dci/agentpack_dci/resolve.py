@@ -79,7 +79,8 @@ class Resolver:
 
     ``host`` is the plugin host whose dci hooks are consulted (runtime skill
     roots, probes, the offer-emulation decision); without one, none are.
-    ``probes`` replaces the probes the hooks would register.
+    ``probes`` replaces the probes the hooks would register. ``remote``: skills served over MCP as
+    ``(location, folder, frontmatter)`` (``discovery.discover``).
     """
 
     def __init__(
@@ -93,8 +94,10 @@ class Resolver:
         run_ids: IdSource | None = None,
         ephemeral_history: bool = False,
         probes: list[Probe] | None = None,
+        remote: tuple[tuple[str, str, dict[str, Any]], ...] = (),
     ) -> None:
         self.workspace = Path(workspace).resolve()
+        self.remote = remote
         if not self.workspace.is_dir():
             raise AgentpackError(f"workspace is not a directory: {workspace}")
         self.host = host
@@ -140,6 +143,7 @@ class Resolver:
                 runtime_roots=self.runtime_roots,
                 external_roots=self.skills_roots,
                 cache=self.skill_cache,
+                remote=self.remote,
             )
             if corpus is None or corpus.fingerprint != discovery.fingerprint:
                 corpus = Corpus(discovery.records, discovery.fingerprint)
