@@ -504,7 +504,7 @@ def serve(
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
-    Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
+    Tools that evaluate (expert_run_evals, expert_refresh, experts_dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 
     \b

@@ -58,8 +58,19 @@ def agentpack_register_run_views(register):
 
 
 @hookimpl
+def agentpack_register_mcp_content(register, context):
+    """The pack's own skill, its summaries and sources, when ``mcp serve --pack`` names an Expert Context Pack."""
+    if not any(find_pack_root(path) for path in context.packs):
+        return
+    from .mcp import content
+
+    for item in content(context):
+        register(item)
+
+
+@hookimpl
 def agentpack_register_mcp_tools(register, context):
-    """The expert.* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
+    """The expert_* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
     if not any(find_pack_root(path) for path in context.packs):
         return
     from .mcp import register_tools

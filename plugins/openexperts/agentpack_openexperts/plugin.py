@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContent, McpContext, McpTool, RunView
 
 from .names import FORMAT, MANIFEST
 
@@ -86,6 +86,16 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
 
     for tool in tools(host, context):
         register(tool)
+
+
+@hookimpl
+def agentpack_register_mcp_content(
+    register: Callable[[McpContent], None], context: McpContext, host: Host
+) -> None:
+    from .mcp_tools import content
+
+    for item in content(host, context):
+        register(item)
 
 
 @hookimpl
