@@ -85,6 +85,31 @@ def test_agentpack_register_mcp_tools(agentpack_host, register_plugin, sample_pl
     assert tool.handler({"path": str(todo_pack("- [x] a\n- [ ] b\n- [ ] c\n"))}) == {"done": 1, "open": 2}
 
 
+def test_agentpack_register_mcp_content(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    from agentpack.kernel.registry import McpContent, McpPrompt, McpResource, SkillTree
+
+    class Publishing:
+        @hookimpl
+        def agentpack_register_mcp_content(self, register, context, host):
+            files = {"tidy/SKILL.md": b"---\nname: tidy\ndescription: Tidy the list.\n---\nTidy it.\n"}
+            register(
+                McpContent(
+                    name="todo",
+                    covers=tuple(context.packs),
+                    skills=(SkillTree(prefix="todo", files=files),),
+                    resources=(McpResource("todo://list", "list", lambda: b"- [ ] a\n"),),
+                    prompts=(McpPrompt("plan", "Plan the day.", lambda arguments: "Plan."),),
+                )
+            )
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Publishing(), name="publishing")
+    content = agentpack_host.mcp_content(McpContext())
+    assert content["todo"].plugin == "publishing" and content["todo"].resources[0].read() == b"- [ ] a\n"
+    # with packs named, only the owners of their formats publish (as for tools)
+    assert agentpack_host.mcp_content(McpContext(packs=[todo_pack("- [ ] a\n")])) == {}
+
+
 def test_agentpack_register_run_exporters(agentpack_host, register_plugin, sample_plugin):
     register_plugin(sample_plugin, name="sample")
     exporters = agentpack_host.run_exporters()

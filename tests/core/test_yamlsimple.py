@@ -129,9 +129,35 @@ def test_a_long_line_that_does_not_match_fails_at_once() -> None:
 
 
 TYPED = [
-    *["1", "0", "-3", "+7", "007", "0x1f", "1_000", "1:20", "1.0", "1.", "-2.50", ".5", "1e5", "1.0e+5", ".inf", ".NaN"],
+    *[
+        "1",
+        "0",
+        "-3",
+        "+7",
+        "007",
+        "0x1f",
+        "1_000",
+        "1:20",
+        "1.0",
+        "1.",
+        "-2.50",
+        ".5",
+        "1e5",
+        "1.0e+5",
+        ".inf",
+        ".NaN",
+    ],
     *["yes", "No", "ON", "off", "TRUE", "fAlse", "y", "n", "null", "Null", "nULL", "~", "=", "<<"],
-    *["2024-01-31", "2024-02-30", "2024-1-5", "2024-01-31T10:00:00Z", "2024-01-31 10:00", "'1.0'", '"yes"', "'2024-01-31'"],
+    *[
+        "2024-01-31",
+        "2024-02-30",
+        "2024-1-5",
+        "2024-01-31T10:00:00Z",
+        "2024-01-31 10:00",
+        "'1.0'",
+        '"yes"',
+        "'2024-01-31'",
+    ],
     *["1.0.0", "v1", "Apache-2.0", "a: b"],
 ]
 
@@ -187,5 +213,5 @@ def test_typed_frontmatter_in_json_form() -> None:
     assert parse_simple("name: a\nversion: 1.0\n", typed=True) is not None  # the usual shape needs no PyYAML
     with pytest.raises(PackError, match="no JSON form"):
         frontmatter_json("name: a\nx: .nan\n")
-    with pytest.raises(PackError, match="not a mapping|must be a YAML mapping"):
+    with pytest.raises(PackError, match="must be a YAML mapping"):
         frontmatter_json("- a\n")

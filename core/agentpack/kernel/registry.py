@@ -111,7 +111,8 @@ class McpTool(NamedTuple):
     name: str
     description: str
     input_schema: dict[str, Any]
-    handler: Callable[[dict[str, Any]], dict[str, Any]]
+    handler: Callable[..., dict[str, Any]]
+    """``handler(arguments)``; with ``progress``: ``handler(arguments, report)``."""
     output_schema: dict[str, Any] | None = None
     title: str | None = None
     hints: ToolHints | None = None

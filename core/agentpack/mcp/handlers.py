@@ -46,8 +46,8 @@ class Handlers:
         self.publication: Publication = collect(host, context)
         self.page = _positive(context.options.get("mcp.page_size"), PAGE, int)
         self.watch_seconds = _positive(context.options.get("mcp.watch_seconds"), WATCH_SECONDS, float, zero=True)
-        self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()
-        """Handshake-era sessions, told of changes directly."""
+        self.connections: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        """Handshake-era connections (to a session that can notify on them), told of changes directly."""
 
     def server(self) -> Any:
         import mcp_types as types
@@ -55,12 +55,13 @@ class Handlers:
         from mcp.server.caching import CacheHint
         from mcp.server.lowlevel.server import NotificationOptions
 
-        class Announcing(Server):  # type: ignore[misc]  # the SDK is untyped here (mcp.* is ignored)
+        class Announcing(Server):
             """Says, on handshake sessions too, that the resource and prompt lists change (this server tells)."""
 
             def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
                 changes = notification_options or NotificationOptions(prompts_changed=True, resources_changed=True)
                 return super().create_initialization_options(changes, *args, **kw)
+
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
         self.bus = InMemorySubscriptionBus()
@@ -133,20 +134,21 @@ class Handlers:
         await self.bus.publish(ResourcesListChanged())
         if prompts_changed:
             await self.bus.publish(PromptsListChanged())
-        for session in list(self.sessions):
+        for connection, session in list(self.connections.items()):
             try:
                 await session.send_resource_list_changed()
                 if prompts_changed:
                     await session.send_prompt_list_changed()
-            except Exception as exc:  # a session gone away: nothing to tell it
-                log.debug("a session was not told of the change: %r", exc)
-                self.sessions.discard(session)
+            except Exception as exc:  # a connection gone away: nothing to tell it
+                log.debug("a client was not told of the change: %r", exc)
+                self.connections.pop(connection, None)
 
     def _seen(self, ctx: Any) -> None:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self.sessions.add(ctx.session)
+            # the SDK makes a session per request and names no connection publicly: one per connection
+            self.connections.setdefault(ctx.session._connection, ctx.session)
 
     # -- tools -------------------------------------------------------------
     async def list_tools(self, ctx: Any, params: Any) -> Any:
@@ -211,7 +213,7 @@ class Handlers:
         if children is None:
             what = "not a directory resource" if params.uri in snapshot.files else "not served here"
             raise _invalid(f"{params.uri} is {what}")
-        listed = []
+        listed: list[dict[str, Any]] = []
         for uri in sorted(children):
             name = uri.rsplit("/", 1)[-1]
             if children[uri]:
@@ -260,6 +262,7 @@ class Handlers:
     async def read_resource(self, ctx: Any, params: Any) -> Any:
         import anyio
         import mcp_types as types
+
         from agentpack.io.errors import AgentpackError
 
         publication = self.publication
@@ -274,7 +277,9 @@ class Handlers:
                 raise _invalid(f"{params.uri} cannot be read: {exc}") from None
             mime = resource.mime_type or mime_type(params.uri, data)
         else:
-            where = " (a directory: use resources/directory/read)" if params.uri in publication.snapshot.directories else ""
+            where = (
+                " (a directory: use resources/directory/read)" if params.uri in publication.snapshot.directories else ""
+            )
             raise _invalid(f"Resource not found: {params.uri}{where}")
         text = as_text(data)
         content: Any
@@ -295,9 +300,7 @@ class Handlers:
                 name=p.name,
                 title=p.title,
                 description=p.description,
-                arguments=[
-                    types.PromptArgument(name=n, description=d, required=r) for n, d, r in p.arguments
-                ] or None,
+                arguments=[types.PromptArgument(name=n, description=d, required=r) for n, d, r in p.arguments] or None,
             )
             for p in self.publication.prompts.values()
         ]
@@ -307,6 +310,7 @@ class Handlers:
     async def get_prompt(self, ctx: Any, params: Any) -> Any:
         import anyio
         import mcp_types as types
+
         from agentpack.io.errors import AgentpackError
 
         prompt = self.publication.prompts.get(params.name)
@@ -358,7 +362,9 @@ def _positive(raw: Any, default: Any, kind: type, *, zero: bool = False) -> Any:
     except (TypeError, ValueError):
         value = -1
     if value < 0 or (value == 0 and not zero):
-        raise AgentpackError(f"an MCP server option must be a {'non-negative' if zero else 'positive'} number, not {raw!r}")
+        raise AgentpackError(
+            f"an MCP server option must be a {'non-negative' if zero else 'positive'} number, not {raw!r}"
+        )
     return value
 
 

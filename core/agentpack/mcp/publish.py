@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,7 +67,7 @@ def collect(host: Host, context: McpContext) -> Publication:
     return publication
 
 
-def _body(text: str) -> object:
+def _body(text: str) -> Callable[[dict[str, str]], str]:
     def render(arguments: dict[str, str]) -> str:
         return text
 

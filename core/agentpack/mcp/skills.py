@@ -128,7 +128,9 @@ class Snapshot:
 
     def fingerprint(self) -> tuple[tuple[str, str], ...]:
         """What a client sees of the snapshot: a change means list_changed."""
-        return tuple(sorted((uri, item.digest) for uri, item in self.files.items())) + tuple(sorted(self.skills))
+        return tuple(sorted((uri, item.digest) for uri, item in self.files.items())) + tuple(
+            (uri, "skill") for uri in sorted(self.skills)
+        )
 
 
 def build(trees: Iterable[SkillTree]) -> Snapshot:
@@ -205,7 +207,7 @@ def _publish(path: str, folder: str, members: list[str], sizes: dict[str, int], 
             where = f"{first.file}:{first.line}" if first.line else str(first.file)
             log.warning("skill %s is not published: %s: %s", shown, where, first.message)
             return None
-        front, body, _ = split_frontmatter(text, file=f"{shown}/SKILL.md")
+        front, _, _ = split_frontmatter(text, file=f"{shown}/SKILL.md")
         frontmatter = frontmatter_json(front, file=f"{shown}/SKILL.md")
     except (AgentpackError, UnicodeDecodeError, OSError) as exc:
         log.warning("skill %s is not published: %s", shown, exc)
@@ -259,5 +261,5 @@ def _walk(root: Path) -> _Tree:
 
     from agentpack.skills.skillmd import folder_name
 
-    name = folder_name(Path(base)) if os.path.isfile(os.path.join(base, "SKILL.md")) else None
-    return _Tree(sizes, read, name, str(root))
+    root_name = folder_name(Path(base)) if os.path.isfile(os.path.join(base, "SKILL.md")) else None
+    return _Tree(sizes, read, root_name, str(root))

@@ -37,7 +37,7 @@ def call_tool(
         return None, f"invalid arguments for {tool.name} at {where}: {first.message}"
     try:
         if tool.progress:
-            return tool.handler(arguments, report or _no_progress), None  # type: ignore[call-arg]  # progress tools take it
+            return tool.handler(arguments, report or _no_progress), None
         return tool.handler(arguments), None
     except AgentpackError as exc:
         return None, str(exc)
@@ -88,5 +88,3 @@ def instructions(host: Host, context: McpContext, tools: dict[str, McpTool], ski
         )
         lines += [f"- {uri}" for uri in skills]
     return "\n".join(lines)
-
-

@@ -327,14 +327,15 @@ def _resources(root: Path) -> list[McpResource]:
             read = path.read_bytes
             found.append(McpResource(f"ecp://{root.name}/{relative}", relative, read, description))
 
-    context = manifest.get("context") if isinstance(manifest.get("context"), dict) else {}
-    for summary in context.get("summaries") or []:
+    context = manifest.get("context") if isinstance(manifest.get("context"), dict) else None
+    artifacts = (context or {}).get("artifacts")
+    for summary in (artifacts.get("summaries") if isinstance(artifacts, dict) else None) or []:
         if isinstance(summary, dict) and isinstance(summary.get("path"), str):
             offer(summary["path"], f"summary {summary.get('id', '')} of the expert {root.name}".replace("  ", " "))
     for source in manifest.get("sources") or []:
         if not isinstance(source, dict) or source.get("type") != "filesystem" or not isinstance(source.get("uri"), str):
             continue
-        scope_data = source.get("scope") if isinstance(source.get("scope"), dict) else {}
+        scope_data = (source.get("scope") if isinstance(source.get("scope"), dict) else None) or {}
         scope = Scope(scope_data.get("include"), scope_data.get("exclude"))
         try:
             base = resolve_under(root, source["uri"], must_exist=True)

@@ -95,13 +95,13 @@ def _record(
     from .runlog import build
 
     tiers = {c["operation"]: tier(package, c["operation"]).source for c in outcome.plan}
-    settings = {"via": "mcp experts.dry_run", "inputs": inputs}
+    settings = {"via": "mcp experts_dry_run", "inputs": inputs}
     run = build(outcome.to_json(), package, settings, tiers, started_at=started, duration_s=took)
     run.tags = sorted({*run.tags, "mcp"})
     try:
         save_run(run, recording=recording)
     except StoreError as exc:
-        log.warning("experts.dry_run: the run was not recorded: %s", exc.message)
+        log.warning("experts_dry_run: the run was not recorded: %s", exc.message)
 
 
 def tools(host: Host, context: McpContext) -> list[McpTool]:
@@ -143,7 +143,7 @@ def tools(host: Host, context: McpContext) -> list[McpTool]:
                 },
                 "additionalProperties": False,
             },
-            lambda arguments, report: dry_run(host, context, arguments, report),
+            lambda arguments, report=_silent: dry_run(host, context, arguments, report),
             output_schema=_envelope("run"),
             title="Plan a process (dry run)",
             hints=READ_ONLY,
@@ -151,6 +151,10 @@ def tools(host: Host, context: McpContext) -> list[McpTool]:
             progress=True,
         ),
     ]
+
+
+def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
+    """No progress reporting (a direct call, or a client that did not ask)."""
 
 
 def _envelope(key: str) -> dict[str, Any]:

@@ -89,9 +89,7 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
 
 
 @hookimpl
-def agentpack_register_mcp_content(
-    register: Callable[[McpContent], None], context: McpContext, host: Host
-) -> None:
+def agentpack_register_mcp_content(register: Callable[[McpContent], None], context: McpContext, host: Host) -> None:
     from .mcp_tools import content
 
     for item in content(host, context):
