@@ -1,9 +1,19 @@
 """agentpack: load, validate, query, evaluate and report on packaged-agent formats.
 
-The public API for plugins is what this package and its documented modules
-export. Importing ``agentpack`` loads no plugin and no heavy dependency; even
-pluggy is imported only when ``hookimpl`` is first used, so code that needs
-only a service module (errors, YAML, schemas) starts faster.
+The Python API (``docs/python-api.md``)::
+
+    import agentpack
+
+    pack = agentpack.load("my-expert")
+    print(agentpack.validate(pack).ok)
+    answer = agentpack.query(pack, "How are passwords hashed?", top_k=3)
+    print(agentpack.report(agentpack.evaluate(pack), format="text"))
+
+The functions come from ``agentpack.api``; the result types (``Pack``, ``ValidationItem``, ``Finding``,
+``QueryResponse``, ``Citation``, ``EvalReport``, ``Report``) and the errors (``AgentpackError``,
+``PackError``) are exported here too, with ``hookimpl`` for plugins and ``__version__``. Names
+outside these are internal and may move. Importing ``agentpack`` loads no plugin and no heavy dependency:
+each name is imported on first use.
 """
 
 from __future__ import annotations
@@ -13,23 +23,50 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pluggy import HookimplMarker
 
+    from agentpack.api import evaluate, formats, load, query, report, validate
+    from agentpack.io.errors import AgentpackError, PackError
+    from agentpack.kernel.models import EvalReport, Finding, Report, ValidationItem
+    from agentpack.kernel.packtypes import Citation, Pack, QueryResponse
+
     hookimpl: HookimplMarker
     __version__: str
 
-__all__ = ["__version__", "hookimpl"]
+_LAZY = {
+    "__version__": "agentpack.kernel.version",
+    "hookimpl": "agentpack.kernel.hookspecs",
+    **dict.fromkeys(("evaluate", "formats", "load", "query", "report", "validate"), "agentpack.api"),
+    **dict.fromkeys(("AgentpackError", "PackError"), "agentpack.io.errors"),
+    **dict.fromkeys(("EvalReport", "Finding", "Report", "ValidationItem"), "agentpack.kernel.models"),
+    **dict.fromkeys(("Citation", "Pack", "QueryResponse"), "agentpack.kernel.packtypes"),
+}
+
+__all__ = [
+    "AgentpackError",
+    "Citation",
+    "EvalReport",
+    "Finding",
+    "Pack",
+    "PackError",
+    "QueryResponse",
+    "Report",
+    "ValidationItem",
+    "__version__",
+    "evaluate",
+    "formats",
+    "hookimpl",
+    "load",
+    "query",
+    "report",
+    "validate",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__version__":  # the one version source of every agentpack distribution
-        from pathlib import Path
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentpack' has no attribute {name!r}")
+    import importlib
 
-        version = (Path(__file__).parent / "VERSION").read_text(encoding="utf-8").strip()
-        globals()["__version__"] = version
-        return version
-    if name == "hookimpl":
-        import pluggy
-
-        marker = pluggy.HookimplMarker("agentpack")
-        globals()["hookimpl"] = marker  # built once; later lookups skip this function
-        return marker
-    raise AttributeError(f"module 'agentpack' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -229,6 +229,10 @@ class FormatPluginConformance:
     format_name: str = ""
     module: str = ""
     """The entry-point module (``agentpack_x.plugin``); importing it must stay light."""
+    query_question: str | None = None
+    """A question for ``agentpack_query`` on the valid pack (``None``: the format answers no queries)."""
+    evaluates_offline: bool = False
+    """The valid pack's evaluations run offline (no agent, no model): the kit runs them."""
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
         raise NotImplementedError
@@ -287,6 +291,68 @@ class FormatPluginConformance:
         assert bad.exit_code == 1, bad.stdout + bad.stderr
         assert bad.json()["ok"] is False
 
+    def test_checks_leave_foreign_packs_alone(self, agentpack_host: Host, register_plugin: Any, tmp_path: Path) -> None:
+        """This plugin's ``agentpack_check`` on packs it does not own: a list of findings or ``None``, never a crash.
+
+        The packs: one of a format this kit registers (with a SKILL.md, as many formats have), a plain
+        Agent Skill, and the valid pack of every other format whose conformance class this session collected.
+        """
+        from agentpack.kernel.host import _findings
+
+        register_plugin(_ForeignFormat(), name="conformance-foreign")
+        packs = [_ForeignFormat.make(tmp_path / "foreign"), _plain_skill(tmp_path / "plain-skill")]
+        for cls in _conformance_classes():
+            if cls.format_name not in (self.format_name, "") and cls.format_name in agentpack_host.formats():
+                packs.append(cls().make_valid_pack(tmp_path / f"other-{cls.__name__}"))
+        mine = [i for i in agentpack_host.pm.hook.agentpack_check.get_hookimpls() if i.plugin_name == self.plugin_name]
+        for path in packs:
+            pack = agentpack_host.load(path)
+            if pack.format == self.format_name:
+                continue
+            for strict in (False, True):
+                args = {"pack": pack, "strict": strict, "host": agentpack_host}
+                for impl in mine:
+                    try:
+                        result = impl.function(**{name: args[name] for name in impl.argnames})
+                    except Exception as exc:
+                        pytest.fail(f"agentpack_check of {self.plugin_name} crashed on a {pack.format} pack: {exc!r}")
+                    _findings(result, self.plugin_name, "agentpack_check")
+
+    def test_query_and_evaluate_answer_the_core_types(self, agentpack_host: Host, tmp_path: Path) -> None:
+        from agentpack.kernel.models import EvalOptions, EvalReport
+        from agentpack.kernel.packtypes import QueryRequest, QueryResponse
+
+        pack = agentpack_host.load(self.make_valid_pack(tmp_path))
+        if self.query_question is None and not self.evaluates_offline:
+            pytest.skip("the format answers no queries and has no offline evaluations")
+        if self.query_question is not None:
+            assert isinstance(agentpack_host.query(pack, QueryRequest(question=self.query_question)), QueryResponse)
+        if self.evaluates_offline:
+            assert isinstance(agentpack_host.evaluate(pack, EvalOptions()), EvalReport)
+
+    def test_every_reporter_renders_its_findings(self, agentpack_host: Host, tmp_path: Path) -> None:
+        """Validation findings (and offline evaluation results) of this format through every registered reporter."""
+        from agentpack.io.errors import PackError
+        from agentpack.kernel.models import EvalOptions, Report, ValidationItem
+
+        items = []
+        for path in (self.make_valid_pack(tmp_path / "valid"), self.make_invalid_pack(tmp_path / "invalid")):
+            try:
+                pack = agentpack_host.load(path, self.format_name)
+            except PackError:
+                continue
+            items.append(
+                ValidationItem(path=str(path), format=self.format_name, findings=agentpack_host.validate(pack))
+            )
+        evaluations = []
+        if self.evaluates_offline:
+            pack = agentpack_host.load(self.make_valid_pack(tmp_path / "evaluated"))
+            evaluations.append(agentpack_host.evaluate(pack, EvalOptions()))
+        report = Report(command="validate", items=items, evaluations=evaluations)
+        for name, reporter in agentpack_host.reporters().items():
+            text = reporter.render(report)
+            assert isinstance(text, str) and text.strip(), f"reporter {name!r} rendered nothing"
+
     def test_plugin_module_imports_light(self) -> None:
         if not self.module:
             pytest.skip("no entry-point module named")
@@ -296,3 +362,54 @@ class FormatPluginConformance:
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         assert out == "", f"importing {self.module} pulls in heavy modules: {out}"
+
+
+def _conformance_classes() -> list[type[FormatPluginConformance]]:
+    found: list[type[FormatPluginConformance]] = []
+    pending = list(FormatPluginConformance.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def _plain_skill(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "SKILL.md").write_text("---\nname: plain-skill\ndescription: A plain Agent Skill.\n---\nBody.\n")
+    return root
+
+
+class _ForeignFormat:
+    """A format no real plugin knows, for the kit's foreign-pack check: a folder with FOREIGN.txt (and a SKILL.md)."""
+
+    format = "conformance-foreign"
+
+    @staticmethod
+    def make(root: Path) -> Path:
+        root.mkdir(parents=True)
+        (root / "FOREIGN.txt").write_text("not yours\n")
+        (root / "SKILL.md").write_text("---\nname: foreign\ndescription: A pack of a format you do not own.\n---\n")
+        return root
+
+    @hookimpl
+    def agentpack_register_formats(self, register: Callable[[Any], None]) -> None:
+        from agentpack.kernel.registry import FormatInfo
+
+        register(FormatInfo(name=self.format, title="A format of the conformance kit"))
+
+    @hookimpl
+    def agentpack_detect(self, path: Path) -> Any:
+        from agentpack.kernel.packtypes import Detection
+
+        return Detection(format=self.format, confidence=1.0) if (path / "FOREIGN.txt").is_file() else None
+
+    @hookimpl
+    def agentpack_load(self, path: Path, format: str) -> Any:
+        from agentpack.kernel.packtypes import Pack
+
+        return Pack(path=path, root=path, format=format, name=path.name, data=object())
+
+    @hookimpl
+    def agentpack_validate(self, pack: Any, strict: bool) -> list[Any]:
+        return []

@@ -6,8 +6,8 @@ import pytest
 from agentpack import hookimpl
 from agentpack.io.errors import PluginError
 from agentpack.kernel.models import EvalOptions
-from agentpack.kernel.packtypes import QueryRequest
-from agentpack.kernel.registry import McpContext
+from agentpack.kernel.packtypes import Detection, QueryRequest
+from agentpack.kernel.registry import FormatInfo, McpContext
 
 
 def test_agentpack_register_formats(agentpack_host, register_plugin, sample_plugin):
@@ -37,18 +37,85 @@ def test_agentpack_validate(agentpack_host, register_plugin, sample_plugin, todo
     assert [(f.code, f.line) for f in strict] == [("TODO001", 2), ("TODO002", 3)]
 
 
-def test_agentpack_validate_gathers_every_plugin(agentpack_host, register_plugin, sample_plugin, todo_pack):
-    class Extra:
+def test_agentpack_validate_reaches_only_the_owner(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    """A plugin that forgets a ``pack.format`` guard in agentpack_validate never sees other formats' packs."""
+    seen = []
+
+    class Careless:
+        @hookimpl
+        def agentpack_register_formats(self, register):
+            register(FormatInfo(name="careless", title="Careless", description="x"))
+
         @hookimpl
         def agentpack_validate(self, pack, strict):
+            seen.append(pack.format)
+            return pack.data["no such key"]  # would crash on any pack but its own
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Careless(), name="careless")
+    assert [f.code for f in agentpack_host.validate(agentpack_host.load(todo_pack("oops\n")))] == ["TODO001"]
+    assert seen == []
+
+
+def test_agentpack_check(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    """Cross-cutting checks are gathered from every plugin for packs of every format."""
+
+    class Extra:
+        @hookimpl
+        def agentpack_check(self, pack, strict):
             from agentpack.kernel.models import Finding
 
-            return [Finding.info("EXTRA1", "seen by another plugin", file="x")]
+            return [Finding.info("EXTRA1", f"seen by another plugin (strict={strict})", file="x")]
 
     register_plugin(sample_plugin, name="sample")
     register_plugin(Extra(), name="extra")
-    codes = {f.code for f in agentpack_host.validate(agentpack_host.load(todo_pack("oops\n")))}
-    assert codes == {"TODO001", "EXTRA1"}
+    findings = agentpack_host.validate(agentpack_host.load(todo_pack("oops\n")), strict=True)
+    assert [(f.code, f.message) for f in findings if f.code != "TODO001"] == [
+        ("EXTRA1", "seen by another plugin (strict=True)")
+    ]
+    assert "TODO001" in {f.code for f in findings}
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [{"not": "a list"}, ["a string"], "text"],
+    ids=["mapping", "list of strings", "string"],
+)
+def test_a_wrong_hook_result_names_the_plugin(agentpack_host, register_plugin, sample_plugin, todo_pack, returned):
+    from agentpack.kernel.host import HookResultError
+
+    class Sloppy:
+        @hookimpl
+        def agentpack_check(self, pack, strict):
+            return returned
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Sloppy(), name="sloppy")
+    with pytest.raises(HookResultError, match=r"plugin .sloppy. returned .* from agentpack_check, expected a list"):
+        agentpack_host.validate(agentpack_host.load(todo_pack("- [ ] a\n")))
+
+
+def test_a_wrong_query_or_load_result_names_the_owner(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    from agentpack.kernel.host import HookResultError
+
+    class Owner:
+        @hookimpl
+        def agentpack_register_formats(self, register):
+            register(FormatInfo(name="odd", title="Odd", description="x"))
+
+        @hookimpl
+        def agentpack_detect(self, path):
+            return Detection(format="odd", confidence=1.0) if path.name == "odd" else None
+
+        @hookimpl
+        def agentpack_load(self, path, format):
+            return {"path": str(path)}
+
+    register_plugin(Owner(), name="owner")
+    odd = todo_pack("- [ ] a\n").parent / "odd"
+    odd.mkdir()
+    with pytest.raises(HookResultError, match="plugin 'owner' returned dict from agentpack_load, expected Pack"):
+        agentpack_host.load(odd)
 
 
 def test_agentpack_query(agentpack_host, register_plugin, sample_plugin, todo_pack):

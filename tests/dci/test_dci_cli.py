@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from dci_helpers import FileReads, write_skill
 
-from agentpack.skills import skillmd
 from agentpack_dci import schemas_store
 from agentpack_dci.report import join_report
 
@@ -189,7 +188,6 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
     assert result.exit_code == 0 and reads.each_once([*providers, consumer / "SKILL.md"])
     # --format: detection alone peeks at the head of SKILL.md files to find a contract
     for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
-        monkeypatch.setattr(skillmd, "_READ", {})  # each command as a fresh process: nothing parsed yet
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
         assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)

@@ -11,6 +11,8 @@ class TestEcpConformance(FormatPluginConformance):
     plugin_name = "ecp"
     format_name = "ecp"
     module = "agentpack_ecp.plugin"
+    query_question = "How do I get started?"
+    evaluates_offline = True
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
         from agentpack_ecp.index.build import build_pack

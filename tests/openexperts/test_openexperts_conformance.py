@@ -34,13 +34,6 @@ def test_beats_the_plain_skill_format(agentpack_host, acme):
     assert agentpack_host.detect(acme).format == "openexperts"
 
 
-def test_other_formats_are_not_validated(agentpack_host, tmp_path):
-    from agentpack.kernel.packtypes import Pack
-    from agentpack_openexperts import plugin
-
-    assert plugin.agentpack_validate(Pack(path=tmp_path, root=tmp_path, format="ecp"), False, agentpack_host) is None
-
-
 def test_other_formats_never_reach_the_loader(agentpack_host):
     """Owner dispatch: the host sends only expert packages to this plugin's agentpack_load."""
     for format in agentpack_host.formats():

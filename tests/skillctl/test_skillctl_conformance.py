@@ -13,6 +13,7 @@ class TestSkillFolderConformance(FormatPluginConformance):
     plugin_name = "skillctl"
     format_name = "skillctl"
     module = "agentpack_skillctl.plugin"
+    evaluates_offline = True
 
     def make_valid_pack(self, tmp_path: Path) -> Path:
         return write_skill(tmp_path / "skills", "demo-echo")

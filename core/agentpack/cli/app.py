@@ -607,8 +607,11 @@ def main(argv: list[str] | None = None) -> int:
     from agentpack.io.errors import AgentpackError
 
     _json_command.clear()
-    if "agentpack.skills.skillmd" in sys.modules:  # one parse per file per command, also for in-process callers
-        sys.modules["agentpack.skills.skillmd"].forget_parsed()
+    from agentpack.kernel.plugins import current_host
+
+    built = current_host()
+    if built is not None:  # one parse per file per command, also for in-process callers
+        built.new_command()
     try:
         result = cli.main(args=argv, prog_name="agentpack", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK

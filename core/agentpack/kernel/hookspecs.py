@@ -9,10 +9,15 @@ documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
 * ``agentpack_detect`` is gathered from every plugin and the most confident
   answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
   recognises the path claims it);
-* ``agentpack_validate`` findings are gathered from every plugin;
-* ``agentpack_load``, ``agentpack_query`` and ``agentpack_evaluate`` go only to
-  the plugin that registered the pack's format (owner dispatch, through
-  pluggy's ``subset_hook_caller``): an implementation sees only its own packs.
+* ``agentpack_load``, ``agentpack_validate``, ``agentpack_query`` and
+  ``agentpack_evaluate`` go only to the plugin that registered the pack's format
+  (owner dispatch, through pluggy's ``subset_hook_caller``): an implementation
+  sees only its own packs;
+* ``agentpack_check`` findings (cross-cutting checks such as the SKILL.md rules)
+  are gathered from every plugin, for packs of every format.
+
+The host checks what each implementation returns and names the plugin whose
+answer has the wrong type.
 
 Pack hooks also receive ``host``, the ``agentpack.kernel.host.Host`` that called
 them: the services a plugin needs (reporters, other hooks, loading another
@@ -45,6 +50,8 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     )
 
 hookspec = pluggy.HookspecMarker("agentpack")
+hookimpl = pluggy.HookimplMarker("agentpack")
+"""Marks a hook implementation; plugins import it as ``agentpack.hookimpl``."""
 
 
 @hookspec
@@ -72,8 +79,11 @@ def agentpack_detect(path: Path) -> Detection | None:
 
 
 @hookspec(firstresult=True)
-def agentpack_load(path: Path, format: str, host: Host) -> Pack | None:
+def agentpack_load(path: Path, format: str, host: Host, detection: Detection | None) -> Pack | None:
     """Load ``path`` as a pack of ``format`` (one you registered) and return a ``Pack`` handle.
+
+    ``detection`` is your own ``agentpack_detect`` answer that chose ``format`` (with the ``data`` you
+    read to decide), or ``None`` when the format was named by the caller.
 
     The ``Pack.data`` you return is what ``agentpack_validate``,
     ``agentpack_query`` and ``agentpack_evaluate`` receive: parse each file
@@ -83,13 +93,23 @@ def agentpack_load(path: Path, format: str, host: Host) -> Pack | None:
     """
 
 
-@hookspec
+@hookspec(firstresult=True)
 def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
-    """Return findings for ``pack``. Gathered from every plugin.
+    """Return the findings of ``pack`` (always of a format you registered) against its format's rules.
 
-    A plugin validates its own formats and may add cross-cutting checks to
-    others (for example SKILL.md rules to any pack that has a SKILL.md).
-    ``strict`` turns on the optional, stricter rules a format defines.
+    ``strict`` turns on the optional, stricter rules a format defines. Checks that apply to packs of any
+    format belong in ``agentpack_check``.
+    """
+
+
+@hookspec
+def agentpack_check(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
+    """Cross-cutting checks: findings for ``pack`` whatever its format. Gathered from every plugin.
+
+    For rules that are not one format's own, for example the SKILL.md rules for any pack that has a
+    SKILL.md, or capability-contract lint in any skill. Every pack of every format reaches every
+    implementation: return ``None`` for a pack your check does not concern, and never assume its
+    ``Pack.data`` has a shape you know (it belongs to the pack's owner).
     """
 
 

@@ -87,6 +87,13 @@ class Host:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self._cache: dict[str, Any] = {}
+        self.cache: dict[str, Any] = {}
+        """State for one command, shared by the core and the plugins (a module's entry is keyed by its name):
+        a file parsed by one check is not parsed again by the next. ``new_command()`` empties it."""
+
+    def new_command(self) -> None:
+        """A new command starts from the files: forget what the last one parsed."""
+        self.cache.clear()
 
     # -- registrations -------------------------------------------------
     def _collect(self, hook_name: str, kind: str, *, tolerant: bool = False, **kwargs: Any) -> dict[str, Any]:
@@ -157,8 +164,8 @@ class Host:
     def owner_hook(self, hook_name: str, format: str) -> Any:
         """A caller of ``hook_name`` that reaches only the plugin owning ``format``.
 
-        Owner dispatch: a plugin's ``agentpack_load``, ``agentpack_query`` and
-        ``agentpack_evaluate`` see only packs of formats it registered, so they
+        Owner dispatch: a plugin's ``agentpack_load``, ``agentpack_validate``, ``agentpack_query``
+        and ``agentpack_evaluate`` see only packs of formats it registered, so they
         need no ``if pack.format != MINE`` guard. A format no plugin registered
         reaches every implementation (first result wins), as before.
         """
@@ -180,12 +187,16 @@ class Host:
         found = self.detect_all(path)
         return found[0] if found else None
 
-    def load(self, path: str | Path, format: str | None = None) -> Pack:
-        """Load ``path`` as a pack, detecting its format unless ``format`` is given."""
+    def load(self, path: str | Path, format: str | Detection | None = None) -> Pack:
+        """Load ``path`` as a pack, detecting its format unless ``format`` names it or is the ``Detection``
+        (from ``detect``) that chose it."""
         path = Path(path)
         if not path.exists():
             raise PackError(f"no such file or directory: {path}")
-        if format is None:
+        detection = None
+        if format is not None and not isinstance(format, str):
+            detection, format = format, format.format
+        elif format is None:
             detection = self.detect(path)
             if detection is None:
                 from agentpack.kernel.known import not_a_pack
@@ -198,31 +209,42 @@ class Host:
             format = detection.format
         elif format not in self.formats():
             raise PackError(f"unknown format '{format}'; installed formats: {', '.join(sorted(self.formats()))}")
-        pack: Pack | None = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self)
+        pack = self.owner_hook("agentpack_load", format)(path=path, format=format, host=self, detection=detection)
         if pack is None:
             raise PackError(f"{path}: no installed plugin could load it as '{format}'")
-        return pack
+        from agentpack.kernel.packtypes import Pack
+
+        return _typed(pack, Pack, self.owner(format), "agentpack_load")
 
     def validate(self, pack: Pack, *, strict: bool = False) -> list[Finding]:
-        results = self.pm.hook.agentpack_validate(pack=pack, strict=strict, host=self)
-        findings = [f for result in results if result for f in result]
+        """The owner's findings (``agentpack_validate``) and every plugin's cross-cutting ones (``agentpack_check``)."""
+        owner = self.owner(pack.format) or pack.format
+        own = self.owner_hook("agentpack_validate", pack.format)(pack=pack, strict=strict, host=self)
+        findings = _findings(own, owner, "agentpack_validate")
+        args = {"pack": pack, "strict": strict, "host": self}
+        for impl in reversed(self.pm.hook.agentpack_check.get_hookimpls()):
+            result = impl.function(**{name: args[name] for name in impl.argnames})
+            findings += _findings(result, impl.plugin_name, "agentpack_check")
         return sorted(findings, key=lambda f: f.sort_key())
 
-    def query(self, pack: Pack, request: QueryRequest) -> QueryResponse:
-        response: QueryResponse | None = self.owner_hook("agentpack_query", pack.format)(
-            pack=pack, request=request, host=self
-        )
+    def query(self, pack: Pack, request: QueryRequest | str) -> QueryResponse:
+        """Ask the owner of ``pack``'s format; ``request`` may be the question alone."""
+        from agentpack.kernel.packtypes import QueryRequest, QueryResponse
+
+        if isinstance(request, str):
+            request = QueryRequest(question=request)
+        response = self.owner_hook("agentpack_query", pack.format)(pack=pack, request=request, host=self)
         if response is None:
             raise PackError(f"format '{pack.format}' does not support queries")
-        return response
+        return _typed(response, QueryResponse, self.owner(pack.format), "agentpack_query")
 
     def evaluate(self, pack: Pack, options: EvalOptions) -> EvalReport:
-        report: EvalReport | None = self.owner_hook("agentpack_evaluate", pack.format)(
-            pack=pack, options=options, host=self
-        )
+        from agentpack.kernel.models import EvalReport
+
+        report = self.owner_hook("agentpack_evaluate", pack.format)(pack=pack, options=options, host=self)
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
-        return report
+        return _typed(report, EvalReport, self.owner(pack.format), "agentpack_evaluate")
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:
@@ -245,9 +267,33 @@ class Host:
 
 
 def _core_version() -> str:
-    from agentpack import __version__
+    from agentpack.kernel.version import __version__
 
     return __version__
+
+
+class HookResultError(TypeError):
+    """A plugin's hook implementation returned a value of the wrong type: a bug in that plugin."""
+
+
+def _typed(value: Any, expected: type[T], plugin: str | None, hook: str) -> T:
+    if not isinstance(value, expected):
+        raise HookResultError(
+            f"plugin '{plugin}' returned {type(value).__name__} from {hook}, expected {expected.__name__}"
+        )
+    return value
+
+
+def _findings(result: Any, plugin: str, hook: str) -> list[Finding]:
+    """``result`` as a list of findings, or a ``HookResultError`` naming ``plugin``."""
+    if result is None:
+        return []
+    from agentpack.kernel.models import Finding
+
+    if not isinstance(result, list | tuple) or not all(isinstance(f, Finding) for f in result):
+        shown = type(result).__name__ if not isinstance(result, list | tuple) else "a list with other items"
+        raise HookResultError(f"plugin '{plugin}' returned {shown} from {hook}, expected a list of Finding or None")
+    return list(result)
 
 
 def _with_plugin(item: T, plugin: str) -> T:
@@ -261,4 +307,4 @@ def _with_plugin(item: T, plugin: str) -> T:
     return replace(item, plugin=plugin)  # type: ignore[type-var]  # a dataclass here: T has no dataclass bound
 
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "Host", "PluginInfo", "collect_registrations"]
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "HookResultError", "Host", "PluginInfo", "collect_registrations"]

@@ -18,13 +18,18 @@ if TYPE_CHECKING:
 
 
 class Detection(Record):
-    """A plugin's claim that a path is a pack of its format (``confidence`` in (0, 1])."""
+    """A plugin's claim that a path is a pack of its format (``confidence`` in (0, 1]).
 
-    __slots__ = ("format", "confidence", "reason")
-    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"reason": constant("")}
+    ``data``: what the plugin read to decide (a file's bytes, a parsed document), handed to its
+    ``agentpack_load`` as ``detection`` so the file is not read twice.
+    """
+
+    __slots__ = ("format", "confidence", "reason", "data")
+    DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"reason": constant(""), "data": constant(None)}
     format: str
     confidence: float
     reason: str
+    data: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -8,36 +8,37 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
+    from agentpack.kernel.packtypes import Detection
 
 SKIPPED = frozenset({"node_modules", "__pycache__", "__pypackages__", "site-packages", "venv"})
 """Folders never searched (besides hidden ones): installed dependencies and caches, never packs."""
 
 
-def expand(host: Host, paths: tuple[Path, ...] | list[Path]) -> list[tuple[Path, str | None]]:
-    """``(path, format)`` for each pack: a claimed path as given, an unclaimed folder replaced by the
-    packs under it, in name order. A path that is neither stays, with no format, so that loading it
-    explains what it holds."""
-    packs: list[tuple[Path, str | None]] = []
+def expand(host: Host, paths: tuple[Path, ...] | list[Path]) -> list[tuple[Path, Detection | None]]:
+    """``(path, detection)`` for each pack (pass both to ``host.load``): a claimed path as given, an unclaimed
+    folder replaced by the packs under it, in name order. A path that is neither stays, with no detection, so
+    that loading it explains what it holds."""
+    packs: list[tuple[Path, Detection | None]] = []
     for path in paths:
         detection = host.detect(path)
         if detection is not None:
-            packs.append((path, detection.format))
+            packs.append((path, detection))
             continue
         under = packs_under(host, path) if path.is_dir() else []
         packs.extend(under or [(path, None)])
     return packs
 
 
-def packs_under(host: Host, folder: Path) -> list[tuple[Path, str | None]]:
+def packs_under(host: Host, folder: Path) -> list[tuple[Path, Detection | None]]:
     """The claimed folders below ``folder``, outermost only (a pack's own folders are not searched).
     Hidden folders and those in ``SKIPPED`` are not searched, and symbolic links not followed."""
-    found: list[tuple[Path, str | None]] = []
+    found: list[tuple[Path, Detection | None]] = []
     stack = _subfolders(folder)[::-1]
     while stack:
         child = stack.pop()
         detection = host.detect(child)
         if detection is not None:
-            found.append((child, detection.format))
+            found.append((child, detection))
         else:
             stack.extend(_subfolders(child)[::-1])
     return found

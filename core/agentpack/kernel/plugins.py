@@ -72,6 +72,19 @@ def get_host() -> Host:
     return _HOST
 
 
+def current_host() -> Host | None:
+    """The process-wide host if one was built (never builds one)."""
+    return _HOST
+
+
+def command_cache(name: str) -> dict[Any, Any] | None:
+    """The process-wide host's per-command cache entry of module ``name`` (``None`` before a host is built)."""
+    if _HOST is None:
+        return None
+    entry: dict[Any, Any] = _HOST.cache.setdefault(name, {})
+    return entry
+
+
 def set_host(host: Host | None) -> Host | None:
     """Replace the process-wide host (tests); returns the previous one."""
     global _HOST
@@ -79,4 +92,4 @@ def set_host(host: Host | None) -> Host | None:
     return previous
 
 
-__all__ = ["create_plugin_manager", "get_host", "set_host"]
+__all__ = ["command_cache", "create_plugin_manager", "current_host", "get_host", "set_host"]

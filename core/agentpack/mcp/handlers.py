@@ -14,7 +14,7 @@ import weakref
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentpack import __version__
+from agentpack.kernel.version import __version__
 from agentpack.mcp.publish import Publication, Watch, collect
 from agentpack.mcp.skills import DIRECTORY, EXTENSION, as_text, mime_type
 from agentpack.mcp.tools import call_tool, instructions, served_tools

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentpack import hookimpl
+from agentpack.kernel.hookspecs import hookimpl
 from agentpack.kernel.registry import FormatInfo
 
 if TYPE_CHECKING:
@@ -73,10 +73,20 @@ def agentpack_load(path: Path, format: str) -> Pack:
 
 
 @hookimpl
-def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
-    """SKILL.md rules for every pack whose root holds a SKILL.md, whatever its format."""
-    if find_skill_md(pack.root) is None:
-        return None if pack.format != FORMAT else _missing(pack)
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding]:
+    """An Agent Skill: the SKILL.md rules (a skill folder without one is an error)."""
+    return _skill_md_findings(pack) if find_skill_md(pack.root) is not None else _missing(pack)
+
+
+@hookimpl
+def agentpack_check(pack: Pack, strict: bool) -> list[Finding] | None:
+    """The SKILL.md rules for a pack of any other format whose root holds a SKILL.md."""
+    if pack.format == FORMAT or find_skill_md(pack.root) is None:
+        return None
+    return _skill_md_findings(pack)
+
+
+def _skill_md_findings(pack: Pack) -> list[Finding]:
     from agentpack.skills.skillmd import validate_skill_dir
 
     _, findings = validate_skill_dir(pack.root, display=_display(pack))

@@ -103,30 +103,28 @@ def read_skill(directory: str | Path, *, display: str | None = None, text: str |
         st = path.stat()
     except OSError:
         return _parse_skill(directory, path, display, None)  # read_markdown reports why
-    key = (str(directory), display or str(path), st.st_ino, st.st_mtime_ns, st.st_size)
-    hit = _READ.get(key)
+    from agentpack.kernel.plugins import command_cache
+
+    parsed = command_cache(__name__)  # the plugins and the core that check one pack in one command parse it once
+    if parsed is None:
+        return _parse_skill(directory, path, display, None)
+    key = (str(directory), display or str(path), st.st_ino, st.st_mtime_ns, st.st_size)  # a changed file: parsed anew
+    hit = parsed.get(key)
     if hit is None:
         try:
             hit = _parse_skill(directory, path, display, None)
         except PackError as exc:
             hit = exc
-        if len(_READ) >= _READ_SIZE:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = hit
+        if len(parsed) >= _PARSED_SIZE:
+            parsed.pop(next(iter(parsed)))
+        parsed[key] = hit
     if isinstance(hit, PackError):
         raise hit
     return hit
 
 
-_READ: dict[tuple[str, str, int, int, int], Skill | PackError] = {}
-"""Parsed SKILL.md files by path and stat, so the plugins and the core that check one pack in one
-command parse it once (a changed file has another stat, and is parsed again)."""
-_READ_SIZE = 256
-
-
-def forget_parsed() -> None:
-    """Drop the parsed SKILL.md files: a new command starts from the files (``cli.main`` calls it)."""
-    _READ.clear()
+_PARSED_SIZE = 256
+"""At most this many parsed SKILL.md files are kept in a command's cache (a long-lived server keeps its host)."""
 
 
 def _parse_skill(directory: Path, path: Path, display: str | None, text: str | None) -> Skill:

@@ -610,8 +610,9 @@ def _env_text(value: Any) -> str:
 Document = tuple[YamlDocument, bytes]
 """A manifest read and parsed: the YAML document and the file's bytes (for the digest). ``Pack.data`` is one."""
 
-_kept: dict[tuple[str, int, int, int], tuple[str, bytes, YamlDocument | None]] = {}
-"""At most one file that ``sniff`` read (and parsed, when it had to), for the load that follows it."""
+Sniffed = tuple[tuple[str, int, int, int], str, bytes, YamlDocument | None]
+"""What ``sniff`` read of a manifest: the file's identity and stat, its text, bytes and (when it had to parse) the
+document. Detection hands it to the load that follows (``Detection.data``)."""
 
 
 def _file_key(path: Path) -> tuple[str, int, int, int]:
@@ -619,12 +620,12 @@ def _file_key(path: Path) -> tuple[str, int, int, int]:
     return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _read(path: Path) -> tuple[str, bytes, YamlDocument | None]:
-    """Text, bytes and (when ``sniff`` parsed it) the document: what ``sniff`` kept of the unchanged file, else read."""
+def _read(path: Path, sniffed: Sniffed | None = None) -> tuple[str, bytes, YamlDocument | None]:
+    """Text, bytes and (when ``sniff`` parsed it) the document: what ``sniffed`` holds of the unchanged file, else
+    read."""
     with reading(display_path(path), YamlError):
-        kept = _kept.pop(_file_key(path), None)
-        if kept is not None:
-            return kept
+        if sniffed is not None and sniffed[0] == _file_key(path):
+            return sniffed[1:]
         raw = read_bytes(path, display=display_path(path), error=YamlError, expected="a YAML file")
         return raw.decode("utf-8-sig"), raw, None
 
@@ -640,9 +641,10 @@ def parse_document(text: str, raw: bytes, path: Path) -> Document:
     return parse_yaml(text, file=display_path(path)), raw
 
 
-def read_document(path: Path) -> Document:
-    """The parsed YAML and its bytes; raises ``YamlError`` (file:line:col) for unreadable YAML."""
-    text, raw, doc = _read(path)
+def read_document(path: Path, sniffed: Sniffed | None = None) -> Document:
+    """The parsed YAML and its bytes (from ``sniffed`` when the file is unchanged since); raises ``YamlError``
+    (file:line:col) for unreadable YAML."""
+    text, raw, doc = _read(path, sniffed)
     return (doc, raw) if doc is not None else parse_document(text, raw, path)
 
 
@@ -650,15 +652,15 @@ _TOP_KEY = re.compile(r"""^["']?(scenarios|target|manifest_version)["']?[ \t]*:"
 _FLOW_START = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:---[ \t]+)?\{")
 
 
-def sniff(path: Path) -> bool:
+def sniff(path: Path) -> Sniffed | None:
     """Whether the YAML file ``path`` looks like a manifest: top-level ``scenarios``, and ``target`` or
     ``manifest_version``.
 
     Block-style YAML (what people write) is recognised from its lines, with no
-    parse; only a flow-style document (``{...}``, JSON) is parsed. What was
-    read, and parsed, is kept for the ``read_text`` or ``read_document`` of the
-    load that follows, so ``agentpack eval manifest.yaml`` reads and parses
-    the file once.
+    parse; only a flow-style document (``{...}``, JSON) is parsed. A manifest's
+    ``Sniffed`` content (else ``None``) goes to the ``read_document`` of the load
+    that follows, so ``agentpack eval manifest.yaml`` reads and parses the file
+    once.
     """
     try:
         with reading(display_path(path), YamlError):
@@ -666,7 +668,7 @@ def sniff(path: Path) -> bool:
             raw = read_bytes(path, display=display_path(path), error=YamlError, expected="a YAML file")
             text = raw.decode("utf-8-sig")
     except YamlError:
-        return False
+        return None
     doc = None
     keys = set(_TOP_KEY.findall(text))
     if "scenarios" in keys:
@@ -675,14 +677,11 @@ def sniff(path: Path) -> bool:
         try:
             doc = parse_yaml(text, file=display_path(path))
         except YamlError:
-            return False
+            return None
         found = looks_like_manifest(doc.data)
     else:
         found = False
-    if found:
-        _kept.clear()
-        _kept[key] = (text, raw, doc)
-    return found
+    return (key, text, raw, doc) if found else None
 
 
 _SCENARIOS_LINE = re.compile(r"^scenarios[ \t]*:", re.M)

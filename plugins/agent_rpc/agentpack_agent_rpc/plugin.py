@@ -101,15 +101,16 @@ def agentpack_detect(path: Path) -> Detection | None:
             return None
     except OSError:
         return None
-    if not sniff(target):
+    sniffed = sniff(target)
+    if sniffed is None:
         return None
     from agentpack.kernel.packtypes import Detection
 
-    return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target")
+    return Detection(format=FORMAT, confidence=0.9, reason="YAML with scenarios and a target", data=sniffed)
 
 
 @hookimpl
-def agentpack_load(path: Path, format: str) -> Pack:
+def agentpack_load(path: Path, format: str, detection: Detection | None) -> Pack:
     from agentpack.io.errors import PackError
     from agentpack.kernel.packtypes import Pack
 
@@ -120,7 +121,7 @@ def agentpack_load(path: Path, format: str) -> Pack:
         raise PackError(
             "not an agent-rpc manifest: expected a .yaml file or a folder with manifest.yaml", file=str(path)
         )
-    document = read_document(target)  # YamlError (a PackError) carries file:line:col
+    document = read_document(target, detection.data if detection else None)  # YamlError carries file:line:col
     data = document[0].data
     name = data.get("name") if isinstance(data, dict) else None
     return Pack(
@@ -130,8 +131,6 @@ def agentpack_load(path: Path, format: str) -> Pack:
 
 @hookimpl
 def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
-    if pack.format != FORMAT:  # findings are gathered from every plugin; these checks are this format's
-        return None
     from .api import validate_manifest
 
     _, findings = validate_manifest(pack.path, strict=strict, document=pack.data, host=host)

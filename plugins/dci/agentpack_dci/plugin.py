@@ -94,15 +94,22 @@ def agentpack_load(path: Path) -> Pack:
 
 
 @hookimpl
-def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
-    from .lint import lint_skill, lint_workspace, strictly
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding]:
+    """A DCI workspace: every skill's contracts and the workspace's own files."""
+    from .lint import lint_workspace, strictly
 
-    if pack.format == FORMAT:
-        findings = lint_workspace(pack.root)
-    elif (pack.root / "SKILL.md").is_file():
-        findings = lint_skill(pack.root, display=str(pack.root / "SKILL.md"), report_unreadable=False)
-    else:
+    findings = lint_workspace(pack.root)
+    return strictly(findings) if strict else findings
+
+
+@hookimpl
+def agentpack_check(pack: Pack, strict: bool) -> list[Finding] | None:
+    """Capability contracts in the SKILL.md of a pack of any other format."""
+    if pack.format == FORMAT or not (pack.root / "SKILL.md").is_file():
         return None
+    from .lint import lint_skill, strictly
+
+    findings = lint_skill(pack.root, display=str(pack.root / "SKILL.md"), report_unreadable=False)
     return strictly(findings) if strict else findings
 
 

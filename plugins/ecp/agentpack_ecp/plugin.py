@@ -115,8 +115,6 @@ def agentpack_load(path):
 
 @hookimpl
 def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:  # validation is gathered from every plugin; these checks are ECP's own
-        return None
     from .validate.checks import validate_pack
 
     return validate_pack(pack.data, strict)

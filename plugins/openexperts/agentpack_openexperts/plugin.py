@@ -62,8 +62,6 @@ def agentpack_load(path: Path) -> Pack:
 
 @hookimpl
 def agentpack_validate(pack: Pack, strict: bool, host: Host) -> list[Finding] | None:
-    if pack.format != FORMAT:  # findings are gathered from every plugin: check only expert packages
-        return None
     from .validate import validate_package
 
     return validate_package(pack.data, host, strict=strict)

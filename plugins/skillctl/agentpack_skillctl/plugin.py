@@ -76,8 +76,6 @@ def agentpack_load(path: Path) -> Pack:
 
 @hookimpl
 def agentpack_validate(pack: Pack, strict: bool) -> list[Finding] | None:
-    if pack.format != FORMAT:  # gathered from every plugin: only our packs
-        return None
     from .validation import validate_skill, validate_tree
 
     if pack.data is None:

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentpack import hookimpl
+from agentpack.kernel.hookspecs import hookimpl
 from agentpack.kernel.registry import Reporter
 
 if TYPE_CHECKING:

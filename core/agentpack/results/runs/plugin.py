@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from agentpack import hookimpl
+from agentpack.kernel.hookspecs import hookimpl
 from agentpack.kernel.registry import RunExporter
 
 BUILTIN = (

@@ -120,7 +120,7 @@ def build_run(
     tags: Iterable[str] = (),
 ) -> Run:
     """The ``Run`` ``record_run`` would store (id 0 until it is saved); the arguments are ``record_run``'s."""
-    from agentpack import __version__
+    from agentpack.kernel.version import __version__
     from agentpack.results.runs.provenance import environment_settings, git_state, input_key
     from agentpack.results.runs.provenance import input_digest as digest_of
     from agentpack.results.runs.store import project_root
@@ -184,7 +184,7 @@ def build_run(
 def _as_json(report: Any) -> Any:
     if hasattr(report, "model_dump"):
         if getattr(getattr(report, "tool", None), "version", None) == "":
-            from agentpack import __version__
+            from agentpack.kernel.version import __version__
 
             report.tool.version = __version__
         return report.model_dump(mode="json")

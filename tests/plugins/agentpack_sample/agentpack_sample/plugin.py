@@ -57,8 +57,6 @@ def agentpack_load(path, format):
 
 @hookimpl
 def agentpack_validate(pack, strict):
-    if pack.format != FORMAT:
-        return None
     from agentpack.kernel.models import Finding
 
     findings = []
