@@ -150,6 +150,45 @@ def reference_venv(name: str, *requirements: str, timeout: float = 900) -> Path:
     return home
 
 
+def npm_tools(name: str, *packages: str, timeout: float = 900) -> Path:
+    """A folder with ``packages`` installed from the npm registry, for interoperability tests.
+
+    Their commands are in ``<folder>/node_modules/.bin`` (put it first on ``PATH``; ``node@22``
+    among the packages brings that Node). Installed once per ``name`` and package list, under
+    ``$AGENTPACK_NPM_CACHE`` (CI installs there ahead, ``.ci/run``) or the temporary directory.
+    Calls ``pytest.skip`` with the reason where npm is missing or the registry cannot be reached.
+    """
+    import shutil
+    import tempfile
+
+    from agentpack.io.fsutil import file_lock
+
+    base = Path(os.environ.get("AGENTPACK_NPM_CACHE") or Path(tempfile.gettempdir()) / "agentpack-interop")
+    home = base / f"npm-{name}"
+    base.mkdir(parents=True, exist_ok=True)
+    wanted = " ".join(packages) + "\n"
+    with file_lock(base / f"npm-{name}.lock", timeout=timeout, what=f"the npm packages {name}"):
+        ready = home / ".ready"
+        if not ready.exists() or ready.read_text() != wanted:
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip(f"npm is not installed: cannot install {' '.join(packages)}")
+            try:
+                done = subprocess.run(
+                    [npm, "install", "--no-audit", "--no-fund", "--prefix", str(home), *packages],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                pytest.skip(f"installing {' '.join(packages)} took more than {timeout:.0f} s (slow registry?)")
+            if done.returncode != 0:
+                pytest.skip(f"cannot install {' '.join(packages)} (no npm registry?): {done.stderr[-300:]}")
+            ready.write_text(wanted)
+    return home
+
+
 @pytest.fixture
 def agentpack_host() -> Iterator[Host]:
     """A fresh host (entry points loaded) installed as the process-wide one for the test."""

@@ -82,6 +82,7 @@ class Handlers:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_templates,
             on_read_resource=self.read_resource,
             on_list_prompts=self.list_prompts,
             on_get_prompt=self.get_prompt,
@@ -258,6 +259,12 @@ class Handlers:
             )
         page, cursor = self._page(listed, params)
         return types.ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def list_templates(self, ctx: Any, params: Any) -> Any:
+        """No resource templates: every resource has its own URI (the list is fixed, cache hints say so)."""
+        import mcp_types as types
+
+        return types.ListResourceTemplatesResult(resource_templates=[])
 
     async def read_resource(self, ctx: Any, params: Any) -> Any:
         import anyio
