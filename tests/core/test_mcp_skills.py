@@ -349,3 +349,18 @@ def test_long_tools_send_progress_when_asked(agentpack_host):
     result = anyio.run(main)
     assert not result.is_error
     assert seen[0][0] == 0 and seen[-1][:2] == (3, 3) and all(m for _, _, m in seen)
+
+
+def test_the_cli_says_why_a_skill_is_left_out_and_refuses_a_bad_option(tmp_path):
+    write(tmp_path / "skills" / "wrong" / "SKILL.md", skill_md("other"))
+    argv = [sys.executable, "-m", "agentpack", "mcp", "serve", "--pack", str(tmp_path / "skills")]
+    served_once = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert served_once.returncode == 0
+    assert "wrong is not published: " in served_once.stderr and "SKILL.md:2: directory name 'wrong' must match" in (
+        served_once.stderr
+    )
+    bad = subprocess.run(
+        [*argv, "--option", "mcp.page_size=abc"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and "an MCP server option must be a positive number, not 'abc'" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -469,7 +469,7 @@ def to_prompt(paths: tuple[Path, ...], output: str) -> None:
 
 @cli.group()
 def mcp() -> None:
-    """Serve the tools plugins register over the Model Context Protocol."""
+    """Serve the tools plugins register, and the packs' Agent Skills, over the Model Context Protocol."""
 
 
 @mcp.command()
@@ -481,9 +481,11 @@ def mcp() -> None:
     "packs",
     multiple=True,
     type=click.Path(exists=True, path_type=Path),
-    help="A pack whose tools to serve (repeatable).",
+    help="A pack whose tools, skills, resources and prompts to serve (repeatable).",
 )
-@pairs_option(help_text="Options passed to plugins (KEY=VALUE, repeatable).")
+@pairs_option(
+    help_text="Options passed to plugins and the server (KEY=VALUE, repeatable; mcp.page_size, mcp.watch_seconds)."
+)
 @click.option(
     "--token-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -500,7 +502,8 @@ def serve(
     token_file: Path | None,
     recording: Recording,
 ) -> None:
-    """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
+    """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack), and
+    every Agent Skill under the packs through the MCP Skills extension (see docs/mcp.md).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
