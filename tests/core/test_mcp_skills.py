@@ -364,3 +364,11 @@ def test_the_cli_says_why_a_skill_is_left_out_and_refuses_a_bad_option(tmp_path)
     )
     assert bad.returncode == 2 and "an MCP server option must be a positive number, not 'abc'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_the_instructions_name_the_first_skill_uris_and_say_how_many_more(agentpack_host, tmp_path):
+    for n in range(53):
+        write(tmp_path / "skills" / f"s{n:02d}" / "SKILL.md", skill_md(f"s{n:02d}"))
+    text = served(agentpack_host, tmp_path / "skills").instructions
+    assert "- skill://s49/SKILL.md" in text and "skill://s50/SKILL.md" not in text
+    assert text.endswith("- and 3 more: skills/list (or resources/list) has them all")

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from agentpack.kernel.registry import McpContext, McpTool
 
 log = logging.getLogger("agentpack.mcp")
+INSTRUCTED_SKILLS = 50
+"""At most this many skill URIs in the server instructions (they go into a model's context)."""
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The tool names every host accepts (Claude, Cursor, Copilot and Codex refuse others)."""
 
@@ -86,5 +88,7 @@ def instructions(host: Host, context: McpContext, tools: dict[str, McpTool], ski
         lines.append(
             "Agent Skills (MCP Skills extension: skills/list, skills/get; each file readable with resources/read):"
         )
-        lines += [f"- {uri}" for uri in skills]
+        lines += [f"- {uri}" for uri in skills[:INSTRUCTED_SKILLS]]
+        if len(skills) > INSTRUCTED_SKILLS:
+            lines.append(f"- and {len(skills) - INSTRUCTED_SKILLS} more: skills/list (or resources/list) has them all")
     return "\n".join(lines)
