@@ -148,7 +148,7 @@ def test_agentpack_register_commands(agentpack_host, register_plugin, sample_plu
 def test_agentpack_register_mcp_tools(agentpack_host, register_plugin, sample_plugin, todo_pack):
     register_plugin(sample_plugin, name="sample")
     tools = agentpack_host.mcp_tools(McpContext())
-    tool = tools["sample.count_todos"]
+    tool = tools["sample_count_todos"]
     assert tool.handler({"path": str(todo_pack("- [x] a\n- [ ] b\n- [ ] c\n"))}) == {"done": 1, "open": 2}
 
 
@@ -292,5 +292,5 @@ def test_a_crashing_mcp_registration_skips_only_that_plugin(agentpack_host, regi
     register_plugin(sample_plugin, name="sample")
     register_plugin(Broken(), name="broken")
     tools = agentpack_host.mcp_tools(McpContext())
-    assert "sample.count_todos" in tools
+    assert "sample_count_todos" in tools
     assert "plugin 'broken' registered no MCP tools" in capsys.readouterr().err
