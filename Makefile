@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PLUGINS := ecp agent_rpc dci openexperts skillctl
+RUNTIME_STAMP := $(VENV)/.agentpack-runtime
 STAMP := $(VENV)/.agentpack-installed
 PYTEST_ARGS ?=
 # Marker expression for pytest; empty selects every test, the interop ones included.
@@ -13,15 +14,21 @@ PYTEST_MARKERS ?=
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# One pip command installs the whole tree, every sibling editable.
-$(STAMP): $(BIN)/python pyproject.toml $(wildcard plugins/*/pyproject.toml)
+# One pip command installs the whole tree, every sibling editable: what the tour needs (every plugin, MCP serving)...
+$(RUNTIME_STAMP): $(BIN)/python pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		-e ".[all]" $(foreach p,$(PLUGINS),-e plugins/$(p))
+	touch $(RUNTIME_STAMP)
+
+# ...and the development tools on top (pytest, linters, Ray, Playwright, the PostgreSQL queue's drivers).
+$(STAMP): $(RUNTIME_STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 		-e ".[all,dev]" $(foreach p,$(PLUGINS),-e plugins/$(p))
 	touch $(STAMP)
 
 install: $(STAMP)
 
-demo: install
+demo: $(RUNTIME_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
 # Lint, format, types and the import-layer contracts (core, and each plugin's own layers).

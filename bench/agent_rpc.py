@@ -59,7 +59,7 @@ for line in sys.stdin:
     out.flush()
 """
 
-OUR_SDK_AGENT = """from agentpack_agent_rpc.sdk import Agent, Result
+OUR_SDK_AGENT = """from agentpack.agents import Agent, Result
 agent = Agent("sdk-echo")
 @agent.step
 def step(text):

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-SDK_AGENT = """from agentpack_agent_rpc.sdk import Agent, Result
+SDK_AGENT = """from agentpack.agents import Agent, Result
 agent = Agent("http-echo")
 @agent.step
 def step(text):

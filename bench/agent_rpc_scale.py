@@ -36,7 +36,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = """\
 import os, time
-from agentpack_agent_rpc.sdk import Agent, Result
+from agentpack.agents import Agent, Result
 
 agent = Agent("io-bound-agent")
 DELAY = float(os.environ["STEP_DELAY"])

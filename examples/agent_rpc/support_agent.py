@@ -1,4 +1,4 @@
-"""A small customer-support agent written with agentpack_agent_rpc.sdk (rule-based, so the demo is offline).
+"""A small customer-support agent written with agentpack.agents (rule-based, so the demo is offline).
 
 python support_agent.py                  # stdio
 python support_agent.py --http --port 0  # Streamable HTTP on http://127.0.0.1:PORT/ecp
@@ -6,7 +6,7 @@ python support_agent.py --http --port 0  # Streamable HTTP on http://127.0.0.1:P
 
 import re
 
-from agentpack_agent_rpc.sdk import Agent, Result
+from agentpack.agents import Agent, Result
 
 agent = Agent("support-agent", capabilities={"tool_calls": {}, "evaluation_context": {}, "multi_turn": {}})
 ORDERS = {"A-1001": "shipped", "A-1002": "processing"}

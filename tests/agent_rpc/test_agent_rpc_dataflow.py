@@ -24,7 +24,7 @@ STEP = {"input": "hi", "graders": [{"type": "text_match", "condition": "contains
 def manifest_io(monkeypatch):
     """``(opens, parses)``: files opened (by path) and the YAML texts parsed (with their file)."""
     import agentpack.io.yamlio
-    from agentpack_agent_rpc import manifest as manifest_module
+    from agentpack_agent_rpc.manifest import reader
 
     opens = count_reads(monkeypatch)
     parses: list[tuple[str, str]] = []
@@ -35,7 +35,7 @@ def manifest_io(monkeypatch):
         return real_parse(text, **kwargs)
 
     monkeypatch.setattr(agentpack.io.yamlio, "parse_yaml", counting_parse)
-    monkeypatch.setattr(manifest_module, "parse_yaml", counting_parse)
+    monkeypatch.setattr(reader, "parse_yaml", counting_parse)
     return opens, parses
 
 

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from agentpack.io.jsonio import JsonError
 from agentpack.testing import run_cli
-from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import validate_manifest
+from agentpack_agent_rpc.manifest import model as manifest_module
 from agentpack_agent_rpc.protocol import CallError, ProtocolError
 from agentpack_agent_rpc.stdio import TailBuffer, parse_line
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
+from agentpack.agents import Agent, Result
 from agentpack_agent_rpc.schema_store import REPORT, store
-from agentpack_agent_rpc.sdk import Agent, Result
 
 DEEP = "[" * 10_000 + "]" * 10_000
 
@@ -137,7 +137,7 @@ def sdk_http() -> Iterator[str]:
             return Result(public_output="x", usage={"input_tokens": float("nan")})  # type: ignore[dict-item]
         return Result(public_output=text)
 
-    from agentpack_agent_rpc.sdk.http import make_server
+    from agentpack.agents.http import make_server
 
     server = make_server(agent.handle, "127.0.0.1", 0, "/ecp")
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()

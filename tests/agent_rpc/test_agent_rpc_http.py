@@ -13,7 +13,7 @@ import pytest
 
 from agentpack_agent_rpc.api import run_manifest
 from agentpack_agent_rpc.conformance import run_conformance
-from agentpack_agent_rpc.manifest import make_target
+from agentpack_agent_rpc.manifest.model import make_target
 from agentpack_agent_rpc.runner import RunOptions
 from agentpack_agent_rpc.schema_store import REPORT, store
 

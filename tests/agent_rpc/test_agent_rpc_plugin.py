@@ -54,7 +54,8 @@ def test_detects_a_folder_with_manifest_yaml(agentpack_host, tmp_path):
 
 
 def test_detection_knows_the_manifest_names_without_importing_the_manifest_module():
-    from agentpack_agent_rpc import manifest, plugin
+    from agentpack_agent_rpc import plugin
+    from agentpack_agent_rpc.manifest import model as manifest
 
     assert plugin.MANIFEST_NAMES == manifest.MANIFEST_NAMES
 

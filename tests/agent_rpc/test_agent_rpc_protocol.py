@@ -269,7 +269,7 @@ def test_fast_check_agrees_with_jsonschema_on_manifests(manifest):
 
     from agentpack.io.quickschema import is_valid
     from agentpack_agent_rpc import schema_store
-    from agentpack_agent_rpc.manifest import _fast_valid
+    from agentpack_agent_rpc.manifest.loader import _fast_valid
     from agentpack_agent_rpc.schema_store import MANIFEST, bundled
 
     verdict = is_valid(bundled("manifest.json"), manifest)

@@ -43,7 +43,7 @@ AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
 AGENT = """\
 import os, sys, time
 from pathlib import Path
-from agentpack_agent_rpc.sdk import Agent, Result
+from agentpack.agents import Agent, Result
 
 Path(os.environ["STARTED_DIR"], str(os.getpid())).touch()
 agent = Agent("ray-test-agent")

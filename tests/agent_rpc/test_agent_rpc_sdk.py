@@ -7,26 +7,21 @@ import json
 import subprocess
 import sys
 
-from agentpack_agent_rpc import sdk
+import agentpack.agents as sdk
 
 
-def test_import_pulls_in_only_the_standard_library_json_module():
+def test_import_pulls_in_only_the_standard_library():
+    """No third-party module and no other agentpack module: only the SDK, its package and json (and the
+    ``typing`` the ``agentpack`` package imports for its annotations)."""
     code = (
-        "import sys; before = set(sys.modules); import agentpack_agent_rpc.sdk; "
+        "import sys; before = set(sys.modules); import agentpack.agents; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     added = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert set(added) <= {
-        "agentpack_agent_rpc",
-        "agentpack_agent_rpc.sdk",
-        "agentpack_agent_rpc.sdk.agent",
-        "agentpack_agent_rpc.sdk.wire",
-        "json",
-        "json.decoder",
-        "json.encoder",
-        "json.scanner",
-        "_json",
-    }, added
+    ours = {"agentpack", "agentpack.agents", "agentpack.agents.agent", "agentpack.agents.wire"}
+    assert {"json", "agentpack.agents.agent"} <= set(added)
+    assert [m for m in added if m not in ours and m.split(".")[0] not in sys.stdlib_module_names] == []
+    assert {m.split(".")[0] for m in added if m not in ours} <= {"json", "_json", "typing", "_typing", "collections"}
 
 
 def make_agent() -> sdk.Agent:

@@ -133,7 +133,7 @@ def test_rpc_init_keeps_existing_files_unless_forced(agentpack_cli, tmp_path):
     assert result.exit_code == 2 and "already exist" in result.stderr and "--force" in result.stderr
     assert (tmp_path / "s" / "agent.py").read_text() == "# mine\n"
     assert agentpack_cli("rpc", "init", tmp_path / "s", "--force").exit_code == 0
-    assert "agentpack_agent_rpc.sdk" in (tmp_path / "s" / "agent.py").read_text()
+    assert "agentpack.agents" in (tmp_path / "s" / "agent.py").read_text()
 
 
 def test_doctor_checks_the_environment(agentpack_cli, monkeypatch):

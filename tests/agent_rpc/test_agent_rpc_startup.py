@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from agentpack.io.errors import AgentpackError
+from agentpack.io.yamlio import parse_yaml
 from agentpack_agent_rpc import api as api_module
-from agentpack_agent_rpc import manifest as manifest_module
 from agentpack_agent_rpc.api import open_manifest, run_manifest, validate_manifest
-from agentpack_agent_rpc.manifest import document_head, early_target, read_document
+from agentpack_agent_rpc.manifest import model as manifest_module
+from agentpack_agent_rpc.manifest import reader
+from agentpack_agent_rpc.manifest.builder import early_target
+from agentpack_agent_rpc.manifest.reader import document_head, read_document
 from agentpack_agent_rpc.report import dumps
 from agentpack_agent_rpc.runner import RunOptions
 
@@ -134,7 +137,7 @@ def events(monkeypatch, opened) -> list:
         return original(self, scope)
 
     monkeypatch.setattr(agentpack.io.yamlio, "parse_yaml", spy_parse)
-    monkeypatch.setattr(manifest_module, "parse_yaml", spy_parse)
+    monkeypatch.setattr(reader, "parse_yaml", spy_parse)
     monkeypatch.setattr(manifest_module.Target, "open", spy_open)
     return seen
 
@@ -180,7 +183,7 @@ def test_no_head_when_the_part_above_scenarios_is_not_a_mapping(text, tmp_path):
 
 def test_an_agent_started_from_a_head_that_disagrees_is_killed(write_manifest, monkeypatch, helpers, opened):
     path = write_manifest([{"name": "a", "steps": [STEP]}])
-    wrong = manifest_module.parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
+    wrong = parse_yaml("target: python -c 'import time; time.sleep(30)'\n")
     monkeypatch.setattr(api_module, "document_head", lambda text, file: wrong)
     _, transport = open_manifest(path)
     assert transport is None and len(opened) == 1

@@ -134,7 +134,8 @@ def test_action_paths_strict_and_no_sarif(repo, tmp_path):
     result, outputs = run_step("validate", repo, tmp_path, paths="skills/pdf-tools README.md", strict="true")
     assert result.returncode == 1 and "::error file=README.md,title=PACK::" in result.stdout
     result, outputs = run_step("validate", repo / "skills", tmp_path, paths="pdf-tools")
-    assert result.returncode == 0 and result.stdout == "" and outputs == "sarif-file=\n"
+    assert result.returncode == 0 and outputs == "sarif-file=\n"
+    assert result.stdout == "::notice title=agentpack validate::1 pack checked, no findings\n"
 
 
 def test_action_install_step_installs_the_core_and_the_named_plugins(tmp_path):

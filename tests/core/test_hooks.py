@@ -4,7 +4,8 @@ import pluggy
 import pytest
 
 from agentpack import hookimpl
-from agentpack.io.errors import PluginError
+from agentpack.io.errors import PackError, PluginError
+from agentpack.kernel.host import HookResultError
 from agentpack.kernel.models import EvalOptions
 from agentpack.kernel.packtypes import Detection, QueryRequest
 from agentpack.kernel.registry import FormatInfo, McpContext
@@ -131,6 +132,81 @@ def test_agentpack_evaluate(agentpack_host, register_plugin, sample_plugin, todo
     report = agentpack_host.evaluate(agentpack_host.load(todo_pack("- [ ] a\n- [x] b\n")), EvalOptions())
     assert (report.totals.passed, report.totals.failed) == (1, 1)
     assert not report.ok
+
+
+class Doubler:
+    """A format whose pack doubles a number: owner of ``NAME`` packs (a folder with ``NAME.txt``)."""
+
+    def __init__(self, name="doubler"):
+        self.name = name
+
+    @hookimpl
+    def agentpack_register_formats(self, register):
+        from agentpack.kernel.registry import FormatInfo
+
+        register(FormatInfo(name=self.name, title="Doubler"))
+
+    @hookimpl
+    def agentpack_detect(self, path):
+        from agentpack.kernel.packtypes import Detection
+
+        return Detection(format=self.name, confidence=1.0) if (path / f"{self.name}.txt").is_file() else None
+
+    @hookimpl
+    def agentpack_load(self, path, format):
+        from agentpack.kernel.packtypes import Pack
+
+        return Pack(path=path, root=path, format=format)
+
+    @hookimpl
+    def agentpack_invoke(self, pack, request, host):
+        from agentpack.kernel.invocation import InvokeError, InvokeResult
+
+        assert host is not None
+        if not isinstance(request.input, int):
+            error = InvokeError("not_a_number", "expected an integer", side="input", pointer="")
+            return InvokeResult("invalid_input", errors=[error])
+        return InvokeResult("ok", output=request.input * 2, report={"options": request.options})
+
+
+def test_agentpack_invoke(agentpack_host, register_plugin, sample_plugin, todo_pack, tmp_path):
+    from agentpack.kernel.invocation import InvokeRequest
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Doubler(), name="doubler")
+    (tmp_path / "doubler.txt").write_text("")
+    pack = agentpack_host.load(tmp_path)
+    result = agentpack_host.invoke(pack, InvokeRequest(21, options={"k": "v"}))
+    assert (result.ok, result.output, result.errors, result.report) == (True, 42, [], {"options": {"k": "v"}})
+    failed = agentpack_host.invoke(pack, InvokeRequest("x"))
+    assert not failed.ok and failed.output is None
+    assert failed.summary() == "invalid_input: not_a_number at input: expected an integer"
+    with pytest.raises(PackError, match="format 'sample-todo' packs cannot be invoked"):
+        agentpack_host.invoke(agentpack_host.load(todo_pack("- [ ] a\n")), InvokeRequest(1))
+
+
+def test_agentpack_invoke_reaches_only_the_owner_and_checks_its_answer(agentpack_host, register_plugin, tmp_path):
+    from agentpack.kernel.invocation import InvokeRequest
+
+    class Intruder:
+        @hookimpl
+        def agentpack_invoke(self, pack, request):
+            raise AssertionError("a plugin saw another format's pack")
+
+    class Sloppy(Doubler):
+        @hookimpl
+        def agentpack_invoke(self, pack, request, host):
+            return {"status": "ok"}
+
+    register_plugin(Intruder(), name="intruder")
+    register_plugin(Doubler(), name="doubler")
+    register_plugin(Sloppy("sloppy"), name="sloppy")
+    for name in ("doubler", "sloppy"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.txt").write_text("")
+    assert agentpack_host.invoke(agentpack_host.load(tmp_path / "doubler"), InvokeRequest(2)).output == 4
+    with pytest.raises(HookResultError, match="'sloppy' returned dict from agentpack_invoke, expected InvokeResult"):
+        agentpack_host.invoke(agentpack_host.load(tmp_path / "sloppy"), InvokeRequest(2))
 
 
 def test_agentpack_register_reporters(agentpack_host, register_plugin, sample_plugin):
@@ -294,3 +370,30 @@ def test_a_crashing_mcp_registration_skips_only_that_plugin(agentpack_host, regi
     tools = agentpack_host.mcp_tools(McpContext())
     assert "sample_count_todos" in tools
     assert "plugin 'broken' registered no MCP tools" in capsys.readouterr().err
+
+
+def test_agentpack_register_schemas(agentpack_host, register_plugin, tmp_path):
+    from agentpack.io.errors import PluginError
+    from agentpack.kernel.registry import SchemaInfo, register_schema_folder
+
+    (tmp_path / "thing.schema.json").write_text('{"title": "A thing", "type": "object"}')
+    (tmp_path / "notes.txt").write_text("not a schema")
+
+    class Schemas:
+        @hookimpl
+        def agentpack_register_schemas(self, register):
+            register_schema_folder(register, tmp_path, "mine")
+
+    register_plugin(Schemas(), name="mine")
+    found = agentpack_host.schemas()
+    assert found["mine/thing"] == SchemaInfo("mine/thing", tmp_path / "thing.schema.json", "A thing", "mine")
+    assert {"ecp/ecp-manifest", "agentpack/report.v1"} <= set(found)
+
+    class Twin:
+        @hookimpl
+        def agentpack_register_schemas(self, register):
+            register(SchemaInfo("mine/thing", tmp_path / "thing.schema.json"))
+
+    register_plugin(Twin(), name="twin")
+    with pytest.raises(PluginError, match="schema 'mine/thing' is registered by both"):
+        agentpack_host.schemas()

@@ -2,6 +2,7 @@
 
 import ast
 import inspect
+import itertools
 import re
 from pathlib import Path
 
@@ -178,3 +179,77 @@ def test_every_plugin_hook_is_named_typed_and_documented(package, hook):
     untyped = [p.name for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty]
     assert untyped == [] and signature.return_annotation is not inspect.Signature.empty, hook.__name__
     assert hook.__name__ in (ROOT / "docs" / f"{PLUGIN_DOCS[package]}.md").read_text()
+
+
+SPAWNERS = {"run", "Popen", "call", "check_call", "check_output", "system", "create_subprocess_exec"}
+SPAWNERS |= {"create_subprocess_shell", "spawnv", "spawnvp", "execv", "execvp", "which", "with_name"}
+
+
+def _spawns_the_cli(source: str, filename: str = "<plugin>") -> list[int]:
+    """Lines where code reaches the ``agentpack`` command line: a process call (or an executable lookup)
+    naming ``agentpack`` as its program, ``-m agentpack``, or a shell command starting ``agentpack ``."""
+    lines = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, ast.Call) or getattr(node.func, "attr", getattr(node.func, "id", None)) not in SPAWNERS:
+            continue
+        for arg in ast.walk(node):
+            if not isinstance(arg, ast.Constant) or not isinstance(arg.value, str):
+                continue
+            if arg.value.split()[:1] == ["agentpack"] or "-m agentpack" in arg.value:
+                lines.append(node.lineno)
+        for seq in ast.walk(node):
+            items = getattr(seq, "elts", None) if isinstance(seq, (ast.List, ast.Tuple)) else None
+            values = [getattr(e, "value", None) for e in items or ()]
+            if any(a == "-m" and b == "agentpack" for a, b in itertools.pairwise(values)):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_spawn_check_catches_the_side_doors():
+    """The old openexperts fallback, and the other ways to start the command line, are caught."""
+    side_doors = [
+        'exe = Path(sys.executable).with_name("agentpack")',
+        'subprocess.run([shutil.which("agentpack") or "agentpack", "skill", "run", path])',
+        'subprocess.run([sys.executable, "-m", "agentpack", "skill", "run"])',
+        'os.system("agentpack skill run skills/x")',
+        'asyncio.create_subprocess_exec("agentpack", "validate", str(path))',
+    ]
+    assert [_spawns_the_cli(code) for code in side_doors] == [[1]] * len(side_doors)
+    fine = ['subprocess.run([sys.executable, "-c", "import agentpack"])', 'print("run agentpack validate")']
+    assert [_spawns_the_cli(code) for code in fine] == [[], []]
+
+
+def _source_offenders(package: Path, check) -> list[str]:
+    """``file:place`` for each place ``check(source, filename)`` names in the modules of ``package``."""
+    return [f"{p.relative_to(ROOT)}:{where}" for p in package.rglob("*.py") for where in check(p.read_text(), str(p))]
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_no_plugin_spawns_the_agentpack_command_line(package):
+    """Plugins reach each other through the host (``Host.invoke``, ``Host.query``...), never a CLI process."""
+    offenders = _source_offenders(package, _spawns_the_cli)
+    assert offenders == [], "these start the agentpack command line; call the host instead"
+
+
+def _untyped_hookimpls(source: str, filename: str) -> list[str]:
+    """``name:line`` of each ``@hookimpl`` function with a parameter (other than ``self``) or return left untyped."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if not any(getattr(d, "id", getattr(d, "attr", None)) == "hookimpl" for d in node.decorator_list):
+            continue
+        args = [a for a in node.args.args + node.args.kwonlyargs if a.arg != "self"]
+        if node.returns is None or any(a.annotation is None for a in args):
+            found.append(f"{node.name}:{node.lineno}")
+    return found
+
+
+def test_the_hookimpl_type_check_catches_untyped_ones():
+    code = "@hookimpl\ndef agentpack_detect(path):\n    pass\n\n@hookimpl\ndef agentpack_load(path: Path) -> None: ..."
+    assert _untyped_hookimpls(code, "x.py") == ["agentpack_detect:2"]
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_every_plugin_hook_implementation_is_typed(package):
+    assert _source_offenders(package, _untyped_hookimpls) == []

@@ -344,8 +344,15 @@ def test_github_annotations_escape(render):
     assert parsed[4][1] == {"file": "examples/demo", "title": "safety/crashed"}
 
 
-def test_github_prints_nothing_for_a_clean_report(render):
-    assert render("github", Report(command="validate", items=[ValidationItem(path="ok")])) == ""
+def test_github_says_so_when_all_is_clear(render, agentpack_cli, tmp_path):
+    """A clean report is one notice in the job's annotations, never silence (which reads as 'did it run?')."""
+    clean = Report(command="validate", items=[ValidationItem(path="a"), ValidationItem(path="b")])
+    assert render("github", clean) == "::notice title=agentpack validate::2 packs checked, no findings\n"
+    skill = tmp_path / "fine-skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: fine-skill\ndescription: Fine.\n---\nBody.\n")
+    done = agentpack_cli("validate", "-o", "github", str(skill))
+    assert done.exit_code == 0 and done.stdout == "::notice title=agentpack validate::1 pack checked, no findings\n"
 
 
 # --- html ----------------------------------------------------------------------------------------

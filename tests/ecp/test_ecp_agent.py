@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpack_ecp.agent.expert import ExpertAgent, citation_line
-from agentpack_ecp.agent.rpc import dispatcher, serve_stdio
+from agentpack_ecp.agent.expert import citation_line, expert_agent
 from agentpack_ecp.pack.manifest import load_pack
 
 from .conftest import REPO
@@ -32,7 +31,7 @@ def _rpc(handle, method: str, params: dict | None = None, req_id: int = 1) -> di
 
 
 def test_step_answers_with_citations_and_retrieval(example_pack: Path) -> None:
-    handle = dispatcher(ExpertAgent(load_pack(example_pack)))
+    handle = expert_agent(load_pack(example_pack)).handle
     init = _rpc(handle, "agent/initialize", {"protocol_version": "1.3", "config": {"top_k": 2, "mode": "keyword"}})
     assert init["result"]["name"] == "conformance-pack"
     assert init["result"]["protocol_version"] == "1.0"
@@ -58,7 +57,8 @@ def test_step_answers_with_citations_and_retrieval(example_pack: Path) -> None:
 
 
 def test_protocol_errors_keep_the_agent_serving(example_pack: Path) -> None:
-    handle = dispatcher(ExpertAgent(load_pack(example_pack)))
+    agent = expert_agent(load_pack(example_pack))
+    handle = agent.handle
     assert _rpc(handle, "agent/initialize", {"protocol_version": "2.0"})["error"]["code"] == -32001
     assert _rpc(handle, "agent/initialize", {"protocol_version": "one"})["error"]["code"] == -32602
     assert _rpc(handle, "agent/step", {"input": 3})["error"]["code"] == -32602
@@ -67,7 +67,7 @@ def test_protocol_errors_keep_the_agent_serving(example_pack: Path) -> None:
     assert handle([1])["error"]["code"] == -32600
     writer = io.BytesIO()
     lines = b'not json\n\n{"jsonrpc":"2.0","id":7,"method":"agent/step","params":{"input":"datum"}}\n'
-    serve_stdio(handle, io.BytesIO(lines), writer)
+    agent.serve_stdio(io.BytesIO(lines), writer)
     first, second = (json.loads(line) for line in writer.getvalue().splitlines())
     assert first["error"]["code"] == -32700
     assert second["id"] == 7 and second["result"]["status"] == "done"

@@ -165,20 +165,10 @@ def test_mcp_server_that_cannot_start(make_runtime, acme, tmp_path):
         runtime_with(make_runtime, acme, bindings)
 
 
-@pytest.mark.parametrize("route", ["in-process", "subprocess"])
-def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
-    from agentpack.kernel.plugins import get_host
-    from agentpack_openexperts.runtime import skill_adapter
-
-    if route == "in-process" and skill_adapter._in_process_runner(get_host()) is None:
+def test_skill_binding(make_runtime, acme, tmp_path, agentpack_host):
+    """Skills run through the host (``Host.invoke`` reaches the skillctl plugin), never a subprocess."""
+    if "skillctl" not in agentpack_host.formats():
         pytest.skip("no installed plugin offers the skillctl format")
-    if route == "subprocess":
-        monkeypatch.setattr(skill_adapter, "_in_process_runner", lambda host: None)
-        probe = skill_adapter._subprocess_runner
-        try:
-            probe(make_skill(tmp_path / "probe"), {"customer_id": "x"})
-        except skill_adapter.ToolError as exc:
-            pytest.skip(f"'agentpack skill run' is not available: {exc}")
     make_skill(tmp_path / "skills" / "crm-lookup")
     bindings = tmp_path / "bindings.yaml"
     bindings.write_text("tools:\n  crm: {skills: {get_customer: skills/crm-lookup}}\n  helpdesk: {python: impl.py:H}\n")
@@ -188,5 +178,34 @@ def test_skill_binding(make_runtime, acme, tmp_path, monkeypatch, route):
     assert outcome.ok and outcome.result["structured"] == {"name": "Skill C-8"}
     from agentpack_openexperts.runtime.bindings import ToolError
 
-    with pytest.raises(ToolError, match="invalid_input"):
+    with pytest.raises(ToolError, match="crm-lookup ended with status invalid_input: input_schema at input "):
         rt.tools.call("crm", "get_customer", {"id": "wrong"})
+
+
+def test_a_skill_that_cannot_run_is_a_located_tool_error(make_runtime, acme, tmp_path, agentpack_host):
+    if "skillctl" not in agentpack_host.formats():
+        pytest.skip("no installed plugin offers the skillctl format")
+    from agentpack_openexperts.runtime.bindings import ToolError
+    from agentpack_openexperts.runtime.skill_adapter import runner
+
+    skill = make_skill(tmp_path / "skills" / "crm-lookup")
+    bindings = tmp_path / "bindings.yaml"
+    bindings.write_text("tools:\n  crm: {skills: {get_customer: skills/crm-lookup}}\n  helpdesk: {python: impl.py:H}\n")
+    (tmp_path / "impl.py").write_text("H = {}\n")
+    rt = runtime_with(make_runtime, acme, bindings)
+    (skill / "skill.yaml").write_text(SKILL_YAML.replace("version: 1.0.0", "version: one"))
+    with pytest.raises(ToolError, match=r"crm-lookup ended with status invalid_skill: .*skill\.yaml:\d+: SKC"):
+        rt.tools.call("crm", "get_customer", {"customer_id": "C-1"})
+    (skill / "skill.yaml").write_text("apiVersion: [unclosed\n")
+    with pytest.raises(ToolError, match=r"crm-lookup cannot be loaded: .*skill\.yaml:\d+"):
+        runner(agentpack_host)(skill, {"customer_id": "C-1"})
+
+
+def test_skill_binding_without_the_skillctl_format():
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.plugins import create_plugin_manager
+    from agentpack_openexperts.runtime.skill_adapter import runner
+
+    with pytest.raises(AgentpackError, match="needs the skillctl format") as info:
+        runner(Host(create_plugin_manager(load_entrypoints=False)))
+    assert info.value.hint == "pip install 'agentpack[skillctl]'"

@@ -104,3 +104,15 @@ def test_through_the_official_sdk_client(agentpack_host, tmp_path):
     assert ok.structured_content["files"][0]["path"] == "a.txt"
     assert bad.is_error and bad.content[0].text.startswith("failed: the skill ended with exit code 2")
     assert '"status": "failed"' in bad.content[0].text
+
+
+def test_a_skill_that_writes_needs_the_server_workspace(agentpack_host):
+    skill = EXAMPLES / "workflow-create-revision-snapshot"
+    tool = tools_for(agentpack_host, skill)["workflow_create_revision_snapshot"]
+    with pytest.raises(AgentpackError) as info:
+        tool.handler({})
+    assert info.value.message == (
+        "no_workspace: skill workflow.create_revision_snapshot writes to its workspace and the run has none"
+    )
+    assert info.value.file.endswith("skill.yaml")
+    assert info.value.hint == "start the server with --option skillctl.workspace=DIR"

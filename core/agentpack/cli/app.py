@@ -34,6 +34,7 @@ from agentpack.cli.clikit import (
     with_shared_options,
 )
 from agentpack.cli.runs import runs
+from agentpack.cli.schema import schema
 from agentpack.cli.view import view
 
 if TYPE_CHECKING:
@@ -561,6 +562,7 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
 
 
 cli.add_command(runs)
+cli.add_command(schema)
 cli.add_command(view)
 
 

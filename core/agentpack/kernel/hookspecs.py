@@ -9,10 +9,10 @@ documented in ``docs/plugin-hooks.md``. Result modes are chosen on purpose:
 * ``agentpack_detect`` is gathered from every plugin and the most confident
   answer wins; ``agentpack_load`` is ``firstresult`` (the first plugin that
   recognises the path claims it);
-* ``agentpack_load``, ``agentpack_validate``, ``agentpack_query`` and
-  ``agentpack_evaluate`` go only to the plugin that registered the pack's format
-  (owner dispatch, through pluggy's ``subset_hook_caller``): an implementation
-  sees only its own packs;
+* ``agentpack_load``, ``agentpack_validate``, ``agentpack_query``,
+  ``agentpack_evaluate`` and ``agentpack_invoke`` go only to the plugin that
+  registered the pack's format (owner dispatch, through pluggy's
+  ``subset_hook_caller``): an implementation sees only its own packs;
 * ``agentpack_check`` findings (cross-cutting checks such as the SKILL.md rules)
   are gathered from every plugin, for packs of every format.
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from pathlib import Path
 
     from agentpack.kernel.host import Host
+    from agentpack.kernel.invocation import InvokeRequest, InvokeResult
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
     from agentpack.kernel.registry import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
         Reporter,
         RunExporter,
         RunView,
+        SchemaInfo,
     )
 
 hookspec = pluggy.HookspecMarker("agentpack")
@@ -163,6 +165,14 @@ def agentpack_register_mcp_content(register: Callable[[McpContent], None], conte
 
 
 @hookspec
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    """Register the JSON Schemas your formats bundle (``SchemaInfo``), for ``agentpack schema list/export``.
+
+    ``agentpack.kernel.schemas.register_schema_folder`` registers every ``*.json`` of a folder.
+    """
+
+
+@hookspec
 def agentpack_register_run_exporters(register: Callable[[RunExporter], None]) -> None:
     """Register exporters of recorded runs (``RunExporter``), chosen by ``agentpack runs export -o NAME``.
 
@@ -176,6 +186,17 @@ def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
     """Register sections of the run page of ``agentpack view`` (``RunView``) for runs of your formats.
 
     Runs with no view of their own get the generic page (cases, assertions, details as JSON).
+    """
+
+
+@hookspec(firstresult=True)
+def agentpack_invoke(pack: Pack, request: InvokeRequest, host: Host) -> InvokeResult | None:
+    """Run ``pack`` (always of a format you registered) once with ``request.input``; ``None``: it cannot be run.
+
+    Owner dispatch, through ``Host.invoke``: the seam by which one format runs a pack of another
+    (openexperts runs skillctl skills) without importing its plugin or spawning the command line.
+    A run that fails (bad input, timeout, a refused sandbox, an invalid contract) is an
+    ``InvokeResult`` with the format's status and located ``InvokeError`` values, not an exception.
     """
 
 

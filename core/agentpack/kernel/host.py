@@ -20,11 +20,13 @@ from agentpack.kernel.registry import (
     Reporter,
     RunExporter,
     RunView,
+    SchemaInfo,
 )
 
 if TYPE_CHECKING:
     import pluggy
 
+    from agentpack.kernel.invocation import InvokeRequest, InvokeResult
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
 
@@ -149,6 +151,9 @@ class Host:
     def run_views(self) -> dict[str, RunView]:
         return self._collect("agentpack_register_run_views", "run view", tolerant=True)
 
+    def schemas(self) -> dict[str, SchemaInfo]:
+        return self._collect("agentpack_register_schemas", "schema")
+
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()
         if name not in reporters:
@@ -245,6 +250,19 @@ class Host:
         if report is None:
             raise PackError(f"format '{pack.format}' has no evaluations")
         return _typed(report, EvalReport, self.owner(pack.format), "agentpack_evaluate")
+
+    def invoke(self, pack: Pack, request: InvokeRequest) -> InvokeResult:
+        """Run ``pack`` once with ``request.input`` through its owner's ``agentpack_invoke``.
+
+        A failed run is a result (its ``status`` and located ``errors``); a format that cannot be run
+        is a ``PackError``.
+        """
+        from agentpack.kernel.invocation import InvokeResult
+
+        result = self.owner_hook("agentpack_invoke", pack.format)(pack=pack, request=request, host=self)
+        if result is None:
+            raise PackError(f"format '{pack.format}' packs cannot be invoked", file=str(pack.path))
+        return _typed(result, InvokeResult, self.owner(pack.format), "agentpack_invoke")
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:

@@ -62,6 +62,32 @@ class CommandSpec(NamedTuple):
         return cast("click.Command", obj)
 
 
+class SchemaInfo(NamedTuple):
+    """A bundled JSON Schema a plugin registers, so ``agentpack schema export`` can hand it to editors."""
+
+    name: str
+    """``<plugin or format>/<file stem>``, e.g. ``ecp/ecp-manifest``."""
+    path: Path
+    title: str = ""
+    plugin: str | None = None
+
+
+def register_schema_folder(register: Callable[[SchemaInfo], None], folder: Path, prefix: str) -> None:
+    """Register every ``*.json`` schema of ``folder`` as ``<prefix>/<stem>`` (``.schema`` dropped), titled by its
+    ``title``."""
+    import json
+
+    for path in sorted(folder.glob("*.json")):
+        title = json.loads(path.read_text(encoding="utf-8")).get("title", "")
+        register(
+            SchemaInfo(
+                name=f"{prefix}/{path.name.removesuffix('.json').removesuffix('.schema')}",
+                path=path,
+                title=title if isinstance(title, str) else "",
+            )
+        )
+
+
 class Recording(NamedTuple):
     """Where and whether a command records its run (``clikit.record_options``; ``results.runs.record_run``)."""
 

@@ -14,18 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError, YamlError
 
-from .manifest import (
-    Document,
-    Manifest,
-    Target,
-    document_head,
-    early_target,
-    load_manifest,
-    manifest_file,
-    parse_document,
-    read_text,
-    yaml_error_finding,
-)
+from .manifest.builder import early_target
+from .manifest.loader import load_manifest, yaml_error_finding
+from .manifest.model import Manifest, Target
+from .manifest.reader import Document, document_head, manifest_file, parse_document, read_text
 from .protocol import CallError
 
 if TYPE_CHECKING:  # the runner loads after ``open_manifest`` has started the agent

@@ -38,7 +38,7 @@ class _Seconds(click.ParamType):
     name = "seconds"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
+        from .manifest.model import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
 
         seconds = parse_seconds(value)
         if seconds is None:
@@ -323,7 +323,7 @@ def conformance(
     from agentpack.io.errors import AgentpackError
 
     from .conformance import run_conformance
-    from .manifest import make_target
+    from .manifest.model import make_target
     from .outputs import write_text
 
     if (target is None) == (target_option is None):

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from .containment import Containment
-from .manifest import Target
+from .manifest.model import Target
 from .protocol import AgentRpcError, AgentUnreachable, CallError
 from .session import Session, with_stderr
 

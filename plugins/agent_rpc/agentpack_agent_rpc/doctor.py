@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .env import JUDGE_API_KEY, JUDGE_BASE_URL, JUDGE_MODEL, TIMEOUT, described, getenv
-from .manifest import SECONDS_LIMIT, SECONDS_RULE, Manifest, parse_seconds
+from .manifest.model import SECONDS_LIMIT, SECONDS_RULE, Manifest, parse_seconds
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
 
-_FIND_SDKS = "import importlib.util as u; print(*(bool(u.find_spec(m)) for m in ('agentpack_agent_rpc', 'ecp')))"
+_FIND_SDKS = "import importlib.util as u; print(*(bool(u.find_spec(m)) for m in ('agentpack.agents', 'ecp')))"
 
 
 class Check(NamedTuple):
@@ -102,10 +102,10 @@ def _python_on_path() -> Check:
         ours, theirs = (word == "True" for word in answer.stdout.split())
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return Check("python on PATH", "warn", f"{found} does not run")
-    sdks = [name for name, there in (("agentpack_agent_rpc.sdk", ours), ("ecp (ecp-sdk)", theirs)) if there]
+    sdks = [name for name, there in (("agentpack.agents", ours), ("ecp (ecp-sdk)", theirs)) if there]
     if ours:
         return Check("python on PATH", "ok", f"{found}: can import {' and '.join(sdks)}")
-    detail = f"{found}: cannot import agentpack_agent_rpc.sdk, so agents written with agentpack's SDK need "
+    detail = f"{found}: cannot import agentpack.agents, so agents written with agentpack's SDK need "
     detail += f"the path of an interpreter that can ({sys.executable})"
     return Check("python on PATH", "warn", detail + (f"; it can import {sdks[0]}" if sdks else ""))
 
@@ -161,7 +161,7 @@ def _manifest(path: Path, host: Host | None) -> tuple[Manifest | None, list[Chec
 
 
 def _agent(manifest: Manifest, start: bool) -> list[Check]:
-    from .manifest import start_hint
+    from .manifest.loader import start_hint
 
     target = manifest.target
     if target.kind == "http":

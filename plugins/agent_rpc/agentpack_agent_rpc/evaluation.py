@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.io.errors import AgentpackError
 
 from .api import open_manifest, require_manifest, running
-from .manifest import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
+from .manifest.model import SECONDS_LIMIT, SECONDS_RULE, parse_seconds
 from .outputs import html, write_text
 from .report import dumps, to_eval_report
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:  # for annotations only: every command imports this module, so the rest loads inside hooks
     import pluggy
@@ -93,7 +93,7 @@ def agentpack_detect(path: Path) -> Detection | None:
     path = Path(path)
     if not (path.suffix.lower() in (".yaml", ".yml") or any((path / name).is_file() for name in MANIFEST_NAMES)):
         return None  # decided without importing the manifest module: detection runs for every pack path
-    from .manifest import manifest_file, sniff
+    from .manifest.reader import manifest_file, sniff
 
     target = manifest_file(path)
     try:
@@ -114,7 +114,7 @@ def agentpack_load(path: Path, format: str, detection: Detection | None) -> Pack
     from agentpack.io.errors import PackError
     from agentpack.kernel.packtypes import Pack
 
-    from .manifest import manifest_file, read_document
+    from .manifest.reader import manifest_file, read_document
 
     target = manifest_file(Path(path))
     if target is None:
@@ -142,3 +142,8 @@ def agentpack_evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalRepo
     from .evaluation import evaluate
 
     return evaluate(pack, options, host)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "agent-rpc")

@@ -62,7 +62,7 @@ def rpc_agent(request: pytest.FixtureRequest) -> Iterator[AgentHandle]:
     last lines of its stderr in the message.
     """
     from .containment import Containment
-    from .manifest import make_target
+    from .manifest.model import make_target
     from .session import Session
 
     marker = request.node.get_closest_marker("agent_rpc")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.cli.clikit import envelope
 
 from . import __version__
-from .manifest import Manifest, display_path
+from .manifest.model import Manifest, display_path
 
 if TYPE_CHECKING:  # pydantic loads only when an evaluation report is made
     from agentpack.kernel.models import EvalReport

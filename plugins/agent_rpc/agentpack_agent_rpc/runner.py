@@ -25,7 +25,8 @@ from agentpack.kernel.records import Record, constant
 from .containment import Containment
 from .executors import LocalExecutor
 from .graders.base import Check, GradeContext
-from .manifest import Manifest, Scenario, start_hint
+from .manifest.loader import start_hint
+from .manifest.model import Manifest, Scenario
 from .protocol import AgentTimeout, AgentUnreachable, CallError, ProtocolError
 from .session import Session
 

@@ -25,7 +25,7 @@ Every step echoes its input, says what it did in evaluation_context, and
 reports one tool call. Replace the body of ``step`` with your agent.
 """
 
-from agentpack_agent_rpc.sdk import Agent, Result
+from agentpack.agents import Agent, Result
 
 agent = Agent("starter-agent", capabilities={"tool_calls": {}, "evaluation_context": {}})
 inputs: list[str] = []
@@ -81,7 +81,7 @@ def python_command() -> str:
     if found is not None:
         if Path(found).absolute().parent == Path(sys.executable).absolute().parent:
             return "python"
-        check = [found, "-c", "import agentpack_agent_rpc.sdk"]
+        check = [found, "-c", "import agentpack.agents"]
         try:
             if subprocess.run(check, capture_output=True, timeout=30, check=False).returncode == 0:
                 return "python"

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     import pluggy
 
     from agentpack.kernel.models import Finding
     from agentpack.kernel.packtypes import Detection, Pack
+    from agentpack.kernel.runtypes import Run
 
 FORMAT = "dci"
 _CONTRACT_LINE = re.compile(r"^\s+contract\s*:", re.MULTILINE)
@@ -125,10 +126,15 @@ def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None
 
 
 @hookimpl
-def agentpack_register_run_views(register):
-    def render(run):
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    def render(run: Run) -> str:
         from .runlog import view
 
         return view(run)
 
     register(RunView(name="dci-candidates", title="Candidates and scores", formats=("dci",), render=render))
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "dci")

@@ -6,10 +6,21 @@ each hook are imported when the hook runs, so start-up pays for none of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
+
+if TYPE_CHECKING:  # annotations only: the entry point stays light
+    import pluggy
+
+    from agentpack.kernel.host import Host
+    from agentpack.kernel.models import EvalOptions, EvalReport, Finding
+    from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
+    from agentpack.kernel.registry import McpContent, McpContext, McpTool
+    from agentpack.kernel.runtypes import Run
 
 from .pack.layout import find_pack_root, has_manifest, has_pack_parts, has_skill_md, skill_root
 
@@ -17,14 +28,14 @@ FORMAT = "ecp"
 
 
 @hookimpl
-def agentpack_add_hookspecs(pluginmanager):
+def agentpack_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
-def agentpack_register_formats(register):
+def agentpack_register_formats(register: Callable[[FormatInfo], None]) -> None:
     register(
         FormatInfo(
             name=FORMAT,
@@ -36,7 +47,7 @@ def agentpack_register_formats(register):
 
 
 @hookimpl
-def agentpack_register_commands(register):
+def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             name="ecp",
@@ -47,8 +58,8 @@ def agentpack_register_commands(register):
 
 
 @hookimpl
-def agentpack_register_run_views(register):
-    def render(run):
+def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
+    def render(run: Run) -> str:
         from .runlog import view
 
         return view(run)
@@ -58,7 +69,7 @@ def agentpack_register_run_views(register):
 
 
 @hookimpl
-def agentpack_register_mcp_content(register, context):
+def agentpack_register_mcp_content(register: Callable[[McpContent], None], context: McpContext) -> None:
     """The pack's own skill, its summaries and sources, when ``mcp serve --pack`` names an Expert Context Pack."""
     if not any(find_pack_root(path) for path in context.packs):
         return
@@ -69,7 +80,7 @@ def agentpack_register_mcp_content(register, context):
 
 
 @hookimpl
-def agentpack_register_mcp_tools(register, context):
+def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
     """The expert_* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
     if not any(find_pack_root(path) for path in context.packs):
         return
@@ -79,7 +90,7 @@ def agentpack_register_mcp_tools(register, context):
 
 
 @hookimpl
-def agentpack_detect(path):
+def agentpack_detect(path: Path) -> Detection | None:
     root = skill_root(Path(path))
     if root is None:
         return None
@@ -95,7 +106,7 @@ def agentpack_detect(path):
 
 
 @hookimpl
-def agentpack_load(path):
+def agentpack_load(path: Path) -> Pack:
     """The pack, parsed once: ``Pack.data`` is the ``ExpertPack`` the other hooks receive."""
     from agentpack.kernel.packtypes import Pack
 
@@ -114,21 +125,26 @@ def agentpack_load(path):
 
 
 @hookimpl
-def agentpack_validate(pack, strict):
+def agentpack_validate(pack: Pack, strict: bool) -> list[Finding]:
     from .validate.checks import validate_pack
 
     return validate_pack(pack.data, strict)
 
 
 @hookimpl
-def agentpack_query(pack, request, host):
+def agentpack_query(pack: Pack, request: QueryRequest, host: Host) -> QueryResponse:
     from .query.adapter import query
 
     return query(pack.data, request, host)
 
 
 @hookimpl
-def agentpack_evaluate(pack, options):
+def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport:
     from .evals import run_suites
 
     return run_suites(pack.data, options.suite, case_filter=options.filter)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "ecp")

@@ -7,7 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContent, McpContext, McpTool, RunView
+from agentpack.kernel.registry import (
+    CommandSpec,
+    FormatInfo,
+    McpContent,
+    McpContext,
+    McpTool,
+    RunView,
+    SchemaInfo,
+    register_schema_folder,
+)
 
 from .names import FORMAT, MANIFEST
 
@@ -151,3 +160,8 @@ def agentpack_openexperts_register_channels(register: Callable[[ChannelSpec], No
 
     for spec in builtins.channels():
         register(spec)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "openexperts")

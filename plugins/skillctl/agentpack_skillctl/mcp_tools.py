@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError
 from agentpack.kernel.registry import McpTool, ToolHints
 
+from .invoke import flag, invoke
 from .manifest import is_skill_dir, tree_skill_dirs
 from .prepare import prepare
-from .runner import RunOptions, run_prepared
 
 if TYPE_CHECKING:
     from agentpack.kernel.registry import McpContext
@@ -66,7 +65,7 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
     rename = underscore if names == "underscore" else mangle
     option = context.options.get("skillctl.workspace")
     workspace = Path(option) if option else None
-    require = str(context.options.get("skillctl.require_sandbox", "false")).lower() in ("true", "1", "yes")
+    require = flag(context.options.get("skillctl.require_sandbox", False))
     seen: set[str] = set()
     for directory in _skill_dirs(context):
         try:
@@ -107,34 +106,17 @@ def _handler(
     directory: Path, workspace: Path | None, object_output: bool, require: bool
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        prepared = prepare(directory)
-        if workspace is None and prepared.grants.write_globs:
-            raise AgentpackError(
-                f"skill {prepared.skill.id} writes to its workspace and the server has none: "
-                "start it with --option skillctl.workspace=DIR"
-            )
-        with _workspace(workspace) as folder:
-            options = RunOptions(workspace=folder, require_sandbox=require)
-            result = run_prepared(prepared, options, value=arguments or {})
+        result = invoke(directory, arguments or {}, workspace=workspace, require_sandbox=require)
         if not result.ok:
-            first = result.report["errors"][0]["message"] if result.report["errors"] else result.status
-            raise AgentpackError(f"{result.status}: {first}\nrun report: {json.dumps(result.report, sort_keys=True)}")
+            first = result.errors[0] if result.errors else None
+            report = f"\nrun report: {json.dumps(result.report, sort_keys=True)}" if result.report else ""
+            no_workspace = result.status == "no_workspace"
+            raise AgentpackError(
+                f"{result.status}: {first.message if first else result.status}{report}",
+                file=first.file if first else None,
+                line=first.line if first else None,
+                hint="start the server with --option skillctl.workspace=DIR" if no_workspace else None,
+            )
         return result.output if object_output else {"result": result.output}
 
     return handle
-
-
-@contextmanager
-def _workspace(folder: Path | None) -> Iterator[Path]:
-    """``folder``, or a fresh empty folder for one call (removed after it)."""
-    if folder is not None:
-        yield folder
-        return
-    import shutil
-    import tempfile
-
-    fresh = tempfile.mkdtemp(prefix="skillctl-mcp-")
-    try:
-        yield Path(fresh)
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)

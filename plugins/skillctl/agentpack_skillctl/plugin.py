@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool
+from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
+    from agentpack.kernel.invocation import InvokeRequest, InvokeResult
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack
 
@@ -91,6 +92,29 @@ def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport:
 
 
 @hookimpl
+def agentpack_invoke(pack: Pack, request: InvokeRequest) -> InvokeResult:
+    """Run one skill folder on ``request.input`` under its declared sandbox (options: ``require_sandbox``,
+    ``timeout_ms``); a ``skills/`` tree is not one skill and cannot be run."""
+    from agentpack.io.errors import AgentpackError, PackError
+
+    from .invoke import flag, invoke
+
+    if pack.data is None:
+        raise PackError(f"{pack.path} is a skills/ tree: invoke one skill folder of it", file=str(pack.path))
+    options = request.options
+    timeout = options.get("timeout_ms")
+    if timeout is not None and not str(timeout).isdigit():
+        raise AgentpackError(f"the skillctl option timeout_ms must be a whole number of milliseconds, not {timeout!r}")
+    return invoke(
+        pack.root,
+        request.input,
+        workspace=request.workspace,
+        require_sandbox=flag(options.get("require_sandbox", False)),
+        timeout_ms=int(timeout) if timeout is not None else None,
+    )
+
+
+@hookimpl
 def agentpack_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
@@ -106,3 +130,8 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
     from .mcp_tools import register_tools
 
     register_tools(register, context)
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    register_schema_folder(register, Path(__file__).parent / "schemas", "skillctl")

@@ -1,8 +1,8 @@
-"""A test agent written with agentpack_agent_rpc.sdk: echo, memory across turns, tools, paused turns, errors."""
+"""A test agent written with agentpack.agents: echo, memory across turns, tools, paused turns, errors."""
 
 import os
 
-from agentpack_agent_rpc.sdk import Agent, Result
+from agentpack.agents import Agent, Result
 
 agent = Agent("test-sdk-agent", capabilities={"tool_calls": {}, "evaluation_context": {}})
 state = {"history": [], "config": {}}

@@ -40,4 +40,17 @@ def render(report: Report) -> str:
                         props.append(f"line={c.line}")
                     props.append(f"title={_escape_property(f'{s.id}/{c.id}')}")
                     lines.append(f"::error {','.join(props)}::{_escape_data(c.message or c.status)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    if not lines:  # a check that found nothing says so in the job's annotations, rather than staying silent
+        lines.append(f"::notice title=agentpack {_escape_property(report.command)}::{_escape_data(_all_clear(report))}")
+    return "\n".join(lines) + "\n"
+
+
+def _all_clear(report: Report) -> str:
+    parts = []
+    if report.items or not report.evaluations:
+        packs = len(report.items)
+        parts.append(f"{packs} pack{'s' if packs != 1 else ''} checked, no findings")
+    if report.evaluations:
+        cases = sum(ev.totals.total for ev in report.evaluations)
+        parts.append(f"{cases} case{'s' if cases != 1 else ''} run, none failed")
+    return "; ".join(parts)

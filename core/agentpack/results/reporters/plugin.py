@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentpack.kernel.hookspecs import hookimpl
-from agentpack.kernel.registry import Reporter
+from agentpack.kernel.registry import Reporter, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     from agentpack.kernel.models import Report
@@ -34,3 +34,11 @@ def _lazy(module: str) -> Callable[[Report], str]:
 def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
     for name, description, module, suffix in BUILTIN:
         register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix))
+
+
+@hookimpl
+def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
+    """The report envelope every reporter renders and ``-o json`` prints."""
+    from pathlib import Path
+
+    register_schema_folder(register, Path(__file__).parents[2] / "kernel" / "schemas", "agentpack")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentpack.io.errors import AgentpackError
 
-from ..manifest import Manifest, Target
+from ..manifest.model import Manifest, Target
 
 SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__"})
 """Ray's default ``working_dir`` excludes (``RAY_RUNTIME_ENV_DEFAULT_EXCLUDES``), left out of the size too."""

@@ -11,11 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentpack.agents import Agent
+
 from ..pack.manifest import ExpertPack
 from ..query.answer import answer
 
 TOOL_NAME = "expert.search"
 SETTINGS = ("top_k", "mode", "filters", "synthesis")
+
+
+def expert_agent(pack: ExpertPack, **settings: Any) -> Agent:
+    """``pack`` as an SDK agent (``handle``, ``serve_stdio``, ``serve_http``) answering with ``ExpertAgent``."""
+    expert = ExpertAgent(pack, **settings)
+    agent = Agent(expert.name, capabilities={"tool_calls": {}, "evaluation_context": {}})
+    agent.initialize(expert.initialize)
+    agent.step(expert.step)
+    agent.reset(expert.reset)
+    return agent
 
 
 class ExpertAgent:
@@ -27,9 +39,8 @@ class ExpertAgent:
         self.defaults = {k: v for k, v in settings.items() if k in SETTINGS and v is not None}
         self.settings = dict(self.defaults)
 
-    def initialize(self, config: dict[str, Any]) -> dict[str, Any]:
+    def initialize(self, config: dict[str, Any]) -> None:
         self.settings = {**self.defaults, **{k: v for k, v in config.items() if k in SETTINGS and v is not None}}
-        return {"capabilities": {"tool_calls": {}, "evaluation_context": {}, "reset": {}}}
 
     def reset(self) -> None:
         """Every step is a query of its own: there is no conversation state to clear."""

@@ -5,7 +5,6 @@ Implementations are imported when the command runs (``agentpack ecp --help`` imp
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -45,25 +44,14 @@ def agent(
       agentpack ecp agent examples/ecp/conformance-pack          # stdio, as a manifest's target
       agentpack ecp agent my-expert --http --port 8766            # http://127.0.0.1:8766/ecp
     """
-    from ..agent.expert import ExpertAgent
-    from ..agent.rpc import dispatcher, serve_stdio
+    from ..agent.expert import expert_agent
     from ..pack.manifest import load_pack
 
-    handle = dispatcher(ExpertAgent(load_pack(pack), top_k=top_k, mode=mode, synthesis=synthesis))
-    if not use_http:
-        serve_stdio(handle, sys.stdin.buffer, sys.stdout.buffer)
-        return
-    from ..agent.http import make_server
-
-    endpoint = "/" + endpoint.lstrip("/")
-    server = make_server(handle, bind_host, port, endpoint)
-    click.echo(f"ecp agent: listening on http://{bind_host}:{server.server_address[1]}{endpoint}", err=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    served = expert_agent(load_pack(pack), top_k=top_k, mode=mode, synthesis=synthesis)
+    if use_http:
+        served.serve_http(bind_host, port, endpoint)
+    else:
+        served.serve_stdio()
 
 
 COMMANDS = [agent]

@@ -15,14 +15,15 @@ from agentpack.io.errors import AgentpackError, MissingDependencyError
 
 from ..names import RUNTIME_DB
 from .approvals import ApprovalDesk
-from .runstore import RunStore
+from .runstore import SqliteStore
+from .storeapi import RuntimeStore
 
 SCHEMES = ("postgresql://", "postgres://")
 
 
 class Backend(NamedTuple):
-    store: Any
-    """The durable store (``RunStore`` or ``PostgresStore``)."""
+    store: RuntimeStore
+    """The durable store (``SqliteStore`` or ``PostgresStore``)."""
     desk: Any
     """Where approval requests wait for a decision."""
     queue: str
@@ -43,7 +44,7 @@ def open_backend(
     if store is None:
         if not create and not (workdir / RUNTIME_DB).is_file():
             raise AgentpackError(f"no runtime state in {workdir} (nothing has run there yet)")
-        return Backend(RunStore(workdir / RUNTIME_DB), ApprovalDesk(), "memory")
+        return Backend(SqliteStore(workdir / RUNTIME_DB), ApprovalDesk(), "memory")
     if not is_postgres(store):
         raise AgentpackError(f"the store must be a postgresql:// URL, not '{store}'")
     try:

@@ -22,8 +22,8 @@ key comes from its run, operation, arguments and occurrence, so the same logical
 key in every segment. During a call ``current_key()`` is that key (to pass on, for example, as an
 HTTP ``Idempotency-Key`` header).
 
-The journal lives in the run store, through four methods every store implements (``RunStore`` on
-SQLite, ``PostgresStore``): ``begin_call``, ``finish_call``, ``set_call`` and ``calls_like``.
+The journal lives in the runtime store, through four methods of ``storeapi.RuntimeStore`` (``SqliteStore``,
+``PostgresStore``): ``begin_call``, ``finish_call``, ``set_call`` and ``calls_like``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The run store: the runtime's durable record of runs (SQLite ``runtime.db``): runs, execution log,
-tool-call journal (``idempotency`` says what its statuses mean), dedupe window, dead letters and the
-delivery outbox. One connection guarded by a lock; WAL so a killed process loses nothing it committed.
-(State files live in the workspace.)"""
+"""The default runtime store, ``SqliteStore`` (``runtime.db``): runs, execution log, tool-call journal
+(``idempotency`` says what its statuses mean), dedupe window, dead letters and the delivery outbox, as
+``storeapi.RuntimeStore`` says. One connection guarded by a lock; WAL so a killed process loses nothing it
+committed. (State files live in the workspace.)"""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from .storeapi import CallJournal, check_updatable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -51,7 +53,7 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class RunStore:
+class SqliteStore(CallJournal):
     """Thread-safe access to ``runtime.db``; every method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
@@ -104,9 +106,9 @@ class RunStore:
         )
 
     def update_run(self, run_id: str, now: float, **fields: Any) -> None:
-        for key in ("result",):
-            if key in fields:
-                fields[key] = _dump(fields[key])
+        check_updatable(fields)
+        if "result" in fields:
+            fields["result"] = _dump(fields["result"])
         sets = ", ".join(f"{k} = ?" for k in fields)
         self._exec(f"UPDATE runs SET {sets}, updated = ? WHERE run_id = ?", (*fields.values(), now, run_id))
 
@@ -145,35 +147,6 @@ class RunStore:
 
     def steps(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM steps WHERE run_id = ? ORDER BY step", (run_id,))
-
-    def record_call(
-        self,
-        run_id: str,
-        segment: int,
-        operation: str,
-        args_hash: str,
-        arguments: Any,
-        result: Any,
-        tier: str,
-        status: str,
-        now: float,
-    ) -> int:
-        """A call that did not run the tool (replayed, described, rejected...), journalled once."""
-        return self._insert_call(run_id, segment, operation, args_hash, arguments, result, tier, status, now, None)
-
-    def begin_call(
-        self,
-        run_id: str,
-        segment: int,
-        operation: str,
-        args_hash: str,
-        arguments: Any,
-        tier: str,
-        key: str,
-        now: float,
-    ) -> int:
-        """A call about to run: journalled ``started`` with its idempotency key, before the tool is called."""
-        return self._insert_call(run_id, segment, operation, args_hash, arguments, None, tier, "started", now, key)
 
     def _insert_call(
         self,
@@ -292,11 +265,12 @@ class RunStore:
     # -- outbox ---------------------------------------------------------------------------------------
     def add_message(
         self, channel: str, kind: str, run_id: str | None, process: str | None, data: Any, now: float
-    ) -> None:
-        self._exec(
+    ) -> int:
+        cursor = self._exec(
             "INSERT INTO outbox (channel, kind, run_id, process, data, at) VALUES (?,?,?,?,?,?)",
             (channel, kind, run_id, process, _dump(data), now),
         )
+        return int(cursor.lastrowid or 0)
 
     def messages(self, run_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         where, args = [], []

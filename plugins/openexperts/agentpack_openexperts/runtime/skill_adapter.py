@@ -1,101 +1,54 @@
 """Bind tool operations to deterministic skills of the skillctl format (a folder with ``skill.yaml``).
 
-Skills run in-process through the MCP tools the skillctl plugin registers with the
-core (this plugin never imports another one); without that plugin,
-``agentpack skill run PATH --input -`` runs as a subprocess and its JSON output is parsed.
+Skills run through the host: ``Host.invoke`` reaches the plugin that owns the ``skillctl`` format
+(its ``agentpack_invoke``), which runs the skill under its declared sandbox in a fresh folder.
+This plugin never imports another one nor spawns the ``agentpack`` command line.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentpack.io import jsonio
 from agentpack.io.errors import AgentpackError
 from agentpack.io.paths import resolve_under
-from agentpack.kernel.registry import McpContext
+from agentpack.kernel.invocation import InvokeRequest
 
 from .bindings import ToolError
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
+    from agentpack.kernel.packtypes import Pack
 
-
-def _in_process_runner(host: Host) -> Callable[[Path, Any], Any] | None:
-    """Run skills through the MCP tools the skillctl plugin registers with the core.
-
-    Uses only the core's public API (``host`` and its registered tools), never the other
-    plugin's modules; ``None`` when no installed plugin offers the skillctl format.
-    """
-    if "skillctl" not in host.formats():
-        return None
-    tools: dict[Path, Any] = {}
-
-    def run(path: Path, value: Any) -> Any:
-        tool = tools.get(path)
-        if tool is None:
-            offered = [t for t in host.mcp_tools(McpContext(packs=[path])).values() if t.plugin == "skillctl"]
-            if not offered:
-                raise ToolError(f"skill {path.name} cannot run: check it with 'agentpack validate {path}'")
-            tool = tools[path] = offered[0]
-        try:
-            result = tool.handler(value)
-        except AgentpackError as exc:
-            raise ToolError(f"skill {path.name} ended with status {exc.message.splitlines()[0]}") from None
-        if tool.output_schema is None and isinstance(result, dict) and set(result) == {"result"}:
-            return result["result"]
-        return result
-
-    return run
-
-
-def _unwrap(result: Any, path: Path) -> Any:
-    status = getattr(result, "status", None) if not isinstance(result, dict) else result.get("status")
-    output = getattr(result, "output", None) if not isinstance(result, dict) else result.get("output")
-    if isinstance(result, dict) and result.get("ok") is False and status in (None, "ok"):
-        status = "failed"
-    if status not in (None, "ok"):
-        report = getattr(result, "report", None) or (result.get("report") if isinstance(result, dict) else None)
-        errors = (report or {}).get("errors") if isinstance(report, dict) else None
-        detail = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or [])
-        raise ToolError(f"skill {path.name} ended with status '{status}'" + (f": {detail}" if detail else ""))
-    return output
-
-
-def _subprocess_runner(path: Path, value: Any) -> Any:
-    exe = Path(sys.executable).with_name("agentpack")
-    argv = [
-        str(exe) if exe.exists() else (shutil.which("agentpack") or "agentpack"),
-        "skill",
-        "run",
-        str(path),
-        "--input",
-        "-",
-        "--json",
-    ]
-    proc = subprocess.run(argv, input=json.dumps(value), capture_output=True, text=True, timeout=300, check=False)
-    try:
-        data = jsonio.loads(proc.stdout)
-    except ValueError:
-        raise ToolError(
-            f"skill {path.name}: 'agentpack skill run' printed no JSON (exit {proc.returncode}): "
-            f"{proc.stderr.strip()[:300]}"
-        ) from None
-    if isinstance(data, dict) and ("status" in data or "output" in data):
-        return _unwrap(data, path)
-    if proc.returncode != 0:
-        raise ToolError(f"skill {path.name} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
-    return data
+SKILL_FORMAT = "skillctl"
 
 
 def runner(host: Host) -> Callable[[Path, Any], Any]:
-    """In-process through ``host``'s MCP tools when the skillctl format is installed, else a subprocess."""
-    return _in_process_runner(host) or _subprocess_runner
+    """Run a skill folder on a JSON value through ``host``; a failed run is a ``ToolError`` naming its status.
+
+    ``AgentpackError`` when no installed plugin runs skill.yaml skills.
+    """
+    if SKILL_FORMAT not in host.formats():
+        raise AgentpackError(
+            "a 'skill' binding needs the skillctl format, and no installed plugin offers it",
+            hint="pip install 'agentpack[skillctl]'",
+        )
+    packs: dict[Path, Pack] = {}
+
+    def run(path: Path, value: Any) -> Any:
+        pack = packs.get(path)
+        if pack is None:
+            try:
+                pack = packs[path] = host.load(path, format=SKILL_FORMAT)
+            except AgentpackError as exc:  # skill.yaml unreadable: a tool error naming file and line
+                raise ToolError(f"skill {path.name} cannot be loaded: {exc}") from None
+        result = host.invoke(pack, InvokeRequest(value))
+        if not result.ok:
+            raise ToolError(f"skill {path.name} ended with status {result.summary()}")
+        return result.output
+
+    return run
 
 
 class SkillBinding:

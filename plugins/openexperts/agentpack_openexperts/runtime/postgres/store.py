@@ -1,6 +1,6 @@
 """The runtime's durable store in PostgreSQL, shared by every process of a deployment.
 
-The same tables and methods as the SQLite store (runs, execution log, tool-call journal,
+The same tables and methods as the SQLite store (``storeapi.RuntimeStore``: runs, execution log, tool-call journal,
 dedupe window, dead letters, outbox), plus approvals, cron ticks and run ownership.
 Every method is one statement (or one ``transaction()`` block) on a pooled connection.
 
@@ -38,6 +38,7 @@ from psycopg.types.json import Json
 from agentpack.io.errors import AgentpackError
 
 from ..errors import Cancelled, StoreUnavailable
+from ..storeapi import CallJournal, check_updatable
 from . import schema
 
 log = logging.getLogger("agentpack.openexperts")
@@ -60,7 +61,6 @@ RUN_COLUMNS = ", ".join(
         "dry_run",
     ]
 )
-UPDATABLE = frozenset({"status", "attempt", "error", "result"})
 CONNECT_TIMEOUT = 10
 
 
@@ -100,7 +100,7 @@ def connect_error(url: str, exc: Exception) -> AgentpackError:
     )
 
 
-class PostgresStore:
+class PostgresStore(CallJournal):
     """The durable store of a deployment (``postgresql://`` URL); thread-safe."""
 
     def __init__(
@@ -240,9 +240,7 @@ class PostgresStore:
         )
 
     def update_run(self, run_id: str, now: float, **fields: Any) -> None:
-        unknown = set(fields) - UPDATABLE
-        if unknown:
-            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+        check_updatable(fields)
         if "result" in fields:
             fields["result"] = _json(fields["result"])
         fence, fence_args = self._fence(run_id)
@@ -289,36 +287,6 @@ class PostgresStore:
 
     def steps(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM openexperts_steps WHERE run_id = %s ORDER BY step", (run_id,))
-
-    def record_call(
-        self,
-        run_id: str,
-        segment: int,
-        operation: str,
-        args_hash: str,
-        arguments: Any,
-        result: Any,
-        tier: str,
-        status: str,
-        now: float,
-    ) -> int:
-        """A call that did not run the tool (replayed, described, rejected...), journalled once."""
-        return self._insert_call(run_id, segment, operation, args_hash, arguments, result, tier, status, now, None)
-
-    def begin_call(
-        self,
-        run_id: str,
-        segment: int,
-        operation: str,
-        args_hash: str,
-        arguments: Any,
-        tier: str,
-        key: str,
-        now: float,
-    ) -> int:
-        """A call about to run: journalled ``started`` with its idempotency key, flushed before the call may
-        happen."""
-        return self._insert_call(run_id, segment, operation, args_hash, arguments, None, tier, "started", now, key)
 
     def _insert_call(
         self,

@@ -225,12 +225,16 @@ class Agent:
         sse: bool = False,
         ready: Callable[[int], None] | None = None,
     ) -> None:
-        """Serve Streamable HTTP on ``http://host:port/path`` until interrupted."""
+        """Serve Streamable HTTP on ``http://host:port/path`` until interrupted (port 0 picks a free one).
+
+        ``AgentpackError`` when it cannot listen; once listening, stderr says where.
+        """
         from .http import make_server  # http.server loads only for HTTP agents
 
+        path = "/" + path.lstrip("/")
         server = make_server(self.handle, host, port, path, allowed_origins=allowed_origins, sse=sse)
         bound = server.server_port
-        print(f"agent-rpc: listening on http://{host}:{bound}{path}", file=sys.stderr, flush=True)
+        print(f"agent {self.name}: listening on http://{host}:{bound}{path}", file=sys.stderr, flush=True)
         if ready is not None:
             ready(bound)
         try:
@@ -251,7 +255,13 @@ class Agent:
             host = args[args.index("--host") + 1]
         if "--port" in args:
             port = int(args[args.index("--port") + 1])
-        self.serve_http(host, port, sse="--sse" in args)
+        from agentpack.io.errors import AgentpackError
+
+        try:
+            self.serve_http(host, port, sse="--sse" in args)
+        except AgentpackError as exc:
+            print(f"agent {self.name}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
 
 
 def _parse_version(value: Any) -> tuple[int, int]:

@@ -1,8 +1,10 @@
 """Write an agent for the agent evaluation protocol and serve it over stdio or Streamable HTTP.
 
-Standard library only, so ``import agentpack_agent_rpc.sdk`` stays well under 30 ms::
+The one agent SDK: agent_rpc's users write agents with it and ``agentpack ecp agent`` serves a
+pack with it. Standard library only (``json``; ``typing`` through ``agentpack``), so
+``import agentpack.agents`` stays well under 30 ms::
 
-    from agentpack_agent_rpc.sdk import Agent, Result
+    from agentpack.agents import Agent, Result
 
     agent = Agent("support-bot", capabilities={"tool_calls": {}})
 

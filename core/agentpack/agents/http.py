@@ -9,7 +9,6 @@ Connections are HTTP/1.1 keep-alive; agent handlers run one at a time.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -17,18 +16,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
+from agentpack.io.netutil import bind_socket
+
 from .wire import PARSE_ERROR, dump_response, error_response, loads
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = True
-
-    def server_bind(self) -> None:  # skip the reverse-DNS lookup http.server does on bind
-        import socketserver
-
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.socket.getsockname()[:2]
 
 
 def _media_types(header: str) -> set[str]:
@@ -44,14 +38,17 @@ def make_server(
     allowed_origins: list[str] | None = None,
     sse: bool = False,
 ) -> ThreadingHTTPServer:
-    """A server for ``http://host:port/path`` whose messages ``handle`` answers (``Agent.handle``)."""
+    """A server for ``http://host:port/path`` whose messages ``handle`` answers (``Agent.handle``).
+
+    Port 0 picks a free one (``server.server_port``); ``AgentpackError`` when it cannot listen.
+    """
     endpoint = path if path.startswith("/") else f"/{path}"
     lock = threading.Lock()
     origins: set[str] = set(allowed_origins or ())
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        server_version = "agentpack-agent-rpc"
+        server_version = "agentpack-agent"
         disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: the runtime shows stderr
@@ -142,9 +139,10 @@ def make_server(
 
         do_DELETE = do_GET
 
-    try:
-        server = _Server((host, port), Handler)
-    except OSError as exc:
-        print(f"agent-rpc: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    sock = bind_socket(host, port)  # bound first: a port in use is a one-line error, not a traceback
+    name, bound = sock.getsockname()[:2]
+    server = _Server((name, bound), Handler, bind_and_activate=False)
+    server.socket.close()
+    server.socket = sock
+    server.server_name, server.server_port = str(name), int(bound)
     return server
