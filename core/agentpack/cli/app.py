@@ -534,20 +534,22 @@ def serve(
 @click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path))
 @output_option(choices=("text", "json"), command="mcp tools")
 def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
-    """List the MCP tools that ``mcp serve`` would offer.
+    """List the MCP tools that ``mcp serve`` would offer, by the names it lists (and their former names).
 
     \b
     Example:
       agentpack mcp tools --pack expert-skill --json
     """
     from agentpack.kernel.registry import McpContext
+    from agentpack.mcp.tools import served_tools
 
-    tools = host().mcp_tools(McpContext(packs=list(packs)))
+    tools, _ = served_tools(host(), McpContext(packs=list(packs)))
     if output == "json":
         print_json(
             [
                 {
                     "name": t.name,
+                    "aliases": list(t.aliases),
                     "description": t.description,
                     "plugin": t.plugin,
                     "input_schema": t.input_schema,
@@ -558,7 +560,8 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         )
         return
     for tool in tools.values():
-        click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+        former = f"  (formerly {', '.join(tool.aliases)})" if tool.aliases else ""
+        click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}{former}")
 
 
 cli.add_command(runs)
