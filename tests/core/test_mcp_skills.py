@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from agentpack.kernel.registry import McpContext
+from agentpack.mcp.publish import collect
 from agentpack.mcp.server import build_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -372,3 +373,28 @@ def test_the_instructions_name_the_first_skill_uris_and_say_how_many_more(agentp
     text = served(agentpack_host, tmp_path / "skills").instructions
     assert "- skill://s49/SKILL.md" in text and "skill://s50/SKILL.md" not in text
     assert text.endswith("- and 3 more: skills/list (or resources/list) has them all")
+
+
+def test_an_expert_pack_publishes_its_skill_without_its_runtime_state(agentpack_host, tmp_path):
+    """Logs, staging and backups (what a package of the pack leaves out) are not part of its skill."""
+    import shutil
+
+    from mcp import Client
+
+    pack = Path(shutil.copytree(ROOT / "examples" / "ecp" / "conformance-pack", tmp_path / "conformance-pack"))
+    server = served(agentpack_host, pack, **{"mcp.watch_seconds": "0"})
+
+    async def main() -> dict[str, Any]:
+        async with Client(server) as client:
+            (entry,) = await every_skill(client)
+            return entry
+
+    before = anyio.run(main)
+    listed = {r["uri"] for r in before["resources"]}
+    assert "skill://conformance-pack/expert/EXPERT.yaml" in listed
+    write(pack / "expert" / "logs" / "2026-11-28.jsonl", '{"event": "query"}\n')
+    write(pack / "expert" / "context" / "indexes" / "corpus-fts" / ".backup" / "index.json", "{}")
+    write(pack / "expert" / "sources" / "corpus" / "notes.md", "# A new source file\n")
+    after = collect(agentpack_host, McpContext(packs=[pack])).snapshot.skills[before["uri"]].entry()
+    grown = {r["uri"] for r in after["resources"]} - listed
+    assert grown == {"skill://conformance-pack/expert/sources/corpus/notes.md"}  # content, not runtime state

@@ -278,8 +278,9 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
 
 
 def content(context: McpContext) -> list[McpContent]:
-    """For each served pack: its skill (the pack root, less what its ``.gitignore`` names: runtime
-    state such as logs), and its summaries and filesystem sources' files as resources."""
+    """For each served pack: its skill (the pack root, less what a package of it leaves out and what
+    its ``.gitignore`` names: runtime state such as logs), and its summaries and filesystem sources'
+    files as resources."""
     found = []
     for root in pack_roots(list(context.packs)):
         covers = tuple(Path(p) for p in context.packs if (find_pack_root(Path(p)) or Path()).resolve() == root)
@@ -294,14 +295,14 @@ def content(context: McpContext) -> list[McpContent]:
     return found
 
 
-def _ignored(root: Path) -> Callable[[str], bool] | None:
-    """The pack's ``.gitignore`` as a matcher of pack-relative paths (None: there is none)."""
-    ignore = root / ".gitignore"
-    if not ignore.is_file():
-        return None
-    import pathspec
+def _ignored(root: Path) -> Callable[[str], bool]:
+    """What a package of the pack leaves out (``ecp pack``: logs, staging, backups, secrets files) and
+    what the pack's ``.gitignore`` names, as a matcher of pack-relative paths: not part of the skill."""
+    from .packaging.package import DEFAULT_EXCLUDES, exclude_spec
 
-    spec = pathspec.GitIgnoreSpec.from_lines(ignore.read_text(encoding="utf-8").splitlines())
+    ignore = root / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.is_file() else []
+    spec = exclude_spec([*DEFAULT_EXCLUDES, *lines])
     return spec.match_file
 
 
