@@ -199,15 +199,38 @@ def detect(path: Path, output: str) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@click.option(
+    "--skill-root",
+    "skill_roots",
+    multiple=True,
+    metavar="DIR",
+    help="Also search this hidden folder (relative, e.g. .windsurf/skills) in every folder walked; repeatable.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Do not search folders matching this pattern (a name, or a path below PATH); repeatable.",
+)
 @report_option()
 @output_option(command="validate")
 def validate(
-    paths: tuple[Path, ...], strict: bool, format_name: str | None, report_file: Path | None, output: str
+    paths: tuple[Path, ...],
+    strict: bool,
+    format_name: str | None,
+    skill_roots: tuple[str, ...],
+    exclude: tuple[str, ...],
+    report_file: Path | None,
+    output: str,
 ) -> None:
     """Validate packs; exit 1 when any has an error.
 
     A folder that no format claims stands for every pack under it, so
-    `agentpack validate skills/` validates each skill.
+    `agentpack validate skills/` validates each skill, and `agentpack
+    validate .` also the skills in the folders agent hosts read
+    (.claude/skills, .agents/skills, .github/skills, ...). --skill-root and
+    --exclude override the project's settings (agentpack.toml or
+    [tool.agentpack] in pyproject.toml; see docs/configuration.md).
 
     \b
     Examples:
@@ -219,27 +242,31 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
-    from agentpack.kernel.models import Finding, Report, ValidationItem
-    from agentpack.kernel.packwalk import expand
+    from agentpack.kernel.config import load
+    from agentpack.kernel.lazyreport import LazyItem, LazyReport
+    from agentpack.kernel.packwalk import Walk, expand
 
     log = console.logger(__name__)
     h = host()
     items = []
-    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
+    walk = Walk.of(load().with_flags(skill_roots=skill_roots, exclude=exclude))
+    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths, walk)
     for path, format in targets:
         try:
             pack = h.load(path, format)
         except PackError as exc:
             log.info("validate %s: cannot load: %s", path, exc.message)
+            from agentpack.kernel.models import Finding  # pydantic only when there is a finding
+
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
-            items.append(ValidationItem(path=str(path), findings=[finding]))
+            items.append(LazyItem(str(path), None, [finding]))
             continue
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
-        items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        items.append(LazyItem(str(path), pack.format, h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
-    report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
@@ -493,6 +520,13 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="streamable-http: serve from this many processes (above 1, each request stands alone: no sessions).",
+)
 @record_options()
 def serve(
     transport: str,
@@ -501,13 +535,15 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    workers: int,
     recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack), and
     every Agent Skill under the packs through the MCP Skills extension (see docs/mcp.md).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
-    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token;
+    an address other than loopback is refused without one.
     Tools that evaluate (expert_run_evals, expert_refresh, experts_dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 
@@ -515,6 +551,7 @@ def serve(
     Examples:
       agentpack mcp serve --pack expert-skill
       agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
+      agentpack mcp serve --transport streamable-http --workers 2 --pack expert-skill
     """
     from agentpack.io.errors import AgentpackError, reading
     from agentpack.kernel.registry import McpContext
@@ -526,8 +563,14 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
+    if workers > 1 and transport != "streamable-http":
+        raise AgentpackError("--workers applies to --transport streamable-http only")
     context = McpContext(packs=list(packs), options=dict(options), recording=recording)
-    run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
+    code = run_server(
+        host(), context, transport=transport, host_name=bind_host, port=port, token=token, workers=workers
+    )
+    if code:
+        raise SystemExit(code)
 
 
 @mcp.command(name="tools")
@@ -610,7 +653,15 @@ def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake); what it prints
+    shows control characters escaped (``console.guarded_output``)."""
+    from agentpack.io.console import guarded_output
+
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     from agentpack.cli.clikit import _json_command
     from agentpack.io.errors import AgentpackError
 

@@ -371,7 +371,8 @@ def init(directory: Path, force: bool) -> None:
         click.echo(f"created {path}")
     manifest = directory / "manifest.yaml"
     click.echo(f"next: agentpack rpc run -m {manifest}")
-    click.echo(f"      agentpack rpc validate {manifest} --portable")
+    click.echo(f"      agentpack rpc validate {manifest}")
+    click.echo("      (--portable lists what ecp-runtime would not run: here 'cwd', an agentpack key)")
 
 
 @rpc.command()

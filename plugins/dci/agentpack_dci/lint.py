@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError, PackError
-from agentpack.kernel.models import Finding, Severity
 from agentpack.skills.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
-from . import schemas_store
-from .artifacts import load_json_artifact
-from .discovery import skill_files
-from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
-from .policy import PolicyError, parse_value
+if TYPE_CHECKING:  # pydantic, the grammar and discovery are imported where used: a skill without a contract needs none
+    from agentpack.kernel.models import Finding, Severity
 
 OVERCLAIM_FLOOR = 20
 _NOTE_CODES: dict[str, tuple[str, Severity]] = {
@@ -41,6 +37,11 @@ def strictly(findings: list[Finding]) -> list[Finding]:
 
 def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     """Findings for one contract value; ``where`` gives file/line/pointer of ``metadata.contract``."""
+    from agentpack.kernel.models import Finding
+
+    from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
+    from .policy import PolicyError, parse_value
+
     if not isinstance(text, str):
         return [Finding.error("DCI002", "metadata.contract must be a string (a DCI contract)", **where)]
     try:
@@ -104,6 +105,8 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
     except PackError as exc:
         if not report_unreadable:
             return []
+        from agentpack.kernel.models import Finding
+
         return [
             Finding.error(
                 "DCI100",
@@ -125,16 +128,29 @@ def _contract_findings(skill: Skill) -> list[Finding]:
 
 
 def lint_workspace(root: Path) -> list[Finding]:
-    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace.
+    """Contracts of every ``skills/**/SKILL.md``, of every other SKILL.md of the workspace (consumers: one that
+    cannot be read is an error) and the ``.dci/`` artifacts of a DCI workspace.
 
     Each SKILL.md is read once: the core's validation and the contract lint share the parsed skill.
     """
+    from agentpack.kernel.models import Finding
+
+    from . import schemas_store
+    from .artifacts import load_json_artifact
+    from .discovery import skill_files
+
     findings: list[Finding] = []
+    skills = root / "skills"
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)
-    skills = root / "skills"
-    for skill_md in skill_files(skills) if skills.is_dir() else []:
+        skill_mds = skill_files(skills) if skills.is_dir() else []
+    else:
+        skill_mds = skill_files(root)  # one walk: skills/** and the consumers beside them
+    for skill_md in skill_mds:
         rel = skill_md.relative_to(root).as_posix()
+        if not rel.startswith("skills/"):  # a consumer (consumers/...): its contract, and why it cannot be read
+            findings += lint_skill(skill_md.parent, display=rel)
+            continue
         skill, core = validate_skill_dir(skill_md.parent, display=rel)
         findings += [
             Finding.error(

@@ -25,6 +25,7 @@ from agentpack.io.errors import AgentpackError
 from agentpack.kernel.registry import READ_ONLY, McpContent, McpContext, McpResource, McpTool, SkillTree, ToolHints
 from agentpack.results.runs import StoreError
 
+from .pack.cache import PackCache
 from .pack.layout import find_pack_root
 from .pack.manifest import ExpertPack, load_pack
 from .pack.revisions import current_revisions
@@ -98,6 +99,7 @@ class Tools:
 
     def __init__(self, roots: list[Path], recording: Any = None) -> None:
         self.roots = roots
+        self.packs = PackCache()
         self.recording = recording
         """``mcp serve --store/--no-record/--tag`` for the runs these tools record."""
 
@@ -117,7 +119,7 @@ class Tools:
         raise AgentpackError(f"pack '{wanted}' is not served here; served: " + ", ".join(r.name for r in self.roots))
 
     def query(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        pack = load_pack(self.root(arguments))
+        pack = self.packs.load(self.root(arguments))
         if arguments.get("as_of"):
             _check_as_of(pack, arguments["as_of"])
         request = {

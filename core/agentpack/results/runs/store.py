@@ -115,6 +115,11 @@ _RUN_COLUMNS = (
 _REF = re.compile(r"^(?:latest|last)(?:~(\d+))?$")
 
 
+SQLITE_FULL, SQLITE_IOERR = 13, 10
+"""SQLite's primary result codes (the low byte of ``sqlite3.Error.sqlite_errorcode``) for no space, an I/O error."""
+LOW_SPACE = 1 << 20
+
+
 class StoreError(AgentpackError):
     """The run store cannot be opened, is damaged, is busy, or has no such run."""
 
@@ -129,11 +134,32 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def default_store_path(start: Path | None = None) -> Path:
-    """``$AGENTPACK_RUNS``, else ``.agentpack/runs.sqlite`` in the project root."""
+    """``$AGENTPACK_RUNS``, else the project configuration's ``store`` (docs/configuration.md), else
+    ``.agentpack/runs.sqlite`` in the project root."""
     env = os.environ.get(ENV_STORE)
     if env:
         return Path(env).expanduser()
-    return project_root(start) / DEFAULT_RELATIVE
+    from agentpack.kernel.config import load
+
+    return load(start).store or project_root(start) / DEFAULT_RELATIVE
+
+
+def _disk_full(path: Path, exc: BaseException) -> bool:
+    """Whether ``exc`` is a write that found no space: SQLITE_FULL, or an I/O error (growing the WAL index
+    reports ENOSPC as one) while the store's file system has less than ``LOW_SPACE`` bytes free."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == SQLITE_FULL or "disk is full" in str(exc):
+        return True
+    if code != SQLITE_IOERR:
+        return False
+    statvfs = getattr(os, "statvfs", None)  # POSIX only
+    try:
+        free = statvfs(path.parent) if statvfs is not None else None
+    except OSError:
+        return False
+    if free is None:
+        return False
+    return bool(free.f_bavail * free.f_frsize < LOW_SPACE)
 
 
 def _damaged(path: Path, exc: BaseException) -> StoreError:
@@ -146,6 +172,12 @@ def _damaged(path: Path, exc: BaseException) -> StoreError:
         )
     if isinstance(exc, sqlite3.OperationalError) and ("unable to open" in text or "readonly" in text):
         return StoreError(f"cannot open the run store: {text}", file=str(path), hint="check the path and permissions")
+    if _disk_full(path, exc):
+        return StoreError(
+            f"the disk holding the run store is full ({text}): nothing was written",
+            file=str(path),
+            hint="free some space and run again; the store is intact and usable once there is room",
+        )
     return StoreError(
         f"the run store is damaged or not a run store: {text}",
         file=str(path),
@@ -185,10 +217,11 @@ class RunStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # also after a COMMIT that failed (a full disk): nothing half-written
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def schema_version(self) -> int:
         with self._guard():
