@@ -167,7 +167,7 @@ def _tree_skills(tree: SkillTree) -> list[PublishedSkill]:
         if not folder and loaded.root_name is None:
             log.warning("%s/SKILL.md is not published: a skill tree in memory holds skills in folders", loaded.shown)
             continue
-        path = "/".join(p for p in (tree.prefix, loaded.root_name if tree.root is not None else None, folder) if p)
+        path = "/".join(p for p in (tree.prefix, loaded.root_name, folder) if p)
         members = sorted(p for p in sizes if not folder or p.startswith(folder + "/"))
         skill = _publish(path, folder, members, sizes, loaded)
         if skill is not None:
