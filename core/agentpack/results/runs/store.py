@@ -112,6 +112,13 @@ _RUN_COLUMNS = (
     "message",
     "tool_version",
 )
+_SEARCH = (
+    "(lower(coalesce(name, '')) LIKE ? ESCAPE '\\' OR lower(input) LIKE ? ESCAPE '\\'"
+    " OR lower(command) LIKE ? ESCAPE '\\' OR lower(coalesce(format, '')) LIKE ? ESCAPE '\\'"
+    " OR lower(status) LIKE ? ESCAPE '\\' OR lower(coalesce(message, '')) LIKE ? ESCAPE '\\'"
+    " OR id IN (SELECT run_id FROM run_tags WHERE lower(tag) LIKE ? ESCAPE '\\') OR id = ? OR uid LIKE ?)"
+)
+"""One word of a free-text search: in the name, input, command, format, status, message or a tag; or the id."""
 _REF = re.compile(r"^(?:latest|last)(?:~(\d+))?$")
 
 
@@ -298,6 +305,29 @@ class RunStore:
         with self.transaction() as db:
             return db.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
+    def prunable(self, *, keep: int | None = None, older_than: str | None = None) -> list[Run]:
+        """The runs ``prune`` would delete, newest first: of each input, all but its newest ``keep``, and every
+        run started before ``older_than`` (ISO text); with both, a run goes when either says so."""
+        doomed: dict[int, Run] = {}
+        if keep is not None:
+            for input_key, _, _ in self.inputs():
+                for run in self.find(input=input_key, offset=keep, limit=None):
+                    doomed[run.id] = run
+        if older_than:
+            with self._guard():
+                rows = self._db.execute(
+                    f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE started_at < ? ORDER BY id DESC", (older_than,)
+                ).fetchall()
+            for row in rows:
+                run = _run(row)
+                doomed.setdefault(run.id, run)
+        return sorted(doomed.values(), key=lambda r: -r.id)
+
+    def delete_many(self, run_ids: Sequence[int]) -> int:
+        """Delete these runs (their cases and tags with them) in one transaction; how many there were."""
+        with self.transaction() as db:
+            return sum(db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount for i in run_ids)
+
     # -- reading --------------------------------------------------------------------------------
     def find(
         self,
@@ -309,15 +339,59 @@ class RunStore:
         tag: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        search: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
         before_id: int | None = None,
         ascending: bool = False,
     ) -> list[Run]:
         """Runs (without report and cases), newest first, filtered by the arguments given.
 
         ``since``/``until`` compare with ``started_at`` (ISO text: ``2026-03-01`` or a full timestamp;
-        ``until`` of a bare date includes that whole day).
+        ``until`` of a bare date includes that whole day). ``search`` is free text: every word must occur
+        (case-insensitive) in the run's name, input, command, format, status, message, a tag, or be its
+        id (``#12``) or uid prefix. ``offset`` skips that many runs (paging).
         """
+        where, args = self._where(command, format, input, status, tag, since, until, search, before_id)
+        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where}"
+        sql += f" ORDER BY id {'ASC' if ascending else 'DESC'}"
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            args += [-1 if limit is None else limit, offset]
+        with self._guard():
+            rows = self._db.execute(sql, args).fetchall()
+            runs = [_run(row) for row in rows]
+            self._attach_tags(runs)
+        return runs
+
+    def count_found(self, **filters: str | None) -> int:
+        """How many runs ``find`` with these filters (no paging) returns."""
+        where, args = self._where(
+            filters.get("command"),
+            filters.get("format"),
+            filters.get("input"),
+            filters.get("status"),
+            filters.get("tag"),
+            filters.get("since"),
+            filters.get("until"),
+            filters.get("search"),
+            None,
+        )
+        with self._guard():
+            return int(self._db.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0])
+
+    @staticmethod
+    def _where(
+        command: str | None,
+        format: str | None,
+        input: str | None,
+        status: str | None,
+        tag: str | None,
+        since: str | None,
+        until: str | None,
+        search: str | None,
+        before_id: int | None,
+    ) -> tuple[str, list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         for column, value in (("command", command), ("format", format), ("input", input), ("status", status)):
@@ -333,21 +407,15 @@ class RunStore:
         if until:
             where.append("substr(started_at, 1, 10) <= ?" if len(until) == 10 else "started_at <= ?")
             args.append(until)
+        for word in (search or "").split():
+            where.append(_SEARCH)
+            number = word.lstrip("#")
+            like = "%" + word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            args += [like] * 7 + [int(number) if number.isdigit() else -1, word.lower() + "%"]
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)
-        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += f" ORDER BY id {'ASC' if ascending else 'DESC'}"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        with self._guard():
-            rows = self._db.execute(sql, args).fetchall()
-            runs = [_run(row) for row in rows]
-            self._attach_tags(runs)
-        return runs
+        return (" WHERE " + " AND ".join(where) if where else ""), args
 
     def _attach_tags(self, runs: Sequence[Run]) -> None:
         if not runs:
@@ -470,6 +538,18 @@ def _run(row: Sequence[Any]) -> Run:
     return Run(**values)
 
 
+GITIGNORE = "# agentpack's local state (the run store): not part of the project\n*\n"
+
+
+def _ignore_in_git(folder: Path) -> None:
+    """Give an ``.agentpack`` folder its own ``.gitignore`` (once) so the store never shows in ``git status``."""
+    ignore = folder / ".gitignore"
+    if folder.name == DEFAULT_RELATIVE.parent.name and not ignore.exists():
+        from agentpack.io.fsutil import atomic_write_text
+
+        atomic_write_text(ignore, GITIGNORE)
+
+
 def open_store(path: str | Path | None = None, *, create: bool = True) -> RunStore:
     """Open (and with ``create``, create or migrate) the store at ``path`` (default: ``default_store_path()``).
 
@@ -487,6 +567,7 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> RunSto
     if create:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _ignore_in_git(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the folder of the run store: {exc.strerror}", file=str(path)) from None
     try:
