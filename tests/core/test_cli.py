@@ -133,7 +133,10 @@ def test_plugin_command_runs(with_sample, todo_pack):
 
 def test_mcp_tools_listing(with_sample):
     data = json.loads(run_cli(["mcp", "tools", "--json"]).stdout)
-    assert "sample.count_todos" in {t["name"] for t in data}
+    assert "sample_count_todos" in {t["name"] for t in data}
+    experts = {t["name"]: t for t in data if t["plugin"] == "openexperts"}
+    assert experts["experts_dry_run"]["aliases"] == ["experts.dry_run"]  # the former name, still answered
+    assert "experts_dry_run  (openexperts)" in run_cli(["mcp", "tools"]).stdout
 
 
 def test_internal_error_is_exit_3_and_names_the_plugin(with_sample, register_plugin, todo_pack, monkeypatch):

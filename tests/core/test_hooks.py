@@ -224,8 +224,33 @@ def test_agentpack_register_commands(agentpack_host, register_plugin, sample_plu
 def test_agentpack_register_mcp_tools(agentpack_host, register_plugin, sample_plugin, todo_pack):
     register_plugin(sample_plugin, name="sample")
     tools = agentpack_host.mcp_tools(McpContext())
-    tool = tools["sample.count_todos"]
+    tool = tools["sample_count_todos"]
     assert tool.handler({"path": str(todo_pack("- [x] a\n- [ ] b\n- [ ] c\n"))}) == {"done": 1, "open": 2}
+
+
+def test_agentpack_register_mcp_content(agentpack_host, register_plugin, sample_plugin, todo_pack):
+    from agentpack.kernel.registry import McpContent, McpPrompt, McpResource, SkillTree
+
+    class Publishing:
+        @hookimpl
+        def agentpack_register_mcp_content(self, register, context, host):
+            files = {"tidy/SKILL.md": b"---\nname: tidy\ndescription: Tidy the list.\n---\nTidy it.\n"}
+            register(
+                McpContent(
+                    name="todo",
+                    covers=tuple(context.packs),
+                    skills=(SkillTree(prefix="todo", files=files),),
+                    resources=(McpResource("todo://list", "list", lambda: b"- [ ] a\n"),),
+                    prompts=(McpPrompt("plan", "Plan the day.", lambda arguments: "Plan."),),
+                )
+            )
+
+    register_plugin(sample_plugin, name="sample")
+    register_plugin(Publishing(), name="publishing")
+    content = agentpack_host.mcp_content(McpContext())
+    assert content["todo"].plugin == "publishing" and content["todo"].resources[0].read() == b"- [ ] a\n"
+    # with packs named, only the owners of their formats publish (as for tools)
+    assert agentpack_host.mcp_content(McpContext(packs=[todo_pack("- [ ] a\n")])) == {}
 
 
 def test_agentpack_register_run_exporters(agentpack_host, register_plugin, sample_plugin):
@@ -343,7 +368,7 @@ def test_a_crashing_mcp_registration_skips_only_that_plugin(agentpack_host, regi
     register_plugin(sample_plugin, name="sample")
     register_plugin(Broken(), name="broken")
     tools = agentpack_host.mcp_tools(McpContext())
-    assert "sample.count_todos" in tools
+    assert "sample_count_todos" in tools
     assert "plugin 'broken' registered no MCP tools" in capsys.readouterr().err
 
 

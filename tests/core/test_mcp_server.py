@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import anyio
+import pytest
 
 from agentpack import hookimpl
 from agentpack.io.errors import AgentpackError
@@ -23,7 +24,8 @@ class Tools(ClaimingPlugin):
 
         register(
             McpTool(
-                name="test.echo",
+                name="test_echo",
+                aliases=("test.echo",),
                 description="Echo text.",
                 handler=echo,
                 input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
@@ -56,8 +58,8 @@ def call(server, name, arguments):
 
 def test_structured_result_and_schemas(agentpack_host, register_plugin):
     register_plugin(Tools(), name="tools")
-    tools, result = call(build_server(agentpack_host, McpContext(packs=[Path("p")])), "test.echo", {"text": "hi"})
-    tool = next(t for t in tools if t.name == "test.echo")
+    tools, result = call(build_server(agentpack_host, McpContext(packs=[Path("p")])), "test_echo", {"text": "hi"})
+    tool = next(t for t in tools if t.name == "test_echo")
     assert tool.input_schema["required"] == ["text"] and tool.output_schema == {"type": "object"}
     assert not result.is_error
     assert result.structured_content == {"text": "hi", "packs": ["p"]}
@@ -66,26 +68,40 @@ def test_structured_result_and_schemas(agentpack_host, register_plugin):
 
 def test_tool_error_is_an_is_error_result(agentpack_host, register_plugin):
     register_plugin(Tools(), name="tools")
-    _, result = call(build_server(agentpack_host, McpContext()), "test.echo", {"text": "fail"})
+    _, result = call(build_server(agentpack_host, McpContext()), "test_echo", {"text": "fail"})
     assert result.is_error and result.content[0].text == "x.yaml:3: told to fail"
 
 
-def test_invalid_arguments_and_unknown_tool(agentpack_host, register_plugin):
+def test_invalid_arguments_a_former_name_and_an_unknown_tool(agentpack_host, register_plugin):
+    from mcp.shared.exceptions import MCPError
+
     register_plugin(Tools(), name="tools")
     server = build_server(agentpack_host, McpContext())
-    _, result = call(server, "test.echo", {"text": 5})
+    tools, result = call(server, "test_echo", {"text": 5})
     assert result.is_error and "invalid arguments" in result.content[0].text
-    _, result = call(server, "nope", {})
-    assert result.is_error and "unknown tool 'nope'" in result.content[0].text
+    _, result = call(server, "test.echo", {"text": "old"})  # the former name answers, unlisted
+    assert not result.is_error and result.structured_content["text"] == "old"
+    assert "test.echo" not in {t.name for t in tools}
+    from mcp import Client
+
+    async def unknown():
+        async with Client(server) as client:
+            with pytest.raises(MCPError) as info:  # a protocol error, not a tool result
+                await client.call_tool("nope", {})
+            return info.value.error
+
+    error = anyio.run(unknown)
+    assert error.code == -32602 and "Unknown tool: nope" in error.message
 
 
 def test_tools_carry_annotations_and_the_server_says_what_it_serves(agentpack_host, register_plugin):
     register_plugin(Tools(), name="tools")
     register_plugin(Other(), name="other")
     server = build_server(agentpack_host, McpContext())
-    tools, _ = call(server, "test.echo", {"text": "hi"})
+    tools, _ = call(server, "test_echo", {"text": "hi"})
     by_name = {t.name: t for t in tools}
-    echo, wipe = by_name["test.echo"].annotations, by_name["other.wipe"].annotations
+    # a plugin's name hosts refuse is listed as they accept it; the registered one still answers
+    echo, wipe = by_name["test_echo"].annotations, by_name["other_wipe"].annotations
     assert (echo.read_only_hint, echo.destructive_hint, echo.open_world_hint) == (True, False, False)
     assert (wipe.read_only_hint, wipe.destructive_hint, wipe.idempotent_hint, wipe.open_world_hint) == (
         False,
@@ -93,14 +109,16 @@ def test_tools_carry_annotations_and_the_server_says_what_it_serves(agentpack_ho
         False,
         True,
     )
-    assert "other.wipe (may change files)" in server.instructions and "test.echo (read-only)" in server.instructions
+    assert "other_wipe (may change files)" in server.instructions and "test_echo (read-only)" in server.instructions
+    _, result = call(server, "other.wipe", {})
+    assert not result.is_error
 
 
 def test_only_the_owners_of_the_served_packs_offer_tools(agentpack_host, register_plugin, tmp_path):
     register_plugin(Tools(), name="tools")
     register_plugin(Other(), name="other")
-    assert set(agentpack_host.mcp_tools(McpContext(packs=[tmp_path]))) == {"test.echo"}
-    assert {"test.echo", "other.wipe"} <= set(agentpack_host.mcp_tools(McpContext()))
+    assert set(agentpack_host.mcp_tools(McpContext(packs=[tmp_path]))) == {"test_echo"}
+    assert {"test_echo", "other.wipe"} <= set(agentpack_host.mcp_tools(McpContext()))
 
 
 def test_streamable_http_requires_the_bearer_token_and_refuses_a_port_in_use(tmp_path):

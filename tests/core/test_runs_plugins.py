@@ -151,7 +151,7 @@ def test_experts_dry_run_records_its_plan_and_writes_a_report(store, tmp_path, a
 
 
 def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_path, agentpack_host):
-    """The refresh eval gate is an 'ecp refresh' run; expert.run_evals an 'eval' run tagged mcp; the ECP view
+    """The refresh eval gate is an 'ecp refresh' run; expert_run_evals an 'eval' run tagged mcp; the ECP view
     lists each question with what its suite expects and what the answer cited."""
     pytest.importorskip("agentpack_ecp")
     from agentpack.kernel.registry import McpContext
@@ -161,7 +161,7 @@ def test_ecp_refresh_gate_and_mcp_run_evals_are_recorded_and_shown(store, tmp_pa
     result = run_cli(["ecp", "refresh", pack, "--rebuild", "--tag", "gate"])
     assert result.exit_code == 0, result.stderr
     tools = agentpack_host.mcp_tools(McpContext(packs=[pack]))
-    payload = tools["expert.run_evals"].handler({"suite_id": "retrieval"})
+    payload = tools["expert_run_evals"].handler({"suite_id": "retrieval"})
     assert payload["ok"] is True
     gate, mcp = _runs(store)
     assert (gate.command, gate.format, gate.status, gate.tags) == ("ecp refresh", "ecp", "passed", ["gate"])
@@ -201,7 +201,7 @@ def test_ctrl_c_during_skill_test_reports_the_finished_skills_and_exits_130(stor
 
 
 def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(store, tmp_path, agentpack_host, caplog):
-    """experts.dry_run is an 'experts dry-run' run tagged mcp; mcp serve's --no-record/--store/--tag reach every
+    """experts_dry_run is an 'experts dry-run' run tagged mcp; mcp serve's --no-record/--store/--tag reach every
     recording tool (ECP's too); a store that cannot be written is logged and the call still answers."""
     pytest.importorskip("agentpack_openexperts")
     pytest.importorskip("agentpack_ecp")
@@ -215,21 +215,21 @@ def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(sto
     def call(tool, args, recording=None):
         return agentpack_host.mcp_tools(McpContext(packs=[package, pack], recording=recording))[tool].handler(args)
 
-    payload = call("experts.dry_run", arguments)
+    payload = call("experts_dry_run", arguments)
     assert payload["ok"] is True and payload["run"]["dry_run"] is True
     (run,) = _runs(store)
     assert (run.command, run.format, run.name, run.tags) == ("experts dry-run", "openexperts", "triage-ticket", ["mcp"])
-    assert run.settings["via"] == "mcp experts.dry_run" and run.settings["run_id"] == payload["run"]["run_id"]
+    assert run.settings["via"] == "mcp experts_dry_run" and run.settings["run_id"] == payload["run"]["run_id"]
     assert run.case_map()["triage-ticket operations/helpdesk.set_status"].status == "skipped"
 
     off = Recording(enabled=False)
-    call("experts.dry_run", arguments, off)
-    call("expert.run_evals", {"suite_id": "retrieval"}, off)
+    call("experts_dry_run", arguments, off)
+    call("expert_run_evals", {"suite_id": "retrieval"}, off)
     assert len(_runs(store)) == 1
 
     other = tmp_path / "other.sqlite"
-    call("experts.dry_run", arguments, Recording(store=other, tags=("nightly",)))
-    call("expert.run_evals", {"suite_id": "retrieval"}, Recording(store=other, tags=("nightly",)))
+    call("experts_dry_run", arguments, Recording(store=other, tags=("nightly",)))
+    call("expert_run_evals", {"suite_id": "retrieval"}, Recording(store=other, tags=("nightly",)))
     with open_store(other) as opened:
         assert [(r.command, r.tags) for r in reversed(opened.find())] == [
             ("experts dry-run", ["mcp", "nightly"]),
@@ -238,8 +238,8 @@ def test_mcp_tools_record_as_their_cli_twins_and_respect_mcp_serve_recording(sto
 
     broken = tmp_path / "broken.sqlite"
     broken.write_text("not a database")
-    assert call("experts.dry_run", arguments, Recording(store=broken))["ok"] is True
-    assert "experts.dry_run: the run was not recorded" in caplog.text and broken.read_text() == "not a database"
+    assert call("experts_dry_run", arguments, Recording(store=broken))["ok"] is True
+    assert "experts_dry_run: the run was not recorded" in caplog.text and broken.read_text() == "not a database"
 
 
 def test_mcp_serve_takes_the_recording_options(monkeypatch, tmp_path):

@@ -126,3 +126,92 @@ def test_a_long_line_that_does_not_match_fails_at_once() -> None:
     # with backtracking into runs of ordinary characters this took exponential time (25 characters: 1 s)
     assert parse_simple("a: " + "x" * 5000 + ": y") is None
     assert parse_simple("a: " + "x y" * 5000 + " #") is None
+
+
+TYPED = [
+    *[
+        "1",
+        "0",
+        "-3",
+        "+7",
+        "007",
+        "0x1f",
+        "1_000",
+        "1:20",
+        "1.0",
+        "1.",
+        "-2.50",
+        ".5",
+        "1e5",
+        "1.0e+5",
+        ".inf",
+        ".NaN",
+    ],
+    *["yes", "No", "ON", "off", "TRUE", "fAlse", "y", "n", "null", "Null", "nULL", "~", "=", "<<"],
+    *[
+        "2024-01-31",
+        "2024-02-30",
+        "2024-1-5",
+        "2024-01-31T10:00:00Z",
+        "2024-01-31 10:00",
+        "'1.0'",
+        '"yes"',
+        "'2024-01-31'",
+    ],
+    *["1.0.0", "v1", "Apache-2.0", "a: b"],
+]
+
+
+def safe_loaded(text: str) -> object:
+    """What PyYAML's ``safe_load`` reads, in the JSON form MCP skill entries carry (or the error)."""
+    import yaml
+
+    from agentpack.io.frontmatter import _json_form
+
+    try:
+        return _json_form(yaml.safe_load(text), None)
+    except (yaml.YAMLError, ValueError) as exc:
+        return exc
+
+
+@st.composite
+def typed_frontmatter(draw: st.DrawFn) -> str:
+    """Frontmatter whose values and keys YAML 1.1 may read as numbers, booleans, nulls or dates."""
+    lines = []
+    for n in range(draw(st.integers(1, 5))):
+        key = draw(st.sampled_from(["name", "version", "1", "yes", "2024-01-31", "1.5", "null"])) + str(n) * (n % 2)
+        if draw(st.integers(0, 3)):
+            lines.append(f"{key}: {draw(st.sampled_from(TYPED))}")
+        else:
+            lines.append(f"{key}:")
+            lines += [f"  k{m}: {draw(st.sampled_from(TYPED))}" for m in range(draw(st.integers(1, 3)))]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(st.one_of(typed_frontmatter(), frontmatter()))
+@example("name: a\nversion: 1.0\ncreated: 2024-01-31\nbeta: yes\nmetadata:\n  n: 3\n  quoted: '3'\n  none: ~\n")
+def test_the_typed_fast_reader_reads_what_safe_load_reads(text: str) -> None:
+    fast = parse_simple(text, "f", typed=True)
+    if fast is not None:
+        assert safe_loaded(text) == fast.data
+
+
+def test_typed_frontmatter_in_json_form() -> None:
+    from agentpack.io.errors import PackError
+    from agentpack.io.frontmatter import frontmatter_json
+
+    text = "name: a\nversion: 1.0\ncreated: 2024-01-31\nbeta: yes\ntags: [x, 2]\nat: 2024-01-31 10:00:00\n"
+    assert frontmatter_json(text) == {
+        "name": "a",
+        "version": 1.0,
+        "created": "2024-01-31",
+        "beta": True,
+        "tags": ["x", 2],
+        "at": "2024-01-31T10:00:00",
+    }
+    assert parse_simple("name: a\nversion: 1.0\n", typed=True) is not None  # the usual shape needs no PyYAML
+    with pytest.raises(PackError, match="no JSON form"):
+        frontmatter_json("name: a\nx: .nan\n")
+    with pytest.raises(PackError, match="must be a YAML mapping"):
+        frontmatter_json("- a\n")

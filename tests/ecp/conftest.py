@@ -202,7 +202,7 @@ def _write_files(root: Path, files: dict[str, str | bytes]) -> None:
 
 
 def _skill_md(name: str) -> str:
-    return f"---\nname: {name}\ndescription: test skill for {name}\n---\n\n# {name}\n\nUse expert.query.\n"
+    return f"---\nname: {name}\ndescription: test skill for {name}\n---\n\n# {name}\n\nUse expert_query.\n"
 
 
 def write_placeholder_hybrid(

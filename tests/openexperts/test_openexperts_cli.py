@@ -343,10 +343,10 @@ def test_mcp_tools_match_the_cli(acme, agentpack_host):
     from agentpack.kernel.registry import McpContext
 
     tools = agentpack_host.mcp_tools(McpContext(packs=[acme]))
-    explained = tools["experts.explain"].handler({"process": "answer-chat"})
+    explained = tools["experts_explain"].handler({"process": "answer-chat"})
     cli = run_cli(["experts", "explain", str(acme), "--process", "answer-chat", "--json"]).json()
     assert explained == cli
-    planned = tools["experts.dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
+    planned = tools["experts_dry_run"].handler({"process": "answer-chat", "inputs": {"customer_id": "C-1"}})
     assert planned["ok"] and planned["run"]["plan"][0] == {
         "operation": "crm.get_customer",
         "tier": "auto",
@@ -356,7 +356,7 @@ def test_mcp_tools_match_the_cli(acme, agentpack_host):
         "note": "no binding for this tool",
     }
     with pytest.raises(AgentpackError, match="not an expert package served"):
-        tools["experts.explain"].handler({"pack": "/elsewhere"})
+        tools["experts_explain"].handler({"pack": "/elsewhere"})
     none = agentpack_host.mcp_tools(McpContext(packs=[]))
     with pytest.raises(AgentpackError, match="name the package"):
-        none["experts.explain"].handler({})
+        none["experts_explain"].handler({})

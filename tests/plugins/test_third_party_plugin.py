@@ -98,11 +98,11 @@ def test_served_over_mcp_stdio(installed, packs):
     async def main():
         async with Client(params) as client:
             names = [t.name for t in (await client.list_tools()).tools]
-            result = await client.call_tool("sample.count_todos", {"path": str(packs[0])})
+            result = await client.call_tool("sample_count_todos", {"path": str(packs[0])})
             return names, result
 
     names, result = anyio.run(main)
-    assert "sample.count_todos" in names
+    assert "sample_count_todos" in names
     assert not result.is_error and result.structured_content == {"done": 1, "open": 1}
 
 
@@ -134,7 +134,7 @@ def test_served_over_mcp_streamable_http(installed, packs):
 
         async def main():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                return await client.call_tool("sample.count_todos", {"path": str(packs[0])})
+                return await client.call_tool("sample_count_todos", {"path": str(packs[0])})
 
         result = anyio.run(main)
         assert result.structured_content == {"done": 1, "open": 1}

@@ -29,20 +29,21 @@ def test_every_example_skill_is_a_tool(agentpack_host):
     tools = tools_for(agentpack_host, EXAMPLES)
     skill_tools = {n: t for n, t in tools.items() if t.plugin == "skillctl"}
     assert sorted(skill_tools) == [
-        "fs.hash_tree",
-        "schema.validate_json",
-        "security.scan_secrets",
-        "skill.validate_manifest",
-        "workflow.create_revision_snapshot",
+        "fs_hash_tree",
+        "schema_validate_json",
+        "security_scan_secrets",
+        "skill_validate_manifest",
+        "workflow_create_revision_snapshot",
     ]
-    tool = skill_tools["schema.validate_json"]
+    assert skill_tools["fs_hash_tree"].aliases == ("fs.hash_tree",)
+    tool = skill_tools["schema_validate_json"]
     described = json.loads((EXAMPLES / "schema-validate-json" / "schemas" / "input.schema.json").read_text())
     assert tool.input_schema == described and tool.output_schema["required"][0] == "valid"
     assert tool.description.startswith("Validate a JSON instance")
 
 
 def test_handler_returns_the_output_and_errors_carry_the_report(agentpack_host):
-    tool = tools_for(agentpack_host, EXAMPLES / "schema-validate-json")["schema.validate_json"]
+    tool = tools_for(agentpack_host, EXAMPLES / "schema-validate-json")["schema_validate_json"]
     assert tool.handler({"schema": {"type": "integer"}, "instance": 3}) == {
         "dialect": "https://json-schema.org/draft/2020-12/schema",
         "errorCount": 0,
@@ -58,11 +59,12 @@ def test_handler_returns_the_output_and_errors_carry_the_report(agentpack_host):
     assert report["status"] == "invalid_input" and report["skill"]["id"] == "schema.validate_json"
 
 
-def test_mangled_names_for_hosts_that_forbid_dots(agentpack_host):
+def test_mangled_names_and_the_former_choices(agentpack_host):
     mangled = tools_for(agentpack_host, EXAMPLES / "fs-hash-tree", **{"skillctl.tool_names": "mangled"})
     assert "fs-hash_tree" in mangled and "fs.hash_tree" not in mangled
-    both = tools_for(agentpack_host, EXAMPLES / "fs-hash-tree", **{"skillctl.tool_names": "both"})
-    assert {"fs-hash_tree", "fs.hash_tree"} <= set(both)
+    assert mangled["fs-hash_tree"].aliases == ("fs.hash_tree",)
+    for former in ("dotted", "both"):  # deprecated: hosts refuse dotted names
+        assert "fs_hash_tree" in tools_for(agentpack_host, EXAMPLES / "fs-hash-tree", **{"skillctl.tool_names": former})
     with pytest.raises(AgentpackError):
         tools_for(agentpack_host, EXAMPLES, **{"skillctl.tool_names": "weird"})
 
@@ -74,7 +76,7 @@ def test_default_pack_is_dot_skills_and_invalid_skills_are_skipped(agentpack_hos
     write_skill(tmp_path / "skills", "bad", data=manifest("demo.bad", version="x"))
     monkeypatch.chdir(tmp_path)
     names = [n for n, t in tools_for(agentpack_host).items() if t.plugin == "skillctl"]
-    assert names == ["demo.echo"]
+    assert names == ["demo_echo"]
 
 
 def test_through_the_official_sdk_client(agentpack_host, tmp_path):
@@ -90,12 +92,13 @@ def test_through_the_official_sdk_client(agentpack_host, tmp_path):
     async def main():
         async with Client(server) as client:
             listed = (await client.list_tools()).tools
-            ok = await client.call_tool("fs.hash_tree", {"path": "src"})
-            bad = await client.call_tool("fs.hash_tree", {"path": "missing"})
+            ok = await client.call_tool("fs_hash_tree", {"path": "src"})
+            bad = await client.call_tool("fs.hash_tree", {"path": "missing"})  # the former name still answers
             return listed, ok, bad
 
     listed, ok, bad = anyio.run(main)
-    tool = next(t for t in listed if t.name == "fs.hash_tree")
+    assert "fs.hash_tree" not in {t.name for t in listed}
+    tool = next(t for t in listed if t.name == "fs_hash_tree")
     assert tool.input_schema["required"] == ["path"] and tool.output_schema["properties"]["treeSha256"]
     assert not ok.is_error and ok.structured_content["fileCount"] == 1
     assert ok.structured_content["files"][0]["path"] == "a.txt"
@@ -105,7 +108,7 @@ def test_through_the_official_sdk_client(agentpack_host, tmp_path):
 
 def test_a_skill_that_writes_needs_the_server_workspace(agentpack_host):
     skill = EXAMPLES / "workflow-create-revision-snapshot"
-    tool = tools_for(agentpack_host, skill)["workflow.create_revision_snapshot"]
+    tool = tools_for(agentpack_host, skill)["workflow_create_revision_snapshot"]
     with pytest.raises(AgentpackError) as info:
         tool.handler({})
     assert info.value.message == (

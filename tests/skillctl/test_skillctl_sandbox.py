@@ -564,7 +564,7 @@ def test_mcp_tools_never_work_in_the_servers_folder(agentpack_host, tmp_path, mo
         data=manifest("demo.writer", security__access__filesystem={"read": [], "write": ["out/**"]}),
     )
     tools = agentpack_host.mcp_tools(McpContext(packs=[lister, writer], options={}))
-    assert tools["demo.lister"].handler({}) == {"echo": []}
+    assert tools["demo_lister"].handler({}) == {"echo": []}
     with pytest.raises(AgentpackError, match=r"skillctl\.workspace"):
-        tools["demo.writer"].handler({})
+        tools["demo_writer"].handler({})
     assert sorted(p.name for p in server_folder.iterdir()) == ["private.txt"]

@@ -553,7 +553,7 @@ def _mcp_sources(specs: list[Any], local: tuple[Path, ...], walked: tuple[str, .
 
 @cli.group()
 def mcp() -> None:
-    """Serve the tools plugins register over the Model Context Protocol."""
+    """Serve the tools plugins register, and the packs' Agent Skills, over the Model Context Protocol."""
 
 
 @mcp.command()
@@ -565,9 +565,11 @@ def mcp() -> None:
     "packs",
     multiple=True,
     type=click.Path(exists=True, path_type=Path),
-    help="A pack whose tools to serve (repeatable).",
+    help="A pack whose tools, skills, resources and prompts to serve (repeatable).",
 )
-@pairs_option(help_text="Options passed to plugins (KEY=VALUE, repeatable).")
+@pairs_option(
+    help_text="Options passed to plugins and the server (KEY=VALUE, repeatable; mcp.page_size, mcp.watch_seconds)."
+)
 @click.option(
     "--token-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -592,12 +594,13 @@ def serve(
     workers: int,
     recording: Recording,
 ) -> None:
-    """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
+    """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack), and
+    every Agent Skill under the packs through the MCP Skills extension (see docs/mcp.md).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
     token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token;
     an address other than loopback is refused without one.
-    Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
+    Tools that evaluate (expert_run_evals, expert_refresh, experts_dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 
     \b
@@ -630,20 +633,22 @@ def serve(
 @click.option("--pack", "packs", multiple=True, type=click.Path(exists=True, path_type=Path))
 @output_option(choices=("text", "json"), command="mcp tools")
 def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
-    """List the MCP tools that ``mcp serve`` would offer.
+    """List the MCP tools that ``mcp serve`` would offer, by the names it lists (and their former names).
 
     \b
     Example:
       agentpack mcp tools --pack expert-skill --json
     """
     from agentpack.kernel.registry import McpContext
+    from agentpack.mcp.tools import served_tools
 
-    tools = host().mcp_tools(McpContext(packs=list(packs)))
+    tools, _ = served_tools(host(), McpContext(packs=list(packs)))
     if output == "json":
         print_json(
             [
                 {
                     "name": t.name,
+                    "aliases": list(t.aliases),
                     "description": t.description,
                     "plugin": t.plugin,
                     "input_schema": t.input_schema,
@@ -654,7 +659,8 @@ def mcp_tools(packs: tuple[Path, ...], output: str) -> None:
         )
         return
     for tool in tools.values():
-        click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}")
+        former = f"  (formerly {', '.join(tool.aliases)})" if tool.aliases else ""
+        click.echo(f"{tool.name}  ({tool.plugin})  {tool.description}{former}")
 
 
 @mcp.command(name="check")

@@ -142,3 +142,59 @@ def read_markdown(
     front, body, body_line = split_frontmatter(text, file=name)
     document = parse_frontmatter_text(front, file=name, strings_only=strings_only)
     return MarkdownDocument(path=path, display=name, frontmatter=document, body=body, body_line=body_line)
+
+
+def frontmatter_json(front: str, *, file: str | None = None) -> dict[str, Any]:
+    """Frontmatter as a standard YAML parser reads it (PyYAML ``safe_load``), in JSON form.
+
+    What MCP skill entries carry (SEP-2640: the frontmatter verbatim as a JSON object): numbers,
+    booleans and nulls typed as YAML 1.1 types them, a date or time as its ISO text. Raises
+    ``PackError`` for YAML that does not parse, a frontmatter that is not a mapping, or a value
+    JSON cannot hold (``.nan``, ``.inf``, binary).
+    """
+    simple = parse_simple(front, file, typed=True)
+    if simple is not None:
+        data: Any = simple.data
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(front)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise PackError(f"invalid YAML: {exc}", file=file, line=mark.line + 1 if mark else None) from None
+        data = _json_form(data, file)
+    if not isinstance(data, dict):
+        raise PackError("frontmatter must be a YAML mapping", file=file, line=1)
+    return data
+
+
+def _json_form(value: Any, file: str | None) -> Any:
+    """``value`` from ``safe_load`` as JSON holds it: dates as ISO text, keys as JSON writes them."""
+    import datetime
+    import math
+
+    if isinstance(value, dict):
+        return {_json_key(k, file): _json_form(v, file) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_form(v, file) for v in value]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PackError(f"the value {value} has no JSON form", file=file)
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    raise PackError(f"a {type(value).__name__} value has no JSON form", file=file)
+
+
+def _json_key(key: Any, file: str | None) -> str:
+    if isinstance(key, str):
+        return key
+    import json
+
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    form = _json_form(key, file)
+    if isinstance(form, (str, int, float)):
+        return str(form)
+    raise PackError(f"a {type(key).__name__} key has no JSON form", file=file)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
     from agentpack.kernel.registry import (
         CommandSpec,
         FormatInfo,
+        McpContent,
         McpContext,
         McpTool,
         Reporter,
@@ -150,6 +151,16 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
     tool maps one to one to a CLI command and returns the same JSON payload,
     describes every input property, and says what it does through ``hints``
     (the MCP tool annotations).
+    """
+
+
+@hookspec
+def agentpack_register_mcp_content(register: Callable[[McpContent], None], context: McpContext, host: Host) -> None:
+    """Register what ``agentpack mcp serve`` publishes for the served packs besides tools.
+
+    An ``McpContent`` carries Agent Skills (``SkillTree``: a folder, or files made in memory such
+    as an export), resources (knowledge a host would attach) and prompts. Called again whenever
+    the served packs change on disk, so what it registers reflects the files at that moment.
     """
 
 

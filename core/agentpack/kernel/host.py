@@ -14,6 +14,7 @@ from agentpack.kernel.entrypoints import entry_points
 from agentpack.kernel.registry import (
     CommandSpec,
     FormatInfo,
+    McpContent,
     McpContext,
     McpTool,
     Reporter,
@@ -123,16 +124,26 @@ class Host:
         With packs named, only the plugins that own one of their formats (or the core) offer tools: an
         expert-pack server lists no openexperts tools. Without packs, every plugin's tools are listed.
         """
-        self._cache.pop("agentpack_register_mcp_tools", None)
-        tools = self._collect("agentpack_register_mcp_tools", "MCP tool", tolerant=True, context=context, host=self)
+        return self._mcp_registrations("agentpack_register_mcp_tools", "MCP tool", context)
+
+    def mcp_content(self, context: McpContext) -> dict[str, McpContent]:
+        """The skills, resources and prompts ``agentpack mcp serve`` publishes for ``context``, read now.
+
+        From the same plugins as ``mcp_tools``; collected afresh on each call (the packs may have changed).
+        """
+        return self._mcp_registrations("agentpack_register_mcp_content", "MCP content", context)
+
+    def _mcp_registrations(self, hook_name: str, kind: str, context: McpContext) -> dict[str, Any]:
+        self._cache.pop(hook_name, None)
+        found = self._collect(hook_name, kind, tolerant=True, context=context, host=self)
         if not context.packs:
-            return tools
+            return found
         owners = set(DEFAULT_PLUGINS)
         for path in context.packs:
             detection = self.detect(Path(path))
             if detection is not None:
                 owners.add(self.owner(detection.format) or "")
-        return {name: tool for name, tool in tools.items() if tool.plugin in owners}
+        return {name: item for name, item in found.items() if item.plugin in owners}
 
     def run_exporters(self) -> dict[str, RunExporter]:
         return self._collect("agentpack_register_run_exporters", "run exporter")

@@ -139,11 +139,75 @@ class McpTool(NamedTuple):
     name: str
     description: str
     input_schema: dict[str, Any]
-    handler: Callable[[dict[str, Any]], dict[str, Any]]
+    handler: Callable[..., dict[str, Any]]
+    """``handler(arguments)``; with ``progress``: ``handler(arguments, report)``."""
     output_schema: dict[str, Any] | None = None
     title: str | None = None
     hints: ToolHints | None = None
     """MCP tool annotations; every built-in tool sets them (a conformance test checks)."""
+    plugin: str | None = None
+    aliases: tuple[str, ...] = ()
+    """Former names still answered in ``tools/call`` (not listed), for one release after a rename."""
+    fixed: bool = False
+    """The result depends only on the arguments for the life of the process (said in cache hints)."""
+    progress: bool = False
+    """A long tool: ``handler(arguments, report)`` receives ``report(done, total, message)`` to send
+    progress notifications to a client that asked for them."""
+
+
+class McpResource(NamedTuple):
+    """A resource ``agentpack mcp serve`` offers: knowledge a host would attach to a conversation.
+
+    ``read()`` returns the raw bytes when a client reads it (sent as text when they are UTF-8).
+    """
+
+    uri: str
+    name: str
+    read: Callable[[], bytes]
+    description: str | None = None
+    mime_type: str | None = None
+
+
+class McpPrompt(NamedTuple):
+    """A prompt ``agentpack mcp serve`` offers; ``render(arguments)`` returns its text.
+
+    ``arguments``: ``(name, description, required)`` of each argument the prompt takes.
+    """
+
+    name: str
+    description: str
+    render: Callable[[dict[str, str]], str]
+    arguments: tuple[tuple[str, str, bool], ...] = ()
+    title: str | None = None
+
+
+class SkillTree(NamedTuple):
+    """Agent Skills to publish over MCP: every skill (a folder holding ``SKILL.md``) in a tree.
+
+    The tree is on disk under ``root`` or in memory as ``files`` (relative POSIX path to raw bytes).
+    A skill's path is ``prefix``, then its folder relative to the tree (a ``SKILL.md`` at the root
+    of an on-disk tree: the root's own name). ``exclude(relative_path)`` keeps files out that are
+    not part of the skill (runtime state).
+    """
+
+    prefix: str = ""
+    root: Path | None = None
+    files: dict[str, bytes] | None = None
+    exclude: Callable[[str], bool] | None = None
+
+
+class McpContent(NamedTuple):
+    """What a plugin publishes over MCP for the served packs besides tools.
+
+    ``covers``: served pack paths whose skills ``skills`` describe (the core publishes every
+    ``SKILL.md`` under any other served pack itself).
+    """
+
+    name: str
+    covers: tuple[Path, ...] = ()
+    skills: tuple[SkillTree, ...] = ()
+    resources: tuple[McpResource, ...] = ()
+    prompts: tuple[McpPrompt, ...] = ()
     plugin: str | None = None
 
 

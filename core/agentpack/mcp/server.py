@@ -1,125 +1,28 @@
-"""``agentpack mcp serve``: every tool plugins register, over stdio or Streamable HTTP.
+"""``agentpack mcp serve``: the server over stdio or Streamable HTTP (the handlers: ``handlers.py``).
 
-Built on the official ``mcp`` SDK (extra ``mcp``). Tool handlers are plain
-synchronous functions; they run on anyio's worker-thread pool so a slow tool
-does not stall the protocol loop. Arguments are validated against the tool's
-input schema; an ``AgentpackError`` from a handler becomes an ``isError``
-result carrying the message, exactly as the CLI would print it.
+Built on the official ``mcp`` SDK (extra ``mcp``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError, require
-from agentpack.kernel.version import __version__
+from agentpack.mcp.handlers import Handlers
 
 if TYPE_CHECKING:
-    import mcp_types
-
     from agentpack.kernel.host import Host
-    from agentpack.kernel.registry import McpContext, McpTool
+    from agentpack.kernel.registry import McpContext
 
 log = logging.getLogger("agentpack.mcp")
 
 
-def call_tool(tool: McpTool, arguments: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    """Validate ``arguments`` and run ``tool``: ``(result, None)`` or ``(None, error message)``."""
-    from jsonschema import Draft202012Validator
-
-    errors = sorted(Draft202012Validator(tool.input_schema).iter_errors(arguments), key=lambda e: e.path)
-    if errors:
-        first = errors[0]
-        where = "/" + "/".join(map(str, first.absolute_path))
-        return None, f"invalid arguments for {tool.name} at {where}: {first.message}"
-    try:
-        return tool.handler(arguments), None
-    except AgentpackError as exc:
-        return None, str(exc)
-
-
 def build_server(host: Host, context: McpContext) -> Any:
-    """An ``mcp.server.Server`` offering ``host``'s registered tools for ``context``."""
+    """An ``mcp.server.Server`` offering ``host``'s registered tools, skills, resources and prompts."""
     require("mcp", distribution="agentpack-core", extra="mcp", feature="serving MCP")
-    import anyio
-    import mcp_types as types
-    from mcp.server import Server
-
-    tools = host.mcp_tools(context)
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=t.name,
-                    title=t.title,
-                    description=t.description,
-                    input_schema=t.input_schema,
-                    output_schema=t.output_schema,
-                    annotations=_annotations(types, t),
-                )
-                for t in tools.values()
-            ]
-        )
-
-    async def call(ctx: Any, params: Any) -> types.CallToolResult:
-        tool = tools.get(params.name)
-        if tool is None:
-            return _error(types, f"unknown tool '{params.name}'; available: {', '.join(sorted(tools))}")
-        result, error = await anyio.to_thread.run_sync(call_tool, tool, params.arguments or {})
-        if error is not None:
-            return _error(types, error)
-        text = json.dumps(result, ensure_ascii=False, default=str)
-        done: types.CallToolResult = types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=result
-        )
-        return done
-
-    return Server(
-        "agentpack",
-        version=__version__,
-        instructions=instructions(host, context, tools),
-        on_list_tools=list_tools,
-        on_call_tool=call,
-    )
-
-
-def instructions(host: Host, context: McpContext, tools: dict[str, McpTool]) -> str:
-    """What this server serves, for the host's model: the packs, their formats and the tools."""
-    lines = ["agentpack serves tools over packaged-agent formats."]
-    for path in context.packs:
-        detection = host.detect(path)
-        lines.append(f"Pack {path}: {detection.format if detection else 'unknown format'}.")
-    if not context.packs:
-        lines.append("No pack was named at start: tools take the pack to act on as an argument.")
-    for tool in sorted(tools.values(), key=lambda t: t.name):
-        kind = "read-only" if tool.hints and tool.hints.read_only else "may change files"
-        lines.append(f"- {tool.name} ({kind}): {tool.description}")
-    return "\n".join(lines)
-
-
-def _annotations(types: Any, tool: McpTool) -> Any:
-    hints = tool.hints
-    if hints is None:
-        return None
-    return types.ToolAnnotations(
-        title=tool.title,
-        read_only_hint=hints.read_only,
-        destructive_hint=hints.destructive,
-        idempotent_hint=hints.idempotent,
-        open_world_hint=hints.open_world,
-    )
-
-
-def _error(types: Any, message: str) -> mcp_types.CallToolResult:
-    """An ``isError`` tool result carrying ``message`` (``types`` is the SDK's ``mcp_types`` module)."""
-    result: mcp_types.CallToolResult = types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
-    )
-    return result
+    return Handlers(host, context).server()
 
 
 def _answer_unreadable_lines(read: Any, write: Any) -> tuple[Any, Any]:
@@ -171,8 +74,6 @@ def serve(
     Over HTTP, ``workers`` above 1 serves from that many forked processes (``agentpack.mcp.workers``).
     """
     server = build_server(host, context)
-    if not host.mcp_tools(context):
-        log.warning("no MCP tools registered; install a plugin or pass --pack")
     if transport == "stdio":
         import anyio
         from mcp.server.stdio import stdio_server

@@ -1,14 +1,17 @@
-"""The ECP-MCP tools (spec sections 10 and 11.3): expert.query, expert.refresh, expert.run_evals, expert.status.
+"""The ECP-MCP tools (spec sections 10 and 11.3): expert_query, expert_refresh, expert_run_evals, expert_status.
+
+The spec's dotted names (``expert.query`` ...) still answer in ``tools/call`` for one release: hosts
+refuse tool names outside ``^[a-zA-Z0-9_-]{1,64}$``.
 
 Registered when ``agentpack mcp serve --pack P`` names at least one Expert
 Context Pack; only those packs are served. With several packs, each tool takes
 a ``pack`` argument (the skill name or the path as given). Each tool returns
-the JSON of its CLI twin, built by the same function: ``expert.query`` the
+the JSON of its CLI twin, built by the same function: ``expert_query`` the
 spec 6.3 response (the ``response`` of ``agentpack query --json``, from
-``query.answer``), ``expert.refresh`` and ``expert.status`` the envelopes of
-``agentpack ecp refresh/status --json``, ``expert.run_evals`` the report of
-``agentpack eval --json`` (``payloads.py``). ``expert.run_evals`` and the eval gate of
-``expert.refresh`` are recorded in the run store, as their CLI twins are (``runlog.py``).
+``query.answer``), ``expert_refresh`` and ``expert_status`` the envelopes of
+``agentpack ecp refresh/status --json``, ``expert_run_evals`` the report of
+``agentpack eval --json`` (``payloads.py``). ``expert_run_evals`` and the eval gate of
+``expert_refresh`` are recorded in the run store, as their CLI twins are (``runlog.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.io.errors import AgentpackError
-from agentpack.kernel.registry import READ_ONLY, McpContext, McpTool, ToolHints
+from agentpack.kernel.registry import READ_ONLY, McpContent, McpContext, McpResource, McpTool, SkillTree, ToolHints
 from agentpack.results.runs import StoreError
 
 from .pack.cache import PackCache
 from .pack.layout import find_pack_root
-from .pack.manifest import ExpertPack
+from .pack.manifest import ExpertPack, load_pack
 from .pack.revisions import current_revisions
 from .pack.spec import REVISION_IDENTITY
 from .payloads import eval_payload, refresh_payload, status_payload
@@ -32,6 +35,8 @@ from .query.answer import answer
 from .runlog import record_evals, record_gate
 
 log = logging.getLogger(__name__)
+Progress = Callable[..., None]
+"""``report(done, total, message)``: progress notifications for a client that asked for them."""
 
 STRINGS = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 ENVELOPE = {
@@ -128,8 +133,9 @@ class Tools:
                 request[key] = arguments[key]
         return answer(pack, request, {"actor": "service:mcp", "synthesis": arguments.get("synthesis")})
 
-    def refresh(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def refresh(self, arguments: dict[str, Any], report: Progress = lambda *_: None) -> dict[str, Any]:
         root = self.root(arguments)
+        report(0, 2, f"refreshing {root.name}")
         gate: list[Any] = []
         payload = refresh_payload(
             root,
@@ -143,15 +149,19 @@ class Tools:
             try:
                 record_gate(gate[0], root, payload, self.recording)
             except StoreError as exc:
-                log.warning("expert.refresh: the eval gate was not recorded: %s", exc.message)
+                log.warning("expert_refresh: the eval gate was not recorded: %s", exc.message)
+        report(2, 2, "refreshed" if payload.get("ok") else "refresh failed")
         return payload
 
-    def run_evals(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def run_evals(self, arguments: dict[str, Any], report: Progress = lambda *_: None) -> dict[str, Any]:
         suites = arguments.get("suite_id")
         suite_ids = [suites] if isinstance(suites, str) else list(suites or [])
         root = self.root(arguments)
+        report(0, 2, f"running the evals of {root.name}")
         payload = eval_payload(root, suite_ids or None)
+        report(1, 2, "recording the run")
         record_evals(payload, root, suite_ids or None, self.recording)
+        report(2, 2, "evaluated")
         return payload
 
     def status(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +226,8 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
     flags = {k: {"type": "boolean", "description": text} for k, text in flag_help.items()}
     register(
         McpTool(
-            name="expert.query",
+            name="expert_query",
+            aliases=("expert.query",),
             title="Ask the expert",
             description=f"Answer a question from the expert context ({names}) with citations and as_of.",
             input_schema=_schema(query_props, ["question"], multi),
@@ -227,31 +238,36 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
     )
     register(
         McpTool(
-            name="expert.refresh",
+            name="expert_refresh",
+            aliases=("expert.refresh",),
             title="Refresh the expert",
             description="Refresh the indexes from the sources, gated by the evals and the maintenance "
             "policy (same JSON as 'agentpack ecp refresh --json').",
             input_schema=_schema(flags, [], multi),
             output_schema=ENVELOPE,
             handler=tools.refresh,
+            progress=True,
             # publishes new index revisions (the old ones stay as backups) from sources that may be remote
             hints=ToolHints(read_only=False, destructive=False, idempotent=True, open_world=True),
         )
     )
     register(
         McpTool(
-            name="expert.run_evals",
+            name="expert_run_evals",
+            aliases=("expert.run_evals",),
             title="Run the expert's evals",
             description="Run the pack's eval suites (same JSON as 'agentpack eval --json').",
             input_schema=_schema({"suite_id": {**STRINGS, "description": "Only these suites."}}, [], multi),
             output_schema=EVAL_OUTPUT,
             handler=tools.run_evals,
+            progress=True,
             hints=READ_ONLY,
         )
     )
     register(
         McpTool(
-            name="expert.status",
+            name="expert_status",
+            aliases=("expert.status",),
             title="Expert status",
             description="Sources and revisions, index age and staleness, last refresh and last eval "
             "results (same JSON as 'agentpack ecp status --json').",
@@ -261,3 +277,75 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             hints=READ_ONLY,
         )
     )
+
+
+def content(context: McpContext) -> list[McpContent]:
+    """For each served pack: its skill (the pack root, less what a package of it leaves out and what
+    its ``.gitignore`` names: runtime state such as logs), and its summaries and filesystem sources'
+    files as resources."""
+    found = []
+    for root in pack_roots(list(context.packs)):
+        covers = tuple(Path(p) for p in context.packs if (find_pack_root(Path(p)) or Path()).resolve() == root)
+        found.append(
+            McpContent(
+                name=f"ecp {root}",
+                covers=covers,
+                skills=(SkillTree(root=root, exclude=_ignored(root)),),
+                resources=tuple(_resources(root)),
+            )
+        )
+    return found
+
+
+def _ignored(root: Path) -> Callable[[str], bool]:
+    """What a package of the pack leaves out (``ecp pack``: logs, staging, backups, secrets files) and
+    what the pack's ``.gitignore`` names, as a matcher of pack-relative paths: not part of the skill."""
+    from .packaging.package import DEFAULT_EXCLUDES, exclude_spec
+
+    ignore = root / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.is_file() else []
+    spec = exclude_spec([*DEFAULT_EXCLUDES, *lines])
+    return spec.match_file
+
+
+def _resources(root: Path) -> list[McpResource]:
+    """The summaries and the files of the filesystem sources in scope, as ``ecp://<pack>/<path>``."""
+    from agentpack.io.paths import resolve_under
+
+    from .sources.scope import Scope
+
+    try:
+        manifest = load_pack(root).manifest
+    except AgentpackError as exc:
+        log.warning("pack %s offers no resources over MCP: %s", root, exc)
+        return []
+    found: list[McpResource] = []
+
+    def offer(relative: str, description: str) -> None:
+        try:
+            path = resolve_under(root, relative, must_exist=True)
+        except AgentpackError:
+            return
+        if path.is_file():
+            read = path.read_bytes
+            found.append(McpResource(f"ecp://{root.name}/{relative}", relative, read, description))
+
+    context = manifest.get("context") if isinstance(manifest.get("context"), dict) else None
+    artifacts = (context or {}).get("artifacts")
+    for summary in (artifacts.get("summaries") if isinstance(artifacts, dict) else None) or []:
+        if isinstance(summary, dict) and isinstance(summary.get("path"), str):
+            offer(summary["path"], f"summary {summary.get('id', '')} of the expert {root.name}".replace("  ", " "))
+    for source in manifest.get("sources") or []:
+        if not isinstance(source, dict) or source.get("type") != "filesystem" or not isinstance(source.get("uri"), str):
+            continue
+        scope_data = (source.get("scope") if isinstance(source.get("scope"), dict) else None) or {}
+        scope = Scope(scope_data.get("include"), scope_data.get("exclude"))
+        try:
+            base = resolve_under(root, source["uri"], must_exist=True)
+        except AgentpackError:
+            continue
+        for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.is_symlink()):
+            relative = path.relative_to(base).as_posix()
+            if scope.matches(relative):
+                offer(f"{source['uri'].rstrip('/')}/{relative}", f"source {source.get('source_id')}: {relative}")
+    return found

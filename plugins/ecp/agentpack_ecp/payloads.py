@@ -1,9 +1,9 @@
 """The JSON of the ECP commands that are also MCP tools, built here once for both.
 
-``ecp refresh --json`` and ``expert.refresh``, ``ecp status --json`` and
-``expert.status`` return the same envelope; ``expert.run_evals`` returns what
+``ecp refresh --json`` and ``expert_refresh``, ``ecp status --json`` and
+``expert_status`` return the same envelope; ``expert_run_evals`` returns what
 ``agentpack eval --json`` prints (the versioned report of one evaluation).
-``expert.query`` answers through ``query.answer.answer``, as ``agentpack query`` does.
+``expert_query`` answers through ``query.answer.answer``, as ``agentpack query`` does.
 """
 
 from __future__ import annotations

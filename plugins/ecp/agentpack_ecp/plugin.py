@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: the entry point stays light
     from agentpack.kernel.host import Host
     from agentpack.kernel.models import EvalOptions, EvalReport, Finding
     from agentpack.kernel.packtypes import Detection, Pack, QueryRequest, QueryResponse
-    from agentpack.kernel.registry import McpContext, McpTool
+    from agentpack.kernel.registry import McpContent, McpContext, McpTool
     from agentpack.kernel.runtypes import Run
 
 from .pack.layout import find_pack_root, has_manifest, has_pack_parts, has_skill_md, skill_root
@@ -69,8 +69,19 @@ def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
 
 
 @hookimpl
+def agentpack_register_mcp_content(register: Callable[[McpContent], None], context: McpContext) -> None:
+    """The pack's own skill, its summaries and sources, when ``mcp serve --pack`` names an Expert Context Pack."""
+    if not any(find_pack_root(path) for path in context.packs):
+        return
+    from .mcp import content
+
+    for item in content(context):
+        register(item)
+
+
+@hookimpl
 def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
-    """The expert.* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
+    """The expert_* tools, when ``mcp serve --pack`` names an Expert Context Pack."""
     if not any(find_pack_root(path) for path in context.packs):
         return
     from .mcp import register_tools

@@ -1,5 +1,5 @@
 """ECP evals as runs of agentpack's run store: the refresh eval gate (of ``ecp refresh``, each refresh of
-``ecp watch`` and ``expert.refresh``) and ``expert.run_evals`` are recorded
+``ecp watch`` and ``expert_refresh``) and ``expert_run_evals`` are recorded
 like ``agentpack eval``, and ``view`` is the run page's section of questions, expectations and citations.
 
 Recording never breaks what it records: a store that cannot be written is the caller's to report
@@ -55,7 +55,7 @@ def record_gate(outcome: Outcome, root: Path, payload: dict[str, Any], recording
 def record_evals(
     report: dict[str, Any], root: Path, suite_ids: list[str] | None, recording: Recording | None = None
 ) -> None:
-    """Record an ``expert.run_evals`` call as an ``eval`` run (tag ``mcp``); a store error is logged, not raised."""
+    """Record an ``expert_run_evals`` call as an ``eval`` run (tag ``mcp``); a store error is logged, not raised."""
     from agentpack.results.runs import StoreError, record_run
 
     try:
@@ -63,12 +63,12 @@ def record_evals(
             report,
             command="eval",
             input=root,
-            settings={"via": "mcp expert.run_evals", "suites": suite_ids},
+            settings={"via": "mcp expert_run_evals", "suites": suite_ids},
             tags=["mcp"],
             recording=recording,
         )
     except StoreError as exc:
-        log.warning("expert.run_evals: the run was not recorded: %s", exc.message)
+        log.warning("expert_run_evals: the run was not recorded: %s", exc.message)
 
 
 def _expected(assertions: list[dict[str, Any]]) -> list[Any]:

@@ -43,54 +43,63 @@ def _fields(title: str, fields: list[Any]) -> list[str]:
     return [*lines, ""]
 
 
+def skill_files(package: ExpertPackage) -> tuple[dict[str, bytes], list[dict[str, Any]], list[dict[str, str]]]:
+    """The skills as files (``<skill>/SKILL.md``, ``<skill>/references/...``: raw bytes), what each
+    holds, and the knowledge left out (``private``)."""
+    files: dict[str, bytes] = {}
+    written: list[dict[str, Any]] = []
+    omitted: list[dict[str, str]] = []
+    knowledge = package.knowledge_paths()
+    for name, fn in sorted(package.functions().items()):
+        folder = skill_name(name)
+        refs = []
+        for ref in fn.list_of("knowledge"):
+            component = knowledge.get(normalise_ref(ref)) if isinstance(ref, str) else None
+            if component is None:
+                continue
+            if package.knowledge_type(component) == "private":
+                omitted.append({"function": name, "knowledge": component.path, "reason": "private"})
+                continue
+            reference = f"references/{Path(component.path).name}"
+            files[f"{folder}/{reference}"] = Path(component.file).read_bytes()
+            refs.append(reference)
+        front = {
+            "name": folder,
+            "description": str(fn.meta.get("description", name))[:1024],
+            "metadata": {
+                "openexperts-package": str(package.name),
+                "openexperts-version": str(package.version),
+                "source": fn.path,
+            },
+        }
+        body = [f"# {name}", "", fn.body.strip(), ""]
+        body += _fields("Inputs", fn.list_of("inputs")) + _fields("Outputs", fn.list_of("outputs"))
+        tools = [t for t in fn.list_of("tools") if isinstance(t, str)]
+        if tools:
+            body += ["## Tools", "", "Abstract tools this function uses (bind them in your host):", ""]
+            for tool in tools:
+                ops = package.operations(tool)
+                tiers = ", ".join(f"{op} ({effective.tier(package, f'{tool}.{op}').value})" for op in ops)
+                body.append(f"- `{tool}`" + (f": {tiers}" if tiers else ""))
+            body.append("")
+        if refs:
+            body += ["## References", ""] + [f"- [{Path(r).name}]({r})" for r in refs] + [""]
+        text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(body)
+        files[f"{folder}/SKILL.md"] = text.encode("utf-8")
+        written.append({"function": name, "skill": folder, "source": fn.path, "references": refs})
+    return files, written, omitted
+
+
 def export_skills(package: ExpertPackage, target: Path) -> dict[str, Any]:
     """Write the skills into ``target`` (replaced atomically as a whole); return what was written."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    files, written, omitted = skill_files(package)
     staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    written: list[dict[str, Any]] = []
-    omitted: list[dict[str, str]] = []
-    knowledge = package.knowledge_paths()
     try:
-        for name, fn in sorted(package.functions().items()):
-            folder = staged / skill_name(name)
-            folder.mkdir()
-            refs = []
-            for ref in fn.list_of("knowledge"):
-                component = knowledge.get(normalise_ref(ref)) if isinstance(ref, str) else None
-                if component is None:
-                    continue
-                if package.knowledge_type(component) == "private":
-                    omitted.append({"function": name, "knowledge": component.path, "reason": "private"})
-                    continue
-                dest = folder / "references" / Path(component.path).name
-                dest.parent.mkdir(exist_ok=True)
-                shutil.copyfile(component.file, dest)
-                refs.append(f"references/{dest.name}")
-            front = {
-                "name": skill_name(name),
-                "description": str(fn.meta.get("description", name))[:1024],
-                "metadata": {
-                    "openexperts-package": str(package.name),
-                    "openexperts-version": str(package.version),
-                    "source": fn.path,
-                },
-            }
-            body = [f"# {name}", "", fn.body.strip(), ""]
-            body += _fields("Inputs", fn.list_of("inputs")) + _fields("Outputs", fn.list_of("outputs"))
-            tools = [t for t in fn.list_of("tools") if isinstance(t, str)]
-            if tools:
-                body += ["## Tools", "", "Abstract tools this function uses (bind them in your host):", ""]
-                for tool in tools:
-                    ops = package.operations(tool)
-                    tiers = ", ".join(f"{op} ({effective.tier(package, f'{tool}.{op}').value})" for op in ops)
-                    body.append(f"- `{tool}`" + (f": {tiers}" if tiers else ""))
-                body.append("")
-            if refs:
-                body += ["## References", ""] + [f"- [{Path(r).name}]({r})" for r in refs] + [""]
-            text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(body)
-            (folder / "SKILL.md").write_text(text, encoding="utf-8")
-            written.append({"function": name, "skill": folder.name, "source": fn.path, "references": refs})
+        for relative, data in files.items():
+            (staged / relative).parent.mkdir(parents=True, exist_ok=True)
+            (staged / relative).write_bytes(data)
         replace_directory(staged, target)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)

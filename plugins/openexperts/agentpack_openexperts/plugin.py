@@ -10,6 +10,7 @@ from agentpack import hookimpl
 from agentpack.kernel.registry import (
     CommandSpec,
     FormatInfo,
+    McpContent,
     McpContext,
     McpTool,
     RunView,
@@ -92,6 +93,14 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
 
     for tool in tools(host, context):
         register(tool)
+
+
+@hookimpl
+def agentpack_register_mcp_content(register: Callable[[McpContent], None], context: McpContext, host: Host) -> None:
+    from .mcp_tools import content
+
+    for item in content(host, context):
+        register(item)
 
 
 @hookimpl

@@ -1,9 +1,11 @@
-"""Each skill as an MCP tool (spec 3.5): name = skill.id (or a dot-free form), schemas = the skill's own.
+"""Each skill as an MCP tool (spec 3.5): name = skill.id without dots, schemas = the skill's own.
 
 ``context.packs`` may name skill folders or ``skills/`` trees (default:
 ./skills when present). Options (``--option k=v``): ``skillctl.tool_names`` =
-``dotted`` (default), ``mangled`` (``.`` -> ``-``, for hosts that forbid dots)
-or ``both``; ``skillctl.workspace`` = the folder skills work in (default: a fresh
+``underscore`` (default: ``fs.hash_tree`` is listed as ``fs_hash_tree``) or ``mangled``
+(``fs-hash_tree``): hosts refuse tool names with dots; the dotted id still answers in
+``tools/call`` for one release (``dotted`` and ``both``, the former choices, now mean
+``underscore``, with a warning); ``skillctl.workspace`` = the folder skills work in (default: a fresh
 empty folder per call, never the server's current folder; a skill that declares
 filesystem writes is refused without this option); ``skillctl.require_sandbox`` =
 ``true`` refuses runs whose sandbox lacks a protection. A failed run is an
@@ -36,6 +38,11 @@ def mangle(skill_id: str) -> str:
     return skill_id.replace(".", "-")
 
 
+def underscore(skill_id: str) -> str:
+    """The tool name of a skill id: its dots made ``_`` (``fs.hash_tree`` -> ``fs_hash_tree``)."""
+    return skill_id.replace(".", "_")
+
+
 def _skill_dirs(context: McpContext) -> list[Path]:
     packs = list(context.packs) or ([Path("skills")] if Path("skills").is_dir() else [])
     dirs: list[Path] = []
@@ -49,9 +56,13 @@ def _skill_dirs(context: McpContext) -> list[Path]:
 
 
 def register_tools(register: Callable[[McpTool], None], context: McpContext) -> None:
-    names = str(context.options.get("skillctl.tool_names", "dotted"))
-    if names not in ("dotted", "mangled", "both"):
-        raise AgentpackError(f"skillctl.tool_names must be dotted, mangled or both, not '{names}'")
+    names = str(context.options.get("skillctl.tool_names", "underscore"))
+    if names in ("dotted", "both"):
+        log.warning("skillctl.tool_names=%s is deprecated: hosts refuse dotted names; using underscore", names)
+        names = "underscore"
+    if names not in ("underscore", "mangled"):
+        raise AgentpackError(f"skillctl.tool_names must be underscore or mangled, not '{names}'")
+    rename = underscore if names == "underscore" else mangle
     option = context.options.get("skillctl.workspace")
     workspace = Path(option) if option else None
     require = flag(context.options.get("skillctl.require_sandbox", False))
@@ -66,30 +77,29 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
         if skill.id in seen:
             log.warning("skill id %s is served once; %s is skipped", skill.id, directory)
             continue
-        seen.add(skill.id)
+        name = rename(skill.id)
+        if name in seen:
+            log.warning("tool name %s is served once; skill %s (%s) is skipped", name, skill.id, directory)
+            continue
+        seen.update((skill.id, name))
         schema = prepared.output_schema
         # an MCP output schema describes an object: any other output is wrapped as {"result": ...}
         output_schema = schema if isinstance(schema, dict) and schema.get("type") == "object" else None
         handler = _handler(directory, workspace, output_schema is not None, require)
         writes = bool(prepared.grants.write_globs)
         hints = ToolHints(read_only=not writes, destructive=writes, idempotent=True, open_world=prepared.grants.network)
-        tool_names = {
-            "dotted": [skill.id],
-            "mangled": [mangle(skill.id)],
-            "both": list(dict.fromkeys([skill.id, mangle(skill.id)])),
-        }[names]
-        for name in tool_names:
-            register(
-                McpTool(
-                    name=name,
-                    title=skill.name,
-                    description=skill.description,
-                    input_schema=prepared.input_schema,
-                    output_schema=output_schema,
-                    handler=handler,
-                    hints=hints,
-                )
+        register(
+            McpTool(
+                name=name,
+                title=skill.name,
+                description=skill.description,
+                input_schema=prepared.input_schema,
+                output_schema=output_schema,
+                handler=handler,
+                hints=hints,
+                aliases=(skill.id,),
             )
+        )
 
 
 def _handler(

@@ -126,7 +126,7 @@ def write_pack(
     (pack / "expert" / "evals").mkdir(parents=True, exist_ok=True)
     (pack / "SKILL.md").write_text(
         f"---\nname: {name}\ndescription: Answers questions about the demo service.\n"
-        "---\n\n# Demo expert\n\nUse expert.query.\n"
+        "---\n\n# Demo expert\n\nUse expert_query.\n"
     )
     logs_yaml = ""
     if logs is not None:

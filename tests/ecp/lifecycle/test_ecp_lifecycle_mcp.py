@@ -24,7 +24,7 @@ from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.mcp import register_tools
 
 AGENTPACK = str(Path(sys.executable).with_name("agentpack"))
-NAMES = ["expert.query", "expert.refresh", "expert.run_evals", "expert.status"]
+NAMES = ["expert_query", "expert_refresh", "expert_run_evals", "expert_status"]
 
 
 @pytest.fixture
@@ -62,14 +62,14 @@ def test_registration(built: Path, tmp_path: Path) -> None:
     assert tools_for() == {} and tools_for(tmp_path) == {}
     tools = tools_for(built)
     assert sorted(tools) == NAMES
-    assert tools["expert.query"].input_schema["required"] == ["question"]
-    assert "pack" not in tools["expert.query"].input_schema["properties"]
+    assert tools["expert_query"].input_schema["required"] == ["question"]
+    assert "pack" not in tools["expert_query"].input_schema["properties"]
     assert sorted(tools_for(built, built / "SKILL.md")) == NAMES  # the same pack twice is served once
-    assert "pack" not in tools_for(built, built / "SKILL.md")["expert.status"].input_schema["properties"]
+    assert "pack" not in tools_for(built, built / "SKILL.md")["expert_status"].input_schema["properties"]
 
 
 def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
-    tool = tools_for(built)["expert.query"]
+    tool = tools_for(built)["expert_query"]
     response = tool.handler({"question": "How are signing keys rotated?", "top_k": 3})
     cli = run_cli(["query", built, "How are signing keys rotated?", "-k", "3", "--json"]).json()["response"]
     assert strip_times(response) == strip_times(cli)
@@ -83,7 +83,7 @@ def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
 
 
 def test_query_as_of_must_be_the_published_state(built: Path) -> None:
-    tool = tools_for(built)["expert.query"]
+    tool = tools_for(built)["expert_query"]
     current = tool.handler({"question": "keys"})["as_of"]
     assert tool.handler({"question": "keys", "as_of": current})["answer"]
     with pytest.raises(AgentpackError, match="only the published state is served"):
@@ -96,27 +96,27 @@ def test_several_packs_need_a_pack_argument(tmp_path: Path, make_pack) -> None:
     build_pack(a)
     build_pack(b)
     tools = tools_for(a, b)
-    assert "pack" in tools["expert.status"].input_schema["properties"]
+    assert "pack" in tools["expert_status"].input_schema["properties"]
     with pytest.raises(AgentpackError, match="several packs"):
-        tools["expert.status"].handler({})
-    assert tools["expert.status"].handler({"pack": "beta-expert"})["skill"] == "beta-expert"
+        tools["expert_status"].handler({})
+    assert tools["expert_status"].handler({"pack": "beta-expert"})["skill"] == "beta-expert"
     with pytest.raises(AgentpackError, match="not served"):
-        tools["expert.status"].handler({"pack": "gamma"})
+        tools["expert_status"].handler({"pack": "gamma"})
 
 
 def test_status_refresh_evals_handlers_match_the_cli(ecp_host, built: Path) -> None:
     tools = tools_for(built)
-    status = tools["expert.status"].handler({})
+    status = tools["expert_status"].handler({})
     assert strip_times(status) == strip_times(run_cli(["ecp", "status", built, "--json"]).json())
     assert status["stale"] is False and status["sources"][0]["source_id"] == "docs"
-    dry = tools["expert.refresh"].handler({"dry_run": True})
+    dry = tools["expert_refresh"].handler({"dry_run": True})
     assert dry["ok"] and dry["decision"] == "dry-run"
-    evals = tools["expert.run_evals"].handler({"suite_id": ["smoke"]})
+    evals = tools["expert_run_evals"].handler({"suite_id": ["smoke"]})
     cli = run_cli(["eval", built, "--suite", "smoke", "--json"]).json()
     assert evals["ok"] is True and evals["command"] == "eval"
     assert [s["id"] for s in evals["evaluations"][0]["suites"]] == [s["id"] for s in cli["evaluations"][0]["suites"]]
     with pytest.raises(AgentpackError, match="no eval suite"):
-        tools["expert.run_evals"].handler({"suite_id": "nope"})
+        tools["expert_run_evals"].handler({"suite_id": "nope"})
 
 
 # -- through the official SDK ------------------------------------------------------------------
@@ -131,19 +131,19 @@ def test_sdk_client_in_process(ecp_host, built: Path) -> None:
     async def main():
         async with Client(server) as client:
             listed = {t.name: t for t in (await client.list_tools()).tools}
-            before = await client.call_tool("expert.query", {"question": "access tokens expire"})
-            refreshed = await client.call_tool("expert.refresh", {})
-            after = await client.call_tool("expert.query", {"question": "access tokens expire"})
-            status = await client.call_tool("expert.status", {})
-            bad = await client.call_tool("expert.query", {"question": ""})
+            before = await client.call_tool("expert_query", {"question": "access tokens expire"})
+            refreshed = await client.call_tool("expert_refresh", {})
+            after = await client.call_tool("expert_query", {"question": "access tokens expire"})
+            status = await client.call_tool("expert_status", {})
+            bad = await client.call_tool("expert_query", {"question": ""})
             wrong = await client.call_tool(
-                "expert.query", {"question": "x", "as_of": {"source_id": "docs", "revision": {"hash": "0"}}}
+                "expert_query", {"question": "x", "as_of": {"source_id": "docs", "revision": {"hash": "0"}}}
             )
             return listed, before, refreshed, after, status, bad, wrong
 
     listed, before, refreshed, after, status, bad, wrong = anyio.run(main)
-    assert sorted(n for n in listed if n.startswith("expert.")) == NAMES
-    assert listed["expert.query"].output_schema["required"] == ["answer", "as_of", "citations"]
+    assert sorted(n for n in listed if n.startswith("expert_")) == NAMES
+    assert listed["expert_query"].output_schema["required"] == ["answer", "as_of", "citations"]
     assert not before.is_error and "one hour" in before.structured_content["chunks"][0]["snippet"]
     assert json.loads(before.content[0].text) == before.structured_content
     assert refreshed.structured_content["decision"] == "published"
@@ -165,9 +165,9 @@ def test_stdio_subprocess(built: Path) -> None:
     async def main():
         async with Client(params, read_timeout_seconds=60) as client:
             names = sorted(t.name for t in (await client.list_tools()).tools)
-            answer = await client.call_tool("expert.query", {"question": "How are signing keys rotated?"})
-            status = await client.call_tool("expert.status", {})
-            evals = await client.call_tool("expert.run_evals", {})
+            answer = await client.call_tool("expert_query", {"question": "How are signing keys rotated?"})
+            status = await client.call_tool("expert_status", {})
+            evals = await client.call_tool("expert_run_evals", {})
             return names, answer, status, evals
 
     names, answer, status, evals = anyio.run(main)
@@ -205,7 +205,7 @@ def test_streamable_http_subprocess(built: Path) -> None:
 
         async def main():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                return await client.call_tool("expert.query", {"question": "How are signing keys rotated?"})
+                return await client.call_tool("expert_query", {"question": "How are signing keys rotated?"})
 
         result = anyio.run(main)
         assert not result.is_error and "ninety" in result.structured_content["answer"]

@@ -2,7 +2,7 @@
 
 It records published generations (for rollback), the last refresh, the last
 eval results and the time of the last full rebuild; ``agentpack ecp status``
-and ``expert.status`` read it.
+and ``expert_status`` read it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``agentpack ecp status`` / ``expert.status``: sources and revisions, index age and staleness,
+"""``agentpack ecp status`` / ``expert_status``: sources and revisions, index age and staleness,
 the last refresh, the last eval results, and anything pending or interrupted."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ compatibility: Needs an ECP runtime (for example agentpack with the ecp plugin);
 # {title}
 
 When active:
-1. Ask the expert (`agentpack query . "question"` or the MCP tool `expert.query`).
+1. Ask the expert (`agentpack query . "question"` or the MCP tool `expert_query`).
 2. Answer with the citations it returns (file and line range).
 3. Say so when no citation supports an answer.
 """  # noqa: E501  (the description is one line of the SKILL.md this writes)

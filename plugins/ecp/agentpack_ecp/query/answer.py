@@ -1,5 +1,5 @@
 """One query as a user or service asks it: optional model synthesis (``synthesis.py``) and a query
-log record (``pack/logs.py``) around ``response.query_pack``. ``agentpack query`` and ``expert.query``
+log record (``pack/logs.py``) around ``response.query_pack``. ``agentpack query`` and ``expert_query``
 both answer through here, so every path obeys the same security and logging rules."""
 
 from __future__ import annotations

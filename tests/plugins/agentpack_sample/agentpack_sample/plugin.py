@@ -154,7 +154,7 @@ def agentpack_register_mcp_tools(register, context):
 
     register(
         McpTool(
-            name="sample.count_todos",
+            name="sample_count_todos",
             description="Count open and done items of a to-do pack.",
             input_schema={
                 "type": "object",
