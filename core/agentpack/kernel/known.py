@@ -30,7 +30,10 @@ SKILL_MARKERS = ("SKILL.md", "skill.md")
 
 
 def install_hint(plugin: KnownPlugin) -> str:
-    return f"pip install 'agentpack-core[{plugin.extra}]'"
+    """The command that installs ``plugin`` the way agentpack was installed."""
+    from agentpack.io.installhint import CORE, command
+
+    return command(CORE, plugin.extra)
 
 
 def plugin_for_command(name: str) -> KnownPlugin | None:
