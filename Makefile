@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # Marker expression for pytest; empty selects every test, the interop ones included.
 PYTEST_MARKERS ?=
 
-.PHONY: install demo check lint-imports test bench clean
+.PHONY: install demo check lint-imports test bench bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,14 @@ lint-imports: install
 test: check
 	$(BIN)/python -m pytest -m "$(PYTEST_MARKERS)" $(PYTEST_ARGS)
 
+# Every bench script (a file of bench/ with a __main__ block), full size or in its short --quick mode (CI).
+BENCH_SCRIPTS = $(shell grep -l '^if __name__ == "__main__":' bench/*.py)
+
 bench: install
-	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in $(BENCH_SCRIPTS); do $(BIN)/python $$b || exit 1; done
+
+bench-quick: install
+	for b in $(BENCH_SCRIPTS); do echo "== $$b --quick"; $(BIN)/python $$b --quick || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info core/*.egg-info plugins/*/*.egg-info

@@ -249,7 +249,10 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="no bytecode cache (every run compiles its sources)")
     parser.add_argument("--editable", action="store_true", help="run ours from the development venv")
     parser.add_argument("--pid-namespace", action="store_true", help="our agents in PID namespaces (bubblewrap)")
+    parser.add_argument("--quick", action="store_true", help="5 steps, one run, the dev venv, no reference (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.repeat, args.no_ref, args.editable = 5, 1, True, True
     if args.pid_namespace:
         ENV["AGENTPACK_AGENT_RPC_PID_NAMESPACE"] = "1"
     bin_dir = DEV_BIN if args.editable else wheel_venv("agent_rpc") / "bin"

@@ -128,7 +128,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median; default 5)")
     parser.add_argument("--timeout", type=float, default=0.5, help="per-call timeout of the stalled run, seconds")
+    parser.add_argument("--quick", action="store_true", help="5 steps, one run (CI: the script still works)")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.repeat = 5, 1
     from agentpack.io.proc import kill_group
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -141,7 +141,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="rounds to take the median of (default 15)")
     parser.add_argument("--top", type=int, default=15, help="rows of the import breakdown (default 15)")
     parser.add_argument("--explain", action="store_true", help="print the import breakdown even on target")
+    parser.add_argument("--quick", action="store_true", help="3 runs (CI: the script still works)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 3
     if not Path(AGENTPACK).exists():
         sys.exit(f"no agentpack script at {AGENTPACK}; run `make install` first")
     plugins = subprocess.run([AGENTPACK, "--version"], capture_output=True, text=True).stdout.strip().splitlines()

@@ -302,7 +302,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cli", action="store_true", help="Cold CLI processes beside agentskills-retrieval.")
     parser.add_argument("--editable", action="store_true", help="--cli: time the dev venv, not a wheel install.")
+    parser.add_argument("--quick", action="store_true", help="100 skills, one run (CI: the script still works).")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.repeat = args.sizes or "100", 1
     if args.cli:
         cli_main([int(s) for s in (args.sizes or "1000,10000").split(",")], args.repeat, args.editable)
         return

@@ -47,6 +47,9 @@ QUERIES = [
     ("send an email over SMTP with starttls and login", "smtplib.py"),
     ("read members of a zip archive and extract them", "zipfile"),
 ]
+ASKED = sorted({answer for _, answer in QUERIES if answer.endswith(".py") and "/" not in answer})
+QUICK_INCLUDE = ["json/**/*.py", "email/*.py", "zipfile/**/*.py", "textwrap.py", *ASKED]
+"""--quick: the modules the questions are about (and the one the refresh touches), about 1 MB."""
 FORMATS = [
     ("keyword", "keyword-index-v2", "type: keyword"),
     ("fts", "sqlite-fts-index-v1", "type: keyword\n        backend: sqlite-fts"),
@@ -79,7 +82,7 @@ def make_pack(root: Path, stdlib: Path, formats, quick: bool, reference: bool = 
     scaffold(root)
     manifest = root / "expert" / "EXPERT.yaml"
     text = manifest.read_text()
-    include = '["json/**/*.py", "email/**/*.py", "*.py"]' if quick else '["**/*.py"]'
+    include = json.dumps(QUICK_INCLUDE) if quick else '["**/*.py"]'
     text = text.replace("profile: conformance\n", "")
     text = text.replace("uri: expert/sources/docs", f"uri: {stdlib.as_uri()}")
     text = text.replace('include: ["**/*.md", "**/*.txt"]', f"include: {include}")
@@ -257,7 +260,7 @@ def bench_reference(venv: Path, work: Path, stdlib: Path, quick: bool) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="A small corpus (json/, email/ and top-level modules).")
+    parser.add_argument("--quick", action="store_true", help="A small corpus (the modules asked about).")
     parser.add_argument("--no-reference", action="store_true", help="Skip ecp-reference even when installed.")
     args = parser.parse_args()
     stdlib = Path(sysconfig.get_paths()["stdlib"])
@@ -302,7 +305,7 @@ def main() -> None:
 # -- lifecycle: incremental refresh after one changed file, MCP query latency (ECP part II) ------
 def copy_corpus(stdlib: Path, target: Path, quick: bool) -> Path:
     """A writable copy of the corpus (the refresh changes one file in it)."""
-    patterns = ("json/**/*.py", "email/**/*.py", "*.py") if quick else ("**/*.py",)
+    patterns = QUICK_INCLUDE if quick else ("**/*.py",)
     for pattern in patterns:
         for path in stdlib.glob(pattern):
             rel = path.relative_to(stdlib)

@@ -212,7 +212,10 @@ def main() -> None:
     parser.add_argument("--model-venv", type=Path, help="A venv with sentence-transformers and " + MODEL + ".")
     parser.add_argument("--split", choices=["tune", "held-out", "both"], default="both", help="The halves to report.")
     parser.add_argument("--json", type=Path, help="Also write the figures and every ranking here.")
+    parser.add_argument("--quick", action="store_true", help="The man-page corpus, no reference (CI: still works).")
     args = parser.parse_args()
+    if args.quick:
+        args.corpus, args.no_reference = args.corpus or ["man"], True
     data = json.loads(QUESTIONS.read_text())
     names = args.corpus or ["stdlib", "man", "pip"]
     kinds = ["keyword", "fts", "vector"] + (["minilm"] if args.model_venv else [])

@@ -173,7 +173,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--quick", action="store_true", help="200 events over 10 keys (CI: the script still works)")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.keys = 200, 10
     with tempfile.TemporaryDirectory() as tmp:
         root = generate(Path(tmp) / "bench-expert")
         bench_validation(root)

@@ -305,7 +305,10 @@ def main() -> None:
     parser.add_argument("--wait-ms", type=float, default=20.0, help="how long each tool call waits")
     parser.add_argument("--fast-db", action="store_true", help="fsync and synchronous commits off")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each worker count (the median counts)")
+    parser.add_argument("--quick", action="store_true", help="100 events, one run each, fsync off (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.keys, args.repeat, args.fast_db = 100, 20, 1, True
     try:
         from agentpack_openexperts.runtime.postgres.server import TemporaryServer, find_bindir
     except ImportError as exc:

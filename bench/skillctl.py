@@ -69,7 +69,10 @@ def _cpu(children: bool = True) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="2 runs (CI: the script still works)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 2
     from agentpack_skillctl import bwrap, confine, sandbox
     from agentpack_skillctl.api import run_skill
     from agentpack_skillctl.netns import in_fresh_namespace, make_spare

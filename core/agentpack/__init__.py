@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pluggy import HookimplMarker
 
-    from agentpack.api import evaluate, formats, load, query, report, validate
+    from agentpack.api import evaluate, formats, invoke, load, query, report, validate
     from agentpack.io.errors import AgentpackError, PackError
+    from agentpack.kernel.invocation import InvokeResult
     from agentpack.kernel.models import EvalReport, Finding, Report, ValidationItem
     from agentpack.kernel.packtypes import Citation, Pack, QueryResponse
 
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "__version__": "agentpack.kernel.version",
     "hookimpl": "agentpack.kernel.hookspecs",
-    **dict.fromkeys(("evaluate", "formats", "load", "query", "report", "validate"), "agentpack.api"),
+    **dict.fromkeys(("evaluate", "formats", "invoke", "load", "query", "report", "validate"), "agentpack.api"),
+    "InvokeResult": "agentpack.kernel.invocation",
     **dict.fromkeys(("AgentpackError", "PackError"), "agentpack.io.errors"),
     **dict.fromkeys(("EvalReport", "Finding", "Report", "ValidationItem"), "agentpack.kernel.models"),
     **dict.fromkeys(("Citation", "Pack", "QueryResponse"), "agentpack.kernel.packtypes"),
@@ -45,6 +47,7 @@ __all__ = [
     "Citation",
     "EvalReport",
     "Finding",
+    "InvokeResult",
     "Pack",
     "PackError",
     "QueryResponse",
@@ -54,6 +57,7 @@ __all__ = [
     "evaluate",
     "formats",
     "hookimpl",
+    "invoke",
     "load",
     "query",
     "report",

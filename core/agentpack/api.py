@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
+    from agentpack.kernel.invocation import InvokeResult
     from agentpack.kernel.models import EvalReport, Report, ValidationItem
     from agentpack.kernel.packtypes import Pack, QueryResponse
     from agentpack.kernel.registry import FormatInfo
@@ -114,6 +115,26 @@ def evaluate(
     return h.evaluate(_pack(pack, h), EvalOptions(suite=suite, filter=filter, jobs=jobs, options=options))
 
 
+def invoke(
+    pack: Pack | str | Path,
+    input: Any,
+    *,
+    workspace: str | Path | None = None,
+    host: Host | None = None,
+    **options: Any,
+) -> InvokeResult:
+    """Run ``pack`` once with the JSON value ``input`` (a skill.yaml skill, under its declared sandbox).
+
+    The result has ``ok``, ``status``, ``output`` and located ``errors``; ``workspace`` is the folder the run
+    may read and write as it declared (``None``: a fresh empty one). Keyword ``options`` are the format's own.
+    """
+    from agentpack.kernel.invocation import InvokeRequest
+
+    h = _host(host)
+    request = InvokeRequest(input=input, workspace=Path(workspace) if workspace else None, options=options)
+    return h.invoke(_pack(pack, h), request)
+
+
 def report(
     results: ValidationItem | EvalReport | Report | Iterable[ValidationItem | EvalReport],
     *,
@@ -137,4 +158,4 @@ def report(
     return _host(host).reporter(format).render(envelope)
 
 
-__all__ = ["evaluate", "formats", "load", "query", "report", "validate"]
+__all__ = ["evaluate", "formats", "invoke", "load", "query", "report", "validate"]

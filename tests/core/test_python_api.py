@@ -36,6 +36,7 @@ def test_every_snippet_of_the_page_runs_in_order(monkeypatch, agentpack_host):
     assert "not a pack of any installed format" in printed
     assert re.search(r"^error SKL\d+ .*SKILL\.md", printed, flags=re.M)
     assert "dci True" in printed
+    assert re.search(r"^ok \{", printed, flags=re.M)
 
 
 def test_the_readme_python_block_runs(monkeypatch, agentpack_host):

@@ -219,7 +219,7 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
-    from agentpack.kernel.models import Finding, Report, ValidationItem
+    from agentpack.kernel.lazyreport import LazyItem, LazyReport
     from agentpack.kernel.packwalk import expand
 
     log = console.logger(__name__)
@@ -231,15 +231,17 @@ def validate(
             pack = h.load(path, format)
         except PackError as exc:
             log.info("validate %s: cannot load: %s", path, exc.message)
+            from agentpack.kernel.models import Finding  # pydantic only when there is a finding
+
             finding = Finding.error(
                 "PACK", exc.message, file=exc.file or str(path), line=exc.line, column=exc.column, hint=exc.hint
             )
-            items.append(ValidationItem(path=str(path), findings=[finding]))
+            items.append(LazyItem(str(path), None, [finding]))
             continue
         log.info("validate %s: format %s%s", path, pack.format, " (strict)" if strict else "")
-        items.append(ValidationItem(path=str(path), format=pack.format, findings=h.validate(pack, strict=strict)))
+        items.append(LazyItem(str(path), pack.format, h.validate(pack, strict=strict)))
         log.debug("validate %s: %d finding(s)", path, len(items[-1].findings))
-    report = Report(command="validate", generated_at=SYSTEM_CLOCK.now(), items=items)
+    report = LazyReport("validate", SYSTEM_CLOCK.now(), items)
     emit_report(report, output, report_file)
     if not report.ok:
         raise SystemExit(EXIT_PROBLEMS)
@@ -491,6 +493,13 @@ def mcp() -> None:
     help="streamable-http: require 'Authorization: Bearer TOKEN', TOKEN read from this file "
     "(or set AGENTPACK_MCP_TOKEN).",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="streamable-http: serve from this many processes (above 1, each request stands alone: no sessions).",
+)
 @record_options()
 def serve(
     transport: str,
@@ -499,6 +508,7 @@ def serve(
     packs: tuple[Path, ...],
     options: dict[str, str],
     token_file: Path | None,
+    workers: int,
     recording: Recording,
 ) -> None:
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
@@ -512,6 +522,7 @@ def serve(
     Examples:
       agentpack mcp serve --pack expert-skill
       agentpack mcp serve --transport streamable-http --port 8765 --pack expert-skill
+      agentpack mcp serve --transport streamable-http --workers 2 --pack expert-skill
     """
     from agentpack.io.errors import AgentpackError, reading
     from agentpack.kernel.registry import McpContext
@@ -523,8 +534,14 @@ def serve(
             token = token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise AgentpackError(f"{token_file}: the token file is empty")
+    if workers > 1 and transport != "streamable-http":
+        raise AgentpackError("--workers applies to --transport streamable-http only")
     context = McpContext(packs=list(packs), options=dict(options), recording=recording)
-    run_server(host(), context, transport=transport, host_name=bind_host, port=port, token=token)
+    code = run_server(
+        host(), context, transport=transport, host_name=bind_host, port=port, token=token, workers=workers
+    )
+    if code:
+        raise SystemExit(code)
 
 
 @mcp.command(name="tools")

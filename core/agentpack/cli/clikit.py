@@ -23,7 +23,9 @@ from agentpack.kernel.registry import Recording
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
+    from agentpack.kernel.lazyreport import LazyReport
     from agentpack.kernel.models import Report
+    from agentpack.kernel.registry import Reporter
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
@@ -262,25 +264,38 @@ def _builtin_rank(name: str) -> int:
     return names.index(name) if name in names else len(names)
 
 
-def write_report(report: Report, path: Path | str) -> None:
+def _render(report: Report | LazyReport, reporter: Reporter) -> str:
+    """``reporter``'s text for ``report``; a ``LazyReport`` becomes a pydantic ``Report`` unless the reporter
+    takes it as it is."""
+    from agentpack.kernel.lazyreport import LazyReport
+
+    if isinstance(report, LazyReport):
+        if reporter.lazy:
+            return reporter.render(report)  # type: ignore[arg-type]  # a lazy reporter reads both shapes
+        report = report.model()
+    from agentpack import __version__
+
+    report.tool.version = __version__
+    return reporter.render(report)
+
+
+def write_report(report: Report | LazyReport, path: Path | str) -> None:
     """Write ``report`` to ``path`` atomically, rendered by the reporter its suffix names."""
     from agentpack.io.fsutil import atomic_write_text
 
     path = Path(path)
-    atomic_write_text(path, host().reporter(reporter_for_suffix(path)).render(report))
+    atomic_write_text(path, _render(report, host().reporter(reporter_for_suffix(path))))
 
 
-def emit_report(report: Report, output: str, report_file: Path | str | None = None) -> None:
+def emit_report(report: Report | LazyReport, output: str, report_file: Path | str | None = None) -> None:
     """Render ``report`` on stdout with reporter ``output`` (coloured on a terminal where the reporter
     colours), and to ``report_file`` if given."""
     import sys
 
-    from agentpack import __version__
     from agentpack.io import console
 
-    report.tool.version = __version__
     with console.styling(sys.stdout):  # the text reporter colours PASS/FAIL on a terminal; files stay plain
-        text = host().reporter(output).render(report)
+        text = _render(report, host().reporter(output))
     click.echo(text, nl=False)
     if report_file:
         write_report(report, report_file)

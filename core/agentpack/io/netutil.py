@@ -3,6 +3,13 @@
 Binding first turns a port in use or a forbidden address into a one-line error
 (exit 2) instead of a traceback from inside the ASGI server, and hands the
 server a socket that is already listening (no window for another process).
+
+The socket is made for TCP by name (``IPPROTO_TCP``, not protocol 0): asyncio
+sets ``TCP_NODELAY`` on an accepted connection only when the listening socket's
+``proto`` says TCP, and without it Nagle's algorithm meets the client's delayed
+ACK and every small reply waits ~40 ms. ``TCP_NODELAY`` is also set on the
+listening socket, which Linux copies to each accepted one (for servers that are
+not asyncio's).
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ from agentpack.io.errors import AgentpackError
 def bind_socket(host: str, port: int, *, backlog: int = 128) -> socket.socket:
     """A listening TCP socket on ``host:port`` (port 0 picks a free one); ``AgentpackError`` if it cannot be bound."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(backlog)
     except OSError as exc:

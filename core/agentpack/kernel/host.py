@@ -293,8 +293,8 @@ def _typed(value: Any, expected: type[T], plugin: str | None, hook: str) -> T:
 
 def _findings(result: Any, plugin: str, hook: str) -> list[Finding]:
     """``result`` as a list of findings, or a ``HookResultError`` naming ``plugin``."""
-    if result is None:
-        return []
+    if result is None or (isinstance(result, list | tuple) and not result):
+        return []  # no finding: no pydantic (validating a valid pack imports none)
     from agentpack.kernel.models import Finding
 
     if not isinstance(result, list | tuple) or not all(isinstance(f, Finding) for f in result):

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from agentpack.kernel.summary import summarize
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
@@ -205,13 +207,7 @@ class Report(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def summary(self) -> dict[str, Any]:
-        findings = [f for i in self.items for f in i.findings]
-        summary: dict[str, Any] = {
-            "paths": len(self.items),
-            "errors": sum(f.severity == "error" for f in findings),
-            "warnings": sum(f.severity == "warning" for f in findings),
-            "infos": sum(f.severity == "info" for f in findings),
-        }
+        summary = summarize((f for i in self.items for f in i.findings), len(self.items))
         if self.evaluations:
             total = Totals()
             for ev in self.evaluations:

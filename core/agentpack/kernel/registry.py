@@ -41,6 +41,8 @@ class Reporter(NamedTuple):
     render: Callable[[Report], str]
     suffix: str = ".txt"
     plugin: str | None = None
+    lazy: bool = False
+    """Whether ``render`` also takes a ``LazyReport`` as it is (no pydantic ``Report`` built for it)."""
 
 
 class CommandSpec(NamedTuple):

@@ -164,8 +164,12 @@ def serve(
     host_name: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
-) -> None:
-    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    workers: int = 1,
+) -> int:
+    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); the exit code.
+
+    Over HTTP, ``workers`` above 1 serves from that many forked processes (``agentpack.mcp.workers``).
+    """
     server = build_server(host, context)
     if not host.mcp_tools(context):
         log.warning("no MCP tools registered; install a plugin or pass --pack")
@@ -182,20 +186,25 @@ def serve(
                     tasks.cancel_scope.cancel()
 
         anyio.run(run_stdio)
-        return
+        return 0
     import uvicorn
 
     from agentpack.io.netutil import bind_socket
 
     sock = bind_socket(host_name, port)
-    app: Any = server.streamable_http_app(streamable_http_path="/mcp", host=host_name)
+    app: Any = server.streamable_http_app(streamable_http_path="/mcp", host=host_name, stateless_http=workers > 1)
     if token:
         app = BearerAuth(app, token)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     print(f"agentpack mcp: serving on http://{shown}:{bound_port}/mcp", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    if workers > 1:
+        from agentpack.mcp.workers import run_workers
+
+        return run_workers(lambda: uvicorn.Server(config).run(sockets=[sock]), workers)
     uvicorn.Server(config).run(sockets=[sock])
+    return 0
 
 
 class BearerAuth:

@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError, PackError
-from agentpack.kernel.models import Finding, Severity
 from agentpack.skills.skillmd import Skill, find_skill_md, read_skill, validate_skill_dir
 
-from . import schemas_store
-from .artifacts import load_json_artifact
-from .discovery import skill_files
-from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
-from .policy import PolicyError, parse_value
+if TYPE_CHECKING:  # pydantic, the grammar and discovery are imported where used: a skill without a contract needs none
+    from agentpack.kernel.models import Finding, Severity
 
 OVERCLAIM_FLOOR = 20
 _NOTE_CODES: dict[str, tuple[str, Severity]] = {
@@ -41,6 +37,11 @@ def strictly(findings: list[Finding]) -> list[Finding]:
 
 def lint_contract(text: Any, where: dict[str, Any]) -> list[Finding]:
     """Findings for one contract value; ``where`` gives file/line/pointer of ``metadata.contract``."""
+    from agentpack.kernel.models import Finding
+
+    from .grammar import CLAUSE_ORDER, LONG_FORMS, ContractParseError, parse_contract
+    from .policy import PolicyError, parse_value
+
     if not isinstance(text, str):
         return [Finding.error("DCI002", "metadata.contract must be a string (a DCI contract)", **where)]
     try:
@@ -104,6 +105,8 @@ def lint_skill(directory: Path, *, display: str | None = None, report_unreadable
     except PackError as exc:
         if not report_unreadable:
             return []
+        from agentpack.kernel.models import Finding
+
         return [
             Finding.error(
                 "DCI100",
@@ -129,6 +132,12 @@ def lint_workspace(root: Path) -> list[Finding]:
 
     Each SKILL.md is read once: the core's validation and the contract lint share the parsed skill.
     """
+    from agentpack.kernel.models import Finding
+
+    from . import schemas_store
+    from .artifacts import load_json_artifact
+    from .discovery import skill_files
+
     findings: list[Finding] = []
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)

@@ -22,8 +22,9 @@ from agentpack.io.errors import AgentpackError
 from agentpack.kernel.registry import READ_ONLY, McpContext, McpTool, ToolHints
 from agentpack.results.runs import StoreError
 
+from .pack.cache import PackCache
 from .pack.layout import find_pack_root
-from .pack.manifest import ExpertPack, load_pack
+from .pack.manifest import ExpertPack
 from .pack.revisions import current_revisions
 from .pack.spec import REVISION_IDENTITY
 from .payloads import eval_payload, refresh_payload, status_payload
@@ -93,6 +94,7 @@ class Tools:
 
     def __init__(self, roots: list[Path], recording: Any = None) -> None:
         self.roots = roots
+        self.packs = PackCache()
         self.recording = recording
         """``mcp serve --store/--no-record/--tag`` for the runs these tools record."""
 
@@ -112,7 +114,7 @@ class Tools:
         raise AgentpackError(f"pack '{wanted}' is not served here; served: " + ", ".join(r.name for r in self.roots))
 
     def query(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        pack = load_pack(self.root(arguments))
+        pack = self.packs.load(self.root(arguments))
         if arguments.get("as_of"):
             _check_as_of(pack, arguments["as_of"])
         request = {

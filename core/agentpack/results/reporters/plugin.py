@@ -12,7 +12,7 @@ from agentpack.kernel.registry import Reporter, SchemaInfo, register_schema_fold
 if TYPE_CHECKING:
     from agentpack.kernel.models import Report
 
-BUILTIN = (
+BUILTIN = (  # name, description, module, suffix; the text reporter renders a LazyReport as it is
     ("text", "findings and results for people", "text", ".txt"),
     ("json", "the versioned JSON envelope (schema_version 1)", "jsonfmt", ".json"),
     ("junit", "JUnit XML for CI test tabs", "junit", ".xml"),
@@ -33,7 +33,8 @@ def _lazy(module: str) -> Callable[[Report], str]:
 @hookimpl
 def agentpack_register_reporters(register: Callable[[Reporter], None]) -> None:
     for name, description, module, suffix in BUILTIN:
-        register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix))
+        lazy = name == "text"
+        register(Reporter(name=name, description=description, render=_lazy(module), suffix=suffix, lazy=lazy))
 
 
 @hookimpl

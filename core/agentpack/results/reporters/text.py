@@ -5,8 +5,13 @@ PASS, FAIL, ERROR and SKIP are coloured when printed on a terminal (``console.st
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentpack.io.console import style
-from agentpack.kernel.models import EvalReport, Report
+
+if TYPE_CHECKING:  # no pydantic at run time: a LazyReport (``agentpack validate``) is rendered as it is
+    from agentpack.kernel.lazyreport import LazyReport
+    from agentpack.kernel.models import EvalReport, Report
 
 MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
@@ -36,7 +41,7 @@ def _evaluation(ev: EvalReport) -> list[str]:
     return lines
 
 
-def render(report: Report) -> str:
+def render(report: Report | LazyReport) -> str:
     lines: list[str] = []
     for item in report.items:
         for f in item.findings:
