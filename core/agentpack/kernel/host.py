@@ -19,6 +19,7 @@ from agentpack.kernel.registry import (
     Reporter,
     RunExporter,
     RunView,
+    ScaffoldInfo,
     SchemaInfo,
 )
 
@@ -142,6 +143,9 @@ class Host:
 
     def schemas(self) -> dict[str, SchemaInfo]:
         return self._collect("agentpack_register_schemas", "schema")
+
+    def scaffolds(self) -> dict[str, ScaffoldInfo]:
+        return self._collect("agentpack_register_scaffolds", "scaffold")
 
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()

@@ -367,11 +367,11 @@ def init(directory: Path, force: bool) -> None:
     """
     from .starter import write_starter
 
-    for path in write_starter(directory, force=force):
+    for path in write_starter(directory, force=force, schemas=host().schemas()):
         click.echo(f"created {path}")
     manifest = directory / "manifest.yaml"
-    click.echo(f"next: agentpack rpc run -m {manifest}")
-    click.echo(f"      agentpack rpc validate {manifest} --portable")
+    click.echo(f"next: agentpack validate {manifest}")
+    click.echo(f"      agentpack rpc run -m {manifest}")
 
 
 @rpc.command()
