@@ -69,6 +69,11 @@ def test_v_logs_what_a_command_does_before_or_after_its_name(tmp_path):
     assert "INFO agentpack.cli.app: eval pack: format ecp" in stderr("-v", "eval", "pack", "-q")
     assert "INFO agentpack.cli.app: eval pack: total=7 passed=7" in stderr("eval", "pack", "-v", "-q")
     assert "INFO" not in stderr("eval", "pack", "-q")
+    assert "DEBUG" not in stderr("-v", "eval", "pack", "-q")
+    debug = stderr("-vv", "eval", "pack", "-q")
+    assert "DEBUG agentpack.kernel.plugins: plugin ecp loaded from agentpack_ecp.plugin" in debug
+    assert "DEBUG agentpack.kernel.host: detect pack: ecp " in debug  # each format's answer, with its confidence
+    assert "INFO agentpack.cli.app: eval pack: format ecp" in debug
 
 
 # -- --report FILE ------------------------------------------------------------------------------

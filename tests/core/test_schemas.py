@@ -256,3 +256,17 @@ def test_an_unknown_key_close_to_a_known_one_gets_did_you_mean(store):
 def test_an_unknown_enum_value_gets_did_you_mean(schema, value, hint):
     (finding,) = SchemaStore([{"$id": "e", **schema}]).validate("e", value)
     assert finding.hint == hint
+
+
+def test_vv_logs_the_schema_and_error_count(store, monkeypatch, caplog):
+    from agentpack.io import console
+
+    monkeypatch.setattr(console, "VERBOSE", 2)
+    with caplog.at_level("DEBUG", logger="agentpack.kernel.schemas"):
+        findings(store, "name: ok\nsources: []\nzeta: 1\n")
+    assert f"schema {PACK_ID}: pack.yaml has 1 error(s)" in caplog.text
+    monkeypatch.setattr(console, "VERBOSE", 1)
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="agentpack.kernel.schemas"):
+        findings(store, "name: ok\nsources: []\nzeta: 1\n")
+    assert caplog.text == ""

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from agentpack.io.console import debug
 from agentpack.io.errors import AgentpackError, PackError, PluginError
 from agentpack.kernel.entrypoints import entry_points
 from agentpack.kernel.registry import (
@@ -178,8 +179,12 @@ class Host:
         return self._cache[key]
 
     def detect_all(self, path: Path) -> list[Detection]:
-        found = [d for d in self.pm.hook.agentpack_detect(path=path) if d is not None]
-        return sorted(found, key=lambda d: (-d.confidence, d.format))
+        found = sorted(
+            (d for d in self.pm.hook.agentpack_detect(path=path) if d is not None),
+            key=lambda d: (-d.confidence, d.format),
+        )
+        debug(__name__, "detect %s: %s", path, ", ".join(f"{d.format} {d.confidence:g}" for d in found) or "none")
+        return found
 
     def detect(self, path: Path) -> Detection | None:
         found = self.detect_all(path)

@@ -17,6 +17,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentpack.io.console import debug
 from agentpack.io.errors import AgentpackError
 from agentpack.io.yamldoc import join_pointer
 
@@ -136,6 +137,7 @@ class SchemaStore:
             return []
         with _unresolvable_as_error(schema_id):
             errors = list(self.validator(schema_id).iter_errors(instance))
+        debug(__name__, "schema %s: %s has %d error(s)", schema_id, file or (document and document.file), len(errors))
         findings = [
             f
             for error in errors
