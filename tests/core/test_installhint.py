@@ -151,3 +151,38 @@ def test_every_hint_command_works_in_a_fresh_venv_made_from_the_tree(tmp_path):
         if check[1] != "view":
             assert _run(check, env=env, cwd=tmp_path).returncode == 0, check
     assert "mcp" in _run([str(venv / "bin" / "python"), "-m", "pip", "list"], env=env).stdout
+
+
+def _uv_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTPACK_", "VIRTUAL_ENV", "UV_"))}
+    env.update(UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(tmp_path / "bin"))
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
+@pytest.mark.parametrize("how", ["uv-pip", "uv-tool"])
+def test_the_hint_works_where_uv_installed_agentpack(tmp_path, how):
+    src = _copy_tree(tmp_path / "src")
+    env = _uv_env(tmp_path)
+    if how == "uv-pip":
+        assert _run(["uv", "venv", "-q", str(tmp_path / "venv")], env=env).returncode == 0
+        python = tmp_path / "venv" / "bin" / "python"
+        made = _run(["uv", "pip", "install", "-q", "--python", str(python), str(src)], env=env)
+        agentpack = tmp_path / "venv" / "bin" / "agentpack"
+    else:
+        made = _run(["uv", "tool", "install", "-q", str(src)], env=env)
+        agentpack = tmp_path / "bin" / "agentpack"
+    if made.returncode != 0:
+        if "Failed to fetch" in made.stderr or "failed to lookup" in made.stderr.lower():
+            pytest.skip(f"package registry not reachable: {made.stderr[-300:]}")
+        pytest.fail(made.stderr[-2000:])
+    missing = _run([str(agentpack), "dci", "--help"], env=env, cwd=tmp_path)
+    assert missing.returncode == 2, missing.stderr
+    hint = _hint(missing)
+    assert hint.startswith("uv pip install --python " if how == "uv-pip" else "uv tool install --reinstall "), hint
+    assert f"{src}/plugins/dci" in hint
+    done = _run(hint, shell=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, (hint, done.stderr[-2000:])
+    assert _run([str(agentpack), "dci", "--help"], env=env, cwd=tmp_path).returncode == 0

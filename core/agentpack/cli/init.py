@@ -31,9 +31,10 @@ def init(ctx: click.Context, kind: str | None, directory: Path | None) -> None:
 
     scaffolds = host().scaffolds()
     if kind is None:
-        width = max((len(name) for name in scaffolds), default=0)
-        for name, info in sorted(scaffolds.items()):
-            click.echo(f"{name:<{width}}  agentpack {' '.join(info.command)} DIR  {info.description}".rstrip())
+        rows = [(name, f"agentpack {' '.join(info.command)} DIR", info.description) for name, info in scaffolds.items()]
+        width = [max((len(row[i]) for row in rows), default=0) for i in (0, 1)]
+        for name, command, description in sorted(rows):
+            click.echo(f"{name:<{width[0]}}  {command:<{width[1]}}  {description}".rstrip())
         click.echo("\nStart one with: agentpack init KIND DIR", err=True)
         return
     if kind not in scaffolds:
