@@ -28,13 +28,14 @@ def _agentpack(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _next_steps(stdout: str) -> list[list[str]]:
-    """The commands after ``next:`` and on the indented lines below it."""
+    """The commands after ``next:`` and on the indented lines below it (an indented note in parentheses is not
+    a command)."""
     steps, started = [], False
     for line in stdout.splitlines():
         if line.startswith("next: "):
             started = True
             line = line.removeprefix("next: ")
-        elif not (started and line.startswith(" ")):
+        elif not (started and line.startswith(" ")) or line.strip().startswith("("):
             continue
         for command in line.strip().split(" && "):
             words = shlex.split(command)
