@@ -138,6 +138,7 @@ def test_report_picks_the_format_by_suffix_and_the_files_agree(path, inputs, tmp
     for file in files.values():
         result = run_cli([*args, "--report", file])
         assert result.exit_code == 0, (path, result.stderr)
+    assert {f.stat().st_mode & 0o777 for f in files.values()} == {0o644}, "a report is shared: 0644, not 0600"
     page = files[".html"].read_text()
     assert page.startswith("<!doctype html>") and "<style>" in page, "HTML"
     assert not re.search(r"https?://|<link|\ssrc=", page), "the HTML report fetches nothing"

@@ -186,3 +186,26 @@ def test_the_hint_works_where_uv_installed_agentpack(tmp_path, how):
     done = _run(hint, shell=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, (hint, done.stderr[-2000:])
     assert _run([str(agentpack), "dci", "--help"], env=env, cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_hint_works_where_pipx_installed_agentpack(tmp_path):
+    src = _copy_tree(tmp_path / "src")
+    tools = tmp_path / "pipx-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(tools)], check=True)
+    got = _run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "pipx"])
+    if got.returncode != 0:
+        pytest.skip(f"pipx cannot be installed from the package registry: {got.stderr[-300:]}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTPACK_", "VIRTUAL_ENV", "PIPX_"))}
+    env.update(PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"))
+    env["PATH"] = f"{tools / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    made = _run(["pipx", "install", "--python", sys.executable, str(src)], env=env)
+    assert made.returncode == 0, made.stderr[-2000:]
+    agentpack = tmp_path / "bin" / "agentpack"
+    missing = _run([str(agentpack), "dci", "--help"], env=env, cwd=tmp_path)
+    hint = _hint(missing)
+    assert hint == f"pipx inject agentpack-core {src}/plugins/dci", hint
+    done = _run(hint, shell=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, (hint, done.stderr[-2000:])
+    assert _run([str(agentpack), "dci", "--help"], env=env, cwd=tmp_path).returncode == 0

@@ -113,9 +113,11 @@ def atomic_write_text(path: str | Path, text: str, *, durable: bool = True, mode
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode, durable=durable)
 
 
-def atomic_write_json(path: str | Path, value: Any, *, indent: int | None = 2, durable: bool = True) -> None:
+def atomic_write_json(
+    path: str | Path, value: Any, *, indent: int | None = 2, durable: bool = True, mode: int | None = None
+) -> None:
     text = json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
-    atomic_write_text(path, text + "\n", durable=durable)
+    atomic_write_text(path, text + "\n", durable=durable, mode=mode)
 
 
 def replace_directory(staged: Path, target: Path, *, backup: Path | None = None) -> None:

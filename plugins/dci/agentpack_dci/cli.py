@@ -346,9 +346,9 @@ def resolve(
 
         run = build(full, resolution.ok, Path(options["workspace"]))
     if report_file is not None and report_file.suffix.lower() == ".json":
-        from agentpack.io.fsutil import atomic_write_json
+        from agentpack.io.fsutil import SHARED, atomic_write_json
 
-        atomic_write_json(report_file, full if report_extensions else report)
+        atomic_write_json(report_file, full if report_extensions else report, mode=SHARED)
     elif report_file is not None and run is not None:
         from agentpack.cli.reportfile import write_run_report
 
