@@ -166,3 +166,11 @@ def test_a_disabled_command_group_says_so(monkeypatch):
         set_host(previous)
     assert result.exit_code == 2 and "installed but not loaded" in result.stderr
     assert "No such command 'nonsense'" in run_cli(["nonsense"]).stderr
+
+
+def test_init_names_the_plugin_a_scaffold_needs(without_plugin):
+    without_plugin("dci")
+    result = run_cli(["init", "dci", "ws"])
+    assert result.exit_code == 2
+    assert "scaffold 'dci' comes with plugin 'dci', which is not loaded" in result.stderr
+    assert install_command("agentpack-core", "dci") in result.stderr

@@ -52,6 +52,15 @@ def test_init_lists_every_format_scaffold():
     assert "agentpack ecp init DIR" in result.stdout and "agentpack skill-md new DIR" in result.stdout
 
 
+def test_every_known_plugin_names_the_scaffold_it_registers(agentpack_host):
+    from agentpack.kernel.known import KNOWN_PLUGINS
+
+    registered = {info.plugin: name for name, info in agentpack_host.scaffolds().items()}
+    assert {p.name: p.scaffold for p in KNOWN_PLUGINS} == {
+        plugin: name for plugin, name in registered.items() if plugin != "agentpack.skills.plugin"
+    }
+
+
 def test_init_names_the_kinds_it_knows():
     result = run_cli(["init", "ecpp", "x"])
     assert result.exit_code == 2 and "no scaffold 'ecpp'; did you mean 'ecp'?" in result.stderr

@@ -40,6 +40,14 @@ def init(ctx: click.Context, kind: str | None, directory: Path | None) -> None:
     if kind not in scaffolds:
         import difflib
 
+        from agentpack.kernel.known import KNOWN_PLUGINS, install_hint
+
+        known = next((p for p in KNOWN_PLUGINS if p.scaffold == kind), None)
+        if known is not None:
+            raise click.UsageError(
+                f"scaffold '{kind}' comes with plugin '{known.name}', which is not loaded: {install_hint(known)}"
+            )
+
         close = difflib.get_close_matches(kind, list(scaffolds), n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise click.BadParameter(f"no scaffold '{kind}'; {hint}choose from: {', '.join(sorted(scaffolds))}")
