@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentpack.io.errors import AgentpackError, MissingDependencyError
+from agentpack.io.installhint import command
 from agentpack_agent_rpc.api import executors, require_manifest, run_manifest
 from agentpack_agent_rpc.ray_executor.package import check_size, judge_env, relocate, uses_judge
 from agentpack_agent_rpc.ray_executor.settings import RaySettings
@@ -76,7 +77,8 @@ def test_a_missing_ray_names_the_extra(write_manifest, monkeypatch):
     path = write_manifest([{"name": "a", "steps": [ECHO]}])
     with pytest.raises(MissingDependencyError) as exc:
         run_manifest(path, RunOptions(executor="ray", executor_options={"address": "127.0.0.1:1"}))
-    assert exc.value.hint == "pip install 'agentpack-agent-rpc[ray]'"
+    assert exc.value.hint == command("agentpack-agent-rpc", "ray")
+    assert "ray" in exc.value.hint
 
 
 def test_a_folder_too_big_to_travel_is_an_error_before_connecting(write_manifest, tmp_path, monkeypatch):

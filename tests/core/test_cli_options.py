@@ -70,6 +70,11 @@ def test_v_logs_what_a_command_does_before_or_after_its_name(tmp_path):
     assert "INFO agentpack.cli.app: eval pack: format ecp" in stderr("-v", "eval", "pack", "-q")
     assert "INFO agentpack.cli.app: eval pack: total=7 passed=7" in stderr("eval", "pack", "-v", "-q")
     assert "INFO" not in stderr("eval", "pack", "-q")
+    assert "DEBUG" not in stderr("-v", "eval", "pack", "-q")
+    debug = stderr("-vv", "eval", "pack", "-q")
+    assert "DEBUG agentpack.kernel.plugins: plugin ecp loaded from agentpack_ecp.plugin" in debug
+    assert "DEBUG agentpack.kernel.host: detect pack: ecp " in debug  # each format's answer, with its confidence
+    assert "INFO agentpack.cli.app: eval pack: format ecp" in debug
 
 
 # -- --report FILE ------------------------------------------------------------------------------
@@ -138,6 +143,7 @@ def test_report_picks_the_format_by_suffix_and_the_files_agree(path, inputs, tmp
     for file in files.values():
         result = run_cli([*args, "--report", file])
         assert result.exit_code == 0, (path, result.stderr)
+    assert {f.stat().st_mode & 0o777 for f in files.values()} == {0o644}, "a report is shared: 0644, not 0600"
     page = files[".html"].read_text()
     assert page.startswith("<!doctype html>") and "<style>" in page, "HTML"
     assert not re.search(r"https?://|<link|\ssrc=", page), "the HTML report fetches nothing"

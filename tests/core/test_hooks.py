@@ -397,3 +397,27 @@ def test_agentpack_register_schemas(agentpack_host, register_plugin, tmp_path):
     register_plugin(Twin(), name="twin")
     with pytest.raises(PluginError, match="schema 'mine/thing' is registered by both"):
         agentpack_host.schemas()
+
+
+def test_agentpack_register_scaffolds(agentpack_host, register_plugin):
+    from agentpack.io.errors import PluginError
+    from agentpack.kernel.registry import ScaffoldInfo
+
+    class Scaffolds:
+        @hookimpl
+        def agentpack_register_scaffolds(self, register):
+            register(ScaffoldInfo("thing", ("thing", "init"), "a thing"))
+
+    register_plugin(Scaffolds(), name="mine")
+    found = agentpack_host.scaffolds()
+    assert found["thing"] == ScaffoldInfo("thing", ("thing", "init"), "a thing", "mine")
+    assert found["skill"].command == ("skill-md", "new") and found["ecp"].plugin == "ecp"
+
+    class Twin:
+        @hookimpl
+        def agentpack_register_scaffolds(self, register):
+            register(ScaffoldInfo("thing", ("other", "init")))
+
+    register_plugin(Twin(), name="twin")
+    with pytest.raises(PluginError, match="scaffold 'thing' is registered by both"):
+        agentpack_host.scaffolds()

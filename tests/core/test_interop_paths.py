@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentpack.io.installhint import command as install_command
 from agentpack.kernel.host import Host
 from agentpack.kernel.plugins import create_plugin_manager, set_host
 from agentpack.testing import run_cli
@@ -127,7 +128,7 @@ def test_not_a_pack_names_the_plugin_to_install(tmp_path, without_plugin):
     (finding,) = result.json()["items"][0]["findings"]
     assert "it holds fs-hash-tree/skill.yaml, a deterministic skill" in finding["message"]
     assert "plugin 'skillctl', which is not installed" in finding["message"]
-    assert finding["hint"] == "pip install 'agentpack-core[skillctl]'"
+    assert finding["hint"] == install_command("agentpack-core", "skillctl")
 
 
 def test_not_a_pack_names_a_plugin_that_is_installed_but_disabled(tmp_path, monkeypatch):
@@ -153,7 +154,7 @@ def test_a_missing_command_group_names_its_extra(without_plugin, command, plugin
     result = run_cli([command, "--help"])
     assert result.exit_code == 2
     assert f"'{command}' comes with plugin '{plugin}', which is not installed" in result.stderr
-    assert f"pip install 'agentpack-core[{extra}]'" in result.stderr
+    assert install_command("agentpack-core", extra) in result.stderr
 
 
 def test_a_disabled_command_group_says_so(monkeypatch):
@@ -165,3 +166,11 @@ def test_a_disabled_command_group_says_so(monkeypatch):
         set_host(previous)
     assert result.exit_code == 2 and "installed but not loaded" in result.stderr
     assert "No such command 'nonsense'" in run_cli(["nonsense"]).stderr
+
+
+def test_init_names_the_plugin_a_scaffold_needs(without_plugin):
+    without_plugin("dci")
+    result = run_cli(["init", "dci", "ws"])
+    assert result.exit_code == 2
+    assert "scaffold 'dci' comes with plugin 'dci', which is not loaded" in result.stderr
+    assert install_command("agentpack-core", "dci") in result.stderr

@@ -7,6 +7,7 @@ import pytest
 
 from agentpack import hookimpl
 from agentpack.io.errors import MissingDependencyError, PackError, PluginError, require
+from agentpack.io.installhint import command
 from agentpack.kernel.host import DEFAULT_PLUGINS, Host
 from agentpack.kernel.plugins import create_plugin_manager
 from agentpack.testing import ClaimingPlugin, run_cli
@@ -73,7 +74,8 @@ def test_cli_help_imports_no_plugin_command_module():
 def test_require_names_the_extra():
     with pytest.raises(MissingDependencyError) as exc:
         require("surely_not_installed_mod", distribution="agentpack-ecp", extra="embeddings", feature="embeddings")
-    assert exc.value.hint == "pip install 'agentpack-ecp[embeddings]'"
+    assert exc.value.hint == command("agentpack-ecp", "embeddings")
+    assert "sentence-transformers" in exc.value.hint
     assert "surely_not_installed_mod" in str(exc.value)
 
 
@@ -87,7 +89,7 @@ def test_missing_optional_dependency_is_a_clear_cli_error(agentpack_host, regist
     register_plugin(NeedsExtra(), name="needs-extra")
     result = run_cli(["query", str(todo_pack("- [ ] a\n")), "a"])
     assert result.exit_code == 2
-    assert "pip install 'agentpack-sample[fancy]'" in result.stderr
+    assert command("agentpack-sample", "fancy") in result.stderr
 
 
 def test_load_errors(agentpack_host, tmp_path):

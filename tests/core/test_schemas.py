@@ -231,3 +231,42 @@ def test_schemas_the_quick_path_cannot_decide_still_validate(store):
     assert fmt.quick_is_valid("urn:fmt", "2026-01-01T00:00:00Z") is None
     assert fmt.validate("urn:fmt", "2026-01-01T00:00:00Z") == []
     assert fmt.validate("urn:fmt", "yesterday")
+
+
+def test_an_unknown_key_close_to_a_known_one_gets_did_you_mean(store):
+    (near, far) = findings(store, "name: ok\nsources: []\nhomepge: x\nzzz: 1\n")
+    assert (near.message, near.hint) == ("/homepge: unknown key 'homepge'", "did you mean 'homepage'?")
+    assert far.hint is None
+    composed = SchemaStore([{"$id": "u", "allOf": [{"properties": {"timeout": {}}}], "unevaluatedProperties": False}])
+    (finding,) = composed.validate("u", {"timout": 1})
+    assert finding.hint == "did you mean 'timeout'?"  # a key named by an allOf branch
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "hint"),
+    [
+        ({"enum": ["parallel", "serial", "serial_per_key"]}, "serial-per-key", "did you mean 'serial_per_key'?"),
+        ({"enum": ["contains", "equals", "regex"]}, "containz", "did you mean 'contains'?"),
+        ({"const": "contains"}, "contain", "did you mean 'contains'?"),
+        ({"anyOf": [{"const": "fast"}, {"const": "exact"}]}, "exakt", "did you mean 'exact'?"),
+        ({"enum": ["contains", "equals"]}, "zzzz", None),
+        ({"enum": [1, 2]}, 3, None),
+    ],
+)
+def test_an_unknown_enum_value_gets_did_you_mean(schema, value, hint):
+    (finding,) = SchemaStore([{"$id": "e", **schema}]).validate("e", value)
+    assert finding.hint == hint
+
+
+def test_vv_logs_the_schema_and_error_count(store, monkeypatch, caplog):
+    from agentpack.io import console
+
+    monkeypatch.setattr(console, "VERBOSE", 2)
+    with caplog.at_level("DEBUG", logger="agentpack.kernel.schemas"):
+        findings(store, "name: ok\nsources: []\nzeta: 1\n")
+    assert f"schema {PACK_ID}: pack.yaml has 1 error(s)" in caplog.text
+    monkeypatch.setattr(console, "VERBOSE", 1)
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="agentpack.kernel.schemas"):
+        findings(store, "name: ok\nsources: []\nzeta: 1\n")
+    assert caplog.text == ""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentpack.io.errors import AgentpackError
+from agentpack.io.installhint import command
 
 HERE = Path(__file__).parent
 
@@ -208,7 +209,8 @@ def test_skill_binding_without_the_skillctl_format():
 
     with pytest.raises(AgentpackError, match="needs the skillctl format") as info:
         runner(Host(create_plugin_manager(load_entrypoints=False)))
-    assert info.value.hint == "pip install 'agentpack[skillctl]'"
+    assert info.value.hint == command("agentpack-core", "skillctl")
+    assert info.value.hint.endswith("plugins/skillctl")  # the dev venv: an editable install from the clone
 
 
 @pytest.fixture

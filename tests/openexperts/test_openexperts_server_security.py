@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentpack.io.errors import AgentpackError, MissingDependencyError
+from agentpack.io.installhint import command
 from agentpack.testing import run_cli
 from agentpack_openexperts.runtime.serverconfig import ServerSettings
 from agentpack_openexperts.runtime.webhooks import signature
@@ -345,7 +346,8 @@ def test_missing_server_dependencies_name_the_extra(make_runtime, acme, ledger, 
     rt = make_runtime(acme, tools=ledger.tools(), driver="noop")
     with pytest.raises(MissingDependencyError) as caught:
         rt.start(http=True)
-    assert caught.value.hint == "pip install 'agentpack-openexperts[server]'"
+    assert caught.value.hint == command("agentpack-openexperts", "server")
+    assert "uvicorn" in caught.value.hint and "starlette" in caught.value.hint
 
 
 @pytest.mark.parametrize("bound", ["0.0.0.0", "::ffff:127.0.0.1"])

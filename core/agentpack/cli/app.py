@@ -34,6 +34,7 @@ from agentpack.cli.clikit import (
     report_option,
     with_shared_options,
 )
+from agentpack.cli.init import init
 from agentpack.cli.runs import runs
 from agentpack.cli.schema import schema
 from agentpack.cli.view import view
@@ -458,6 +459,23 @@ def skill_md() -> None:
     """Read Agent Skills as hosts do, with the output of skills-ref (read-properties, to-prompt)."""
 
 
+@skill_md.command(name="new")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--description", help="What the skill does and when to use it (one line).")
+def new_skill(directory: Path, description: str | None) -> None:
+    """Create a plain Agent Skill in DIRECTORY (its name): a SKILL.md that passes validate --strict.
+
+    \b
+    Example:
+      agentpack skill-md new my-skill
+    """
+    from agentpack.skills.scaffold import new_skill as write
+
+    click.echo(f"created {write(directory, description)}")
+    click.echo(f"next: agentpack validate {directory} --strict")
+    click.echo(f"      agentpack skill-md to-prompt {directory}")
+
+
 def _local_or_served(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
     """``mcp:LABEL:URI`` as given; anything else a path that must exist (click's own check and message)."""
     if value.startswith("mcp:"):
@@ -694,6 +712,7 @@ def mcp_check(server: str, label: str, report_file: Path | None, output: str) ->
 
 
 cli.add_command(runs)
+cli.add_command(init)
 cli.add_command(schema)
 cli.add_command(view)
 

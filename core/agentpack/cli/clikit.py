@@ -323,10 +323,10 @@ def _render(report: Report | LazyReport, reporter: Reporter) -> str:
 
 def write_report(report: Report | LazyReport, path: Path | str) -> None:
     """Write ``report`` to ``path`` atomically, rendered by the reporter its suffix names."""
-    from agentpack.io.fsutil import atomic_write_text
+    from agentpack.io.fsutil import SHARED, atomic_write_text
 
     path = Path(path)
-    atomic_write_text(path, _render(report, host().reporter(reporter_for_suffix(path))))
+    atomic_write_text(path, _render(report, host().reporter(reporter_for_suffix(path))), mode=SHARED)
 
 
 def emit_report(report: Report | LazyReport, output: str, report_file: Path | str | None = None) -> None:

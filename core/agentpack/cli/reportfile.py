@@ -26,7 +26,7 @@ def write_run_report(run: Run, path: str | Path, *, views: Sequence[RunView] | N
     ``views`` are the run views to include in HTML (default: every registered one).
     """
     from agentpack.io.envelope import dumps
-    from agentpack.io.fsutil import atomic_write_text
+    from agentpack.io.fsutil import SHARED, atomic_write_text
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -37,14 +37,14 @@ def write_run_report(run: Run, path: str | Path, *, views: Sequence[RunView] | N
             from agentpack.cli.clikit import host
 
             views = list(host().run_views().values())
-        atomic_write_text(path, run_document(run, views))
+        atomic_write_text(path, run_document(run, views), mode=SHARED)
         return
     if suffix != ".json" and _reporter_writes(suffix):
         from agentpack.cli.clikit import write_report
 
         write_report(eval_report_of(run), path)
         return
-    atomic_write_text(path, dumps(run.report) + "\n")
+    atomic_write_text(path, dumps(run.report) + "\n", mode=SHARED)
 
 
 def _reporter_writes(suffix: str) -> bool:

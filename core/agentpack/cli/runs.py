@@ -253,11 +253,11 @@ def export(
             return
         import io
 
-        from agentpack.io.fsutil import atomic_write_text
+        from agentpack.io.fsutil import SHARED, atomic_write_text
 
         buffer = io.StringIO()
         exporters[exporter].export(selected, buffer, options)
-        atomic_write_text(target, buffer.getvalue())
+        atomic_write_text(target, buffer.getvalue(), mode=SHARED)
     click.echo(f"exported {len(ids)} runs to {target}", err=True)
 
 

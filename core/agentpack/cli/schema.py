@@ -64,7 +64,7 @@ def export(names: tuple[str, ...], folder: Path, output: str) -> None:
       agentpack schema export -o .schemas
       agentpack schema export ecp/ecp-manifest openexperts/expert -o .schemas
     """
-    from agentpack.io.fsutil import atomic_write_text
+    from agentpack.io.fsutil import SHARED, atomic_write_text
 
     known = host().schemas()
     unknown = [n for n in names if n not in known]
@@ -77,8 +77,7 @@ def export(names: tuple[str, ...], folder: Path, output: str) -> None:
         info = known[name]
         target = folder / name.split("/", 1)[0] / info.path.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, info.path.read_text(encoding="utf-8"))
-        target.chmod(0o644)
+        atomic_write_text(target, info.path.read_text(encoding="utf-8"), mode=SHARED)
         written.append((name, target))
     if output == "json":
         emit_json("schema export", True, schemas=[{"name": n, "file": str(t)} for n, t in written])

@@ -31,8 +31,9 @@ def view(store: Path | None, bind_host: str, port: int, open_browser: bool) -> N
     from agentpack.cli.clikit import host
     from agentpack.io import console
     from agentpack.results.runs.store import default_store_path
-    from agentpack.results.viewer.server import bind, serve, url_of
+    from agentpack.results.viewer.server import bind, dependencies, serve, url_of
 
+    dependencies()  # a missing dependency fails before the URL is printed
     path = (store or default_store_path()).resolve()
     sock = bind(bind_host, port)
     url = url_of(sock)

@@ -288,6 +288,12 @@ def verbosity(count: int, *, add: bool = False) -> None:
     logging.getLogger().setLevel(logging.WARNING - 10 * min(VERBOSE, 2))
 
 
+def debug(name: str, message: str, *args: Any) -> None:
+    """A ``-vv`` line of logger ``name``; without ``-vv`` it costs one comparison (no logging import)."""
+    if VERBOSE > 1:
+        logger(name).debug(message, *args)
+
+
 def logger(name: str) -> logging.Logger:
     """``logging.getLogger(name)``; ``-v`` shows its INFO lines and ``-vv`` its DEBUG lines on stderr."""
     import logging

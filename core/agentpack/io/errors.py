@@ -61,11 +61,12 @@ class MissingDependencyError(AgentpackError):
     """An optional dependency is not installed; the message names the extra to install."""
 
     def __init__(self, module: str, *, distribution: str, extra: str | None = None, feature: str = "") -> None:
-        target = f"{distribution}[{extra}]" if extra else distribution
+        from agentpack.io.installhint import command
+
         what = f" for {feature}" if feature else ""
         super().__init__(
             f"the optional dependency '{module}' is needed{what} but is not installed",
-            hint=f"pip install '{target}'",
+            hint=command(distribution, extra),
         )
         self.module = module
         self.distribution = distribution

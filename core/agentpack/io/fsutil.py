@@ -105,13 +105,19 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
         fsync_dir(path.parent)
 
 
-def atomic_write_text(path: str | Path, text: str, *, durable: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+SHARED = 0o644
+"""The mode of a file a user edits or shares (a scaffold's files): the temporary file's own is 0600."""
 
 
-def atomic_write_json(path: str | Path, value: Any, *, indent: int | None = 2, durable: bool = True) -> None:
+def atomic_write_text(path: str | Path, text: str, *, durable: bool = True, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode, durable=durable)
+
+
+def atomic_write_json(
+    path: str | Path, value: Any, *, indent: int | None = 2, durable: bool = True, mode: int | None = None
+) -> None:
     text = json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
-    atomic_write_text(path, text + "\n", durable=durable)
+    atomic_write_text(path, text + "\n", durable=durable, mode=mode)
 
 
 def replace_directory(staged: Path, target: Path, *, backup: Path | None = None) -> None:

@@ -8,11 +8,14 @@ import subprocess
 import time
 from typing import Any, NamedTuple
 
+from agentpack.io.console import debug
+
 
 def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen`` in a new session (its own process group); no shell unless the caller asks."""
     kwargs.setdefault("start_new_session", True)
     kwargs.setdefault("close_fds", True)
+    debug(__name__, "spawn %s (cwd %s)", argv, kwargs.get("cwd") or ".")
     return subprocess.Popen(argv, **kwargs)
 
 

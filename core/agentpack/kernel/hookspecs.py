@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # imported for annotations only: keeps CLI start-up fast
         Reporter,
         RunExporter,
         RunView,
+        ScaffoldInfo,
         SchemaInfo,
     )
 
@@ -169,6 +170,14 @@ def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     """Register the JSON Schemas your formats bundle (``SchemaInfo``), for ``agentpack schema list/export``.
 
     ``agentpack.kernel.schemas.register_schema_folder`` registers every ``*.json`` of a folder.
+    """
+
+
+@hookspec
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    """Register the scaffolds of your formats (``ScaffoldInfo``): ``agentpack init`` lists them and
+    ``agentpack init NAME DIR`` runs the command one names, which writes a working starting point into DIR
+    and prints the next steps (each of which must pass on what it wrote).
     """
 
 

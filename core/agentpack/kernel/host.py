@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from agentpack.io.console import debug
 from agentpack.io.errors import AgentpackError, PackError, PluginError
 from agentpack.kernel.entrypoints import entry_points
 from agentpack.kernel.registry import (
@@ -20,6 +21,7 @@ from agentpack.kernel.registry import (
     Reporter,
     RunExporter,
     RunView,
+    ScaffoldInfo,
     SchemaInfo,
 )
 
@@ -154,6 +156,9 @@ class Host:
     def schemas(self) -> dict[str, SchemaInfo]:
         return self._collect("agentpack_register_schemas", "schema")
 
+    def scaffolds(self) -> dict[str, ScaffoldInfo]:
+        return self._collect("agentpack_register_scaffolds", "scaffold")
+
     def reporter(self, name: str) -> Reporter:
         reporters = self.reporters()
         if name not in reporters:
@@ -185,8 +190,12 @@ class Host:
         return self._cache[key]
 
     def detect_all(self, path: Path) -> list[Detection]:
-        found = [d for d in self.pm.hook.agentpack_detect(path=path) if d is not None]
-        return sorted(found, key=lambda d: (-d.confidence, d.format))
+        found = sorted(
+            (d for d in self.pm.hook.agentpack_detect(path=path) if d is not None),
+            key=lambda d: (-d.confidence, d.format),
+        )
+        debug(__name__, "detect %s: %s", path, ", ".join(f"{d.format} {d.confidence:g}" for d in found) or "none")
+        return found
 
     def detect(self, path: Path) -> Detection | None:
         found = self.detect_all(path)

@@ -17,20 +17,27 @@ class KnownPlugin(NamedTuple):
     markers: tuple[str, ...]
     """Files (folders end in ``/``) a pack of its format holds at its root."""
     what: str
+    scaffold: str
+    """The name of its scaffold (``agentpack init NAME``)."""
 
 
 KNOWN_PLUGINS = (
-    KnownPlugin("ecp", "ecp", "ecp", ("expert/EXPERT.yaml",), "an Expert Context Pack"),
-    KnownPlugin("openexperts", "openexperts", "experts", ("expert.yaml",), "an openexperts package"),
-    KnownPlugin("skillctl", "skillctl", "skill", ("skill.yaml",), "a deterministic skill"),
-    KnownPlugin("dci", "dci", "dci", (".dci/",), "a DCI workspace"),
-    KnownPlugin("agent_rpc", "agent-rpc", "rpc", ("manifest.yaml", "manifest.yml"), "an agent evaluation manifest"),
+    KnownPlugin("ecp", "ecp", "ecp", ("expert/EXPERT.yaml",), "an Expert Context Pack", "ecp"),
+    KnownPlugin("openexperts", "openexperts", "experts", ("expert.yaml",), "an openexperts package", "expert"),
+    KnownPlugin("skillctl", "skillctl", "skill", ("skill.yaml",), "a deterministic skill", "deterministic-skill"),
+    KnownPlugin("dci", "dci", "dci", (".dci/",), "a DCI workspace", "dci"),
+    KnownPlugin(
+        "agent_rpc", "agent-rpc", "rpc", ("manifest.yaml", "manifest.yml"), "an agent evaluation manifest", "rpc"
+    ),
 )
 SKILL_MARKERS = ("SKILL.md", "skill.md")
 
 
 def install_hint(plugin: KnownPlugin) -> str:
-    return f"pip install 'agentpack-core[{plugin.extra}]'"
+    """The command that installs ``plugin`` the way agentpack was installed."""
+    from agentpack.io.installhint import CORE, command
+
+    return command(CORE, plugin.extra)
 
 
 def plugin_for_command(name: str) -> KnownPlugin | None:

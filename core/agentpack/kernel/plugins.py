@@ -15,6 +15,7 @@ from typing import Any
 
 import pluggy
 
+from agentpack.io.console import debug
 from agentpack.io.errors import PluginError
 from agentpack.kernel import hookspecs
 from agentpack.kernel.entrypoints import entry_points
@@ -50,6 +51,7 @@ def create_plugin_manager(*, load_entrypoints: bool = True, plugins: tuple[Any, 
                     hint=f"reinstall it, or skip it with AGENTPACK_DISABLE_PLUGINS={ep.name}",
                 ) from exc
             pm.register(module, name=ep.name)
+            debug(__name__, "plugin %s loaded from %s", ep.name, ep.value)
     for plugin in plugins:
         if not pm.is_registered(plugin):
             pm.register(plugin)

@@ -6,7 +6,7 @@ Named tuples (no pydantic, no dataclasses) so that building the CLI stays cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
@@ -88,6 +88,34 @@ def register_schema_folder(register: Callable[[SchemaInfo], None], folder: Path,
                 title=title if isinstance(title, str) else "",
             )
         )
+
+
+class ScaffoldInfo(NamedTuple):
+    """A starting point a plugin offers: ``agentpack init NAME DIR [ARGS]`` runs ``agentpack COMMAND... DIR [ARGS]``."""
+
+    name: str
+    """What ``agentpack init`` lists, e.g. ``ecp``."""
+    command: tuple[str, ...]
+    """The words after ``agentpack`` of the command that scaffolds a new one in a folder, e.g. ``("ecp", "init")``."""
+    description: str = ""
+    plugin: str | None = None
+
+
+def schema_modeline(schemas: Mapping[str, SchemaInfo], name: str, document: Path, root: Path) -> str:
+    """The ``# yaml-language-server: $schema=`` line of ``document`` for schema ``name``, resolving offline:
+    the schemas of ``name``'s plugin are exported to ``root/.schemas/<plugin>/`` (so a ``$ref`` between them
+    resolves beside it) and the line names the file by its path relative to ``document``'s folder."""
+    import os
+
+    from agentpack.io.fsutil import SHARED, atomic_write_text
+
+    prefix = name.split("/", 1)[0]
+    folder = root / ".schemas" / prefix
+    for info in schemas.values():
+        if info.name.split("/", 1)[0] == prefix:
+            atomic_write_text(folder / info.path.name, info.path.read_text(encoding="utf-8"), mode=SHARED)
+    target = os.path.relpath(folder / schemas[name].path.name, document.parent)
+    return f"# yaml-language-server: $schema={Path(target).as_posix()}"
 
 
 class Recording(NamedTuple):

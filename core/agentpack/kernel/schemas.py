@@ -17,6 +17,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentpack.io.console import debug
 from agentpack.io.errors import AgentpackError
 from agentpack.io.yamldoc import join_pointer
 
@@ -136,6 +137,7 @@ class SchemaStore:
             return []
         with _unresolvable_as_error(schema_id):
             errors = list(self.validator(schema_id).iter_errors(instance))
+        debug(__name__, "schema %s: %s has %d error(s)", schema_id, file or (document and document.file), len(errors))
         findings = [
             f
             for error in errors
@@ -253,11 +255,17 @@ def error_findings(
     base = _pointer(error.absolute_path)
     file = file or (document.file if document else None)
 
-    def make(pointer: str, message: str) -> Finding:
+    def make(pointer: str, message: str, hint: str | None = None) -> Finding:
         line = document.line_of(pointer) if document else None
         where = pointer or "/"
         return Finding(
-            severity=severity, code=code, message=f"{where}: {message}", file=file, line=line, pointer=pointer or None
+            severity=severity,
+            code=code,
+            message=f"{where}: {message}",
+            file=file,
+            line=line,
+            pointer=pointer or None,
+            hint=hint,
         )
 
     if (
@@ -267,11 +275,43 @@ def error_findings(
     ):
         extras = _unexpected_keys(error)
         if extras:
-            return [make(join_pointer(base, key), f"unknown key '{key}'") for key in extras]
+            known = _known_keys(error.schema)
+            return [make(join_pointer(base, key), f"unknown key '{key}'", _did_you_mean(key, known)) for key in extras]
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return [make(base, f"missing required key '{missing}'")]
-    return [make(base, message)]
+    return [make(base, message, _did_you_mean(error.instance, _choices(error)))]
+
+
+def _known_keys(schema: dict[str, Any]) -> list[str]:
+    """The keys ``schema`` names (``properties``, and the ``properties`` of its ``allOf``/``anyOf``/``oneOf``
+    branches, which ``unevaluatedProperties`` sees)."""
+    keys = list(schema.get("properties", {}))
+    for branch in (b for k in ("allOf", "anyOf", "oneOf") for b in schema.get(k, [])):
+        if isinstance(branch, dict):
+            keys += branch.get("properties", {})
+    return keys
+
+
+def _choices(error: jsonschema.ValidationError) -> list[str]:
+    """The strings an ``enum`` or ``const`` error allowed (or those of the alternatives of an ``anyOf``/``oneOf``
+    the value fits none of)."""
+    if error.validator in ("anyOf", "oneOf"):
+        return [c for sub in error.context or () if not sub.relative_path for c in _choices(sub)]
+    allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
+    if error.validator not in ("enum", "const") or not isinstance(allowed, list):
+        return []
+    return [a for a in allowed if isinstance(a, str)]
+
+
+def _did_you_mean(value: Any, choices: list[str]) -> str | None:
+    """``did you mean 'x'?`` for the closest of ``choices`` to a string ``value``, or None."""
+    import difflib
+
+    if not isinstance(value, str) or not choices:
+        return None
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
 
 
 _ROOT_MISMATCH = ("type", "const", "enum")

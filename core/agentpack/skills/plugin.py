@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack.kernel.hookspecs import hookimpl
-from agentpack.kernel.registry import FormatInfo
+from agentpack.kernel.registry import FormatInfo, ScaffoldInfo
 
 if TYPE_CHECKING:
     from agentpack.kernel.models import Finding
@@ -102,3 +102,8 @@ def _missing(pack: Pack) -> list[Finding]:
     from agentpack.kernel.models import Finding
 
     return [Finding.error("SKL001", "missing required file SKILL.md", file=str(pack.root))]
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(ScaffoldInfo("skill", ("skill-md", "new"), "a plain Agent Skill: one SKILL.md"))

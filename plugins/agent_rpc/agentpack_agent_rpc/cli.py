@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from agentpack.cli.clikit import (
     report_option,
 )
 from agentpack.io import console
+from agentpack.io.errors import AgentpackError
 
 # shared parameter types: each click.Path() costs gettext look-ups (file system stats) when built
 EXISTING = click.Path(exists=True, path_type=Path)
@@ -184,6 +187,12 @@ def _text_summary(report: dict[str, Any]) -> str:
 @click.option("--ray-address", metavar="ADDR", help="--executor ray: the cluster (default: RAY_ADDRESS).")
 @click.option("--ray-local", is_flag=True, help="--executor ray: start a throwaway Ray instance on this machine.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first scenario that fails or errs.")
+@click.option(
+    "--trace",
+    "trace_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON-RPC wire traffic to FILE, one JSON line per message (-vvv: on stderr).",
+)
 def run(
     manifest_arg: Path | None,
     manifest: Path | None,
@@ -201,6 +210,7 @@ def run(
     ray_address: str | None,
     ray_local: bool,
     fail_fast: bool,
+    trace_file: Path | None,
 ) -> None:
     """Run a manifest's scenarios against its agent and grade every step.
 
@@ -227,11 +237,13 @@ def run(
     as_json = output == "json"
     if as_json:
         console.QUIET = True
+    if trace_file is not None and executor != "local":
+        raise click.UsageError("--trace records the sessions of this process: it goes with --executor local")
     _sigterm_as_interrupt()
     log = console.logger(__name__)
     h = host()
     log.info("rpc run %s: starting the agent", path)
-    with exclusive(executor == "local"):  # this process exists for the run: what the agents leave is the run's
+    with _wire_trace(trace_file), exclusive(executor == "local"):  # the agents' leftovers are the run's
         if executor == "local":
             loaded, transport = open_manifest(path, host=h)  # the agent starts here, the rest loads while it does
         else:  # the executor starts agents where it runs scenarios
@@ -375,12 +387,36 @@ def init(directory: Path, force: bool) -> None:
     """
     from .starter import write_starter
 
-    for path in write_starter(directory, force=force):
+    for path in write_starter(directory, force=force, schemas=host().schemas()):
         click.echo(f"created {path}")
     manifest = directory / "manifest.yaml"
     click.echo(f"next: agentpack rpc run -m {manifest}")
     click.echo(f"      agentpack rpc validate {manifest}")
     click.echo("      (--portable lists what ecp-runtime would not run: here 'cwd', an agentpack key)")
+
+
+@contextmanager
+def _wire_trace(path: Path | None) -> Iterator[None]:
+    """``--trace FILE`` (one JSON line per message, flushed as it goes) or, with ``-vvv``, stderr."""
+    from agentpack.io import console
+
+    from .session import tracing
+
+    if path is None:
+        to_stderr = console.VERBOSE >= 3
+        with tracing((lambda line: click.echo(f"wire {line}", err=True)) if to_stderr else None):
+            yield
+        return
+    try:
+        handle = path.open("w", encoding="utf-8", buffering=1)
+    except OSError as exc:
+        raise AgentpackError(f"cannot write the trace: {exc.strerror or exc}", file=str(path)) from None
+
+    def write(line: str) -> None:
+        handle.write(line + "\n")
+
+    with handle, tracing(write):
+        yield
 
 
 @rpc.command()

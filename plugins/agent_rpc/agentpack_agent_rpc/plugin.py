@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, ScaffoldInfo, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:  # for annotations only: every command imports this module, so the rest loads inside hooks
     import pluggy
@@ -147,3 +147,8 @@ def agentpack_evaluate(pack: Pack, options: EvalOptions, host: Host) -> EvalRepo
 @hookimpl
 def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     register_schema_folder(register, Path(__file__).parent / "schemas", "agent-rpc")
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(ScaffoldInfo("rpc", ("rpc", "init"), "an agent evaluation: an SDK agent and a manifest that passes"))

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .protocol import (
@@ -54,9 +57,50 @@ def _encode(request_id: int, method: str, params: dict[str, Any]) -> bytes:
     return _ENCODE({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode("utf-8")
 
 
+class WireTrace:
+    """The JSON-RPC traffic of every session of this process, one JSON line per message, written as it goes
+    (a run that hangs leaves its last messages): ``{"t": seconds since the trace began, "session": n,
+    "dir": "send" | "recv" | "error", "message" | "error": ...}``."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self._lock = threading.Lock()
+        self._start = time.monotonic()
+        self._sessions = itertools.count(1)
+
+    def session(self) -> int:
+        return next(self._sessions)
+
+    def record(self, session: int, direction: str, key: str, value: Any) -> None:
+        line = json.dumps(
+            {"t": round(time.monotonic() - self._start, 6), "session": session, "dir": direction, key: value},
+            ensure_ascii=False,
+            default=repr,
+        )
+        with self._lock:
+            self._write(line)
+
+
+TRACE: WireTrace | None = None
+"""Set by ``tracing``: every session's calls go to it."""
+
+
+@contextmanager
+def tracing(write: Callable[[str], None] | None) -> Iterator[None]:
+    """Record the wire traffic of the sessions opened in the block through ``write`` (one line per call)."""
+    global TRACE
+    previous, TRACE = TRACE, (WireTrace(write) if write is not None else None)
+    try:
+        yield
+    finally:
+        TRACE = previous
+
+
 class Session:
     def __init__(self, transport: Any) -> None:
         self.transport = transport
+        self._trace = TRACE
+        self._trace_id = self._trace.session() if self._trace is not None else 0
         self._ids = itertools.count(1)
         self.info: dict[str, Any] = {}
         self.used = False
@@ -99,7 +143,17 @@ class Session:
 
     def call(self, method: str, params: dict[str, Any], deadline: float) -> Any:
         request_id = next(self._ids)
-        response = self.transport.call(_encode(request_id, method, params), request_id, deadline)
+        data = _encode(request_id, method, params)
+        trace = self._trace
+        if trace is None:
+            return unwrap(self.transport.call(data, request_id, deadline), method, request_id)
+        trace.record(self._trace_id, "send", "message", json.loads(data))
+        try:
+            response = self.transport.call(data, request_id, deadline)
+        except Exception as exc:
+            trace.record(self._trace_id, "error", "error", f"{type(exc).__name__}: {exc}")
+            raise
+        trace.record(self._trace_id, "recv", "message", response)
         return unwrap(response, method, request_id)
 
     def initialize(self, config: dict[str, Any], deadline: float) -> dict[str, Any]:

@@ -14,10 +14,12 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentpack.io.errors import AgentpackError
-from agentpack.io.fsutil import atomic_write_text
+from agentpack.io.fsutil import SHARED, atomic_write_text
+from agentpack.kernel.registry import SchemaInfo, schema_modeline
 
 AGENT = '''"""A starter agent for the agent evaluation protocol, written with agentpack's SDK.
 
@@ -50,7 +52,8 @@ if __name__ == "__main__":
     agent.main()  # stdio; --http [--port N] serves http://127.0.0.1:N/ecp
 '''
 
-MANIFEST = """# A starter evaluation of agent.py: agentpack rpc run -m {manifest}
+MANIFEST = """{modeline}
+# A starter evaluation of agent.py: agentpack rpc run -m {manifest}
 manifest_version: v1
 name: starter evaluation
 target: {target}
@@ -90,8 +93,11 @@ def python_command() -> str:
     return sys.executable
 
 
-def write_starter(directory: Path, *, force: bool = False) -> list[Path]:
+def write_starter(
+    directory: Path, *, force: bool = False, schemas: Mapping[str, SchemaInfo] | None = None
+) -> list[Path]:
     """Write ``agent.py`` and ``manifest.yaml`` into ``directory`` (made if needed); the paths written.
+    With ``schemas`` (``host.schemas()``), the manifest starts with a ``$schema`` line to an exported copy.
 
     Raises ``AgentpackError`` when either file exists and ``force`` is false.
     """
@@ -106,6 +112,8 @@ def write_starter(directory: Path, *, force: bool = False) -> list[Path]:
     target = shlex.join([python_command(), "agent.py"])
     if not re.fullmatch(r"[\w./+-]+( [\w./+-]+)*", target):  # a path YAML would misread: quote it
         target = json.dumps(target)
-    atomic_write_text(agent, AGENT)
-    atomic_write_text(manifest, MANIFEST.format(manifest=shlex.quote(str(manifest)), target=target))
+    atomic_write_text(agent, AGENT, mode=SHARED)
+    modeline = schema_modeline(schemas, "agent-rpc/manifest", manifest, directory) if schemas else ""
+    text = MANIFEST.format(modeline=modeline, manifest=shlex.quote(str(manifest)), target=target).lstrip("\n")
+    atomic_write_text(manifest, text, mode=SHARED)
     return [agent, manifest]

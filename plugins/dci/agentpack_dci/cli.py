@@ -44,6 +44,25 @@ def group() -> None:
 
 # -- parse -----------------------------------------------------------------------------------
 @group.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace the files of an existing workspace.")
+def init(directory: Path, force: bool) -> None:
+    """Create a DCI workspace in DIRECTORY: a consumer skill whose strict contract requires a capability,
+    and a provider skill that offers it.
+
+    \b
+    Example:
+      agentpack dci init my-workspace
+    """
+    from .scaffold import scaffold
+
+    consumer = scaffold(directory, force=force)
+    click.echo(f"created {directory}")
+    click.echo(f"next: agentpack dci lint {directory}")
+    click.echo(f"      agentpack dci resolve -w {directory} --consumer {consumer} --no-history")
+
+
+@group.command()
 @click.argument("contract")
 @output_option(choices=TEXT_OR_JSON, command="dci parse")
 def parse(contract: str, output: str) -> None:
@@ -344,9 +363,9 @@ def resolve(
 
         run = build(full, resolution.ok, Path(options["workspace"]))
     if report_file is not None and report_file.suffix.lower() == ".json":
-        from agentpack.io.fsutil import atomic_write_json
+        from agentpack.io.fsutil import SHARED, atomic_write_json
 
-        atomic_write_json(report_file, full if report_extensions else report)
+        atomic_write_json(report_file, full if report_extensions else report, mode=SHARED)
     elif report_file is not None and run is not None:
         from agentpack.cli.reportfile import write_run_report
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, ScaffoldInfo, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:
     import pluggy
@@ -138,3 +138,8 @@ def agentpack_register_run_views(register: Callable[[RunView], None]) -> None:
 @hookimpl
 def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     register_schema_folder(register, Path(__file__).parent / "schemas", "dci")
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(ScaffoldInfo("dci", ("dci", "init"), "a DCI workspace: a consumer and a provider with contracts"))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, SchemaInfo, register_schema_folder
+from agentpack.kernel.registry import CommandSpec, FormatInfo, RunView, ScaffoldInfo, SchemaInfo, register_schema_folder
 
 if TYPE_CHECKING:  # annotations only: the entry point stays light
     import pluggy
@@ -148,3 +148,8 @@ def agentpack_evaluate(pack: Pack, options: EvalOptions) -> EvalReport:
 @hookimpl
 def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     register_schema_folder(register, Path(__file__).parent / "schemas", "ecp")
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(ScaffoldInfo("ecp", ("ecp", "init"), "an Expert Context Pack: sources, built indexes, an eval suite"))

@@ -206,6 +206,26 @@ def group() -> None:
 
 
 @group.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace the files of an existing package.")
+def init(directory: Path, force: bool) -> None:
+    """Create an expert package in DIRECTORY: expert.yaml, an orchestrator, a persona, one process, one
+    function and one knowledge file (it validates strictly and dry-runs).
+
+    \b
+    Example:
+      agentpack experts init support-expert
+    """
+    from .scaffold import scaffold
+
+    for path in scaffold(directory, clikit.host().schemas(), force=force):
+        click.echo(f"created {path}")
+    click.echo(f"next: agentpack validate {directory} --strict")
+    click.echo(f"      agentpack experts explain {directory}")
+    click.echo(f"      agentpack experts dry-run {directory} answer-question --input question=hello --no-record")
+
+
+@group.command()
 @PACK
 @click.option("--process", help="Only this process.")
 @click.option("--op", "operation", metavar="TOOL.OP", help="Also explain this operation's approval tier.")

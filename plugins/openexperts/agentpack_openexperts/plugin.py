@@ -14,6 +14,7 @@ from agentpack.kernel.registry import (
     McpContext,
     McpTool,
     RunView,
+    ScaffoldInfo,
     SchemaInfo,
     register_schema_folder,
 )
@@ -165,3 +166,8 @@ def agentpack_openexperts_register_channels(register: Callable[[ChannelSpec], No
 @hookimpl
 def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     register_schema_folder(register, Path(__file__).parent / "schemas", "openexperts")
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(ScaffoldInfo("expert", ("experts", "init"), "an openexperts package: expert.yaml, a process, a function"))

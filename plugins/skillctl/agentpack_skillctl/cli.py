@@ -342,6 +342,38 @@ def new(ctx: click.Context, skill_id: str, slug: str, spec_id: str, description:
     click.echo(f"created {target}")
 
 
+@skill.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--id", "skill_id", help="The skill's id (default: the folder's name in snake_case).")
+@click.option("--spec-id", default="SPEC-TODO", show_default=True, help="governance.specId of the new skill.")
+@click.option("--description", default=None, help="One-line description.")
+def init(directory: Path, skill_id: str | None, spec_id: str, description: str | None) -> None:
+    """Create a deterministic skill in DIRECTORY from the template (it validates and passes its tests).
+
+    \b
+    Example:
+      agentpack skill init skills/word-count --id text.word_count
+    """
+    from agentpack.io.fsutil import SHARED, atomic_write_text
+    from agentpack.kernel.registry import schema_modeline
+
+    from .scaffold import scaffold
+
+    target = scaffold(
+        directory.parent,
+        skill_id or directory.name.replace("-", "_"),
+        directory.name,
+        spec_id=spec_id,
+        description=description,
+    )
+    manifest = target / "skill.yaml"
+    line = schema_modeline(clikit.host().schemas(), "skillctl/skill", manifest, target)
+    atomic_write_text(manifest, f"{line}\n{manifest.read_text(encoding='utf-8')}", mode=SHARED)
+    click.echo(f"created {target}")
+    click.echo(f"next: agentpack validate {target}")
+    click.echo(f"      agentpack skill test {target}")
+
+
 @skill.command("audit-commits")
 @click.argument("rev_range", required=False)
 @click.option(

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentpack import hookimpl
-from agentpack.kernel.registry import CommandSpec, FormatInfo, McpContext, McpTool, SchemaInfo, register_schema_folder
+from agentpack.kernel.registry import (
+    CommandSpec,
+    FormatInfo,
+    McpContext,
+    McpTool,
+    ScaffoldInfo,
+    SchemaInfo,
+    register_schema_folder,
+)
 
 if TYPE_CHECKING:
     from agentpack.kernel.invocation import InvokeRequest, InvokeResult
@@ -139,3 +147,10 @@ def agentpack_register_mcp_tools(register: Callable[[McpTool], None], context: M
 @hookimpl
 def agentpack_register_schemas(register: Callable[[SchemaInfo], None]) -> None:
     register_schema_folder(register, Path(__file__).parent / "schemas", "skillctl")
+
+
+@hookimpl
+def agentpack_register_scaffolds(register: Callable[[ScaffoldInfo], None]) -> None:
+    register(
+        ScaffoldInfo("deterministic-skill", ("skill", "init"), "a deterministic skill: skill.yaml, code, fixtures")
+    )

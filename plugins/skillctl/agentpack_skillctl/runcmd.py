@@ -24,7 +24,7 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
     """``--report FILE``, in the format its suffix names as everywhere in agentpack: ``.json`` (and a suffix no
     reporter writes) the spec's run report; ``.html`` the run's page; ``.xml``, ``.sarif``, ``.txt``... that
     reporter, with the run as one case."""
-    from agentpack.io.fsutil import atomic_write_json
+    from agentpack.io.fsutil import SHARED, atomic_write_json
 
     if path.suffix.lower() != ".json":
         from agentpack.cli.clikit import reporter_for_suffix  # click: only for a report other than the spec's JSON
@@ -37,7 +37,7 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
                 build_run(report, command="skill run", input=report["skill"]["path"], **_run(report)), path
             )
             return
-    atomic_write_json(path, report)
+    atomic_write_json(path, report, mode=SHARED)
 
 
 def _run(report: dict[str, Any]) -> dict[str, Any]:
@@ -129,9 +129,10 @@ def run_command(
     if report_file:
         write_report(Path(report_file), result.report)
     if result.ok and output_file:
-        from agentpack.io.fsutil import atomic_write_bytes
+        from agentpack.io.fsutil import SHARED, atomic_write_bytes
 
-        atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
+        data = json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n"
+        atomic_write_bytes(output_file, data, mode=SHARED)
     if as_json:
         _print_json(result.ok, status=result.status, output=result.output, report=result.report)
     elif result.ok and not output_file:

@@ -43,6 +43,7 @@ def scaffold(
     staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", dir=tree))
     try:
         _copy(resources.files("agentpack_skillctl").joinpath("templates", "skill"), staging, values)
+        staging.chmod(0o755)  # mkdtemp's 0700 would keep the folder from the people it is shared with
         os.replace(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -545,9 +545,9 @@ def _ignore_in_git(folder: Path) -> None:
     """Give an ``.agentpack`` folder its own ``.gitignore`` (once) so the store never shows in ``git status``."""
     ignore = folder / ".gitignore"
     if folder.name == DEFAULT_RELATIVE.parent.name and not ignore.exists():
-        from agentpack.io.fsutil import atomic_write_text
+        from agentpack.io.fsutil import SHARED, atomic_write_text
 
-        atomic_write_text(ignore, GITIGNORE)
+        atomic_write_text(ignore, GITIGNORE, mode=SHARED)
 
 
 def open_store(path: str | Path | None = None, *, create: bool = True) -> RunStore:

@@ -34,10 +34,15 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+def dependencies() -> Any:
+    """The uvicorn module, once starlette and uvicorn are known to import; else ``MissingDependencyError``."""
+    require("starlette", distribution="agentpack-core", extra="mcp", feature="agentpack view")
+    return require("uvicorn", distribution="agentpack-core", extra="mcp", feature="agentpack view")
+
+
 def serve(sock: socket.socket, store: Path, views: Any = ()) -> None:
     """Run the app on ``sock`` until Ctrl-C (uvicorn re-raises the signal once it has shut down)."""
-    require("starlette", distribution="agentpack-core", extra="mcp", feature="agentpack view")
-    uvicorn = require("uvicorn", distribution="agentpack-core", extra="mcp", feature="agentpack view")
+    uvicorn = dependencies()
     from agentpack.io.hostcheck import HostCheck, HostGuard
     from agentpack.results.viewer.app import create_app
 

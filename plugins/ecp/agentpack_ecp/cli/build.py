@@ -19,19 +19,30 @@ from .output import PACK
 @click.option("--name", help="Skill name (default: the directory name; they must be equal).")
 @click.option("--title", help="Display name of the expert.")
 @click.option("--force", is_flag=True, help="Overwrite an existing pack's scaffold files.")
-@click.option("--no-build", is_flag=True, help="Do not build the index after writing the files.")
+@click.option("--no-build", is_flag=True, help="Do not build the indexes after writing the files.")
+@click.option(
+    "--source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A folder of your own documents (.md, .txt) to copy in as the pack's source, in place of the sample.",
+)
 @output_option(choices=("text", "json"), command="ecp init")
-def init(directory: Path, name: str | None, title: str | None, force: bool, no_build: bool, output: str) -> None:
-    """Create a new Expert Context Pack in DIRECTORY (profile conformance, a bundled corpus, one suite).
+def init(
+    directory: Path, name: str | None, title: str | None, force: bool, no_build: bool, source: Path | None, output: str
+) -> None:
+    """Create a new Expert Context Pack in DIRECTORY (profile conformance, one suite) and build its keyword,
+    SQLite FTS5 and vector indexes, from a sample document or your own (--source).
 
     \b
-    Example:
+    Examples:
       agentpack ecp init my-expert && agentpack eval my-expert
+      agentpack ecp init team-handbook --source ~/handbook
     """
+    from agentpack.cli.clikit import host
+
     from ..index.build import build_pack
     from ..pack.scaffold import scaffold
 
-    scaffold(directory, name=name, title=title, force=force)
+    scaffold(directory, name=name, title=title, force=force, source=source, schemas=host().schemas())
     result = None if no_build else build_pack(directory)
     if output == "json":
         emit_json("ecp init", True, path=str(directory), build=result.to_json() if result else None)
@@ -39,7 +50,9 @@ def init(directory: Path, name: str | None, title: str | None, force: bool, no_b
     click.echo(f"created {directory}")
     if result:
         click.echo(f"built {', '.join(i['index_id'] for i in result.indexes)}")
-    click.echo(f"next: agentpack validate {directory} --strict && agentpack eval {directory}")
+    click.echo(f"next: agentpack validate {directory} --strict")
+    click.echo(f"      agentpack eval {directory} --no-record")
+    click.echo(f"      agentpack ecp watch {directory} --max-runs 1 --duration 5")
 
 
 @click.command()

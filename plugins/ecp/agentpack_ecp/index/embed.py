@@ -7,7 +7,7 @@ dimension; the vector is L2-normalised. It captures lexical and sub-word
 similarity, not meaning. ``hash-embedding-v1`` is the reference runtime's recipe
 (``hashembed.py``), so vector indexes built by ``ecpctl`` answer here and the other way
 round. ``provider: sentence-transformers`` loads a real model
-(``pip install 'agentpack-ecp[embeddings]'``).
+(the extra ``embeddings`` of ``agentpack-ecp``; a missing model's error names the command).
 """
 
 from __future__ import annotations

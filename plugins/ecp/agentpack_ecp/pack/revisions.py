@@ -170,7 +170,7 @@ def update_manifest(root: Path, revisions: dict[str, dict[str, Any]]) -> bool:
     text = path.read_text(encoding="utf-8")
     new = update_text(text, revisions, file=str(path))
     if new != text:
-        atomic_write_text(path, new)
+        atomic_write_text(path, new, mode=path.stat().st_mode & 0o777)  # the user's file keeps its mode
     return new != text
 
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from agentpack.io.errors import AgentpackError
+from agentpack.io.fsutil import SHARED, atomic_write_text
+from agentpack.kernel.registry import schema_modeline
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+SUITE_PATH = "expert/evals/conformance.yaml"
+DOCS = "expert/sources/docs"
 
 SKILL_MD = """---
 name: {name}
@@ -25,7 +31,8 @@ When active:
 3. Say so when no citation supports an answer.
 """  # noqa: E501  (the description is one line of the SKILL.md this writes)
 
-EXPERT_YAML = """# Expert Context Pack manifest (ECP v1.0). Paths are relative to the skill root.
+EXPERT_YAML = """{modeline}
+# Expert Context Pack manifest (ECP v1.0). Paths are relative to the skill root.
 ecp_version: "1.0"
 id: {name}
 display_name: {title}
@@ -63,6 +70,23 @@ context:
         chunking:
           max_chars: 1200
           overlap_chars: 120
+      - id: docs-fts
+        type: keyword
+        backend: sqlite-fts
+        path: expert/context/indexes/docs-fts
+        descriptor: expert/context/indexes/docs-fts/index.json
+        chunking:
+          max_chars: 1200
+          overlap_chars: 120
+      - id: docs-vector
+        type: vector
+        path: expert/context/indexes/docs-vector
+        descriptor: expert/context/indexes/docs-vector/index.json
+        chunking:
+          max_chars: 1200
+          overlap_chars: 120
+        embedding: {{model: agentpack-hash-v1, dimensions: 256, provider: local}}
+        vector: {{metric: cosine, vectors_path: vectors.npy}}
 maintenance:
   policy_path: expert/maintenance/policy.json
 evals:
@@ -85,15 +109,16 @@ POLICY = {
     "publishing": {"on_pass": "auto_publish", "rollback_on_fail": True},
 }
 
-SUITE = """suite_id: conformance
+SUITE = """{modeline}
+suite_id: conformance
 suite_version: "1.0"
 description: Response shape and citation integrity of {title}.
 cases:
-  - case_id: getting-started
+  - case_id: {case_id}
     mode: ephemeral
-    question: How do I add a new source document to the expert?
+    question: {question}
     assertions:
-      must_cite: ["getting-started.md"]
+      must_cite: [{cite}]
       must_cite_source_ids: [docs]
       min_citations: 1
       response_must_include_fields: [answer, as_of, citations, chunks, synthesis]
@@ -119,8 +144,21 @@ Run `agentpack validate . --strict` and `agentpack eval .` after each change.
 """
 
 
-def scaffold(directory: Path, *, name: str | None = None, title: str | None = None, force: bool = False) -> Path:
-    """Write a new pack into ``directory`` (created); refuse to overwrite an existing pack unless ``force``."""
+def scaffold(
+    directory: Path,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    force: bool = False,
+    source: Path | None = None,
+    schemas: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a new pack into ``directory`` (created); refuse to overwrite an existing pack unless ``force``.
+
+    ``source``: a folder of the user's documents, copied into ``expert/sources/docs`` (links and hidden files
+    left out) in place of the bundled one, with an eval case that asks about its first document. ``schemas``
+    (``host.schemas()``): the YAML files get a ``# yaml-language-server: $schema=`` line to an exported copy.
+    """
     directory = Path(directory)
     name = name or directory.resolve().name
     if not NAME_RE.match(name) or len(name) > 64:
@@ -136,18 +174,58 @@ def scaffold(directory: Path, *, name: str | None = None, title: str | None = No
     if (directory / "expert" / "EXPERT.yaml").exists() and not force:
         raise AgentpackError(f"{directory} already holds an Expert Context Pack", hint="use --force to overwrite it")
     title = title or name.replace("-", " ").title()
+    docs = _documents(source) if source is not None else {"getting-started.md": DOC.format(title=title)}
+    first = sorted(docs)[0]
+    case = (
+        {"case_id": "getting-started", "question": "How do I add a new source document to the expert?"}
+        if source is None
+        else {"case_id": "first-document", "question": json.dumps(_question(first, docs[first]))}
+    )
+    lines = {
+        rel: schema_modeline(schemas, schema, directory / rel, directory) if schemas else ""
+        for rel, schema in (("expert/EXPERT.yaml", "ecp/ecp-manifest"), (SUITE_PATH, "ecp/ecp-eval-suite"))
+    }
     files = {
         "SKILL.md": SKILL_MD.format(name=name, title=title),
-        "expert/EXPERT.yaml": EXPERT_YAML.format(name=name, title=title),
+        "expert/EXPERT.yaml": EXPERT_YAML.format(name=name, title=title, modeline=lines["expert/EXPERT.yaml"]),
         "expert/maintenance/policy.json": json.dumps(POLICY, indent=2) + "\n",
-        "expert/evals/conformance.yaml": SUITE.format(title=title),
-        "expert/sources/docs/getting-started.md": DOC.format(title=title),
+        SUITE_PATH: SUITE.format(title=title, modeline=lines[SUITE_PATH], cite=json.dumps(Path(first).name), **case),
+        **{f"{DOCS}/{rel}": text for rel, text in docs.items()},
     }
     for rel, text in files.items():
         target = directory / rel
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            atomic_write_text(target, text.lstrip("\n"), mode=SHARED)
         except OSError as exc:
             raise AgentpackError(f"cannot write {rel}: {exc.strerror or exc}", file=str(target)) from None
     return directory
+
+
+def _documents(source: Path) -> dict[str, str]:
+    """The Markdown and text files under ``source`` (relative POSIX path: text), no links or hidden entries."""
+    if not source.is_dir():
+        raise AgentpackError(f"--source {source}: not a folder of documents")
+    found: dict[str, str] = {}
+    for path in sorted(source.rglob("*")):
+        rel = path.relative_to(source)
+        if any(part.startswith(".") for part in rel.parts) or path.is_symlink() or not path.is_file():
+            continue
+        if path.suffix.lower() in (".md", ".txt"):
+            try:
+                found[rel.as_posix()] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise AgentpackError(f"cannot read {path}: {exc}", file=str(path)) from None
+    if not found:
+        raise AgentpackError(
+            f"--source {source}: no .md or .txt file in it", hint="point --source at a folder of Markdown or text files"
+        )
+    return found
+
+
+def _question(rel: str, text: str) -> str:
+    """A question about a document: its first heading, or first line, or its name."""
+    for line in text.splitlines():
+        words = line.strip().lstrip("#").strip()
+        if words:
+            return f"What does the documentation say about {words[:80]}?"
+    return f"What is in {Path(rel).stem}?"

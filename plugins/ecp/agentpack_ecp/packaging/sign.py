@@ -38,7 +38,7 @@ def sign_package(path: Path, key_file: Path, *, replace: bool = False) -> dict[s
         target = Path(result.path) / layout.PACKAGE_JSON
         manifest = json.loads(target.read_bytes())
         manifest["signatures"] = _merge(manifest.get("signatures") or [], entry, replace)
-        atomic_write_bytes(target, render_manifest(manifest))
+        atomic_write_bytes(target, render_manifest(manifest), mode=target.stat().st_mode & 0o777)  # a shared file
     else:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()

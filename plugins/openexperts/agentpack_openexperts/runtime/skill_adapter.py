@@ -30,9 +30,11 @@ def runner(host: Host) -> Callable[[Path, Any], Any]:
     ``AgentpackError`` when no installed plugin runs skill.yaml skills.
     """
     if SKILL_FORMAT not in host.formats():
+        from agentpack.io.installhint import CORE, command
+
         raise AgentpackError(
             "a 'skill' binding needs the skillctl format, and no installed plugin offers it",
-            hint="pip install 'agentpack[skillctl]'",
+            hint=command(CORE, "skillctl"),
         )
     packs: dict[Path, Pack] = {}
 
