@@ -72,9 +72,10 @@ def test_unusable_replies_over_stdio_are_step_errors_and_the_run_writes_its_repo
 
 
 class HostileHttp:
-    """An HTTP agent answering agent/step with a body the runtime must refuse, as JSON or as an SSE event."""
+    """An HTTP agent answering agent/step with a body the runtime must refuse, as JSON or as an SSE event,
+    under the name ``name``."""
 
-    def __init__(self, body: str, sse: bool) -> None:
+    def __init__(self, body: str, sse: bool, name: str = "h") -> None:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -85,7 +86,7 @@ class HostileHttp:
                 message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if message["method"] == "agent/initialize":
                     text = json.dumps(
-                        {"jsonrpc": "2.0", "id": message["id"], "result": {"name": "h", "protocol_version": "1.0"}}
+                        {"jsonrpc": "2.0", "id": message["id"], "result": {"name": name, "protocol_version": "1.0"}}
                     )
                     ctype = "application/json"
                 else:
@@ -266,3 +267,30 @@ def test_values_json_cannot_carry_are_findings(write_manifest):
         ("ARP108", "/scenarios/0/steps/0/graders/0/arguments/day"),
     ]
     assert "YAML timestamp is not a JSON value; quote it" in findings[0].message
+
+
+OSC_TITLE = "\x1b]0;owned\x07"
+OSC_CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"
+
+
+@pytest.fixture
+def protocol_string_agent() -> Iterator[HostileHttp]:
+    """An HTTP agent whose name and output carry terminal escape sequences."""
+    output = json.dumps({"status": "done", "public_output": f"answer{OSC_CLIPBOARD}\x9b2J"})
+    agent = HostileHttp(output, sse=False, name=f"agent{OSC_TITLE}")
+    yield agent
+    agent.close()
+
+
+def test_protocol_strings_reach_the_terminal_escaped(agentpack_cli, write_manifest, protocol_string_agent):
+    """OSC title and clipboard sequences and an 8-bit CSI from an agent are printed as visible escapes."""
+    grader = {"type": "text_match", "condition": "equals", "value": "answer"}
+    path = write_manifest(
+        [{"name": f"case{OSC_TITLE}", "steps": [{"input": "hi", "graders": [grader]}]}],
+        target=protocol_string_agent.url,
+    )
+    result = agentpack_cli("rpc", "run", "-m", path)
+    printed = result.stdout + result.stderr
+    assert result.exit_code in (0, 1), printed
+    assert not any(c in printed for c in "\x1b\x07\x9b"), printed
+    assert "\\u001b]0;owned\\u0007" in printed, printed

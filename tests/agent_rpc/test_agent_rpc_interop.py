@@ -305,10 +305,8 @@ def _feature_manifest(folder: Path, where: str, value: str) -> Path:
     return path
 
 
-def test_validate_portable_agrees_with_what_the_reference_accepts(ref, tmp_path):
-    from agentpack_agent_rpc.api import validate_manifest
-
-    paths = [_feature_manifest(tmp_path, where, value) for where, _, value in FEATURES]
+def reference_verdicts(ref: Path, paths: list[Path]) -> dict[Path, str]:
+    """``ok`` or ``rejected`` per manifest, as the reference's manifest model reads it."""
     script = (
         "import sys\nfrom ecp_runtime.manifest import ECPManifest\n"
         "for path in sys.argv[1:]:\n"
@@ -322,7 +320,29 @@ def test_validate_portable_agrees_with_what_the_reference_accepts(ref, tmp_path)
         timeout=120,
         check=True,
     )
-    theirs = dict(zip(paths, answer.stdout.split(), strict=True))
+    return dict(zip(paths, answer.stdout.split(), strict=True))
+
+
+def test_the_reference_accepts_empty_scenarios_and_rejects_empty_steps(ref):
+    """Its own CLI tests' `scenarios: []` and its probe of `steps: []` without a dataset: `--portable` agrees."""
+    from agentpack_agent_rpc.api import validate_manifest
+
+    rpc = Path(__file__).parents[2] / ".." / "shared" / "reference" / "upstream" / "interop3" / "rpc"
+    if not rpc.is_dir():
+        pytest.skip(f"the reference's manifests are not at {rpc}")
+    paths = [rpc / "reference-tests" / "cli-test-empty-scenarios.yaml", rpc / "probes" / "empty-steps.yaml"]
+    theirs = reference_verdicts(ref, paths)
+    assert list(theirs.values()) == ["ok", "rejected"]
+    for path in paths:
+        _, findings = validate_manifest(path, portable=True)
+        assert any(f.code == "ARP401" for f in findings) == (theirs[path] == "rejected"), path.name
+
+
+def test_validate_portable_agrees_with_what_the_reference_accepts(ref, tmp_path):
+    from agentpack_agent_rpc.api import validate_manifest
+
+    paths = [_feature_manifest(tmp_path, where, value) for where, _, value in FEATURES]
+    theirs = reference_verdicts(ref, paths)
     for path in paths:
         manifest, findings = validate_manifest(path, portable=True)
         assert manifest is not None, (path.name, findings)

@@ -160,6 +160,8 @@ def test_interrupted_run_still_writes_every_report(write_manifest, helpers, tmp_
     report = json.loads((out / "r.json").read_text())
     assert report["run"]["interrupted"] and report["exit_reason"] == "interrupted" and not report["ok"]
     assert [s["exit_reason"] for s in report["scenarios"]] == ["interrupted"] * 3
+    summary = next(line for line in stdout.splitlines() if "scenarios passed" in line)
+    assert ": INTERRUPTED " in summary and "%" not in summary and "FAILED" not in summary  # no pass rate stands for it
     assert (out / "r.html").read_text().startswith("<!doctype html>")
     assert "<testsuites" in (out / "r.xml").read_text()
     for pgid in {int(x) for x in pgids.read_text().split()}:

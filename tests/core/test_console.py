@@ -219,3 +219,35 @@ def test_no_color_removes_colour_not_progress_on_a_real_terminal(tmp_path):
     for out in (coloured, plain):
         assert b"evals of conformance-pack" in out and b"/7" in out  # the progress bar, with its count
     assert colour.search(coloured) and not colour.search(plain)
+
+
+def test_printable_escapes_control_characters_but_keeps_colour_newline_and_tab() -> None:
+    text = "a\x1b]0;title\x07b \x1b[1;31mred\x1b[0m\r\n\tc\x9b2J\x7f\x00"
+    expected = "a\\u001b]0;title\\u0007b \x1b[1;31mred\x1b[0m\\u000d\n\tc\\u009b2J\\u007f\\u0000"
+    assert console.printable(text) == expected
+    assert console.printable("plain text") == "plain text"
+
+
+def test_guarded_output_escapes_text_and_restores_the_streams(capsys: pytest.CaptureFixture[str]) -> None:
+    """Escapes are JSON's: a JSON document holding DEL or a C1 character stays valid through the guard."""
+    import sys
+
+    before = sys.stdout, sys.stderr
+    with console.guarded_output():
+        print("name\x1b]52;c;eA==\x07")
+        print("warn\x1b[2J", file=sys.stderr)
+        assert console.unguarded(sys.stdout) is before[0]
+    assert (sys.stdout, sys.stderr) == before
+    out, err = capsys.readouterr()
+    assert out == "name\\u001b]52;c;eA==\\u0007\n" and err == "warn\\u001b[2J\n"
+
+
+def test_json_through_the_guard_stays_valid_and_means_the_same(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import sys
+
+    value = {"name": "agent\x7f\x9b\u2028", "pattern": "^(\x7f?!/)"}
+    with console.guarded_output():
+        sys.stdout.write(json.dumps(value, ensure_ascii=False))
+    printed = capsys.readouterr().out
+    assert "\x7f" not in printed and "\x9b" not in printed and json.loads(printed) == value

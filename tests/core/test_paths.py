@@ -111,3 +111,44 @@ def test_is_within_and_to_posix(pack, tmp_path):
     assert not is_within(pack, tmp_path)
     assert not is_within(pack, tmp_path / "pack-other")  # a shared name prefix is not containment
     assert to_posix(pack / "docs" / "a.md", pack) == "docs/a.md"
+
+
+def test_links_out_lists_every_link_leaving_the_root_without_following_any(tmp_path: Path) -> None:
+    from agentpack.io.paths import links_out
+
+    root, outside = tmp_path / "pack", tmp_path / "outside"
+    (root / "docs").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "x.md").write_text("x")
+    (root / "docs" / "a.md").write_text("a")
+    (root / "docs" / "inside").symlink_to("a.md")
+    (root / "docs" / "file-out").symlink_to(outside / "deep" / "x.md")
+    (root / "folder-out").symlink_to(outside)
+    (root / "dangling").symlink_to("/nonexistent/place")
+    found = dict(links_out(root))
+    assert found == {
+        "dangling": "/nonexistent/place",
+        "docs/file-out": str((outside / "deep" / "x.md").resolve()),
+        "folder-out": str(outside.resolve()),
+    }
+    assert dict(links_out(root, root / "docs")) == {"docs/file-out": found["docs/file-out"]}
+
+
+def test_check_inside_refuses_a_file_reached_through_a_link_out(tmp_path: Path) -> None:
+    from agentpack.io.errors import PackError
+    from agentpack.io.paths import check_inside
+
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "host.yaml").write_text("a: 1\n")
+    (tmp_path / "pack" / "inner.yaml").write_text("a: 1\n")
+    (tmp_path / "pack" / "m.yaml").symlink_to(tmp_path / "host.yaml")
+    check_inside(tmp_path / "pack", tmp_path / "pack" / "inner.yaml")
+    with pytest.raises(PackError, match=r"found a symbolic link to .* outside it") as info:
+        check_inside(tmp_path / "pack", tmp_path / "pack" / "m.yaml", display="m.yaml", error=PackError)
+    assert info.value.file == "m.yaml"
+
+
+@pytest.mark.parametrize("path", ["a\nb", "docs/\x1b]0;t\x07", "a\tb", "x\x7f"])
+def test_control_characters_in_a_pack_path_are_refused(path: str) -> None:
+    with pytest.raises(PathEscapeError, match="control character"):
+        check_relative(path)

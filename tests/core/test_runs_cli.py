@@ -93,12 +93,16 @@ def test_trend_gates_on_a_falling_pass_rate(seeded_store):
     assert result.exit_code == 1 and "REGRESSION" in result.stdout
     data = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--json"]).json()
     assert data["runs"] == 3 and data["slope"] < 0 and data["regression"] is True
-    assert [c["key"] for c in data["flaky"]] == ["smoke/b"]
-    assert data["flaky"][0]["flips"] == 1
+    assert data["flaky"] == [] and [c["key"] for c in data["regressed"]] == ["smoke/b"]  # one pass -> fail
+    assert data["regressed"][0]["flips"] == 1 and data["verdict"] == "regression"
     relaxed = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--threshold", "0.5"])
     assert relaxed.exit_code == 0
     few = run_cli(["runs", "trend", "manifests/support.yaml", "--store", seeded_store, "-o", "markdown"])
-    assert few.exit_code == 0 and "not enough history (2 of 3 runs)" in few.stdout
+    assert (
+        few.exit_code == 0 and "the latest run error; 1 case regressed (2 of 3 runs, not enough history" in few.stdout
+    )
+    young = run_cli(["runs", "trend", "skills/beta", "--store", seeded_store])
+    assert young.exit_code == 0 and "not enough history (1 of 3 runs)" in young.stdout
     assert run_cli(["runs", "trend", "nothing", "--store", seeded_store]).exit_code == 2
 
 
@@ -196,3 +200,70 @@ def test_list_colours_statuses_on_a_terminal_unless_no_color(seeded_store, monke
     assert "\x1b[31mFAILED" in listing() and "\x1b[32mPASSED" in listing()
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in listing() and "FAILED" in listing()
+
+
+# -- issue 27: names, search, paging, housekeeping ---------------------------------------------------
+def test_the_list_names_each_run_searches_and_pages(seeded_store):
+    text = run_cli(["runs", "list", "--store", seeded_store]).stdout.splitlines()
+    assert text[0].startswith("#6") and "beta  skill test skills/beta" in text[0]
+    assert "ERROR" in text[1] and "support  rpc run manifests/support.yaml" in text[1]
+    found = run_cli(["runs", "list", "--store", seeded_store, "--search", "alpha", "--json"]).json()
+    assert [r["id"] for r in found["runs"]] == [3, 2, 1] and found["total"] == 3
+    assert found["runs"][0]["verdict"] == "failed" and found["runs"][0]["counts"] == "2 passed, 1 failed of 3"
+    assert [
+        r["id"]
+        for r in run_cli(["runs", "list", "--store", seeded_store, "-s", "nightly beta", "--json"]).json()["runs"]
+    ] == [6]
+    assert run_cli(["runs", "list", "--store", seeded_store, "-s", "#4", "--json"]).json()["runs"][0]["id"] == 4
+    assert run_cli(["runs", "list", "--store", seeded_store, "-s", "100%_", "--json"]).json()["runs"] == []
+    paged = run_cli(["runs", "list", "--store", seeded_store, "-n", "2", "--page", "2"])
+    assert [line.split()[0] for line in paged.stdout.splitlines()] == ["#4", "#3"] and "runs 3-4 of 6" in paged.stderr
+
+
+def test_delete_and_prune(seeded_store):
+    dry = run_cli(["runs", "delete", "2", "latest", "--store", seeded_store, "--dry-run"])
+    assert dry.exit_code == 0 and dry.stdout.startswith("would delete 2 runs")
+    assert run_cli(["runs", "list", "--store", seeded_store, "--json"]).json()["total"] == 6
+    gone = run_cli(["runs", "delete", "2", "--store", seeded_store, "--json"]).json()
+    assert [r["id"] for r in gone["deleted"]] == [2]
+    with open_store(seeded_store) as store:
+        assert [r.id for r in store.find()] == [6, 5, 4, 3, 1]
+    assert run_cli(["runs", "delete", "2", "--store", seeded_store]).exit_code == 2  # no run #2 any more
+    kept = run_cli(["runs", "prune", "--keep", "1", "--store", seeded_store])
+    assert kept.exit_code == 0 and kept.stdout.startswith("deleted 2 runs")  # #1 of packs/alpha, #4 of the manifest
+    with open_store(seeded_store) as store:
+        assert [r.id for r in store.find()] == [6, 5, 3]
+    old = run_cli(["runs", "prune", "--older-than", "2026-03-04", "--store", seeded_store, "--json"]).json()
+    assert [r["id"] for r in old["deleted"]] == [3]
+    assert run_cli(["runs", "prune", "--older-than", "1d", "--store", seeded_store]).stdout.startswith("deleted 2")
+    assert run_cli(["runs", "prune", "--store", seeded_store]).exit_code == 2  # nothing said
+    bad = run_cli(["runs", "prune", "--older-than", "soon", "--store", seeded_store])
+    assert bad.exit_code == 2 and "neither an age nor a date" in bad.stderr
+
+
+def test_export_html_writes_the_run_page(seeded_store, tmp_path):
+    out = tmp_path / "run.html"
+    result = run_cli(["runs", "export", "3", "--to", out, "--store", seeded_store])  # picked by the suffix
+    assert result.exit_code == 0
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and 'id="case-table"' in page and 'href="#case-2"' in page
+    assert "FAILED 2 passed, 1 failed of 3 (66.7%)" in page and "/api/" not in page
+    many = run_cli(["runs", "export", "-o", "html", "--store", seeded_store])
+    assert many.exit_code == 2 and "writes one run's page; 6 runs were selected" in many.stderr
+
+
+def test_the_store_folder_ignores_itself_in_git(with_sample, todo_pack, tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTPACK_RUNS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    assert run_cli(["eval", todo_pack("- [x] a\n")]).exit_code == 0
+    assert (tmp_path / ".agentpack" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_show_and_trend_say_what_happened(seeded_store):
+    shown = run_cli(["runs", "show", "5", "--store", seeded_store]).stdout
+    assert "ERROR: it could not finish (0 passed, 1 errors of 1)" in shown
+    as_json = run_cli(["runs", "show", "5", "--store", seeded_store, "--json"]).json()["run"]
+    assert as_json["verdict"] == "error" and as_json["rate"] == ""
+    trend = run_cli(["runs", "trend", "packs/alpha", "--store", seeded_store, "--json"]).json()
+    assert [p["verdict"] for p in trend["points"]] == ["passed", "passed", "failed"]

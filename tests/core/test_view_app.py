@@ -69,7 +69,8 @@ def test_compare_and_trend_pages(viewer_url):
     _, _, picker = get(viewer_url, "compare")  # the latest run (#6) is the first of its input
     assert "pick two runs" in picker and 'id="pick-a"' in picker
     _, _, trend = get(viewer_url, "trend?input=packs/alpha")
-    assert "regression: the pass rate falls" in trend and 'id="flaky"' in trend
+    assert "regression: the pass rate falls" in trend and 'id="case-history"' in trend
+    assert 'data-status="regressed"' in trend and 'data-status="flaky"' not in trend  # one pass -> fail
     assert trend.count("<svg") == 4
     _, _, index = get(viewer_url, "trend")
     assert index.count('class="trend-link"') == 3
@@ -166,4 +167,22 @@ def test_run_views_add_sections_and_a_broken_one_is_contained(seeded_store):
     html = pages.run_page(run, views, None)
     assert '<p class="mine">3 cases of ecp</p>' in html and "Other format" not in html
     assert "this view failed: RuntimeError(&#x27;view bug&#x27;)" in html
-    assert html.index('data-view="mine"') < html.index('id="cases"')
+    assert html.index('id="cases"') < html.index('data-view="mine"') < html.index('id="case-details"')
+
+
+def test_case_pages_export_search_and_paging(viewer_url):
+    status, _, case = get(viewer_url, "runs/3/cases/2")
+    assert status == 200 and "smoke/b" in case and 'id="next-case"' in case and 'id="prev-case"' not in case
+    assert get(viewer_url, "runs/3/cases/9")[0] == 404 and get(viewer_url, "runs/99/cases/1")[0] == 404
+    status, headers, exported = get(viewer_url, "runs/3/export")
+    assert status == 200 and headers["Content-Disposition"] == 'attachment; filename="run-3.html"'
+    assert "<style>" in exported and 'href="#case-2"' in exported
+    _, _, found = get(viewer_url, "?q=support")
+    assert found.count("data-run=") == 2 and "Runs (2)" in found
+    _, _, paged = get(viewer_url, "?limit=4&page=2")
+    assert paged.count("data-run=") == 2 and "runs 5–6 of 6 · page 2 of 2" in paged
+    assert 'href="/?limit=4&amp;page=1"' in paged
+    _, _, api = get(viewer_url, "api/runs?q=alpha&limit=1")
+    assert [(r["id"], r["verdict"]) for r in json.loads(api)["runs"]] == [(3, "failed")]
+    _, _, one = get(viewer_url, "api/runs/5")
+    assert json.loads(one)["run"]["headline"] == "ERROR: it could not finish (0 passed, 1 errors of 1)"

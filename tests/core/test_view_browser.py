@@ -6,6 +6,7 @@ them) or a temporary folder. Skipped, with the reason, where Chromium or the ``p
 missing (``.ci/run`` installs both, so CI always runs these).
 """
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -127,6 +128,12 @@ def test_compare_two_picked_runs(page, viewer_url, artifacts):
     page.wait_for_url("**/compare?a=2&b=3")
     assert page.locator("table.changes.regressed tbody tr").count() == 1
     assert page.locator("#side-by-side .side").count() == 1
+    halves = [page.locator("#side-by-side .side > div").nth(i).bounding_box()["width"] for i in range(2)]
+    assert min(halves) > 450  # base | head in two readable halves
+    values = page.locator("#side-by-side table.assertions td pre").locator("visible=true")
+    widths = [values.nth(i).bounding_box()["width"] for i in range(values.count())]
+    assert len(widths) >= 2 and min(widths) > 90  # never a character or two per line
+    assert page.locator("#output-diffs .output-diff[data-case='smoke/b'] pre del").inner_text() == "no"
     shot(page, artifacts, "compare")
     page.goto(viewer_url + "compare")
     shot(page, artifacts, "compare-picker")
@@ -143,7 +150,8 @@ def test_trend_pages(page, viewer_url, artifacts):
     page.click("a.trend-link:text-is('packs/alpha')")
     page.wait_for_url("**/trend?input=packs%2Falpha")
     assert page.locator("svg.chart").count() == 4
-    assert page.locator("#flaky tbody tr").count() == 1
+    history = page.locator("#case-history tbody tr")
+    assert history.count() == 1 and "REGRESSED" in history.inner_text()  # one pass -> fail is no flake
     assert "regression" in page.locator("#verdict").inner_text()
     shot(page, artifacts, "trend")
 
@@ -239,21 +247,27 @@ def test_the_dci_view_shows_candidates_scores_and_a_chart(page, plugin_runs, art
 
 @pytest.mark.parametrize(
     ("name", "view"),
-    [("eval.html", None), ("plan.html", "experts-plan"), ("resolve.html", "dci-candidates")],
+    [("eval.html", "ecp-questions"), ("plan.html", "experts-plan"), ("resolve.html", "dci-candidates")],
 )
 def test_the_html_reports_open_offline_and_match_the_viewer(page, plugin_runs, artifacts, name, view):
     """The report files are self-contained (the page fixture fails on any request) and show the same sections."""
     _, folder = plugin_runs
     page.goto((folder / name).as_uri())
     assert page.locator("svg.chart-passrate").count() == 1
-    if view:
-        assert page.locator(f"section[data-view='{view}']").count() == 1
+    assert page.locator(f"section[data-view='{view}']").count() == 1
+    assert page.locator("table.case-table").first.bounding_box()["y"] < 700  # the cases table on the first screen
+    if name == "eval.html":  # the ECP eval report shows each question and its citations, as the viewer does
+        questions = page.locator("table.ecp-questions")
+        assert (
+            questions.locator("tbody tr").count() == 7
+            and "✓ must_cite: docs/configuration.md" in questions.inner_text()
+        )
     page.check("#failures-only")
     shot(page, artifacts, f"report-{name.removesuffix('.html')}")
 
 
-def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_path, artifacts):
-    """``rpc run --report x.html``: the run's page with the agent protocol's section, self-contained, failures first."""
+def failing_rpc_run(tmp_path, *args):
+    """``rpc run`` of the example manifest with one scenario made to fail, with ``args``; returns its folder."""
     pytest.importorskip("agentpack_agent_rpc")
     work = tmp_path / "rpc"
     shutil.copytree(EXAMPLES / "agent_rpc", work)
@@ -261,7 +275,7 @@ def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_pa
     (work / "failing.yaml").write_text(manifest.replace("value: order number,", "value: no such words,"))
     env = dict(os.environ, PATH=f"{AGENTPACK.parent}{os.pathsep}{os.environ['PATH']}")
     result = subprocess.run(
-        [str(AGENTPACK), "rpc", "run", "failing.yaml", "--report", "r.html", "--no-record"],
+        [str(AGENTPACK), "rpc", "run", "failing.yaml", *args],
         check=False,
         env=env,
         cwd=work,
@@ -270,6 +284,12 @@ def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_pa
         timeout=300,
     )
     assert result.returncode == 1, result.stderr
+    return work
+
+
+def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_path, artifacts):
+    """``rpc run --report x.html``: the run's page with the agent protocol's section, self-contained, failures first."""
+    work = failing_rpc_run(tmp_path, "--report", "r.html", "--no-record")
     page.goto((work / "r.html").as_uri())
     assert page.locator("svg.chart-passrate").count() == 1 and page.locator("svg.chart-hist").count() == 2
     view = page.locator("section[data-view='agent-rpc']")
@@ -281,3 +301,251 @@ def test_the_rpc_run_report_opens_offline_with_its_charts_and_steps(page, tmp_pa
     shot(page, artifacts, "report-rpc-run")
     page.check("#failures-only")
     assert page.locator("#case-count").inner_text() == "1 shown"
+
+
+# -- issue 27: the cases table first, diffs, honest statuses, what a person sees ---------------------
+def _case(case_id, status, *, expected=None, actual=None, duration=0.01, question=None, answer=None, tags=None):
+    case = {
+        "id": case_id,
+        "status": status,
+        "duration_s": duration,
+        "message": "" if status == "passed" else f"{case_id} did not hold",
+        "assertions": [
+            {"name": "answer", "passed": status == "passed", "expected": expected, "actual": actual, "message": ""}
+        ],
+        "details": {k: v for k, v in (("question", question), ("answer", answer)) if v is not None},
+    }
+    if tags:
+        case["tags"] = tags
+    return case
+
+
+def _eval(name, cases, aborted=None):
+    return {
+        "schema_version": 1,
+        "command": "eval",
+        "evaluations": [{"name": name, "format": "ecp", "suites": [{"id": "qa", "cases": cases}], "aborted": aborted}],
+    }
+
+
+LONG = "supercalifragilistic-identifier-of-the-expected-release-channel-for-customers"
+
+
+@pytest.fixture(scope="module")
+def honest_store(tmp_path_factory):
+    """A store of runs that need honest words: diffs, a changed output, an always failing input, a flaky and a
+    regressed case, an interrupted run."""
+    from agentpack.results.runs import record_run
+
+    store = tmp_path_factory.mktemp("honest") / "runs.sqlite"
+
+    def record(input_key, name, cases, **kwargs):
+        record_run(
+            _eval(name, cases, kwargs.pop("aborted", None)),
+            command="eval",
+            input=input_key,
+            name=name,
+            store=store,
+            **kwargs,
+        )
+
+    first = [
+        _case(
+            "monday",
+            "failed",
+            expected="The order shipped on Monday morning",
+            actual="The order shipped on Tuesday morning",
+            question="When did order 42 ship?",
+            tags=["smoke"],
+        ),
+        _case(
+            "json",
+            "failed",
+            expected={"status": "shipped", "items": [1, 2]},
+            actual={"status": "pending", "items": [1, 2, 3]},
+        ),
+        _case("long", "failed", expected=LONG, actual=LONG.replace("customers", "partners"), duration=0.02),
+        _case("ok", "passed", expected="yes", actual="yes", answer="Yes, it is in stock.", duration=0.3),
+    ]
+    record("packs/diffs", "diffs pack", first)  # 1
+    second = [dict(c) for c in first]
+    second[3] = _case("ok", "passed", expected="yes", actual="yes", answer="Yes, three are in stock.", duration=0.3)
+    record("packs/diffs", "diffs pack", second)  # 2
+    for _ in range(2):  # 3, 4
+        record("packs/broken", "broken pack", [_case("a", "failed", expected="x", actual="y")])
+    for x, y in (("passed", "passed"), ("failed", "passed"), ("passed", "failed")):  # 5, 6, 7
+        record("packs/flaky", "flaky pack", [_case("x", x), _case("y", y)])
+    cut = [_case(f"c{i}", "passed") for i in range(5)] + [_case("c5", "failed")]
+    record("packs/big", "big pack", cut, status="interrupted", aborted="interrupted (Ctrl-C) before the end")  # 8
+    return store
+
+
+@pytest.fixture(scope="module")
+def honest(honest_store):
+    with serving(honest_store) as url:
+        yield url
+
+
+def test_a_run_opens_on_its_cases_table_failures_first(page, honest, artifacts):
+    page.goto(honest + "runs/1")
+    table = page.locator("#case-table")
+    assert table.bounding_box()["y"] < 400  # the first screen, not below a metadata table
+    assert page.locator("#run-metadata").get_attribute("open") is None  # folded below
+    heads = page.locator("#case-table thead th").all_inner_texts()
+    assert heads == ["status", "case", "input", "expected", "actual", "checks", "duration"]
+    rows = page.locator("#case-table tbody tr")
+    assert [rows.nth(i).get_attribute("data-status") for i in range(4)] == ["failed"] * 3 + ["passed"]
+    monday = page.locator("#case-table tr[data-row='qa/monday']").inner_text()
+    assert "When did order 42 ship?" in monday and "0/1" in monday
+    assert "diffs pack" in page.locator("h1").inner_text()
+    assert page.locator("#score").inner_text().split("\n")[:2] == ["FAILED", "25.0%"]
+    assert page.locator("#headline").inner_text() == "FAILED 1 passed, 3 failed of 4 (25.0%)"
+    expected = rows.first.locator("td").nth(3).bounding_box()
+    assert expected["width"] > 120  # no one-character columns
+    shot(page, artifacts, "run-page-after")
+
+
+def test_the_cases_table_sorts_and_filters(page, honest):
+    page.goto(honest + "runs/1")
+    rows = page.locator("#case-table tbody tr")
+    page.click("#case-table button.sort:text-is('duration')")
+    order = [r.get_attribute("data-row") for r in rows.all()]
+    assert order == ["qa/json", "qa/monday", "qa/long", "qa/ok"]  # fastest first; ties keep their order
+    page.click("#case-table button.sort:text-is('duration')")
+    assert rows.first.get_attribute("data-row") == "qa/ok"  # slowest first
+    page.select_option("#case-status", "passed")
+    assert page.locator("#case-count").inner_text() == "1 shown" and rows.locator("visible=true").count() == 1
+    page.select_option("#case-status", "")
+    page.select_option("#case-tag", "smoke")
+    assert page.locator("#case-count").inner_text() == "1 shown"
+    page.select_option("#case-tag", "")
+    page.fill("#case-filter", "pending")
+    assert page.locator("#case-count").inner_text() == "1 shown"
+    assert page.locator("details.case[data-case='qa/json']").is_visible()
+    assert not page.locator("details.case[data-case='qa/ok']").is_visible()
+
+
+def test_a_case_page_has_its_diff_and_prev_next(page, honest, artifacts):
+    page.goto(honest + "runs/1")
+    page.click("a.case-link:text-is('qa/json')")
+    page.wait_for_url("**/runs/1/cases/2")
+    changes = page.locator("table.json-diff tbody tr").all_inner_texts()
+    assert [c.split("\t")[0] for c in changes] == ["$.status", "$.items[2]"]
+    assert "(absent)" in changes[1]
+    assert not page.locator("#prev-case").count()  # the first case of the table
+    page.click("#next-case")
+    page.wait_for_url("**/runs/1/cases/3")
+    shot(page, artifacts, "case-page-long-values")
+    cells = page.locator("table.assertions td pre")
+    widths = [cells.nth(i).bounding_box()["width"] for i in range(2)]
+    assert min(widths) > 250  # expected and actual are readable columns
+    lines = cells.first.evaluate(
+        "e => { const s = getComputedStyle(e);"
+        " const inner = e.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom);"
+        " return Math.round(inner / parseFloat(s.lineHeight)); }"
+    )
+    assert lines <= 3  # the long identifier wraps at its hyphens at most, never a character or two per line
+    page.click("#next-case")
+    page.wait_for_url("**/runs/1/cases/1")
+    diff = page.locator("pre.word-diff").first
+    assert diff.locator("del").all_inner_texts() == ["Monday"] and diff.locator("ins").all_inner_texts() == ["Tuesday"]
+    assert page.locator("#prev-case").is_visible() and page.locator("#next-case").is_visible()
+    shot(page, artifacts, "case-page")
+
+
+def test_compare_shows_the_output_that_changed_as_a_diff(page, honest, artifacts):
+    page.goto(honest + "compare?a=1&b=2")
+    assert "still failing" in page.locator("#verdict").inner_text()
+    assert "ok" not in (page.locator("#verdict").get_attribute("class") or "").split()
+    changed = page.locator("#output-diffs .output-diff")
+    assert changed.count() == 1 and changed.first.get_attribute("data-case") == "qa/ok"
+    assert changed.locator("pre ins").all_inner_texts() == ["three are"]
+    shot(page, artifacts, "compare-diffs")
+
+
+def test_statuses_say_what_happened(page, honest, plugin_runs, artifacts):
+    page.goto(honest + "trend?input=packs/broken")
+    verdict = page.locator("#verdict")
+    assert (
+        verdict.get_attribute("data-verdict") == "still failing" and "every one of the 2 runs" in verdict.inner_text()
+    )
+    assert "ok" not in verdict.get_attribute("class").split()
+    page.goto(honest + "trend?input=packs/flaky")
+    history = {
+        row.locator("code").inner_text(): row.locator(".badge").inner_text()
+        for row in page.locator("#case-history tbody tr").all()
+    }
+    assert history == {"qa/x": "FLAKY", "qa/y": "REGRESSED"}
+    shot(page, artifacts, "trend-histories")
+    page.goto(honest + "runs/8")
+    assert page.locator("#headline").inner_text() == "INTERRUPTED after 6 cases: 5 passed, 1 failed"
+    assert "%" not in page.locator("#score").inner_text()
+    shot(page, artifacts, "run-interrupted")
+    url, _ = plugin_runs
+    page.goto(url + "runs/2")  # the dry run: 3 of 5 operations not executed
+    assert page.locator("h1 .badge").inner_text() == "PARTLY RUN"
+    assert "3 not run" in page.locator("#headline").inner_text()
+    assert page.locator("#case-table tbody tr").first.locator(".badge").inner_text() == "NOT RUN"
+
+
+def test_the_runs_list_names_searches_and_pages(page, honest, artifacts):
+    page.goto(honest)
+    names = page.locator("#runs td.run-name").all_inner_texts()
+    assert names[0] == "big pack" and "diffs pack" in names
+    assert page.locator("#runs tr[data-run='8'] .badge").inner_text() == "INTERRUPTED"
+    page.fill("#filter-q", "flaky")
+    page.click("#apply-filters")
+    page.wait_for_url("**q=flaky*")
+    assert page.locator("#runs tbody tr").count() == 3
+    page.goto(honest + "?limit=3")
+    assert page.locator("#runs tbody tr").count() == 3 and "page 1 of 3" in page.locator(".pager").inner_text()
+    page.click("#page-next")
+    page.wait_for_url("**page=2*")
+    assert [r.get_attribute("data-run") for r in page.locator("#runs tbody tr").all()] == ["5", "4", "3"]
+    shot(page, artifacts, "runs-paged")
+
+
+def test_export_html_is_the_run_page_as_a_file(page, honest_store, tmp_path, artifacts):
+    out = tmp_path / "run-1.html"
+    args = ["runs", "export", "1", "-o", "html", "--to", str(out), "--store", str(honest_store)]
+    result = subprocess.run([str(AGENTPACK), *args], check=False, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    page.goto(out.as_uri())
+    assert page.locator("#case-table tbody tr").count() == 4 and page.locator("#headline").is_visible()
+    page.click("a.case-link:text-is('qa/ok')")
+    assert page.locator("details#case-4").get_attribute("open") is not None  # the anchor opens the case
+    shot(page, artifacts, "export-html")
+
+
+def test_validate_html_shows_hints_as_text_not_markup(page, tmp_path, artifacts):
+    skill = tmp_path / "my-skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: my-skill\ndescription: does things\ncolour: blue\n---\nbody\n")
+    out = tmp_path / "validate.html"
+    result = subprocess.run(
+        [str(AGENTPACK), "validate", str(skill), "-o", "html"], check=False, capture_output=True, text=True, timeout=300
+    )
+    out.write_text(result.stdout)
+    page.goto(out.as_uri())
+    text = page.locator("table.findings").inner_text()
+    assert "hint: allowed fields:" in text and "under 'metadata'" in text
+    assert "<br>" not in text and "<small>" not in text and "&#x27;" not in text
+    assert page.locator("table.findings small").count() >= 1
+    shot(page, artifacts, "report-validate")
+
+
+def test_the_rpc_run_page_in_the_viewer_spaces_its_totals(page, tmp_path, artifacts):
+    """The agent protocol's totals are spans side by side: the viewer's stylesheet spaces them as the report does."""
+    store = tmp_path / "runs.sqlite"
+    failing_rpc_run(tmp_path, "--store", str(store))
+    with serving(store) as url:
+        page.goto(url + "runs/1")
+        spans = page.locator("section[data-view='agent-rpc'] p.totals span")
+        assert spans.count() >= 3
+        boxes = [spans.nth(i).bounding_box() for i in range(3)]
+        gaps = [b["x"] - (a["x"] + a["width"]) for a, b in itertools.pairwise(boxes)]
+        assert min(gaps) >= 10, gaps  # "4 scenarios  3 passed", not "4 scenarios3 passed"
+        assert page.locator("#case-table tbody tr").first.get_attribute("data-status") == "failed"
+        page.select_option("#case-tag", "refunds")  # a scenario's tags (kept in its details) filter the table
+        assert page.locator("#case-count").inner_text() == "1 shown"
+        shot(page, artifacts, "run-rpc")

@@ -125,3 +125,43 @@ def test_a_validation_report_charts_its_paths():
     assert 'aria-label="pass rate 67%: 2 passed, 1 failed, 0 errors, 0 skipped"' in page
     assert 'aria-label="per-suite results: ecp 1 of 2 passed; skillctl 1 of 1 passed"' in page
     assert 'class="chart chart-hist"' not in page  # nothing was timed
+
+
+def test_the_cases_table_reads_each_shape_of_case():
+    from agentpack.results.viewer.cases import output_of, row_of, tags_of
+
+    question = {
+        "id": "q",
+        "status": "failed",
+        "assertions": [{"name": "cite", "passed": False, "expected": ["a.md"], "actual": ["b.md"]}],
+        "details": {"question": "Where?", "answer": "Here.", "tags": ["docs"]},
+    }
+    assert row_of(question) == {"input": "Where?", "expected": ["a.md"], "actual": ["b.md"], "checks": (0, 1)}
+    assert output_of(question) == "Here." and tags_of(question) == ["docs"]
+    scenario = {
+        "id": "s",
+        "status": "failed",
+        "details": {
+            "runs": [
+                {
+                    "steps": [
+                        {"input": "hi", "public_output": "hello", "checks": [{"passed": True}]},
+                        {"input": "bye", "public_output": "ciao", "checks": [{"passed": False, "expected": "bye"}]},
+                    ]
+                }
+            ]
+        },
+    }
+    row = row_of(scenario)
+    assert row["input"] == "hi" and row["checks"] == (1, 2) and output_of(scenario) == "ciao"
+    assert row["expected"] == "bye"
+    planned = {"id": "op", "status": "skipped", "tags": ["a", 1]}
+    assert row_of(planned) == {"input": None, "expected": None, "actual": None, "checks": (0, 0)}
+    assert output_of(planned) is None and tags_of(planned) == ["a", "1"]
+
+
+def test_a_report_opens_on_its_cases_table_and_says_the_verdict():
+    page = html.render(_report(aborted="interrupted (Ctrl-C) before the end"))
+    assert page.index('class="case-table"') < page.index('class="chart chart-passrate"')
+    assert "INTERRUPTED after 2 cases: 1 passed, 1 failed" in page and "The run was interrupted: " in page
+    assert 'href="#e1-case-1"' in page and 'id="e1-case-1"' in page

@@ -141,6 +141,24 @@ def test_resolve_failures_and_decisions(agentpack_cli, ws):
     assert bad_policy.exit_code == 2 and "max-candidates" in bad_policy.stderr
 
 
+def test_a_unicode_capability_id_gets_a_hint_that_is_true(agentpack_cli, ws, tmp_path):
+    """Agent Skills names allow Unicode lowercase letters (a skill named 中文-写作 is valid); DCI/1 capability
+    ids (the grammar's name-token, the origin's schemas) are ASCII: the hint says so, not "the name rules"."""
+    skill = write_skill(
+        ws, "skills/中文-写作", description="Writes Chinese prose.", contract="DCI/1 P(chinese-writing)"
+    )
+    assert agentpack_cli("validate", str(skill)).exit_code == 0
+    bad = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "中文-写作", "--json")
+    assert bad.exit_code == 2
+    error = bad.json()["error"]
+    assert "中文-写作" in error["message"]
+    assert "ASCII only" in error["hint"] and "Agent Skills names, which also allow Unicode" in error["hint"]
+    upper = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "Web_Search", "--json").json()["error"]
+    assert upper["hint"].endswith("did you mean 'web-search'?")
+    good = agentpack_cli("dci", "resolve", "-w", str(ws), "-r", "chinese-writing", "--no-history", "--json")
+    assert good.exit_code == 0 and good.json()["report"]["selected_candidates"] == ["中文-写作::skills/中文-写作"]
+
+
 def test_resolve_with_consumer_skill(agentpack_cli, ws):
     consumer = write_skill(
         ws,
@@ -190,7 +208,9 @@ def test_each_skill_md_is_read_and_parsed_once(agentpack_cli, ws, monkeypatch):
     for command in (("dci", "lint", str(ws)), ("validate", "--format", "dci", str(ws))):
         reads = FileReads(monkeypatch)
         result = agentpack_cli(*command)
-        assert result.exit_code == 0 and reads.each_once(providers), (command, reads.opened, reads.parsed)
+        # the consumer beside skills/ is linted too (issue 24: a broken one fails the lint)
+        expected = [*providers, consumer / "SKILL.md"]
+        assert result.exit_code == 0 and reads.each_once(expected), (command, reads.opened, reads.parsed)
 
 
 def test_real_subprocesses(ws):

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack_dci.grammar import Capability, Contract, ContractParseError, escape, parse_contract, serialize_contract
+from agentpack_dci.grammar import (
+    CONTROL_CHARACTERS,
+    Capability,
+    Contract,
+    ContractParseError,
+    escape,
+    parse_contract,
+    serialize_contract,
+)
 from agentpack_dci.tokens import is_capability, token_problem
 
 SPEC_EXAMPLE = (
@@ -37,6 +47,33 @@ def test_long_forms_are_normalised_to_short_forms():
     c = parse_contract("DCI/1 Provides(a) Expects(b) Accepts(k=v) Required(c) Optional(d) Policy(max-candidates=2)")
     assert c.canonical() == "DCI/1^best-effort P(a) E(b) A(k=v) R(c) O(d) Pol(max-candidates=2)"
     assert [n[0] for n in c.notes].count("long-form") == 6
+
+
+UPSTREAM_CONSUMER = (
+    Path(__file__).parents[2] / ".." / "shared" / "reference" / "upstream" / "interop3" / "dci" / "consumer"
+)
+
+
+@pytest.mark.skipif(
+    not UPSTREAM_CONSUMER.is_dir(), reason=f"the origin's example consumer is not at {UPSTREAM_CONSUMER}"
+)
+def test_requires_is_the_long_form_of_r():
+    """The origin's current text (pax dff1667) spells R's long form ``Requires``; its own example contract,
+    written with every long form it lists, keeps its required capability (it used to vanish as unknown)."""
+    from agentpack.skills.skillmd import read_skill
+
+    contract = read_skill(UPSTREAM_CONSUMER / "skills" / "option-evaluation").metadata["contract"]
+    long = contract
+    for short, spelled in (("P", "Provides"), ("E", "Expects"), ("A", "Accepts"), ("R", "Requires"), ("O", "Optional")):
+        long = long.replace(f" {short}(", f" {spelled}(")
+    assert "Requires(web-search)" in long
+    parsed, original = parse_contract(long), parse_contract(contract)
+    assert [c.value for c in parsed.required] == ["web-search"]
+    assert parsed.canonical() == original.canonical()
+    assert "unknown clause 'Requires'" not in [n[1] for n in parsed.notes]
+    assert (
+        parse_contract("DCI/1 Required(web-search)").required == parse_contract("DCI/1 Requires(web-search)").required
+    )
 
 
 def test_whitespace_is_trimmed_and_escapes_decoded():
@@ -163,7 +200,7 @@ def test_grammar_shaped_text_round_trips_when_it_parses(text):
     assert serialize_contract(parse_contract(canonical)) == canonical
 
 
-_value_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+_value_chars = st.characters(blacklist_categories=("Cs",)).filter(lambda c: not CONTROL_CHARACTERS.match(c))
 _token = st.text(_value_chars, min_size=1, max_size=12).filter(lambda s: s == s.strip() or s.strip(" ") != s)
 _safe_value = st.text(st.sampled_from("abcXYZ019-_.:/@,()=\\ "), min_size=1, max_size=10)
 _key = st.text(st.sampled_from("abc-_19"), min_size=1, max_size=8)

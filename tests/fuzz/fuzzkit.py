@@ -73,6 +73,9 @@ class Rule:
     """Frontmatter scalars are read as strings (SKILL.md): ``.nan`` or ``7`` are valid strings there."""
     timestamps: bool = False
     """String values that are RFC 3339 timestamps must stay RFC 3339."""
+    contained_by: frozenset[str] = frozenset()
+    """Commands that refuse this file when it is a symbolic link out of the pack (issue 24): a subset of
+    ``checked_by``; the others only have to answer without a crash or a hang."""
     stream: bool = False
     """A command reads it as a stream the user names (``--input FILE``): a pipe is fine there, so a FIFO
     waits for its writer, as ``cat`` would; the FIFO mutation leaves it alone."""
@@ -375,6 +378,79 @@ def delete(path: Path, rule: Rule, draw: Draw) -> Applied:
     return Applied("deleted", True, unreadable=True, only=rule.must_exist)
 
 
+def symlink_out(path: Path, rule: Rule, draw: Draw) -> Applied:
+    """The file becomes a link to a copy of itself outside the case (a host file, say): what it says stays
+    valid, where it lives does not."""
+    scratch = next(p.parent for p in path.parents if p.name == "case")
+    outside = scratch / "outside"
+    outside.mkdir(exist_ok=True)
+    target = outside / f"{len(list(outside.iterdir()))}-{path.name}"
+    shutil.move(path, target)
+    path.symlink_to(target)
+    return Applied(f"moved out of the pack, a symbolic link to {target} in its place", True, only=rule.contained_by)
+
+
+CONTROL_TEXT = ["\n", "\r", "\x00", "\x1b]0;fuzz\x07", "\x1b[2J", "\x7f", "\t/../", "\x9b"]
+"""Control characters as they reach a path, a glob or a name: newline, NUL, OSC and CSI sequences, DEL."""
+
+
+def _strings(doc: Document) -> list[str]:
+    return [p for p, v in pointers(doc.data) if p and isinstance(v, str)]
+
+
+def _rewrite_string(path: Path, rule: Rule, draw: Draw, edit: Callable[[str], str], what: str) -> Applied | None:
+    doc = _doc(path, rule)
+    if doc is None:
+        return None
+    strings = _strings(doc)
+    if not strings:
+        return None
+    pathlike = [p for p in strings if re.search(r"[/*]|\.(md|json|ya?ml|py|sqlite|txt)$", dict(pointers(doc.data))[p])]
+    pointer = draw(st.sampled_from(pathlike * 3 + strings))  # paths and globs more often
+    old = dict(pointers(doc.data))[pointer]
+    new = edit(old)
+    _set(doc, pointer, new)
+    path.write_bytes(doc.dump())
+    return Applied(f"{pointer}: {old!r} -> {new!r} ({what})", False)
+
+
+def control_characters(path: Path, rule: Rule, draw: Draw) -> Applied | None:
+    text = draw(st.sampled_from(CONTROL_TEXT))
+    at = draw(st.integers(0, 1 << 16))
+    return _rewrite_string(
+        path, rule, draw, lambda v: v[: at % (len(v) + 1)] + text + v[at % (len(v) + 1) :], "control characters"
+    )
+
+
+PERCENT = ["%2e%2e/%2e%2e/", "%2F..%2F", "?mode=rw", "#frag", "%00", "%25"]
+"""Percent-encoding and URI syntax that a URI parser (SQLite's, urllib's) would decode or act on."""
+
+
+def percent_encoding(path: Path, rule: Rule, draw: Draw) -> Applied | None:
+    text = draw(st.sampled_from(PERCENT))
+    prefix = draw(st.booleans())
+    return _rewrite_string(path, rule, draw, lambda v: text + v if prefix else v + text, "percent-encoding")
+
+
+REDOS = ["(a|aa)+$", "(a+)+$", "^(\\w+\\s?)*$", "(x+x+)+y", "(.*a){25}"]
+"""Patterns that backtrack for minutes in a backtracking engine on a long run of one character."""
+
+
+def pathological_regex(path: Path, rule: Rule, draw: Draw) -> Applied | None:
+    doc = _doc(path, rule)
+    if doc is None:
+        return None
+    keys = [p for p, v in pointers(doc.data) if isinstance(v, str) and _parts(p)[-1:] in (["pattern"], ["regex"])]
+    strings = keys or _strings(doc)
+    if not strings:
+        return None
+    pointer = draw(st.sampled_from(strings))
+    pattern = draw(st.sampled_from(REDOS))
+    _set(doc, pointer, pattern)
+    path.write_bytes(doc.dump())
+    return Applied(f"{pointer} = {pattern!r} (a pathological regular expression)", False)
+
+
 def _leaf_pointers(doc: Document) -> list[str]:
     return [p for p, v in pointers(doc.data) if p and not isinstance(v, (dict, list))]
 
@@ -575,6 +651,10 @@ MUTATIONS: dict[str, Mutation] = {
         Mutation("wrong-type", STRUCTURED, wrong_type, needs_document=True),
         Mutation("unknown-key", STRUCTURED, unknown_key, needs_document=True),
         Mutation("bad-timestamp", STRUCTURED, bad_timestamp, needs_document=True),
+        Mutation("symlink-out", FILES, symlink_out),
+        Mutation("control-characters", STRUCTURED, control_characters, needs_document=True),
+        Mutation("percent-encoding", STRUCTURED, percent_encoding, needs_document=True),
+        Mutation("pathological-regex", STRUCTURED, pathological_regex, needs_document=True),
         Mutation("hostile-output", frozenset({"program"}), hostile_program),
         Mutation("hostile-binding", frozenset({"module"}), hostile_binding),
         Mutation("hostile-replies", frozenset({"agent"}), hostile_agent),

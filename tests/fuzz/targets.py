@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzkit import Command, Rule, Source
@@ -32,6 +32,12 @@ def _names(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def _contained(rules: tuple[Rule, ...], commands: frozenset[str], under: str = "") -> tuple[Rule, ...]:
+    """``rules`` whose files under ``under`` the ``commands`` (those that check them) refuse as a link out of
+    the pack (issue 24: ECP114, OEX004, SKC101, a linked SKILL.md)."""
+    return tuple(replace(r, contained_by=r.checked_by & commands) if r.glob.startswith(under) else r for r in rules)
+
+
 # -- core: SKILL.md (the Agent Skill format) ----------------------------------------------------------
 SKILL_MD = Rule(
     "SKILL.md",
@@ -42,6 +48,7 @@ SKILL_MD = Rule(
     closed=("",),
     must_exist=_names("validate"),
     strings_only=True,
+    contained_by=_names("validate"),
 )
 CORE_FIXTURES = ROOT / "tests" / "core" / "fixtures" / "skills"
 
@@ -151,6 +158,7 @@ def _skill_source(folder: Path) -> Source:
         Rule(f"{slug}/impl/*.py", "program"),
         Rule(f"{slug}/README.md", "text"),
     )
+    rules = _contained(rules, _names("validate", "skill validate"), under=f"{slug}/")
     return Source(f"skills/{slug}", SKILLS, commands, rules, focus=(slug, "_access.yaml"), prepare=_workspace(slug))
 
 
@@ -351,6 +359,7 @@ def _openexperts_sources() -> tuple[Source, ...]:
         Rule("script.yaml", "yaml", checked_by=_names("experts run"), must_exist=_names("experts run")),
         Rule("tools.py", "module"),
     )
+    rules = _contained(rules, _names("validate"), under="acme-support/")
     return (Source("openexperts/acme-support", OPENEXPERTS, commands, rules, prepare=_quick_retries),)
 
 
@@ -444,7 +453,7 @@ def _ecp_sources() -> tuple[Source, ...]:
             "ecp/conformance-pack",
             EXAMPLES / "ecp" / "conformance-pack",
             commands,
-            rules,
+            _contained(rules, _names("validate")),
             focus=("SKILL.md", "expert/EXPERT.yaml", "expert/evals", "expert/maintenance", "expert/context"),
         ),
     )

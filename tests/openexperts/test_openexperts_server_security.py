@@ -346,3 +346,13 @@ def test_missing_server_dependencies_name_the_extra(make_runtime, acme, ledger, 
     with pytest.raises(MissingDependencyError) as caught:
         rt.start(http=True)
     assert caught.value.hint == "pip install 'agentpack-openexperts[server]'"
+
+
+@pytest.mark.parametrize("bound", ["0.0.0.0", "::ffff:127.0.0.1"])
+def test_a_foreign_host_name_is_refused_on_any_bind_spelling(serve, bound):
+    """The shared check (agentpack.io.hostcheck) builds the names from the bound address, wildcards included."""
+    rt = serve(host=bound, allow_plaintext=True)
+    token, port = rt.server.token.value, rt.server.port
+    assert call(rt, "GET", "/approvals", token=token, headers={"Host": f"evil.example:{port}"})[0] == 400
+    assert call(rt, "GET", "/approvals", token=token, headers={"Host": f"localhost:{port}"})[0] == 200
+    assert call(rt, "GET", "/approvals", token=token, headers={"Origin": "http://evil.example"})[0] == 403

@@ -157,3 +157,25 @@ def wait_until_gone(marker: str, seconds: float = 5.0) -> list[int]:
     while (alive := processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
+
+
+def needs_bwrap() -> None:
+    """Skip, with bubblewrap's reason, where it cannot make a sandbox here."""
+    import pytest
+
+    from agentpack_skillctl import bwrap
+
+    if bwrap.probe().error:
+        pytest.skip(str(bwrap.probe().error))
+
+
+def needs_seccomp() -> None:
+    """Skip, with the reason, where no seccomp program can be built here."""
+    import pytest
+
+    from agentpack_skillctl import syscalls
+
+    try:
+        syscalls.program(("no-exec",))
+    except syscalls.SeccompUnavailable as exc:
+        pytest.skip(str(exc))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,24 +19,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from skillctl_testkit import manifest, processes_with, wait_until_gone, write_skill
+from skillctl_testkit import manifest, needs_bwrap, needs_seccomp, processes_with, wait_until_gone, write_skill
 
 from agentpack_skillctl import bwrap, confine, runner, syscalls
 from agentpack_skillctl.api import run_skill
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def needs_bwrap() -> None:
-    if bwrap.probe().error:
-        pytest.skip(str(bwrap.probe().error))
-
-
-def needs_seccomp() -> None:
-    try:
-        syscalls.program(("no-exec",))
-    except syscalls.SeccompUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.fixture
@@ -374,22 +363,43 @@ def test_the_exec_filter_also_holds_without_bubblewrap(make_skill, workspace, wi
 
 
 SHELL_RUNS = {
-    "builtins only": ('read -r line\necho \'{"echo": "shell"}\'\n', "ok", ""),
-    "another program": ('read -r line\n/bin/true\necho \'{"echo": "ran"}\'\n', "failed", "Cannot fork"),
-    "exec in place": ('read -r line\nexec /bin/echo \'{"echo": "ran"}\'\n', "failed", "Operation not permitted"),
+    "builtins only": 'read -r line\necho \'{"echo": "shell"}\'\n',
+    "another program": 'read -r line\n/bin/true\necho \'{"echo": "ran"}\'\n',
+    "exec in place": 'read -r line\nexec /bin/echo \'{"echo": "ran"}\'\n',
 }
 
 
 @pytest.mark.parametrize("case", sorted(SHELL_RUNS))
+def test_a_shell_runtime_runs_its_commands_as_its_own(make_skill, workspace, case):
+    """docs/skillctl.md: a declared shell's children are its runtime, not subprocesses of the skill."""
+    needs_seccomp()
+    skill = make_skill("shell", data=manifest(runtime__command=["sh", "impl/run.sh"], runtime__type="shell"))
+    (skill / "impl" / "run.sh").write_text(SHELL_RUNS[case])
+    result = run_skill(skill, {}, workspace=workspace)
+    assert result.status == "ok", result.report["errors"]
+    assert not {"no-processes", "exec-fd-only"} & set(result.report["sandbox"]["seccomp"])
+
+
+PERL_RUNS = {
+    "another program": ('fork() // die "Cannot fork: $!\\n"; print qq({"echo": "ran"})', "violation"),
+    "exec in place": ('exec("/bin/echo", "{}") or die "cannot exec: $!\\n"', "violation"),
+    "no program": ('print qq({"echo": "perl"})', "ok"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PERL_RUNS))
 def test_a_program_that_is_not_python_is_started_and_held_too(make_skill, workspace, case):
     needs_seccomp()
-    script, status, message = SHELL_RUNS[case]
-    skill = make_skill("shell", data=manifest(runtime__command=["sh", "impl/run.sh"], runtime__type="shell"))
-    (skill / "impl" / "run.sh").write_text(script)
+    if shutil.which("perl") is None:
+        pytest.skip("perl is not installed")
+    code, status = PERL_RUNS[case]
+    skill = make_skill("perl", data=manifest(runtime__command=["perl", "impl/run.pl"], runtime__type="command"))
+    (skill / "impl" / "run.pl").write_text(f"<STDIN>;\n{code};\n")
     result = run_skill(skill, {}, workspace=workspace)
     assert result.status == status, result.report["errors"]
-    assert message in (result.report["errors"][0]["message"] if result.report["errors"] else "")
     assert "exec-fd-only" in result.report["sandbox"]["seccomp"]
+    if status == "violation":
+        assert "security.access.subprocess.allowed: false" in result.report["errors"][0]["message"]
 
 
 DOUBLE_FORK = """

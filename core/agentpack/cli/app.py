@@ -199,15 +199,38 @@ def detect(path: Path, output: str) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Also apply the format's strict (profile) rules.")
 @click.option("--format", "format_name", help="Treat every PATH as this format instead of detecting it.")
+@click.option(
+    "--skill-root",
+    "skill_roots",
+    multiple=True,
+    metavar="DIR",
+    help="Also search this hidden folder (relative, e.g. .windsurf/skills) in every folder walked; repeatable.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Do not search folders matching this pattern (a name, or a path below PATH); repeatable.",
+)
 @report_option()
 @output_option(command="validate")
 def validate(
-    paths: tuple[Path, ...], strict: bool, format_name: str | None, report_file: Path | None, output: str
+    paths: tuple[Path, ...],
+    strict: bool,
+    format_name: str | None,
+    skill_roots: tuple[str, ...],
+    exclude: tuple[str, ...],
+    report_file: Path | None,
+    output: str,
 ) -> None:
     """Validate packs; exit 1 when any has an error.
 
     A folder that no format claims stands for every pack under it, so
-    `agentpack validate skills/` validates each skill.
+    `agentpack validate skills/` validates each skill, and `agentpack
+    validate .` also the skills in the folders agent hosts read
+    (.claude/skills, .agents/skills, .github/skills, ...). --skill-root and
+    --exclude override the project's settings (agentpack.toml or
+    [tool.agentpack] in pyproject.toml; see docs/configuration.md).
 
     \b
     Examples:
@@ -219,13 +242,15 @@ def validate(
     from agentpack.io import console
     from agentpack.io.clock import SYSTEM_CLOCK
     from agentpack.io.errors import PackError
+    from agentpack.kernel.config import load
     from agentpack.kernel.lazyreport import LazyItem, LazyReport
-    from agentpack.kernel.packwalk import expand
+    from agentpack.kernel.packwalk import Walk, expand
 
     log = console.logger(__name__)
     h = host()
     items = []
-    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths)
+    walk = Walk.of(load().with_flags(skill_roots=skill_roots, exclude=exclude))
+    targets = [(path, format_name) for path in paths] if format_name else expand(h, paths, walk)
     for path, format in targets:
         try:
             pack = h.load(path, format)
@@ -514,7 +539,8 @@ def serve(
     """Serve the MCP tools of the plugins that own the packs (every plugin's without --pack).
 
     Over streamable-http the server checks Origin and Host (DNS rebinding), and with a
-    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token.
+    token (--token-file or AGENTPACK_MCP_TOKEN) every request must carry it as a bearer token;
+    an address other than loopback is refused without one.
     Tools that evaluate (expert.run_evals, expert.refresh, experts.dry_run) record their runs
     as their CLI twins do: --store, --no-record and --tag apply to every call.
 
@@ -621,7 +647,15 @@ def _json_usage_error(exc: click.ClickException, argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake)."""
+    """Run the CLI and map outcomes to exit codes (never a traceback for a user mistake); what it prints
+    shows control characters escaped (``console.guarded_output``)."""
+    from agentpack.io.console import guarded_output
+
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     from agentpack.cli.clikit import _json_command
     from agentpack.io.errors import AgentpackError
 

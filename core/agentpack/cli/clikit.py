@@ -83,6 +83,8 @@ def output_option(
         def wrapper(*args: Any, as_json: bool = False, **kwargs: Any) -> Any:
             if as_json:
                 kwargs["output"] = "json"
+            else:
+                kwargs["output"] = _configured_output(kwargs.get("output"), fixed)
             if kwargs.get("output") == "json":
                 ctx = click.get_current_context(silent=True)
                 _json_command.append(command or (ctx.command_path.removeprefix("agentpack ") if ctx else "agentpack"))
@@ -106,6 +108,20 @@ def output_option(
         )(wrapper)
 
     return decorate
+
+
+def _configured_output(given: Any, fixed: tuple[str, ...] | None) -> Any:
+    """``given``, unless ``-o`` was not on the command line and the project configuration names a default
+    the command accepts (docs/configuration.md: flag > env > file > default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source("output") is not ParameterSource.DEFAULT:
+        return given
+    from agentpack.kernel.config import load
+
+    configured = load().output
+    return configured if configured and (fixed is None or configured in fixed) else given
 
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:

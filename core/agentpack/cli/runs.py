@@ -47,6 +47,12 @@ def filter_options(f: F) -> F:
             click.option("--tag", help="Only runs with this tag."),
             click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD or ISO)."),
             click.option("--until", metavar="DATE", help="Only runs started on or before DATE."),
+            click.option(
+                "-s",
+                "--search",
+                metavar="TEXT",
+                help="Free text: each word in the run's name, input, command, format, message or a tag (or #ID).",
+            ),
         ]
     ):
         f = decorator(f)
@@ -74,6 +80,7 @@ def _filters(kwargs: dict[str, Any], opened: RunStore) -> dict[str, Any]:
         "tag": kwargs["tag"],
         "since": kwargs["since"],
         "until": kwargs["until"],
+        "search": kwargs["search"],
     }
 
 
@@ -94,39 +101,53 @@ def runs() -> None:
 @store_option
 @filter_options
 @click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1), help="At most N runs.")
+@click.option("--page", default=1, show_default=True, type=click.IntRange(min=1), help="Page N of --limit runs each.")
 @output_option(choices=("text", "json"), command="runs list")
-def list_(store: Path | None, limit: int, output: str, **kwargs: Any) -> None:
-    """List recorded runs, newest first.
+def list_(store: Path | None, limit: int, page: int, output: str, **kwargs: Any) -> None:
+    """List recorded runs, newest first: id, start, verdict, cases, name, command and input.
 
     \b
     Examples:
       agentpack runs list --status failed
+      agentpack runs list --search support --page 2
       agentpack runs list --input examples/pack --since 2026-03-01 --json
     """
+    from agentpack.results import status
+
     found: list[Run] = []
+    total = 0
     if _exists(store):
         with _open(store) as opened:
-            found = opened.find(limit=limit, **_filters(kwargs, opened))
+            filters = _filters(kwargs, opened)
+            found = opened.find(limit=limit, offset=(page - 1) * limit, **filters)
+            total = opened.count_found(**filters)
     if output == "json":
-        emit_json("runs list", True, runs=[r.summary_json() for r in found])
+        runs = [{**r.summary_json(), **status.of_run(r)} for r in found]
+        emit_json("runs list", True, runs=runs, total=total, page=page, limit=limit)
         return
     if not found:
         click.echo("no runs recorded yet" if not _exists(store) else "no runs match")
         return
     for r in found:
+        said = status.of_run(r)
         tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
         dirty = "+" if r.git_dirty else ""
         commit = f"  {r.git_commit[:8]}{dirty}" if r.git_commit else ""
+        name = f"{r.name}  " if r.name else ""
         click.echo(
-            f"#{r.id:<5} {r.started_at[:19]}  {_status(r.status, 11)} {r.passed:>4}/{r.total:<4} "
-            f"{r.command:<11} {r.input}{commit}{tags}"
+            f"#{r.id:<5} {r.started_at[:19]}  {_status(said['verdict'], 11)} {said['counts']:<24} "
+            f"{name}{r.command} {r.input}{commit}{tags}"
         )
+    if total > page * limit or page > 1:
+        click.echo(f"runs {(page - 1) * limit + 1}-{(page - 1) * limit + len(found)} of {total}", err=True)
 
 
-def _status(status: str, width: int = 0) -> str:
-    """``status`` upper-cased and padded; coloured unless ``NO_COLOR`` (click drops colour off a terminal)."""
-    text = status.upper().ljust(width)
-    colour = {"passed": "green", "failed": "red", "error": "red", "interrupted": "yellow"}.get(status)
+def _status(verdict: str, width: int = 0) -> str:
+    """A verdict upper-cased and padded; coloured unless ``NO_COLOR`` (click drops colour off a terminal)."""
+    from agentpack.results.status import TONE
+
+    text = verdict.upper().ljust(width)
+    colour = {"pass": "green", "fail": "red", "error": "red", "warn": "yellow"}.get(TONE.get(verdict, ""))
     return click.style(text, fg=colour) if colour and "NO_COLOR" not in os.environ else text
 
 
@@ -145,21 +166,25 @@ def show(run: str, store: Path | None, output: str) -> None:
     with _open(store) as opened:
         found = opened.get(opened.resolve(run))
     if output == "json":
-        emit_json("runs show", True, run=found.to_json())
+        from agentpack.results.status import of_run
+
+        emit_json("runs show", True, run={**found.to_json(), **of_run(found)})
         return
     click.echo(_render_show(found, markdown=output == "markdown"), nl=False)
 
 
 def _render_show(run: Run, *, markdown: bool) -> str:
-    rate = f"{run.pass_rate * 100:.1f}%"
-    head = f"run #{run.id}: {run.command} {run.input}"
-    lines = [f"### {head}", ""] if markdown else [head]
+    from agentpack.results.status import case_label, of_run
+
+    said = of_run(run)
+    head = f"run #{run.id}: " + " ".join(filter(None, [run.name and f"{run.name} ·", run.command, run.input]))
+    lines = [f"### {head}", "", f"**{said['headline']}**", ""] if markdown else [head, f"  {said['headline']}"]
     facts = [
-        ("status", run.status + (f" ({run.message})" if run.message else "")),
+        ("status", said["verdict"] + (f" ({run.message})" if run.message else "")),
         ("format", run.format or ""),
         ("started", run.started_at),
         ("duration", f"{run.duration_s:.2f} s"),
-        ("cases", f"{run.passed}/{run.total} passed ({rate}), {run.failed} failed, {run.errors} errors"),
+        ("cases", said["counts"] + (f" ({said['rate']})" if said["rate"] else "")),
         ("tokens", "" if run.total_tokens is None else f"{run.total_tokens:,}"),
         ("git", f"{run.git_commit or ''}{' (dirty)' if run.git_dirty else ''} {run.git_branch or ''}".strip()),
         ("agent", (run.agent or {}).get("name") or ""),
@@ -173,7 +198,7 @@ def _render_show(run: Run, *, markdown: bool) -> str:
     if ordered:
         lines.append("" if markdown else "cases (failures first):")
         for case in ordered:
-            text = f"{case.status.upper():<7} {case.key}" + (f"  {case.message}" if case.message else "")
+            text = f"{case_label(case.status).upper():<7} {case.key}" + (f"  {case.message}" if case.message else "")
             lines.append(f"- `{text}`" if markdown else f"  {text}")
     return "\n".join(lines) + "\n"
 
@@ -183,7 +208,7 @@ def _render_show(run: Run, *, markdown: bool) -> str:
 @store_option
 @filter_options
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N runs (newest).")
-@click.option("-o", "--output", "exporter", metavar="NAME", help="Exporter: jsonl, csv, or a plugin's.")
+@click.option("-o", "--output", "exporter", metavar="NAME", help="Exporter: jsonl, csv, html, or a plugin's.")
 @click.option("--to", "target", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE, not stdout.")
 @pairs_option(help_text="Exporter options (KEY=VALUE, repeatable), e.g. rows=cases for csv.")
 def export(
@@ -198,10 +223,12 @@ def export(
     """Export runs (the given ones, or all that match the filters, oldest first).
 
     The exporter is -o NAME, else the one whose suffix matches --to, else jsonl.
+    -o html writes one run's page as agentpack view shows it, a file of its own.
 
     \b
     Examples:
       agentpack runs export > runs.jsonl
+      agentpack runs export 12 -o html --to run-12.html
       agentpack runs export --to runs.csv --option rows=cases
       agentpack runs export 12 13 -o jsonl --option report=false
     """
@@ -351,6 +378,91 @@ def trend(
         click.echo(trending.render_text(result), nl=False)
     if not result["ok"]:
         raise SystemExit(EXIT_PROBLEMS)
+
+
+@runs.command()
+@click.argument("refs", nargs=-1, required=True, metavar="RUN...")
+@store_option
+@click.option("--dry-run", is_flag=True, help="List the runs that would be deleted; delete nothing.")
+@output_option(choices=("text", "json"), command="runs delete")
+def delete(refs: tuple[str, ...], store: Path | None, dry_run: bool, output: str) -> None:
+    """Delete runs (by id, #id, latest~N or uid prefix) with their cases and tags.
+
+    \b
+    Examples:
+      agentpack runs delete 12 13
+      agentpack runs delete latest --dry-run
+    """
+    with _open(store) as opened:
+        ids = sorted({opened.resolve(ref) for ref in refs}, reverse=True)
+        doomed = [opened.get(run_id, report=False) for run_id in ids]
+        if not dry_run:
+            opened.delete_many(ids)
+    _deleted("runs delete", doomed, dry_run, output)
+
+
+@runs.command()
+@store_option
+@click.option("--keep", type=click.IntRange(min=0), metavar="N", help="Keep the newest N runs of each input.")
+@click.option(
+    "--older-than",
+    metavar="AGE",
+    help="Delete runs started before AGE ago (30d, 12h, 2w) or before a date (2026-03-01).",
+)
+@click.option("--dry-run", is_flag=True, help="List the runs that would be deleted; delete nothing.")
+@output_option(choices=("text", "json"), command="runs prune")
+def prune(store: Path | None, keep: int | None, older_than: str | None, dry_run: bool, output: str) -> None:
+    """Delete old runs: all but the newest --keep N of each input, and/or those older than --older-than.
+
+    \b
+    Examples:
+      agentpack runs prune --keep 20
+      agentpack runs prune --older-than 30d --dry-run
+    """
+    from agentpack.io.errors import AgentpackError
+
+    if keep is None and older_than is None:
+        raise AgentpackError(
+            "say what to prune: --keep N and/or --older-than AGE", hint="agentpack runs prune --keep 20"
+        )
+    cutoff = _cutoff(older_than) if older_than else None
+    with _open(store) as opened:
+        doomed = opened.prunable(keep=keep, older_than=cutoff)
+        if not dry_run:
+            opened.delete_many([r.id for r in doomed])
+    _deleted("runs prune", doomed, dry_run, output)
+
+
+def _cutoff(age: str) -> str:
+    """``AGE`` (``30d``, ``12h``, ``2w``, ``90m``) as the ISO time that long ago, or a date/time as given."""
+    import re
+    from datetime import UTC, datetime, timedelta
+
+    from agentpack.io.errors import AgentpackError
+
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", age)
+    if match:
+        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
+        when = datetime.now(UTC) - timedelta(**{unit: int(match.group(1))})
+        return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    try:
+        datetime.fromisoformat(age.replace("Z", "+00:00"))
+    except ValueError:
+        raise AgentpackError(
+            f"--older-than: '{age}' is neither an age nor a date",
+            hint="an age is a number and a unit (30d, 12h, 2w, 90m); a date is YYYY-MM-DD",
+        ) from None
+    return age
+
+
+def _deleted(command: str, doomed: list[Run], dry_run: bool, output: str) -> None:
+    if output == "json":
+        emit_json(command, True, dry_run=dry_run, deleted=[r.summary_json() for r in doomed])
+        return
+    verb = "would delete" if dry_run else "deleted"
+    click.echo(f"{verb} {len(doomed)} run{'s' if len(doomed) != 1 else ''}")
+    for r in doomed:
+        click.echo(f"  #{r.id:<5} {r.started_at[:19]}  {r.status:<11} {r.command} {r.input}")
 
 
 def _input_key(given: str, opened: RunStore) -> str:

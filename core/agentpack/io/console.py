@@ -14,11 +14,19 @@ another (a refresh building a pack) is a second line of the same display.
 only when that stream is a terminal and ``NO_COLOR`` is unset; files never get
 colour. ``logger(name)`` is ``logging.getLogger`` imported on first use, for the
 ``-v``/``-vv`` log lines of commands (start-up paths import no logging).
+
+Text from agents, packs and manifests is printed as text, never as terminal commands: ``printable``
+escapes every control character but newline and tab (an OSC title or clipboard sequence shows as
+``\\u001b]52;...``, the JSON escape, so JSON output stays valid and means the same), and
+``guarded_output`` routes stdout and stderr through it for a whole command, so no call site has to
+remember. Colour (SGR ``ESC [ ... m``, what ``style`` writes) passes; progress bars write to the
+unguarded stream (rich strips control characters from their text itself).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -169,7 +177,7 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(file=unguarded(sys.stderr)),
         transient=True,
     ) as bar:
         _LIVE.append(bar)
@@ -177,6 +185,57 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
             yield _RichProgress(bar, bar.add_task(description, total=total))
         finally:
             _LIVE.remove(bar)
+
+
+_CONTROL = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    text = match.group()
+    return text if len(text) > 1 else f"\\u{ord(text):04x}"  # an SGR colour sequence passes
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but newline and tab escaped as ``\\u001b``, ``\\u0007``, ``\\u009b``
+    (the JSON escape, so JSON output stays valid and means the same); SGR colour sequences (``ESC [ 1;31 m``)
+    pass."""
+    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+class _Guarded:
+    """A text stream that writes ``printable(text)`` to the stream it wraps; all else is the wrapped stream's."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.raw_stream = stream
+
+    def write(self, text: str) -> int:
+        self.raw_stream.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Iterator[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw_stream, name)
+
+
+def unguarded(stream: IO[str]) -> IO[str]:
+    """The stream under ``guarded_output``'s guard (for progress bars that draw with cursor controls)."""
+    raw: IO[str] = getattr(stream, "raw_stream", stream)
+    return raw
+
+
+@contextmanager
+def guarded_output() -> Iterator[None]:
+    """Inside the block, text written to ``sys.stdout`` and ``sys.stderr`` goes through ``printable`` (bytes
+    written to their ``buffer`` do not: binary output is the user's)."""
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Guarded(before[0]), _Guarded(before[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
 
 
 def note(message: str) -> None:

@@ -46,10 +46,11 @@ def bind_socket(host: str, port: int, *, backlog: int = 128) -> socket.socket:
 
 
 def is_loopback_host(host: str) -> bool:
-    """Whether a bind address is loopback (127.0.0.0/8, ::1) or the name ``localhost``."""
+    """Whether a bind address is loopback (127.0.0.0/8, ::1, ``::ffff:127.0.0.1``) or the name ``localhost``."""
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    return bool((getattr(address, "ipv4_mapped", None) or address).is_loopback)

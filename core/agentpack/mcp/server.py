@@ -188,14 +188,25 @@ def serve(
         anyio.run(run_stdio)
         return 0
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    from agentpack.io.netutil import bind_socket
+    from agentpack.io.hostcheck import HostCheck, HostGuard
+    from agentpack.io.netutil import bind_socket, is_loopback_host
 
+    if not token and not is_loopback_host(host_name):
+        raise AgentpackError(
+            f"refusing to serve MCP on {host_name}, a non-loopback address, without a token",
+            hint="set AGENTPACK_MCP_TOKEN or pass --token-file, or serve on 127.0.0.1",
+        )
     sock = bind_socket(host_name, port)
-    app: Any = server.streamable_http_app(streamable_http_path="/mcp", host=host_name, stateless_http=workers > 1)
+    bound_host, bound_port = sock.getsockname()[:2]
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostCheck does it, for any bind
+    app: Any = server.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=unchecked, stateless_http=workers > 1
+    )
     if token:
         app = BearerAuth(app, token)
-    bound_host, bound_port = sock.getsockname()[:2]
+    app = HostCheck(app, HostGuard.of(host_name, bound_port))
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     print(f"agentpack mcp: serving on http://{shown}:{bound_port}/mcp", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

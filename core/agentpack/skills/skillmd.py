@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import PackError
+from agentpack.io.paths import check_inside
 
 if TYPE_CHECKING:
     from agentpack.io.frontmatter import MarkdownDocument
@@ -99,6 +100,7 @@ def read_skill(directory: str | Path, *, display: str | None = None, text: str |
     path = find_skill_md(directory)
     if path is None:
         raise PackError("missing required file SKILL.md", file=display or str(directory))
+    check_inside(directory, path, display=display or str(path), what="the skill folder", error=PackError)
     try:
         st = path.stat()
     except OSError:

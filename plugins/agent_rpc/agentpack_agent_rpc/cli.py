@@ -123,19 +123,27 @@ def _sigterm_as_interrupt() -> None:
 
 
 def _text_summary(report: dict[str, Any]) -> str:
+    from agentpack.results.status import TONE
+
+    from .report import words
+
     t, lat = report["totals"], report["latency"]
-    verdict = console.style("PASSED", "passed") if report["ok"] else console.style("FAILED", "failed")
+    said = words(report)
+    tone = {"pass": "passed", "fail": "failed", "error": "error"}.get(TONE.get(said["verdict"], ""), "skipped")
+    verdict = console.style(said["verdict"].upper(), tone)
+    rate = f" ({said['rate']})" if said["rate"] else ""
+    not_run = f", {t['skipped']} not run" if t["skipped"] else ""
     lines = [
-        f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed "
-        f"({t['pass_rate']:.1%}), checks {t['checks_passed']}/{t['checks_total']}, "
+        f"{report['manifest']['name']}: {verdict}  {t['passed']}/{t['scenarios']} scenarios passed{rate}{not_run}, "
+        f"checks {t['checks_passed']}/{t['checks_total']}, "
         f"{t['steps_executed']} steps in {report['run']['duration_ms'] / 1000:.2f} s "
         f"(mean {lat['mean_ms']:.2f} ms/step)"
     ]
     for s in report["scenarios"]:
-        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[s["status"]]
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "NOT RUN"}[s["status"]]
         flaky = " (flaky)" if s["flaky"] else ""
         first = s["message"].partition("\n")[0]  # the rest (an agent's stderr tail) once, in the error below
-        mark = console.style(f"{mark:5}", s["status"])
+        mark = console.style(f"{mark:7}" if t["skipped"] else f"{mark:5}", s["status"])
         lines.append(f"  {mark} {s['id']}{flaky}" + (f": {first}" if first else ""))
     agent = report["agent"]
     if agent:
@@ -371,7 +379,8 @@ def init(directory: Path, force: bool) -> None:
         click.echo(f"created {path}")
     manifest = directory / "manifest.yaml"
     click.echo(f"next: agentpack rpc run -m {manifest}")
-    click.echo(f"      agentpack rpc validate {manifest} --portable")
+    click.echo(f"      agentpack rpc validate {manifest}")
+    click.echo("      (--portable lists what ecp-runtime would not run: here 'cwd', an agentpack key)")
 
 
 @rpc.command()

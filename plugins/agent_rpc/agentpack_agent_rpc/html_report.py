@@ -75,6 +75,7 @@ def view(run: Any) -> str:
     if native is None:
         return ""
     from agentpack.results import charts
+    from agentpack.results.status import of_run
     from agentpack.results.viewer.fragments import severity_counts
     from agentpack.results.viewer.html import Html, facts, join, json_block, tag
 
@@ -85,6 +86,7 @@ def view(run: Any) -> str:
     about = native.get("run") or {}
     warnings = [str(w) for w in native.get("warnings") or []]
     ms = "{:.2f} ms".format
+    said = of_run(run)  # the run's words as the core says them (an interrupted run shows no pass rate)
     totals = join(
         tag("span", text, class_=css)
         for text, css in (
@@ -92,9 +94,9 @@ def view(run: Any) -> str:
             (f"{t['passed']} passed", "pass"),
             (f"{t['failed']} failed", "fail"),
             (f"{t['errors']} errors", "error"),
-            (f"{t['skipped']} skipped", "muted"),
+            (f"{t['skipped']} not run", "muted"),
             (f"{t['flaky']} flaky", "warn"),
-            (f"pass rate {t['pass_rate']:.1%}", None),
+            (f"pass rate {said['rate']}" if said["rate"] else said["verdict"], None),
             (f"checks {t['checks_passed']}/{t['checks_total']}", None),
             (f"steps {t['steps_executed']}/{t['steps_planned']}", None),
         )

@@ -63,6 +63,9 @@ def _features(data: dict[str, Any]) -> Iterator[tuple[bool, str, str, str]]:
             if key not in SCENARIO_KEYS:
                 yield False, key, join_pointer(pointer, key), "an agentpack scenario key; the scenario runs without it"
         dataset = scenario.get("dataset")
+        if not scenario.get("steps") and dataset is None:
+            where = join_pointer(pointer, "steps") if "steps" in scenario else pointer
+            yield True, "a scenario without steps", where, "it requires steps or a dataset in every scenario"
         if isinstance(dataset, dict):
             for key in dataset:
                 if key not in DATASET_KEYS:

@@ -62,6 +62,17 @@ def dumps(report: dict[str, Any]) -> str:
     return f'{text[:-2]},\n  "scenarios": [\n    {body}\n  ]\n}}\n'
 
 
+def words(report: dict[str, Any]) -> dict[str, str]:
+    """The run in the core's status words (``agentpack.results.status``): ``verdict``, ``headline``, ``counts``,
+    ``rate``; an interrupted run is ``interrupted`` and shows no pass rate."""
+    from agentpack.results.status import said
+
+    t = report["totals"]
+    status = "interrupted" if report["run"]["interrupted"] else ("passed" if report["ok"] else "failed")
+    counts = {k: t[k] for k in ("passed", "failed", "errors", "skipped")}
+    return said(status, **counts, total=t["scenarios"])
+
+
 def build_report(manifest: Manifest, run: dict[str, Any], *, filters: list[str] | None = None) -> dict[str, Any]:
     scenarios = run["scenarios"]
     steps = [step for s in scenarios for r in s["runs"] for step in r["steps"]]

@@ -531,7 +531,8 @@ class _Worker:
             )
             return record, (reason, f"step {step.index}: {message}")
         duration = round((time.perf_counter() - t0) * 1000, 3)
-        context = self.runner.context.for_step(step.input)
+        # graders share the step's limits: as long as a step may take, never past the scenario or the run
+        context = self.runner.context.for_step(step.input, min(time.monotonic() + timeout, scenario_deadline))
         checks = []
         for spec in step.graders:
             try:

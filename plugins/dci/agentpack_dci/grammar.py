@@ -18,7 +18,7 @@ from agentpack.io.errors import AgentpackError
 
 from .tokens import token_problem
 
-PARSER_VERSION = "agentpack-dci-parser/1"
+PARSER_VERSION = "agentpack-dci-parser/2"
 """Part of every cache key: bump it whenever parsing could give a different value."""
 
 MODES = ("strict", "best-effort")
@@ -26,7 +26,17 @@ DEFAULT_MODE = "best-effort"
 CAPABILITY_CLAUSES = ("P", "E", "R", "O")
 KV_CLAUSES = ("A", "Pol")
 CLAUSE_ORDER = ("P", "E", "A", "R", "O", "Pol")
-LONG_FORMS = {"Provides": "P", "Expects": "E", "Accepts": "A", "Required": "R", "Optional": "O", "Policy": "Pol"}
+LONG_FORMS = {
+    "Provides": "P",
+    "Expects": "E",
+    "Accepts": "A",
+    "Requires": "R",
+    "Required": "R",
+    "Optional": "O",
+    "Policy": "Pol",
+}
+"""Long clause names: the origin's current text (pax dff1667) spells R's ``Requires``, the first revision
+``Required``; both are accepted (docs/dci.md, "Spec revisions")."""
 ESCAPABLE = frozenset(",()=\\ ")
 
 
@@ -223,7 +233,17 @@ def parse_contract(text: str) -> Contract:
     """Parse one contract string; raises ``ContractParseError`` (with a column) on a grammar error."""
     if not isinstance(text, str):
         raise ContractParseError(f"a contract must be a string, not {type(text).__name__}", 1)
+    control = CONTROL_CHARACTERS.search(text)
+    if control is not None:
+        raise ContractParseError(
+            f"the contract contains the control character {control.group()!r}", control.start() + 1
+        )
     return _parse_plain(text) or _parse_general(text)
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+"""Control characters no contract holds: those Python does not count as whitespace (tab, LF, VT, FF, CR,
+the separators 0x1c-0x1f and NEL are whitespace to the grammar)."""
 
 
 _PLAIN = re.compile(r"DCI/([0-9]+)(?:\^(strict|best-effort))?((?: +(?:[PERO]|A|Pol)\([^()\\\s]+\))+)")
@@ -329,7 +349,7 @@ def _parse_general(text: str) -> Contract:
             raise s.error(
                 f"expected a clause such as P(...), found '{shown}'",
                 name_at,
-                hint="clauses: P E A R O Pol (long forms Provides Expects Accepts Required Optional Policy)",
+                hint="clauses: P E A R O Pol (long forms Provides Expects Accepts Requires Optional Policy)",
             )
         s.i += 1
         items, raw = s.clause_body(name_at, written)

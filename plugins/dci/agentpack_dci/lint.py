@@ -128,7 +128,8 @@ def _contract_findings(skill: Skill) -> list[Finding]:
 
 
 def lint_workspace(root: Path) -> list[Finding]:
-    """Contracts of every ``skills/**/SKILL.md`` and the ``.dci/`` artifacts of a DCI workspace.
+    """Contracts of every ``skills/**/SKILL.md``, of every other SKILL.md of the workspace (consumers: one that
+    cannot be read is an error) and the ``.dci/`` artifacts of a DCI workspace.
 
     Each SKILL.md is read once: the core's validation and the contract lint share the parsed skill.
     """
@@ -139,11 +140,17 @@ def lint_workspace(root: Path) -> list[Finding]:
     from .discovery import skill_files
 
     findings: list[Finding] = []
+    skills = root / "skills"
     if find_skill_md(root):
         findings += lint_skill(root, display="SKILL.md", report_unreadable=False)
-    skills = root / "skills"
-    for skill_md in skill_files(skills) if skills.is_dir() else []:
+        skill_mds = skill_files(skills) if skills.is_dir() else []
+    else:
+        skill_mds = skill_files(root)  # one walk: skills/** and the consumers beside them
+    for skill_md in skill_mds:
         rel = skill_md.relative_to(root).as_posix()
+        if not rel.startswith("skills/"):  # a consumer (consumers/...): its contract, and why it cannot be read
+            findings += lint_skill(skill_md.parent, display=rel)
+            continue
         skill, core = validate_skill_dir(skill_md.parent, display=rel)
         findings += [
             Finding.error(

@@ -28,7 +28,7 @@ from .reliability import ReliabilityStore
 from .scoring import Query, score
 from .selection import Selection, Selector
 from .text import forget_stems, tokenize
-from .tokens import token_problem
+from .tokens import token_hint, token_problem
 
 if TYPE_CHECKING:
     from agentpack.kernel.host import Host
@@ -68,7 +68,7 @@ def _check_capabilities(values: list[str], what: str) -> list[str]:
         if problem:
             raise AgentpackError(
                 f"{what} capability '{value}' {problem}",
-                hint="capability ids follow the Agent Skills name rules: lowercase a-z, 0-9, '-'",
+                hint=token_hint(value),
             )
         out.append(value)
     return list(dict.fromkeys(out))

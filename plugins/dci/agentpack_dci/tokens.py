@@ -31,3 +31,15 @@ def token_problem(value: str) -> str | None:
     if "--" in value:
         return "contains consecutive hyphens"
     return "is not a valid capability token"
+
+
+def token_hint(value: str) -> str:
+    """How to write ``value`` as a capability id: DCI ids are ASCII, though Agent Skills names are not."""
+    rule = "DCI capability ids are 1..64 of lowercase a-z, 0-9 and '-' (the DCI/1 grammar's name-token)"
+    if any(not c.isascii() and c.isalnum() for c in value):
+        return (
+            f"{rule}: ASCII only, stricter than Agent Skills names, which also allow Unicode lowercase letters; "
+            "give the capability an ASCII id (a skill named in Unicode can still provide it)"
+        )
+    lowered = "-".join(part for part in value.strip().lower().replace("_", "-").replace(" ", "-").split("-") if part)
+    return f"{rule}: did you mean '{lowered}'?" if is_capability(lowered) and lowered != value else rule

@@ -32,6 +32,7 @@ from .pack.files import read_regular
 from .pack.manifest import ExpertPack, Source, SuiteRef, as_dict, as_list
 from .pack.schemas import SUITE_SCHEMA, schema_store
 from .pack.spec import ARTIFACT_SOURCE_ID, COMMIT_RE, KNOWN_ASSERTIONS
+from .query.adapter import index_findings, missed_indexes
 from .query.response import query_pack
 from .query.retrieve import SHARED, IndexCache
 from .sources.recipes import decode_text
@@ -416,6 +417,7 @@ def evaluate(
         if f.severity == "error"
     ]
     checker = CitationChecker(pack)
+    unusable: dict[str, dict[str, Any]] = {}  # the indexes a case could not use, named once in the findings
     suites = []
     total = sum(
         1
@@ -489,6 +491,8 @@ def evaluate(
                     continue
                 results = check_assertions(pack, case, response, checker)
                 failed = [r for r in results if not r.passed]
+                missed = missed_indexes(response)
+                unusable.update((r["index_id"], r) for r in missed)
                 cases.append(
                     CaseOutcome(
                         id=case_id,
@@ -498,7 +502,10 @@ def evaluate(
                         file=ref.path,
                         line=line,
                         assertions=results,
-                        message="; ".join(f"{r.name}: {r.message}" for r in failed),
+                        message="; ".join(
+                            [f"{r.name}: {r.message}" for r in failed]
+                            + [f"index '{r['index_id']}' {r['status']}: {r['reason']}" for r in missed if failed]
+                        ),
                         details={
                             "answer": response["answer"],
                             "as_of": response["as_of"],
@@ -518,6 +525,7 @@ def evaluate(
                     cases=cases,
                 )
             )
+    findings += [(f.severity, f.code, f.message, _where(f)) for f in index_findings(pack, list(unusable.values()))]
     return Outcome(
         name=pack.name,
         path=str(pack.root),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentpack.io.errors import PackError, PathEscapeError
 from agentpack.io.frontmatter import parse_frontmatter_text, split_frontmatter
-from agentpack.io.paths import resolve_under
+from agentpack.io.paths import check_inside, links_out, resolve_under
 from agentpack.io.userfiles import read_text
 from agentpack.io.yamlio import YamlDocument, load_yaml
 from agentpack.kernel.models import Finding
@@ -40,7 +40,18 @@ def load_package(path: str | Path) -> ExpertPackage:
             )
         )
         return package
+    package.findings.extend(
+        Finding.error(
+            "OEX004",
+            f"'{rel}' is a symbolic link to '{target}', outside the package; agentpack never follows it",
+            file=os.path.join(display_root, rel),
+            hint="copy what it points to into the package, or remove the link",
+        )
+        for rel, target in links_out(root)
+        if rel != MANIFEST
+    )
     try:
+        check_inside(root, manifest_path, display=manifest_display, what="the package", error=PackError)
         package.manifest = load_yaml(manifest_path, display=manifest_display)
     except PackError as exc:
         package.findings.append(
@@ -114,6 +125,12 @@ def _load_component(package: ExpertPackage, kind: str, rel: str, pointer: str) -
     except PackError as exc:  # a folder, a FIFO, a dangling link, not UTF-8
         package.findings.append(
             Finding.error("OEX125", f"cannot read {rel}: {exc.message}", file=display, line=exc.line)
+        )
+        return None
+    if "\x00" in text:  # binary content saved under a Markdown name
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        package.findings.append(
+            Finding.error("OEX125", f"cannot read {rel}: a NUL byte: this is not a text file", file=display, line=line)
         )
         return None
     return _markdown_component(package, kind, rel, file, display, text)

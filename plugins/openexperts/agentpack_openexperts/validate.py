@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import PathEscapeError
 from agentpack.io.paths import check_relative
+from agentpack.io.yamldoc import escape_pointer
 from agentpack.io.yamlio import YamlDocument
 from agentpack.kernel.models import Finding, Severity
 from agentpack.kernel.schemas import SchemaStore
@@ -51,6 +52,27 @@ def schema_store() -> SchemaStore:
 
 def schema_id(name: str) -> str:
     return f"https://agentpack.dev/schemas/openexperts/{name}.schema.json"
+
+
+def invalid_patterns(data: Any, doc: YamlDocument, pointer: str = "") -> list[Finding]:
+    """OEX224: a ``pattern`` in a tool's input or output shape that is not a regular expression. The key is
+    not part of spec 1.0 (OEX203 says so); a value no JSON Schema runtime could compile is an error."""
+    out: list[Finding] = []
+    if isinstance(data, list):
+        for i, item in enumerate(data):
+            out += invalid_patterns(item, doc, f"{pointer}/{i}")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            here = f"{pointer}/{escape_pointer(str(key))}"
+            if key == "pattern" and isinstance(value, str):
+                try:
+                    re.compile(value)
+                except re.error as exc:
+                    message = f"{here}: pattern {value!r} is not a regular expression ({exc})"
+                    out.append(Finding.error("OEX224", message, **doc.where(here)))
+            else:
+                out += invalid_patterns(value, doc, here)
+    return out
 
 
 def schema_findings(instance: Any, name: str, doc: YamlDocument, *, code: str) -> list[Finding]:
@@ -202,6 +224,8 @@ class Validator:
             seen: dict[str, Component] = {}
             for component in self.pkg.of(kind):
                 self.out.extend(schema_findings(component.meta, name, component.doc, code=code))
+                if kind == "tools":
+                    self.out.extend(invalid_patterns(component.meta, component.doc))
                 if kind in ("functions", "processes", "tools") and component.name:
                     first = seen.setdefault(component.name, component)
                     if first is not component:

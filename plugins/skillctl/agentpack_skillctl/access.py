@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.kernel.records import Record
 
-from .globs import covered
+from .globs import covered, problem
 from .manifest import SkillManifest
 
 if TYPE_CHECKING:
@@ -131,8 +131,9 @@ def _declared(skill: SkillManifest) -> dict[str, Any]:
 
 def grants(skill: SkillManifest, access: AccessManifest | None) -> Grants:
     d = _declared(skill)
-    if access is None:
-        return Grants(d["env"], [], d["read"], d["write"], d["network"], d["subprocess"])
+    if access is None:  # a glob that does not parse is granted nothing, whatever validation said
+        read, write = ([g for g in d[mode] if problem(g) is None] for mode in ("read", "write"))
+        return Grants(d["env"], [], read, write, d["network"], d["subprocess"])
     env = [name for name in d["env"] if name in access.env]
     return Grants(
         env=env,
@@ -173,7 +174,11 @@ def check_skill(skill: SkillManifest, access: AccessManifest | None) -> list[Fin
     for mode in ("read", "write"):
         ceiling = access.globs(mode)
         for i, glob in enumerate(skill.access("filesystem", mode, default=[]) or []):
-            if isinstance(glob, str) and not covered(glob, ceiling):
+            reason = problem(glob) if isinstance(glob, str) else None
+            if reason:
+                message = f"filesystem {mode} glob {glob!r} is not a workspace-relative glob: it has {reason}"
+                problems.append(("SKC151", message, f"/security/access/filesystem/{mode}/{i}"))
+            elif isinstance(glob, str) and not covered(glob, ceiling):
                 problems.append(
                     (
                         "SKC151",

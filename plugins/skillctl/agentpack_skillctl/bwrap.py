@@ -24,6 +24,7 @@ from typing import ClassVar
 from agentpack.kernel.records import Record, constant
 
 from . import diskcache
+from .globs import WILDCARDS, GlobError, segments
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = (
@@ -57,7 +58,6 @@ USERNS_SETTINGS = (
     "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
 )
 KIND = "bwrap"
-WILDCARDS = frozenset("*?[")
 
 
 class Probe(Record):
@@ -154,16 +154,28 @@ def _version(path: str) -> str:
 
 @lru_cache(maxsize=1)
 def runtime_roots() -> tuple[str, ...]:
-    """Real folders of the Python running agentpack: prefixes, import path entries, editable installs' packages.
+    """Real folders of the Python running agentpack: prefixes, what import path entries hold for the import
+    system, editable installs' packages.
 
     The skills' ``python3`` is this interpreter, so they see what it imports
-    from (read-only). The current folder, ``''`` and top-level folders (``/tmp``)
-    on the import path are left out.
+    from (read-only). An import path entry outside the installation's prefixes
+    (``PYTHONPATH``, a project folder added by a ``.pth`` file) is not mounted
+    whole: only what a finder can resolve in it (``importable``), so a home folder
+    on the import path shows its packages and modules, not ``~/.ssh``. The current
+    folder, ``''`` and top-level folders (``/tmp``) are left out.
     """
     here = os.getcwd()
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    paths.add(os.path.dirname(os.path.realpath(sys.executable)))
-    paths.update(p for p in sys.path if p and os.path.abspath(p) != here)
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    prefixes.add(os.path.dirname(os.path.realpath(sys.executable)))
+    paths = set(prefixes)
+    inside = [os.path.realpath(p) for p in prefixes]
+    for entry in sys.path:
+        if not entry or os.path.abspath(entry) == here:
+            continue
+        if any(_within(os.path.realpath(entry), prefix) for prefix in inside) or not os.path.isdir(entry):
+            paths.add(entry)  # the installation's own folders, and zip files
+        else:
+            paths.update(importable(entry))
     for finder in sys.meta_path:  # setuptools' editable finders map package names to source folders
         mapping = getattr(sys.modules.get(getattr(finder, "__module__", "") or ""), "MAPPING", None)
         if isinstance(mapping, dict):
@@ -172,6 +184,29 @@ def runtime_roots() -> tuple[str, ...]:
     real = [p for p in real if p.count("/") >= 2]  # never a whole top-level folder such as /tmp or /home
     system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     return tuple(p for p in real if not any(_within(p, other) for other in real + system if other != p))
+
+
+def importable(folder: str) -> list[str]:
+    """The entries of an import path folder a finder can resolve: packages (folders named as identifiers),
+    modules and extension modules (``name.py``, ``name.cpython-311-x86_64-linux-gnu.so``...) and
+    distribution metadata (``*.dist-info``, ``*.egg-info``, for ``importlib.metadata``)."""
+    from importlib.machinery import all_suffixes
+
+    suffixes = tuple(all_suffixes())
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if (
+            name.endswith((".dist-info", ".egg-info"))
+            or (name.isidentifier() and os.path.isdir(path))
+            or (name.split(".", 1)[0].isidentifier() and name.endswith(suffixes) and os.path.isfile(path))
+        ):
+            out.append(path)
+    return out
 
 
 def _within(path: str, root: str) -> bool:
@@ -184,7 +219,7 @@ def fixed_prefix(glob: str, *, keep_name: bool) -> str:
     With ``keep_name`` a glob without any wildcard stays whole (a single file can be
     bound for reading; writing a file needs its folder, for a temporary file and a rename).
     """
-    parts = [p for p in glob.split("/") if p not in ("", ".")]
+    parts = segments(glob)  # GlobError for a glob that is not plain workspace-relative segments
     for index, part in enumerate(parts):
         if WILDCARDS & set(part):
             return "/".join(parts[:index])
@@ -215,7 +250,7 @@ def plan_view(*, skill_dir: str, program: str, workspace: str, read_globs: list[
     view = View()
     protected = [skill_dir, *runtime_roots()]
     mounts: dict[str, str] = {workspace: "empty"}  # the workspace path exists, empty and read-only, unless bound
-    for rel in dict.fromkeys(fixed_prefix(g, keep_name=False) for g in write_globs):
+    for rel in _prefixes(write_globs, "write", view.notes, keep_name=False):
         path = os.path.join(workspace, rel) if rel else workspace
         if not os.path.lexists(path):
             error = _make_folders(workspace, rel, view.created)
@@ -231,7 +266,7 @@ def plan_view(*, skill_dir: str, program: str, workspace: str, read_globs: list[
             mounts[real] = "rw"
             view.writable.append(rel)
     writable = [p for p, kind in mounts.items() if kind == "rw"]
-    for rel in dict.fromkeys(fixed_prefix(g, keep_name=True) for g in read_globs):
+    for rel in _prefixes(read_globs, "read", view.notes, keep_name=True):
         real = os.path.realpath(os.path.join(workspace, rel) if rel else workspace)
         if not os.path.exists(real):
             continue
@@ -255,6 +290,17 @@ def plan_view(*, skill_dir: str, program: str, workspace: str, read_globs: list[
             view.args += ["--bind" if kind == "rw" else "--ro-bind", path, path]
     view.args += [arg for path, kind in mounts.items() if kind == "empty" for arg in ("--remount-ro", path)]
     return view
+
+
+def _prefixes(globs: list[str], mode: str, notes: list[str], *, keep_name: bool) -> list[str]:
+    """The distinct fixed prefixes of ``globs``; a glob that does not parse is noted and mounts nothing."""
+    out: dict[str, None] = {}
+    for glob in globs:
+        try:
+            out[fixed_prefix(glob, keep_name=keep_name)] = None
+        except GlobError as exc:
+            notes.append(f"{mode} glob {glob!r} is not a workspace-relative glob ({exc}): not mounted")
+    return list(out)
 
 
 def _make_folders(workspace: str, rel: str, created: list[str]) -> str | None:

@@ -36,7 +36,7 @@ PROTECTIONS = {
     "ipc-namespace": "the skill shares System V IPC and POSIX message queues with the host",
     "network-namespace": "the skill can reach the network",
     "die-with-runner": "processes of the skill can outlive a runner that is killed",
-    "seccomp": "starting processes and programs, and Unix sockets, are not blocked",
+    "seccomp": "starting processes and programs, Unix sockets and io_uring are not blocked",
 }
 """Each protection the report may list as missing, and what its absence lets a skill do."""
 PYTHON_FLAGS = frozenset("bBdEIOPqsSuv")
@@ -93,20 +93,50 @@ def python_command(argv: list[str]) -> tuple[list[str], str, str, list[str]] | N
     return None
 
 
-def plan(*, argv: list[str], skill_dir: str, workspace: str, grants: Grants, require: bool) -> Plan:
-    """Decide how to confine ``argv`` (its program resolved) for a skill with ``grants``."""
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
+"""Programs that are shells: a skill whose runtime is one of them runs its commands as the shell's children."""
+
+
+def runs_a_shell(program: str, runtime_type: object) -> bool:
+    """Whether a skill's runtime is a shell: a command that starts one (``sh impl/run.sh``, as the origin's
+    template does with ``type: command``), or, for ``runtime.type: shell``, a script whose ``#!`` line names
+    one. Declaring ``type: shell`` over another program (``python3 run.py``) does not make it a shell."""
+    names = {os.path.basename(program), os.path.basename(os.path.realpath(program))}
+    if names & SHELLS:
+        return True
+    if runtime_type != "shell":
+        return False
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+    return bool(words) and os.path.basename(words[0]) in SHELLS
+
+
+def plan(
+    *, argv: list[str], skill_dir: str, workspace: str, grants: Grants, require: bool, shell: bool = False
+) -> Plan:
+    """Decide how to confine ``argv`` (its program resolved) for a skill with ``grants``. With ``shell`` (the
+    runtime is a shell), the commands the shell starts are the runtime's own, not subprocesses: fork and exec
+    stay open even without ``subprocess.allowed``, and the rest of the sandbox holds (docs/skillctl.md)."""
     network_off = os.environ.get(NETNS_ENV, "").lower() in OFF
     shared_net = grants.network or network_off
     probe = bwrap.probe() if os.environ.get(SANDBOX_ENV, "").lower() not in OFF else None
     usable = probe is not None and probe.error is None
     missing: list[dict[str, str]] = []
 
+    processes = grants.subprocess or shell
     base_rules = [
-        *(["no-processes"] if not grants.subprocess else []),
+        *(["no-processes"] if not processes else []),
         *(["no-unix-sockets"] if not shared_net else []),
+        "no-io-uring",
     ]
     python = python_command(argv)
-    exec_rule = None if grants.subprocess else ("no-exec" if python else "exec-fd-only")
+    exec_rule = None if processes else ("no-exec" if python else "exec-fd-only")
     try:
         base = syscalls.program(tuple(base_rules)) if base_rules else b""
         exe = syscalls.program((exec_rule,)) if exec_rule else b""
@@ -196,6 +226,20 @@ def start(plan: Plan, *, cwd: str, **popen: Any) -> tuple[subprocess.Popen, dict
     return proc, {"level": "namespace", "detail": "bubblewrap: a network namespace of the run's own"}
 
 
+def freeze(plan: Plan, workspace: str, parts: list[str], *, limit: int) -> None:
+    """Make the writable workspace ``parts`` read-only for the run (areas too large to watch for writes)."""
+    assert plan.view is not None
+    for rel in parts:
+        real = os.path.realpath(os.path.join(workspace, rel) if rel else workspace)
+        for i in range(len(plan.prefix) - 2):
+            if plan.prefix[i : i + 3] == ["--bind", real, real]:
+                plan.prefix[i] = "--ro-bind"
+        plan.view.writable.remove(rel)
+        plan.view.notes.append(
+            f"write area '{rel or '.'}' holds more than {limit} entries, too many to watch for writes: read-only"
+        )
+
+
 def finish(plan: Plan) -> None:
     if plan.view is not None:
         bwrap.remove_created(plan.view.created)
@@ -215,4 +259,4 @@ def _missing(protection: str, reason: str) -> dict[str, str]:
     return {"protection": protection, "reason": reason, "effect": PROTECTIONS[protection]}
 
 
-__all__ = ["PROTECTIONS", "SANDBOX_ENV", "Plan", "finish", "plan", "python_command", "start", "warn"]
+__all__ = ["PROTECTIONS", "SANDBOX_ENV", "Plan", "finish", "freeze", "plan", "python_command", "start", "warn"]

@@ -1,7 +1,11 @@
-"""Workspace-relative globs (``*``, ``?``, ``[...]``, ``**``) as anchored regular expressions.
+"""Workspace-relative globs (``*``, ``?``, ``[...]``, ``**``): parsed into segments, matched as regular expressions.
 
 ``*`` and ``?`` never cross a ``/``; ``**`` crosses any number of folders
 (``dir/**`` is everything under ``dir``, ``**/x`` is ``x`` in any folder).
+A glob is parsed once into its ``/``-separated segments (``segments``), which
+refuses control characters, a backslash, an absolute path, and empty, ``.`` and
+``..`` segments; every check (schema messages, the access manifest's cap, the
+mounts) works on those segments, never on the raw text.
 """
 
 from __future__ import annotations
@@ -9,7 +13,40 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_DEEP = "\x00"  # stands for '**' in a glob read as a path, so only '**' covers it
+WILDCARDS = frozenset("*?[")
+
+
+class GlobError(ValueError):
+    """A declared path or glob that is not a plain workspace-relative one (the message says why)."""
+
+
+@lru_cache(maxsize=1024)
+def segments(glob: str) -> tuple[str, ...]:
+    """The segments of a workspace-relative ``glob``; GlobError when it is empty, absolute, holds a control
+    character or a backslash, or has an empty, ``.`` or ``..`` segment."""
+    if not glob:
+        raise GlobError("an empty glob")
+    bad = next((c for c in glob if c < " " or c == "\x7f"), None)
+    if bad is not None:
+        raise GlobError(f"a control character (U+{ord(bad):04X})")
+    if "\\" in glob:
+        raise GlobError("a backslash")
+    if glob.startswith("/") or re.match(r"[A-Za-z]:", glob):
+        raise GlobError("an absolute path")
+    parts = tuple(glob.split("/"))
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise GlobError(f"a '{part}' segment" if part else "an empty segment ('//' or a '/' at an end)")
+    return parts
+
+
+def problem(glob: str) -> str | None:
+    """Why ``glob`` is not a plain workspace-relative glob, or None."""
+    try:
+        segments(glob)
+    except GlobError as exc:
+        return str(exc)
+    return None
 
 
 @lru_cache(maxsize=1024)
@@ -27,10 +64,10 @@ def compile_glob(glob: str) -> re.Pattern[str]:
             out.append(".*" if not (at_start and i + 2 == n and i > 0) else ".+")
             i += 2
         elif c == "*":
-            out.append(f"[^/{_DEEP}]*")
+            out.append("[^/]*")
             i += 1
         elif c == "?":
-            out.append(f"[^/{_DEEP}]")
+            out.append("[^/]")
             i += 1
         elif c == "[":
             end = glob.find("]", i + 2 if glob.startswith("[!", i) or glob.startswith("[^", i) else i + 1)
@@ -55,10 +92,43 @@ def matches(path: str, globs: list[str] | tuple[str, ...]) -> bool:
 
 
 def covered(glob: str, ceiling: list[str] | tuple[str, ...]) -> bool:
-    """True when ``glob`` is no broader than one of ``ceiling`` (equal, or matched by it as a path).
+    """True when ``glob`` is no broader than one of ``ceiling``, compared segment by segment.
 
-    A ``**`` in ``glob`` is only covered by a ``**`` of the ceiling, so ``out/**``
-    is not covered by ``out/*``.
+    A glob that does not parse (``segments``) is covered by nothing. A segment holding ``**``
+    is only covered by a ``**`` segment, so ``out/**`` is not covered by ``out/*``.
     """
-    as_path = glob.replace("**", _DEEP)
-    return glob in ceiling or any(compile_glob(c).fullmatch(as_path) for c in ceiling)
+    try:
+        parts = segments(glob)
+    except GlobError:
+        return False
+    for cap in ceiling:
+        try:
+            cap_parts = segments(cap)
+        except GlobError:
+            continue
+        if _covers(cap_parts, parts):
+            return True
+    return False
+
+
+def _covers(cap: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    if not cap:
+        return not parts
+    if cap[0] == "**":  # any number of segments; a final '**' at least one, as in ``compile_glob``
+        least = 1 if len(cap) == 1 else 0
+        return any(_covers(cap[1:], parts[i:]) for i in range(least, len(parts) + 1))
+    if not parts or not _segment_covered(parts[0], cap[0]):
+        return False
+    return _covers(cap[1:], parts[1:])
+
+
+def _segment_covered(part: str, cap: str) -> bool:
+    """Whether every name ``part`` matches is matched by the one-segment pattern ``cap``."""
+    if part == cap or cap == "*":
+        return "**" not in part
+    if "**" in part:
+        return False
+    if not WILDCARDS & set(part):
+        return compile_glob(cap).fullmatch(part) is not None
+    # a '*'-only pattern covers a '*'-only segment it matches as text: its literals meet the segment's literals
+    return not set("?[") & set(part + cap) and compile_glob(cap).fullmatch(part) is not None

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentpack.io import jsonio
 from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.io.paths import check_inside
+from agentpack.io.userfiles import check_file
 from agentpack.kernel.records import Record
 
 if TYPE_CHECKING:
@@ -24,7 +26,8 @@ JsonSchema = dict[str, Any] | bool
 
 
 def is_skill_dir(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
+    """A folder with something at ``skill.yaml``: a folder or a link there is the skill's error, not another format."""
+    return path.is_dir() and os.path.lexists(path / MANIFEST)
 
 
 def tree_skill_dirs(tree: Path) -> list[Path]:
@@ -148,12 +151,14 @@ def load_skill(directory: str | Path, *, display: str | None = None) -> SkillMan
     directory = Path(directory)
     manifest = directory / MANIFEST
     name = display or str(manifest)
-    if not manifest.is_file():
+    if not os.path.lexists(manifest):
         raise PackError(
             f"no {MANIFEST} in {directory}",
             file=name,
             hint="a skill folder holds skill.yaml, README.md, schemas/, impl/, tests/ and fixtures/",
         )
+    check_inside(directory, manifest, display=name, what="the skill folder", error=PackError)
+    check_file(manifest, display=name, error=PackError, expected="a YAML file")
     doc = load_yaml(manifest, display=name)
     if not isinstance(doc.data, dict):
         raise PackError(f"{MANIFEST} must be a YAML mapping, not {type(doc.data).__name__}", file=name, line=1)

@@ -19,18 +19,22 @@ MANIFEST = "skill.yaml"
 
 
 def _skill_dir(path: Path) -> Path | None:
+    from .manifest import is_skill_dir
+
     if path.is_file() and path.name == MANIFEST:
         return path.parent
-    if path.is_dir() and (path / MANIFEST).is_file():
+    if is_skill_dir(path):  # anything at skill.yaml: a folder or a link there is this skill's error
         return path
     return None
 
 
 def _is_tree(path: Path) -> bool:
-    if not path.is_dir() or (path / MANIFEST).is_file():
+    from .manifest import is_skill_dir
+
+    if not path.is_dir() or is_skill_dir(path):
         return False
     try:
-        return any(p.is_dir() and p.name[:1] not in "._" and (p / MANIFEST).is_file() for p in path.iterdir())
+        return any(p.name[:1] not in "._" and is_skill_dir(p) for p in path.iterdir())
     except OSError:
         return False
 

@@ -67,6 +67,22 @@ def _run(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _print_json(ok: bool, **fields: Any) -> None:
+    from agentpack.io.envelope import dumps, envelope  # clikit's envelope, without importing click
+
+    sys.stdout.write(dumps(envelope("skill run", ok, **fields)) + "\n")
+    sys.stdout.flush()
+
+
+def _error_fields(exc: Exception) -> dict[str, Any]:
+    """The envelope's ``error`` for an error that stopped the run before it started (as ``agentpack``'s)."""
+    error = {"message": getattr(exc, "message", str(exc))}
+    for field in ("file", "line", "column", "hint"):
+        if getattr(exc, field, None) is not None:
+            error[field] = getattr(exc, field)
+    return error
+
+
 def run_command(
     *,
     root: str | None,
@@ -90,11 +106,16 @@ def run_command(
     from .prepare import prepare
     from .runner import RunOptions, run_prepared
 
-    prepared = prepare(find_skill(ref, root))
     try:
-        raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
-    except OSError as exc:
-        raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
+        prepared = prepare(find_skill(ref, root))
+        try:
+            raw = sys.stdin.buffer.read() if input_file == "-" else Path(input_file).read_bytes()
+        except OSError as exc:
+            raise AgentpackError(f"cannot read the input: {exc.strerror or exc}", file=input_file) from None
+    except AgentpackError as exc:
+        if as_json:  # a script reading stdout sees why the skill did not run, as for every --json command
+            _print_json(False, error=_error_fields(exc))
+        raise
     options = RunOptions(
         workspace=workspace or Path.cwd(),
         timeout_ms=timeout_ms,
@@ -112,10 +133,7 @@ def run_command(
 
         atomic_write_bytes(output_file, json.dumps(result.output, indent=2, ensure_ascii=False).encode() + b"\n")
     if as_json:
-        from agentpack.io.envelope import dumps, envelope  # clikit's envelope, without importing click
-
-        fields = {"status": result.status, "output": result.output, "report": result.report}
-        sys.stdout.write(dumps(envelope("skill run", result.ok, **fields)) + "\n")
+        _print_json(result.ok, status=result.status, output=result.output, report=result.report)
     elif result.ok and not output_file:
         sys.stdout.write(json.dumps(result.output, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()

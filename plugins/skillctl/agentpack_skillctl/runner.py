@@ -9,6 +9,7 @@ command could not start). Every outcome gives a report; none raises.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from agentpack.io.quickschema import is_valid
 from agentpack.kernel.records import Record, constant
 
 from . import cache as cache_mod
-from . import confine
+from . import confine, writes
 from .iopump import pump
 from .manifest import JsonSchema
 from .prepare import Prepared
@@ -239,6 +240,25 @@ class _Outcome(Record):
     output_bytes: bytes
 
 
+REFUSED_START = re.compile(
+    r"Cannot fork|fork: |fork failed|spawn \S* ?EPERM|\bEPERM\b|\[Errno 1\] Operation not permitted"
+    r"|Operation not permitted|can't fork|Resource temporarily unavailable.*fork"
+)
+"""What a program writes when the syscall filter refuses its fork or exec (EPERM): sh, bash, Python, Node."""
+
+
+def _refused_start(skill: Any, reason: str, tail: str) -> dict[str, Any]:
+    where = skill.where("/security/access/subprocess/allowed")
+    at = f"{where['file']}:{where['line']}" if where["line"] else where["file"]
+    return {
+        "code": "subprocess_refused",
+        "side": "skill",
+        "pointer": where["pointer"],
+        "message": f"the skill tried to start another program, which {at} forbids "
+        f"(security.access.subprocess.allowed: false); it ended with {reason}: {tail}",
+    }
+
+
 def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[str, Any]) -> _Outcome:
     skill, g = prepared.skill, prepared.grants
     enforcement = report["enforcement"]
@@ -265,7 +285,8 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
         return _Outcome("error", [{"code": "spawn", "side": "runner", "message": message}])
     argv[0] = program
     require = options.require_sandbox or bool(prepared.access is not None and prepared.access.sandbox_required)
-    plan = confine.plan(argv=argv, skill_dir=skill_dir, workspace=workspace, grants=g, require=require)
+    shell = confine.runs_a_shell(program, skill.get("runtime", "type"))
+    plan = confine.plan(argv=argv, skill_dir=skill_dir, workspace=workspace, grants=g, require=require, shell=shell)
     report["sandbox"] = plan.section
     enforcement["subprocess"]["level"] = plan.levels["subprocess"]
     confine.warn(skill.id, plan.section)
@@ -279,6 +300,12 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
     env["TMPDIR"] = scratch
     try:
         before = [snapshot(Path(root), parts) for _, root, parts in watched]
+        if plan.view is not None and watched:  # an area too large to watch is not writable for this run
+            frozen = before[0][1]
+            if frozen:
+                confine.freeze(plan, workspace, frozen, limit=writes.MAX_ENTRIES)
+                watched = _watched(plan, skill_dir, workspace)
+                before = [snapshot(Path(root), parts) for _, root, parts in watched]  # the writable parts left
         for made in plan.view.created if plan.view is not None else ():  # folders made for the run count as its
             for snap, _ in before:
                 snap.pop(os.path.relpath(made, workspace) + "/", None)
@@ -328,6 +355,15 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                 "message": f"wrote outside its declared filesystem.write globs: {', '.join(undeclared[:10])}",
             }
         )
+    if enforcement["filesystem"].get("truncated"):
+        errors.append(
+            {
+                "code": "writes_unwatched",
+                "side": "runner",
+                "message": f"more than {writes.MAX_ENTRIES} entries in a watched area: its writes could not all be "
+                "checked, so the run is not ok",
+            }
+        )
     if pumped.stdout_overflow:
         return _Outcome(
             "failed",
@@ -345,11 +381,13 @@ def _execute(prepared: Prepared, options: RunOptions, data: bytes, report: dict[
                 *errors,
             ],
         )
-    if undeclared:
+    if errors:  # an undeclared write, or writes that could not all be watched
         return _Outcome("violation", errors)
     if code != 0:
         tail = pumped.stderr_kept[-400:].decode("utf-8", "replace").strip()
         reason = f"signal {report['signal']}" if report["signal"] else f"exit code {code}"
+        if "no-processes" in plan.section["seccomp"] and REFUSED_START.search(tail):
+            return _Outcome("violation", [_refused_start(skill, reason, tail)])
         return _Outcome(
             "failed",
             [
@@ -442,10 +480,10 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any], plan
         fs.update(readable=plan.view.readable, writable=plan.view.writable, notes=plan.view.notes)
     declared: list[str] = []
     undeclared: list[str] = []
-    truncated = False
+    truncated: list[str] = []
     for (label, root, parts), (snap, cut) in zip(watched, before, strict=True):
         after, cut_after = snapshot(Path(root), parts)
-        truncated = truncated or cut or cut_after
+        truncated += [f"{label}:{p or '.'}" for p in dict.fromkeys([*cut, *cut_after])]
         paths = changed(snap, after)
         if label == "workspace":
             ok, bad = split_writes(paths, globs)
@@ -458,7 +496,7 @@ def _writes(watched, before, globs: list[str], enforcement: dict[str, Any], plan
         writeGlobs=list(globs),
         declaredWrites=declared[:200],
         undeclaredWrites=undeclared[:200],
-        truncated=truncated,
+        truncated=bool(truncated),
     )
     return declared, undeclared
 

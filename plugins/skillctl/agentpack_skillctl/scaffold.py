@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -61,7 +62,7 @@ def _copy(source, dest: Path, values: dict[str, str]) -> None:
         for key in PLACEHOLDERS:
             value = values[key]
             if entry.name.endswith(".yaml") and key in ("__DESCRIPTION__", "__SKILL_NAME__"):
-                value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                value = json.dumps(value, ensure_ascii=False)  # a JSON string: every YAML reader's, the origin's
             text = text.replace(key, value)
         (dest / entry.name).write_text(text, encoding="utf-8")
         if entry.name.endswith(".sh"):

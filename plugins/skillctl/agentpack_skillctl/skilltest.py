@@ -24,7 +24,7 @@ from agentpack.io.userfiles import read_bytes
 from agentpack.kernel.models import AssertionResult, CaseResult, CaseStatus, EvalOptions, EvalReport, SuiteResult
 
 from .access import ACCESS_FILE, load_access
-from .fixtures import FixtureCase, fixture_cases
+from .fixtures import FixtureCase, fixture_cases, output_matches
 from .iopump import pump
 from .manifest import SkillManifest, is_skill_dir, load_skill, tree_skill_dirs
 from .prepare import prepare
@@ -192,7 +192,9 @@ def _fixture(
             assertions.append(AssertionResult(name="output", passed=False, message=f"unusable expected output: {exc}"))
         else:
             assertions.append(
-                AssertionResult(name="output", passed=result.output == want, expected=want, actual=result.output)
+                AssertionResult(
+                    name="output", passed=output_matches(want, result.output), expected=want, actual=result.output
+                )
             )
     passed = all(a.passed for a in assertions)
     message = (

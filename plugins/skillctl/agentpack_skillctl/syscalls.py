@@ -9,6 +9,9 @@ Rules (names are the report's):
 - ``exec-fd-only``: as ``no-exec``, except ``execveat(EXEC_FD, "", ..., AT_EMPTY_PATH)``
   (how ``boot`` starts a program that is not Python).
 - ``no-unix-sockets``: ``socket(AF_UNIX, ...)`` fails with EPERM (``socketpair`` stays).
+- ``no-io-uring``: ``io_uring_setup``, ``io_uring_enter`` and ``io_uring_register`` fail with
+  EPERM: io_uring's own operations (``IORING_OP_SOCKET``, ``IORING_OP_CONNECT``, file opens)
+  are not system calls, so no other rule would see them. Every run gets it.
 
 libseccomp (through ``pyseccomp``, a ctypes binding, or the official ``seccomp``
 module) writes the BPF program, checks the architecture and rejects the x32 and
@@ -28,11 +31,12 @@ from typing import Any
 from . import diskcache
 from .boot import EXEC_FD
 
-RULES = ("no-processes", "no-exec", "exec-fd-only", "no-unix-sockets")
+RULES = ("no-processes", "no-exec", "exec-fd-only", "no-unix-sockets", "no-io-uring")
 KIND = "seccomp"
 CLONE_THREAD = 0x00010000
 AT_EMPTY_PATH = 0x1000
 AF_UNIX = 1
+IO_URING = ("io_uring_setup", "io_uring_enter", "io_uring_register")
 INT_MASK = 0xFFFFFFFF  # the kernel reads these arguments as int: compare the low 32 bits only
 
 
@@ -74,6 +78,9 @@ def _compile(rules: tuple[str, ...]) -> bytes:
             program.add_rule(deny, "execve")
             program.add_rule(deny, "execveat", s.Arg(0, s.NE, EXEC_FD))
             program.add_rule(deny, "execveat", s.Arg(4, s.MASKED_EQ, AT_EMPTY_PATH, 0))
+        elif rule == "no-io-uring":
+            for name in IO_URING:
+                program.add_rule(deny, name)
         elif rule == "no-unix-sockets":
             program.add_rule(deny, "socket", s.Arg(0, s.MASKED_EQ, INT_MASK, AF_UNIX))
         else:

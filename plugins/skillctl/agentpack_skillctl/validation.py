@@ -8,10 +8,12 @@ from pathlib import Path
 
 from agentpack.io import jsonio
 from agentpack.io.errors import PackError, PathEscapeError
+from agentpack.io.paths import links_out
 from agentpack.kernel.models import Finding
 
 from .access import ACCESS_FILE, AccessManifest, check_skill, find_access_file, load_access
 from .fixtures import STATUSES, fixture_cases, orphans
+from .globs import problem
 from .io_schemas import schema_problem, user_validator
 from .manifest import ID_RE, MANIFEST, SLUG_RE, SkillManifest, is_skill_dir, load_skill, schema_refs
 from .schemas_store import SKILL_SCHEMA, store
@@ -29,6 +31,7 @@ def validate_skill(
 ) -> list[Finding]:
     """Every rule for one skill folder. ``access=True`` looks for ``../_access.yaml`` itself."""
     findings = schema_findings(skill)
+    findings += _links_out(skill)
     findings += _spec_id(skill)
     findings += _paths(skill)
     findings += _io_schemas(skill)
@@ -50,6 +53,19 @@ def validate_skill(
     return findings
 
 
+def _links_out(skill: SkillManifest) -> list[Finding]:
+    """SKC101: a symbolic link whose target leaves the skill folder (never followed)."""
+    return [
+        Finding.error(
+            "SKC101",
+            f"'{rel}' is a symbolic link to '{target}', outside the skill folder; agentpack never follows it",
+            file=str(skill.directory / rel),
+            hint="copy what it points to into the skill folder, or remove the link",
+        )
+        for rel, target in links_out(skill.directory)
+    ]
+
+
 EXPECTED = [
     (re.compile(r"^/id$"), "must be dot-separated snake_case segments, e.g. 'schema.validate_json'"),
     (re.compile(r"^/version$"), "must be a SemVer version X.Y.Z (e.g. '1.0.0'; quote it in YAML)"),
@@ -59,7 +75,7 @@ EXPECTED = [
     ),
     (
         re.compile(r"^/security/access/filesystem/(read|write)/\d+$"),
-        "must be a workspace-relative glob: no leading '/', no '..' segment",
+        "must be a workspace-relative glob: no leading '/', no empty, '.' or '..' segment, no control character",
     ),
     (re.compile(r"^/security/access/env/read/\d+$"), "must be an environment variable name"),
 ]
@@ -77,7 +93,7 @@ def schema_findings(skill: SkillManifest) -> list[Finding]:
             value = message.split(": ", 1)[1].split(" does not match")[0]
             for pattern, expected in EXPECTED:
                 if pattern.match(pointer):
-                    message = f"{pointer}: {value} {expected}"
+                    message = f"{pointer}: {value} {expected}" + _glob_problem(skill, pointer)
                     break
         elif network_allowed and message.endswith("'x-securityApprovalId'"):
             message = "/: determinism.network is 'allowed', so x-securityApprovalId (a Security approval) is required"
@@ -88,6 +104,17 @@ def schema_findings(skill: SkillManifest) -> list[Finding]:
             )
         out.append(f if message == f.message else f.model_copy(update={"message": message}))
     return out
+
+
+def _glob_problem(skill: SkillManifest, pointer: str) -> str:
+    """`` (it has ...)`` for a declared filesystem glob that does not parse, else ''."""
+    if not pointer.startswith("/security/access/filesystem/"):
+        return ""
+    _, mode, index = pointer.rsplit("/", 2)
+    globs = skill.access("filesystem", mode, default=[])
+    glob = globs[int(index)] if isinstance(globs, list) and int(index) < len(globs) else None
+    reason = problem(glob) if isinstance(glob, str) else None
+    return f" (it has {reason})" if reason else ""
 
 
 def _spec_id(skill: SkillManifest) -> list[Finding]:
@@ -233,7 +260,7 @@ def _layout(skill: SkillManifest, strict: bool) -> list[Finding]:
     out: list[Finding] = []
     root = skill.directory
     slug = root.resolve().name
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.match(slug) and not slug.startswith("_"):  # `_template`: infrastructure, not a published slug
         out.append(
             Finding.error(
                 "SKC160",

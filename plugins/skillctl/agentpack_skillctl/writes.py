@@ -4,7 +4,11 @@ A file's entry is its type and mode and the sha256 of its content (a symbolic
 link: its target), so a skill that rewrites a file and restores its size and
 mtime is still seen. Hashes are kept in-process for files whose ``ctime`` (which
 no skill can set) lay well before the hash was taken, so a file unchanged since
-the last snapshot is not read again.
+the last snapshot is not read again. Nothing is skipped: ``.git``, virtual
+environments and ``node_modules`` are walked like any folder, since a write
+there (a hook, a ``.pth`` file) runs code outside the sandbox later. Each area
+is walked up to ``MAX_ENTRIES`` entries; the runner makes an area too large to
+walk read-only for the run, and counts one cut short after the run as a violation.
 """
 
 from __future__ import annotations
@@ -18,9 +22,6 @@ from pathlib import Path
 
 from .globs import matches
 
-PRUNE = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
 MAX_ENTRIES = 20_000
 RACY_NS = 1_000_000_000
 """A file changed less than this before its hash was taken may change again with the same ctime: not memoised."""
@@ -50,22 +51,30 @@ def _digest(path: str, st: os.stat_result) -> str:
     return digest
 
 
-def snapshot(root: Path, parts: Iterable[str] = ("",), *, limit: int = MAX_ENTRIES) -> tuple[Snapshot, bool]:
-    """``root``-relative path -> ``(mode, content)`` under each of ``parts`` (folders end with '/');
-    True when the entry limit cut the walk short. A part that is a folder is an entry itself."""
+def snapshot(root: Path, parts: Iterable[str] = ("",), *, limit: int | None = None) -> tuple[Snapshot, list[str]]:
+    """``root``-relative path -> ``(mode, content)`` under each of ``parts`` (folders end with '/'), and
+    the parts whose walk the entry limit (``limit`` per part) cut short. A part that is a folder is an entry."""
     entries: Snapshot = {}
-    stack = []
+    cut: list[str] = []
     for part in parts:
-        path = os.path.join(root, part) if part else str(root)
-        if part:
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                continue
-            entries[part + "/"] = (st.st_mode, "")
-        stack.append((part + "/" if part else "", path))
+        if not _walk(root, part, entries, MAX_ENTRIES if limit is None else limit):
+            cut.append(part)
+    return entries, cut
+
+
+def _walk(root: Path, part: str, entries: Snapshot, limit: int) -> bool:
+    """Add the entries of ``part`` to ``entries``; False when more than ``limit`` of them were there."""
+    path = os.path.join(root, part) if part else str(root)
+    if part:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return True
+        if not stat.S_ISDIR(st.st_mode):
+            return True
+        entries[part + "/"] = (st.st_mode, "")
+    stack = [(part + "/" if part else "", path)]
+    count = 0
     while stack:
         prefix, folder = stack.pop()
         try:
@@ -80,8 +89,6 @@ def snapshot(root: Path, parts: Iterable[str] = ("",), *, limit: int = MAX_ENTRI
                 except OSError:
                     continue
                 if stat.S_ISDIR(st.st_mode):
-                    if entry.name in PRUNE:
-                        continue
                     entries[rel + "/"] = (st.st_mode, "")
                     stack.append((rel + "/", entry.path))
                 elif stat.S_ISREG(st.st_mode):
@@ -93,9 +100,10 @@ def snapshot(root: Path, parts: Iterable[str] = ("",), *, limit: int = MAX_ENTRI
                         entries[rel] = (st.st_mode, "?")
                 else:
                     entries[rel] = (st.st_mode, "")
-                if len(entries) >= limit:
-                    return entries, True
-    return entries, False
+                count += 1
+                if count > limit:
+                    return False
+    return True
 
 
 def changed(before: Snapshot, after: Snapshot) -> list[str]:
@@ -121,4 +129,4 @@ def split_writes(paths: list[str], globs: list[str]) -> tuple[list[str], list[st
     return sorted(declared), sorted(undeclared)
 
 
-__all__ = ["MAX_ENTRIES", "PRUNE", "Snapshot", "changed", "snapshot", "split_writes"]
+__all__ = ["MAX_ENTRIES", "Snapshot", "changed", "snapshot", "split_writes"]

@@ -1,4 +1,4 @@
-"""A self-contained HTML report: verdict, charts, findings and cases failures first, a filter box.
+"""A self-contained HTML report: verdict, findings, the cases table failures first, the cases, then charts.
 
 A validation's charts count paths: the pass-rate bar of valid and invalid ones, and per format.
 
@@ -9,16 +9,20 @@ show a run the same way, with the numbers of the JSON report.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from agentpack.kernel.models import EvalReport, Finding, Report, ValidationItem
+from agentpack.kernel.runtypes import Run
+from agentpack.results.status import VERDICTS, evaluation_status, of_totals
+from agentpack.results.viewer.cases import case_toolbar, cases_table
 from agentpack.results.viewer.fragments import case_block, failures_first, first_stderr, severity_counts, summary_charts
 from agentpack.results.viewer.html import Html, badge, join, json_block, tag
 from agentpack.results.viewer.standalone import document
 
 
 def _finding_row(f: Finding) -> Html:
-    message = join([f.message, Html("<br>") + tag("small", f"hint: {f.hint}") if f.hint else ""])
+    message = join([f.message, join([Html("<br>"), tag("small", f"hint: {f.hint}")]) if f.hint else ""])
     cells = [badge(f.severity), f.code, f.location(), f.pointer or "", message]
     return tag(
         "tr",
@@ -59,9 +63,39 @@ def _item(item: ValidationItem) -> Html:
     )
 
 
-def _evaluation(ev: EvalReport) -> Html:
+def _plugin_views(ev: EvalReport, command: str) -> Html:
+    """The sections the plugins' run views show for this evaluation's format in ``agentpack view`` (ECP's
+    questions and citations...), drawn from the evaluation as the run it records."""
+    from agentpack.kernel.plugins import get_host
+
+    views = [v for v in get_host().run_views().values() if not v.formats or ev.format in v.formats]
+    if not views:
+        return Html("")
+    from agentpack.results.runs.record import cases_of
+    from agentpack.results.viewer.pages import run_views
+
+    data = ev.model_dump(mode="json")
     t = ev.totals
+    run = Run(
+        id=0,
+        uid="",
+        command=command,
+        input=ev.path or ev.name,
+        status=evaluation_status(ev.aborted, failed=t.failed, errors=t.errors),
+        started_at=data.get("started_at") or "",
+        format=ev.format,
+        name=ev.name,
+        report={"command": command, "evaluations": [data]},
+        cases=cases_of([data]),
+    )
+    return run_views(run, views)
+
+
+def _evaluation(ev: EvalReport, number: int, command: str) -> Html:
     cases: list[dict[str, Any]] = [{"suite": s.id, **c.model_dump(mode="json")} for s in ev.suites for c in s.cases]
+    ordered = list(enumerate(failures_first(cases), 1))
+    t = ev.totals
+    said = of_totals(ev.aborted, passed=t.passed, failed=t.failed, errors=t.errors, skipped=t.skipped, total=t.total)
     banner: Html = Html("")
     if ev.aborted:
         stderr = first_stderr(cases)
@@ -69,7 +103,10 @@ def _evaluation(ev: EvalReport) -> Html:
             "div",
             join(
                 [
-                    tag("b", "The run could not finish: "),
+                    tag(
+                        "b",
+                        f"The run {'was interrupted' if said['verdict'] == 'interrupted' else 'could not finish'}: ",
+                    ),
                     ev.aborted,
                     json_block(stderr, label="agent stderr") if stderr else "",
                 ]
@@ -83,24 +120,42 @@ def _evaluation(ev: EvalReport) -> Html:
             tag("span", f"{t.passed} passed", class_="pass"),
             tag("span", f"{t.failed} failed", class_="fail"),
             tag("span", f"{t.errors} errors", class_="error"),
-            tag("span", f"{t.skipped} skipped", class_="muted"),
-            tag("span", f"pass rate {t.pass_rate:.0%}"),
+            tag("span", f"{t.skipped} not run", class_="muted"),
+            tag("span", f"pass rate {said['rate']}") if said["rate"] else "",
             tag("span", f"{ev.duration_s:.2f} s"),
         ]
     )
     meta = tag("details", join([tag("summary", "run metadata"), json_block(ev.metadata)])) if ev.metadata else ""
     return join(
         [
-            tag("h2", join([ev.name, " ", tag("small", f"({ev.format})")])),
+            tag("h2", join([badge(said["verdict"]), " ", ev.name, " ", tag("small", f"({ev.format})")])),
+            tag("p", said["headline"], class_="headline"),
             banner,
             tag("p", totals, class_="totals"),
-            summary_charts(cases) if cases else "",
             tag("p", _counts(ev.findings), class_="totals") if ev.findings else "",
             _findings_table(ev.findings),
+            cases_table(ordered, lambda i: f"#e{number}-case-{i}", id=None) if ordered else "",
+            _plugin_views(ev, command),
+            join(case_block(c, anchor=f"e{number}-case-{i}") for i, c in ordered),
+            summary_charts(cases) if cases else "",
             meta,
-            join(case_block(c) for c in failures_first(cases)),
         ]
     )
+
+
+def _verdict(report: Report) -> Html:
+    """The report's word: for evaluations the worst of their verdicts (an interrupted or not-run one says so),
+    for a validation OK or INVALID."""
+    if report.evaluations:
+        words = [
+            of_totals(
+                e.aborted, **{k: getattr(e.totals, k) for k in ("passed", "failed", "errors", "skipped", "total")}
+            )["verdict"]
+            for e in report.evaluations
+        ]
+        worst = max(words, key=VERDICTS.index)
+        return badge(worst)
+    return tag("b", "OK", class_="pass") if report.ok else tag("b", "INVALID", class_="fail")
 
 
 def render(report: Report) -> str:
@@ -119,21 +174,27 @@ def render(report: Report) -> str:
             ),
             class_="totals",
         )
-    verdict = tag("b", "OK", class_="pass") if report.ok else tag("b", "FAILED", class_="fail")
+    verdict = _verdict(report)
     when = f" - {report.generated_at.isoformat()}" if report.generated_at else ""
-    toolbar = tag(
-        "p",
-        join(
-            [
-                tag("input", "", id="case-filter", placeholder="filter...", aria_label="filter"),
-                " ",
-                tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
-                " ",
-                tag("span", "", id="case-count", class_="muted"),
-            ]
-        ),
-        class_="toolbar",
-    )
+    cases = [
+        {"suite": su.id, **c.model_dump(mode="json")} for e in report.evaluations for su in e.suites for c in su.cases
+    ]
+    if cases:  # the viewer's toolbar: text, status, suite and tag, over every evaluation's cases table
+        toolbar = case_toolbar(cases)
+    else:
+        toolbar = tag(
+            "p",
+            join(
+                [
+                    tag("input", "", id="case-filter", placeholder="filter...", aria_label="filter"),
+                    " ",
+                    tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
+                    " ",
+                    tag("span", "", id="case-count", class_="muted"),
+                ]
+            ),
+            class_="toolbar",
+        )
     body = join(
         [
             tag("h1", join([f"agentpack {report.command} ", verdict])),
@@ -142,7 +203,23 @@ def render(report: Report) -> str:
             head,
             _validation_charts(report.items) if report.items else "",
             join(_item(i) for i in report.items),
-            join(_evaluation(e) for e in report.evaluations),
+            join(_evaluation(e, n, report.command) for n, e in enumerate(report.evaluations, 1)),
         ]
     )
     return document(f"agentpack {report.command} report", body)
+
+
+def export_run(runs: Iterable[Run], out: TextIO, options: dict[str, str]) -> None:
+    """``agentpack runs export RUN -o html``: one run's page as ``agentpack view`` shows it (with the plugins'
+    views), a self-contained file."""
+    from agentpack.io.errors import AgentpackError
+    from agentpack.kernel.plugins import get_host
+    from agentpack.results.viewer.standalone import run_document
+
+    selected = list(runs)
+    if len(selected) != 1:
+        raise AgentpackError(
+            f"-o html writes one run's page; {len(selected)} runs were selected",
+            hint="name the run: agentpack runs export RUN -o html --to run.html",
+        )
+    out.write(run_document(selected[0], list(get_host().run_views().values())))

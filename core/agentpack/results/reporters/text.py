@@ -1,6 +1,8 @@
 """Plain text for people: findings as ``file:line: severity code message``, then totals.
 
-PASS, FAIL, ERROR and SKIP are coloured when printed on a terminal (``console.styling``), never in files.
+Each evaluation ends with its headline in the words of ``agentpack.results.status`` (``FAILED 3 passed,
+1 failed of 4 (75.0%)``). PASS, FAIL, ERROR and NOT RUN (a skipped case) are coloured when printed on a
+terminal (``console.styling``), never in files.
 """
 
 from __future__ import annotations
@@ -8,12 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentpack.io.console import style
+from agentpack.results.status import TONE, of_totals
 
 if TYPE_CHECKING:  # no pydantic at run time: a LazyReport (``agentpack validate``) is rendered as it is
     from agentpack.kernel.lazyreport import LazyReport
     from agentpack.kernel.models import EvalReport, Report
 
-MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "NOT RUN"}
 
 
 def _evaluation(ev: EvalReport) -> list[str]:
@@ -32,12 +35,11 @@ def _evaluation(ev: EvalReport) -> list[str]:
     for f in ev.findings:
         lines.append(f"  {f.severity}: {f.code} {f.message}")
     t = ev.totals
-    lines.append(
-        f"  {style(f'{t.passed} passed', 'passed') if t.passed else '0 passed'}, "
-        + (style(f"{t.failed} failed", "failed") if t.failed else "0 failed")
-        + (", " + style(f"{t.errors} errors", "error") if t.errors else "")
-        + (f", {t.skipped} skipped" if t.skipped else "")
-    )
+    said = of_totals(ev.aborted, passed=t.passed, failed=t.failed, errors=t.errors, skipped=t.skipped, total=t.total)
+    tone = {"pass": "passed", "fail": "failed", "error": "error"}.get(TONE.get(said["verdict"], ""), "skipped")
+    lines.append(f"  {style(said['headline'], tone)}")
+    if ev.aborted:
+        lines.append(f"  {ev.aborted}")
     return lines
 
 

@@ -4,7 +4,8 @@ Rules (``docs/runs.md``): cases are matched by ``suite/id``. A case that passed
 in the base run and failed or errored in the head run is a regression; the
 reverse is a fix. A head run that errored or was interrupted where the base
 did not is a regression of the whole run. Any regression makes the
-comparison fail (``agentpack runs compare`` exits 1).
+comparison fail (``agentpack runs compare`` exits 1). Without a regression the verdict still says
+what the head run is: ``still failing`` when cases failed in both runs, never a bare "no regressions".
 """
 
 from __future__ import annotations
@@ -83,8 +84,10 @@ def compare(base: Run, head: Run) -> dict[str, Any]:
         (e for e in entries if e["duration_delta_s"] is not None and e["duration_delta_s"] > 0),
         key=lambda e: -e["duration_delta_s"],
     )
+    ok = not grouped["regressed"] and not run_regressed
     return {
-        "ok": not grouped["regressed"] and not run_regressed,
+        "ok": ok,
+        **_verdict_of(ok, len(grouped["regressed"]), len(grouped["still_failing"]), run_regressed, head),
         "base": base.summary_json(),
         "head": head.summary_json(),
         "same_input": base.input == head.input,
@@ -115,14 +118,24 @@ def _tokens(value: int | None) -> str:
     return "n/a" if value is None else f"{value:,}"
 
 
+def _verdict_of(ok: bool, regressed: int, still: int, run_regressed: bool, head: Run) -> dict[str, str]:
+    """``verdict`` (``regressed``, ``still failing``, ``failing`` or ``no regressions``) and its sentence."""
+    if not ok:
+        parts = [f"{regressed} regression{'s' if regressed != 1 else ''}"] if regressed else []
+        if run_regressed:
+            parts.append(f"the run {head.status}")
+        return {"verdict": "regressed", "verdict_text": ", ".join(parts)}
+    if still:
+        text = f"no regressions, but {still} case{'s' if still != 1 else ''} still failing"
+        return {"verdict": "still failing", "verdict_text": text}
+    if not head.ok:
+        return {"verdict": "failing", "verdict_text": f"no regressions, but the head run {head.status}"}
+    return {"verdict": "no regressions", "verdict_text": "no regressions"}
+
+
 def _verdict(result: dict[str, Any]) -> str:
-    n = result["counts"]["regressed"]
-    if result["ok"]:
-        return "no regressions"
-    parts = [f"{n} regression{'s' if n != 1 else ''}"] if n else []
-    if result["run_regressed"]:
-        parts.append(f"the run {result['head']['status']}")
-    return "REGRESSED: " + ", ".join(parts)
+    text: str = result["verdict_text"]
+    return f"REGRESSED: {text}" if result["verdict"] == "regressed" else text
 
 
 def render_text(result: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The built-in exporters of recorded runs: JSON Lines and CSV."""
+"""The built-in exporters of recorded runs: JSON Lines and CSV (``html`` is the HTML reporter's)."""
 
 from __future__ import annotations
 

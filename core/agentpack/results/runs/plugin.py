@@ -1,4 +1,4 @@
-"""The built-in run exporters: ``jsonl`` and ``csv``."""
+"""The built-in run exporters: ``jsonl`` and ``csv`` (``html`` is registered with the HTML reporter)."""
 
 from __future__ import annotations
 

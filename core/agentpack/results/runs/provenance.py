@@ -13,6 +13,9 @@ SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 """Folders left out of a directory's digest, beside every folder whose name starts with a dot."""
 _SETTING = re.compile(r"^(AGENTPACK_|ECP_|OPENAI_|OPENEXPERTS_).*(MODEL|JUDGE|BASE_URL|TEMPERATURE)")
 _SECRET = re.compile(r"(key|token|secret|password|passwd|auth|authorization|credentials?|cookie)$", re.IGNORECASE)
+_SECRET_ENV = re.compile(r"SECRET|TOKEN|KEY|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+"""An environment name holding any of these is never kept, wherever the word stands (``..._SECRET_MODEL_X``)."""
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
 
 
 def input_key(path: str | Path, root: Path) -> str:
@@ -102,18 +105,27 @@ def git_state(path: str | Path) -> dict[str, Any]:
 
 
 def environment_settings() -> dict[str, str]:
-    """Model and judge settings from the environment (``ECP_LLM_JUDGE_MODEL``...), never keys or tokens."""
+    """Model and judge settings from the environment (``ECP_LLM_JUDGE_MODEL``...): never a name holding SECRET,
+    TOKEN, KEY, PASSWORD, PASSWD or CREDENTIAL, and URLs without their ``user:password@``."""
     return {
-        name: value
+        name: without_url_credentials(value)
         for name, value in sorted(os.environ.items())
-        if _SETTING.match(name) and not _SECRET.search(name) and value
+        if _SETTING.match(name) and not _SECRET_ENV.search(name) and value
     }
 
 
+def without_url_credentials(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it removed."""
+    return _URL_USERINFO.sub(r"\1", text) if "@" in text else text
+
+
 def without_secrets(value: Any) -> Any:
-    """``value`` with every mapping key that looks like a secret (``api_key``, ``token``...) left out."""
+    """``value`` with every mapping key that looks like a secret (``api_key``, ``token``...) left out, and
+    every string's URLs without their credentials."""
     if isinstance(value, dict):
         return {k: without_secrets(v) for k, v in value.items() if not _SECRET.search(str(k))}
     if isinstance(value, list):
         return [without_secrets(v) for v in value]
+    if isinstance(value, str):
+        return without_url_credentials(value)
     return value

@@ -129,7 +129,7 @@ def build_run(
     evaluations = (
         [e for e in data.get("evaluations") or [] if isinstance(e, Mapping)] if isinstance(data, Mapping) else []
     )
-    case_rows = [_case(c) for c in cases] if cases is not None else _cases_of(evaluations)
+    case_rows = [_case(c) for c in cases] if cases is not None else cases_of(evaluations)
     counts = {s: sum(1 for c in case_rows if c.status == s) for s in CASE_STATUSES}
     ran = len(case_rows) - counts["skipped"]
     aborted = next((str(e["aborted"]) for e in evaluations if e.get("aborted")), None)
@@ -195,7 +195,8 @@ def _generated_at(data: Any) -> Any:
     return data.get("generated_at") if isinstance(data, Mapping) else None
 
 
-def _cases_of(evaluations: list[Mapping[str, Any]]) -> list[Case]:
+def cases_of(evaluations: list[Mapping[str, Any]]) -> list[Case]:
+    """The cases of evaluation reports (as JSON), each with its suite's id."""
     rows = []
     for evaluation in evaluations:
         for suite in evaluation.get("suites") or []:

@@ -112,7 +112,19 @@ _RUN_COLUMNS = (
     "message",
     "tool_version",
 )
+_SEARCH = (
+    "(lower(coalesce(name, '')) LIKE ? ESCAPE '\\' OR lower(input) LIKE ? ESCAPE '\\'"
+    " OR lower(command) LIKE ? ESCAPE '\\' OR lower(coalesce(format, '')) LIKE ? ESCAPE '\\'"
+    " OR lower(status) LIKE ? ESCAPE '\\' OR lower(coalesce(message, '')) LIKE ? ESCAPE '\\'"
+    " OR id IN (SELECT run_id FROM run_tags WHERE lower(tag) LIKE ? ESCAPE '\\') OR id = ? OR uid LIKE ?)"
+)
+"""One word of a free-text search: in the name, input, command, format, status, message or a tag; or the id."""
 _REF = re.compile(r"^(?:latest|last)(?:~(\d+))?$")
+
+
+SQLITE_FULL, SQLITE_IOERR = 13, 10
+"""SQLite's primary result codes (the low byte of ``sqlite3.Error.sqlite_errorcode``) for no space, an I/O error."""
+LOW_SPACE = 1 << 20
 
 
 class StoreError(AgentpackError):
@@ -129,11 +141,32 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def default_store_path(start: Path | None = None) -> Path:
-    """``$AGENTPACK_RUNS``, else ``.agentpack/runs.sqlite`` in the project root."""
+    """``$AGENTPACK_RUNS``, else the project configuration's ``store`` (docs/configuration.md), else
+    ``.agentpack/runs.sqlite`` in the project root."""
     env = os.environ.get(ENV_STORE)
     if env:
         return Path(env).expanduser()
-    return project_root(start) / DEFAULT_RELATIVE
+    from agentpack.kernel.config import load
+
+    return load(start).store or project_root(start) / DEFAULT_RELATIVE
+
+
+def _disk_full(path: Path, exc: BaseException) -> bool:
+    """Whether ``exc`` is a write that found no space: SQLITE_FULL, or an I/O error (growing the WAL index
+    reports ENOSPC as one) while the store's file system has less than ``LOW_SPACE`` bytes free."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == SQLITE_FULL or "disk is full" in str(exc):
+        return True
+    if code != SQLITE_IOERR:
+        return False
+    statvfs = getattr(os, "statvfs", None)  # POSIX only
+    try:
+        free = statvfs(path.parent) if statvfs is not None else None
+    except OSError:
+        return False
+    if free is None:
+        return False
+    return bool(free.f_bavail * free.f_frsize < LOW_SPACE)
 
 
 def _damaged(path: Path, exc: BaseException) -> StoreError:
@@ -146,6 +179,12 @@ def _damaged(path: Path, exc: BaseException) -> StoreError:
         )
     if isinstance(exc, sqlite3.OperationalError) and ("unable to open" in text or "readonly" in text):
         return StoreError(f"cannot open the run store: {text}", file=str(path), hint="check the path and permissions")
+    if _disk_full(path, exc):
+        return StoreError(
+            f"the disk holding the run store is full ({text}): nothing was written",
+            file=str(path),
+            hint="free some space and run again; the store is intact and usable once there is room",
+        )
     return StoreError(
         f"the run store is damaged or not a run store: {text}",
         file=str(path),
@@ -185,10 +224,11 @@ class RunStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # also after a COMMIT that failed (a full disk): nothing half-written
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def schema_version(self) -> int:
         with self._guard():
@@ -265,6 +305,29 @@ class RunStore:
         with self.transaction() as db:
             return db.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
+    def prunable(self, *, keep: int | None = None, older_than: str | None = None) -> list[Run]:
+        """The runs ``prune`` would delete, newest first: of each input, all but its newest ``keep``, and every
+        run started before ``older_than`` (ISO text); with both, a run goes when either says so."""
+        doomed: dict[int, Run] = {}
+        if keep is not None:
+            for input_key, _, _ in self.inputs():
+                for run in self.find(input=input_key, offset=keep, limit=None):
+                    doomed[run.id] = run
+        if older_than:
+            with self._guard():
+                rows = self._db.execute(
+                    f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE started_at < ? ORDER BY id DESC", (older_than,)
+                ).fetchall()
+            for row in rows:
+                run = _run(row)
+                doomed.setdefault(run.id, run)
+        return sorted(doomed.values(), key=lambda r: -r.id)
+
+    def delete_many(self, run_ids: Sequence[int]) -> int:
+        """Delete these runs (their cases and tags with them) in one transaction; how many there were."""
+        with self.transaction() as db:
+            return sum(db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount for i in run_ids)
+
     # -- reading --------------------------------------------------------------------------------
     def find(
         self,
@@ -276,15 +339,59 @@ class RunStore:
         tag: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        search: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
         before_id: int | None = None,
         ascending: bool = False,
     ) -> list[Run]:
         """Runs (without report and cases), newest first, filtered by the arguments given.
 
         ``since``/``until`` compare with ``started_at`` (ISO text: ``2026-03-01`` or a full timestamp;
-        ``until`` of a bare date includes that whole day).
+        ``until`` of a bare date includes that whole day). ``search`` is free text: every word must occur
+        (case-insensitive) in the run's name, input, command, format, status, message, a tag, or be its
+        id (``#12``) or uid prefix. ``offset`` skips that many runs (paging).
         """
+        where, args = self._where(command, format, input, status, tag, since, until, search, before_id)
+        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where}"
+        sql += f" ORDER BY id {'ASC' if ascending else 'DESC'}"
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            args += [-1 if limit is None else limit, offset]
+        with self._guard():
+            rows = self._db.execute(sql, args).fetchall()
+            runs = [_run(row) for row in rows]
+            self._attach_tags(runs)
+        return runs
+
+    def count_found(self, **filters: str | None) -> int:
+        """How many runs ``find`` with these filters (no paging) returns."""
+        where, args = self._where(
+            filters.get("command"),
+            filters.get("format"),
+            filters.get("input"),
+            filters.get("status"),
+            filters.get("tag"),
+            filters.get("since"),
+            filters.get("until"),
+            filters.get("search"),
+            None,
+        )
+        with self._guard():
+            return int(self._db.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0])
+
+    @staticmethod
+    def _where(
+        command: str | None,
+        format: str | None,
+        input: str | None,
+        status: str | None,
+        tag: str | None,
+        since: str | None,
+        until: str | None,
+        search: str | None,
+        before_id: int | None,
+    ) -> tuple[str, list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         for column, value in (("command", command), ("format", format), ("input", input), ("status", status)):
@@ -300,21 +407,15 @@ class RunStore:
         if until:
             where.append("substr(started_at, 1, 10) <= ?" if len(until) == 10 else "started_at <= ?")
             args.append(until)
+        for word in (search or "").split():
+            where.append(_SEARCH)
+            number = word.lstrip("#")
+            like = "%" + word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            args += [like] * 7 + [int(number) if number.isdigit() else -1, word.lower() + "%"]
         if before_id is not None:
             where.append("id < ?")
             args.append(before_id)
-        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += f" ORDER BY id {'ASC' if ascending else 'DESC'}"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        with self._guard():
-            rows = self._db.execute(sql, args).fetchall()
-            runs = [_run(row) for row in rows]
-            self._attach_tags(runs)
-        return runs
+        return (" WHERE " + " AND ".join(where) if where else ""), args
 
     def _attach_tags(self, runs: Sequence[Run]) -> None:
         if not runs:
@@ -437,6 +538,18 @@ def _run(row: Sequence[Any]) -> Run:
     return Run(**values)
 
 
+GITIGNORE = "# agentpack's local state (the run store): not part of the project\n*\n"
+
+
+def _ignore_in_git(folder: Path) -> None:
+    """Give an ``.agentpack`` folder its own ``.gitignore`` (once) so the store never shows in ``git status``."""
+    ignore = folder / ".gitignore"
+    if folder.name == DEFAULT_RELATIVE.parent.name and not ignore.exists():
+        from agentpack.io.fsutil import atomic_write_text
+
+        atomic_write_text(ignore, GITIGNORE)
+
+
 def open_store(path: str | Path | None = None, *, create: bool = True) -> RunStore:
     """Open (and with ``create``, create or migrate) the store at ``path`` (default: ``default_store_path()``).
 
@@ -454,6 +567,7 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> RunSto
     if create:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _ignore_in_git(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the folder of the run store: {exc.strerror}", file=str(path)) from None
     try:

@@ -3,7 +3,9 @@
 The slope is the least-squares fit of the pass rate against the run's place
 in the history (0, 1, 2...), so it reads as "pass rate per run". It is a
 regression when at least ``min_runs`` runs exist and the slope is below
-``-threshold``.
+``-threshold``. The verdict (``agentpack.results.status``) says more than the slope: an input whose
+every run failed is ``still failing``, never "no regression"; a case is ``flaky`` only when it
+flipped both ways, a single pass -> fail is ``regressed``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 from agentpack.kernel.runtypes import Run
+from agentpack.results.status import case_history, of_run
 
 DEFAULT_THRESHOLD = 0.01
 """A fall of more than one percentage point of pass rate per run."""
@@ -34,7 +37,8 @@ def flakiness(runs: list[Run]) -> list[dict[str, Any]]:
     """Per case: how often it passed and failed over ``runs`` and how often it flipped; flakiest first.
 
     Skipped cases and runs without the case are left out of its sequence. A flip is a change
-    between passing and failing from one run of the case to its next.
+    between passing and failing from one run of the case to its next; ``trend`` is the case's
+    history word (``passing``, ``still failing``, ``regressed``, ``fixed``, ``flaky``).
     """
     seen: dict[str, dict[str, Any]] = {}
     for run in runs:
@@ -58,10 +62,12 @@ def flakiness(runs: list[Run]) -> list[dict[str, Any]]:
                 "failed": runs_seen - sum(states),
                 "flips": flips,
                 "flip_rate": round(flips / (runs_seen - 1), 4) if runs_seen > 1 else 0.0,
-                "flaky": flips > 0,
+                "trend": case_history(h["status"] for h in row["history"]),
                 "last": row["history"][-1]["status"],
             }
         )
+    for row in rows:
+        row["flaky"] = row["trend"] == "flaky"
     rows.sort(key=lambda r: (-r["flip_rate"], -r["failed"], r["key"]))
     return rows
 
@@ -81,8 +87,11 @@ def trend(runs: list[Run], *, threshold: float = DEFAULT_THRESHOLD, min_runs: in
     enough = len(runs) >= min_runs
     regression = enough and fitted < -threshold
     cases = flakiness(runs)
+    status, text = _verdict_of(runs, enough, regression, fitted, cases, min_runs)
     return {
         "ok": not regression,
+        "verdict": status,
+        "verdict_text": text,
         "input": runs[-1].input if runs else None,
         "runs": len(runs),
         "enough_history": enough,
@@ -97,6 +106,7 @@ def trend(runs: list[Run], *, threshold: float = DEFAULT_THRESHOLD, min_runs: in
                 "id": r.id,
                 "started_at": r.started_at,
                 "status": r.status,
+                "verdict": of_run(r)["verdict"],
                 "pass_rate": r.pass_rate,
                 "passed": r.passed,
                 "total": r.total,
@@ -109,17 +119,40 @@ def trend(runs: list[Run], *, threshold: float = DEFAULT_THRESHOLD, min_runs: in
             }
             for r in runs
         ],
-        "flaky": [c for c in cases if c["flaky"]],
+        "flaky": [c for c in cases if c["trend"] == "flaky"],
+        "regressed": [c for c in cases if c["trend"] == "regressed"],
+        "still_failing": [c for c in cases if c["trend"] == "still failing"],
         "cases": cases,
     }
 
 
+def _verdict_of(
+    runs: list[Run], enough: bool, regression: bool, fitted: float, cases: list[dict[str, Any]], min_runs: int
+) -> tuple[str, str]:
+    """``(verdict, sentence)``: ``regression``, ``still failing``, ``failing``, ``flaky``, ``no regression`` or
+    ``not enough history``; only ``no regression`` is good news."""
+    slope_text = f"slope {fitted * 100:+.2f} points per run" if enough else f"{len(runs)} of {min_runs} runs"
+    if regression:
+        return "regression", f"regression: the pass rate falls {-fitted * 100:.2f} points per run"
+    if runs and all(not r.ok for r in runs) and len(runs) > 1:
+        return "still failing", f"still failing: every one of the {len(runs)} runs did not pass"
+    regressed = sum(1 for c in cases if c["trend"] == "regressed")
+    if runs and not runs[-1].ok:
+        cases_text = f"; {regressed} case{'s' if regressed != 1 else ''} regressed" if regressed else ""
+        history = "" if enough else ", not enough history for a trend"
+        return "failing", f"the latest run {runs[-1].status}{cases_text} ({slope_text}{history})"
+    if not enough:
+        return "not enough history", f"not enough history ({len(runs)} of {min_runs} runs)"
+    flaky = sum(1 for c in cases if c["trend"] == "flaky")
+    if flaky:
+        return "flaky", f"no regression, but {flaky} flaky case{'s' if flaky != 1 else ''} ({slope_text})"
+    return "no regression", f"no regression ({slope_text})"
+
+
 def _verdict(result: dict[str, Any]) -> str:
-    if not result["enough_history"]:
-        return f"not enough history ({result['runs']} of {result['min_runs']} runs)"
-    if result["regression"]:
-        return f"REGRESSION: pass rate falling {-result['slope'] * 100:.2f} pts per run"
-    return f"no regression (slope {result['slope'] * 100:+.2f} pts per run)"
+    text: str = result["verdict_text"]
+    word, _, rest = text.partition(":")
+    return f"{word.upper()}:{rest}" if result["verdict"] in ("regression", "still failing") else text
 
 
 def render_text(result: dict[str, Any]) -> str:
@@ -131,13 +164,14 @@ def render_text(result: dict[str, Any]) -> str:
             f"  #{p['id']:<5} {p['started_at'][:19]}  {p['pass_rate'] * 100:5.1f}% {bar:<20}  "
             f"{p['passed']}/{p['total']}  {p['duration_s']:.2f} s{tokens}"
         )
-    if result["flaky"]:
-        lines.append(f"flaky cases: {len(result['flaky'])}")
-        for c in result["flaky"]:
-            lines.append(
-                f"  {c['key']}  flipped {c['flips']}x in {c['runs']} runs "
-                f"({c['passed']} passed, {c['failed']} failed; last {c['last']})"
-            )
+    for kind in ("regressed", "flaky", "still_failing"):
+        if result[kind]:
+            lines.append(f"{kind.replace('_', ' ')} cases: {len(result[kind])}")
+            for c in result[kind]:
+                lines.append(
+                    f"  {c['key']}  flipped {c['flips']}x in {c['runs']} runs "
+                    f"({c['passed']} passed, {c['failed']} failed; last {c['last']})"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -151,15 +185,17 @@ def render_markdown(result: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| #{p['id']} | {p['started_at'][:19]} | {p['status']} | {p['pass_rate'] * 100:.1f}% | "
+        f"| #{p['id']} | {p['started_at'][:19]} | {p['verdict']} | {p['pass_rate'] * 100:.1f}% | "
         f"{p['passed']}/{p['total']} | {p['duration_s']:.2f} s | "
         f"{'' if p['total_tokens'] is None else format(p['total_tokens'], ',')} |"
         for p in result["points"]
     ]
-    if result["flaky"]:
-        lines += ["", f"#### Flaky cases: {len(result['flaky'])}", "", "| case | runs | flips | passed | failed |"]
-        lines.append("|---|---|---|---|---|")
-        lines += [
-            f"| `{c['key']}` | {c['runs']} | {c['flips']} | {c['passed']} | {c['failed']} |" for c in result["flaky"]
-        ]
+    for kind in ("regressed", "flaky", "still_failing"):
+        if result[kind]:
+            title = kind.replace("_", " ").capitalize()
+            lines += ["", f"#### {title} cases: {len(result[kind])}", "", "| case | runs | flips | passed | failed |"]
+            lines.append("|---|---|---|---|---|")
+            lines += [
+                f"| `{c['key']}` | {c['runs']} | {c['flips']} | {c['passed']} | {c['failed']} |" for c in result[kind]
+            ]
     return "\n".join(lines) + "\n"

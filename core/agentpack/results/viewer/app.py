@@ -21,6 +21,7 @@ from agentpack.kernel.runtypes import Run
 from agentpack.results.runs import compare as comparing
 from agentpack.results.runs import trend as trending
 from agentpack.results.runs.store import RunStore, StoreError, open_store
+from agentpack.results.status import of_run
 from agentpack.results.viewer import assets, pages
 from agentpack.results.viewer.html import Html
 
@@ -67,27 +68,26 @@ def create_app(store_path: Path, views: Sequence[RunView] = ()) -> Starlette:
     def filters_of(request: Request) -> dict[str, str | None]:
         return {name: request.query_params.get(name) or None for name in pages.FILTERS}
 
-    def find(opened: RunStore, request: Request) -> list[Run]:
+    def selection(request: Request) -> dict[str, Any]:
         f = filters_of(request)
-        return opened.find(
-            limit=_int(request.query_params.get("limit"), 200),
-            format=f["format"],
-            command=f["command"],
-            input=f["input"],
-            status=f["status"],
-            tag=f["tag"],
-            since=f["since"],
-            until=f["until"],
-        )
+        return {"search" if name == "q" else name: value for name, value in f.items()}
+
+    def find(opened: RunStore, request: Request, *, default_limit: int = 200) -> list[Run]:
+        limit = _int(request.query_params.get("limit"), default_limit)
+        offset = (_int(request.query_params.get("page"), 1, high=10**6) - 1) * limit
+        return opened.find(limit=limit, offset=offset, **selection(request))
 
     def index(request: Request) -> Response:
         filters = filters_of(request)
         with store() as opened:
             if opened is None:
                 return page("runs", pages.run_list([], filters, {}))
-            found = find(opened, request)
+            found = find(opened, request, default_limit=pages.PER_PAGE)
+            total = opened.count_found(**selection(request))
             choices = {name: opened.distinct(name) for name in ("format", "command", "status", "input", "tag")}
-        return page("runs", pages.run_list(found, filters, choices))
+        per_page = _int(request.query_params.get("limit"), pages.PER_PAGE)
+        current = _int(request.query_params.get("page"), 1, high=10**6)
+        return page("runs", pages.run_list(found, filters, choices, page=current, total=total, per_page=per_page))
 
     def run_page(request: Request) -> Response:
         run_id = int(request.path_params["run_id"])
@@ -97,6 +97,28 @@ def create_app(store_path: Path, views: Sequence[RunView] = ()) -> Starlette:
             run = opened.get(run_id)
             previous = opened.previous(run)
         return page(f"run #{run.id}", pages.run_page(run, views, previous))
+
+    def case_page(request: Request) -> Response:
+        run_id, index = int(request.path_params["run_id"]), int(request.path_params["index"])
+        with store() as opened:
+            if opened is None:
+                return not_found("no runs recorded yet")
+            run = opened.get(run_id)
+        body = pages.case_page(run, index)
+        if body is None:
+            return not_found(f"run #{run_id} has no case {index}")
+        return page(f"run #{run.id} case {index}", body)
+
+    def export_page(request: Request) -> Response:
+        from agentpack.results.viewer.standalone import run_document
+
+        with store() as opened:
+            if opened is None:
+                return not_found("no runs recorded yet")
+            run = opened.get(int(request.path_params["run_id"]))
+        response = HTMLResponse(run_document(run, views))
+        response.headers["Content-Disposition"] = f'attachment; filename="run-{run.id}.html"'
+        return response
 
     def pair(opened: RunStore, request: Request) -> tuple[Any, Any] | None:
         a, b = request.query_params.get("a"), request.query_params.get("b")
@@ -139,14 +161,14 @@ def create_app(store_path: Path, views: Sequence[RunView] = ()) -> Starlette:
     def api_runs(request: Request) -> Response:
         with store() as opened:
             found = [] if opened is None else find(opened, request)
-        return JSONResponse({"ok": True, "runs": [r.summary_json() for r in found]})
+        return JSONResponse({"ok": True, "runs": [{**r.summary_json(), **of_run(r)} for r in found]})
 
     def api_run(request: Request) -> Response:
         with store() as opened:
             if opened is None:
                 raise StoreError("no runs recorded yet")
             run = opened.get(int(request.path_params["run_id"]))
-        return JSONResponse({"ok": True, "run": run.to_json()})
+        return JSONResponse({"ok": True, "run": {**run.to_json(), **of_run(run)}})
 
     def api_compare(request: Request) -> Response:
         with store() as opened:
@@ -176,6 +198,8 @@ def create_app(store_path: Path, views: Sequence[RunView] = ()) -> Starlette:
     routes = [
         Route("/", guarded(index)),
         Route("/runs/{run_id:int}", guarded(run_page)),
+        Route("/runs/{run_id:int}/cases/{index:int}", guarded(case_page)),
+        Route("/runs/{run_id:int}/export", guarded(export_page)),
         Route("/compare", guarded(compare_page)),
         Route("/trend", guarded(trend_page)),
         Route("/api/runs", guarded(api_runs)),

@@ -17,15 +17,17 @@ table{border-collapse:collapse;width:100%;margin:.4rem 0 1rem}
 th,td{border-bottom:1px solid var(--line);padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
 tr.regressed td{background:#ffebe9}tr.fixed td{background:#dafbe1}
-span.badge{display:inline-block;padding:0 .45rem;border-radius:1rem;font-size:.75rem;font-weight:700;color:#fff}
+span.badge{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:1rem;font-size:.75rem;
+font-weight:700;color:#fff}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.error{background:var(--error)}
 .badge.warn{background:var(--warn)}.badge.skip{background:var(--skip)}.badge.info{background:var(--info)}
 .pass{color:var(--pass)}.fail{color:var(--fail)}.error{color:var(--error)}.warn{color:var(--warn)}
 .info{color:var(--info)}.muted{color:var(--muted)}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);border:1px solid var(--line);padding:.5rem;
-border-radius:6px;max-height:28rem;overflow:auto;margin:.2rem 0 .6rem;font-size:12.5px}
+pre{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;background:var(--soft);
+border:1px solid var(--line);padding:.5rem;border-radius:6px;max-height:28rem;overflow:auto;margin:.2rem 0 .6rem;
+font-size:12.5px}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:.5rem 0 1rem}
-dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;word-break:break-all}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere;min-width:0}
 details.case{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;padding:.3rem .6rem}
 details.case[open]{padding-bottom:.6rem}details.case summary{cursor:pointer}
 details.case.failing{border-color:#ff8182}
@@ -44,7 +46,29 @@ button{cursor:pointer}
 .cells span{display:inline-block;width:14px;height:14px;margin-right:2px;border-radius:2px}
 .cells .passed{background:var(--pass)}.cells .failed{background:var(--fail)}.cells .error{background:var(--error)}
 .cells .absent{background:var(--line)}
-.side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+.side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}
+.side>div{min-width:0;overflow-x:auto}
+.totals span{margin-right:1rem}
+.run-head{display:flex;justify-content:space-between;align-items:flex-start;gap:1rem}
+.score{text-align:right;border:1px solid var(--line);border-radius:6px;padding:.4rem .8rem;min-width:10rem}
+.score .big{font-size:1.6rem;font-weight:700;line-height:1.2}
+p.headline{font-weight:600;margin:.2rem 0 .6rem}
+table.case-table td{overflow-wrap:break-word;word-break:normal}
+table.case-table .cell-text{max-height:6.5em;overflow:hidden;white-space:pre-wrap;min-width:8rem}
+table.case-table td.num{white-space:nowrap;text-align:right}
+table.case-table th button.sort{border:0;background:none;font-weight:600;padding:0;cursor:pointer}
+table.case-table th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
+table.case-table th[aria-sort=descending] button.sort::after{content:" \\25BC"}
+table.assertions{table-layout:fixed}table.assertions col.c-status{width:6rem}
+table.assertions col.c-check{width:18%}table.assertions col.c-msg{width:18%}
+.diff pre.word-diff{white-space:pre-wrap}
+del+ins,ins+del{margin-left:.25em}
+del{background:#ffebe9;color:#82071e;text-decoration:line-through}ins{background:#dafbe1;color:#116329;text-decoration:none}
+table.json-diff code{white-space:pre-wrap;overflow-wrap:break-word}
+details#run-metadata{margin-top:2rem;border-top:1px solid var(--line);padding-top:.6rem}
+details#run-metadata>summary{font-weight:600;cursor:pointer}
+#runs td{white-space:nowrap}#runs td.run-input,#runs td.run-name{white-space:normal;overflow-wrap:anywhere}
+.pager{display:flex;gap:1rem;align-items:center;margin:.6rem 0}
 .empty{padding:2rem;text-align:center;color:var(--muted);border:1px dashed var(--line);border-radius:6px}
 """
 
@@ -70,18 +94,61 @@ JS = """
     sync();
   }
   var box=document.getElementById('case-filter'),only=document.getElementById('failures-only');
+  var pick=function(id){var e=document.getElementById(id);return e?e.value:'';};
   if(box&&only){
+    var rows=[].slice.call(document.querySelectorAll('[data-row]'));
+    var blocks=[].slice.call(document.querySelectorAll('[data-case]'));
     var apply=function(){
-      var q=box.value.toLowerCase(),shown=0;
-      document.querySelectorAll('[data-case]').forEach(function(e){
-        var hit=e.textContent.toLowerCase().indexOf(q)>=0;
-        var bad=e.getAttribute('data-status')==='failed'||e.getAttribute('data-status')==='error';
-        var visible=hit&&(!only.checked||bad);
-        e.style.display=visible?'':'none';if(visible){shown++;}
+      var q=box.value.toLowerCase(),want=pick('case-status'),suite=pick('case-suite'),tagged=pick('case-tag');
+      var fits=function(e){
+        var st=e.getAttribute('data-status'),bad=st==='failed'||st==='error';
+        if(only.checked&&!bad){return false;}
+        if(want&&!(want==='failing'?bad:st===want)){return false;}
+        if(suite&&e.getAttribute('data-suite')!==suite){return false;}
+        if(tagged&&(' '+(e.getAttribute('data-tags')||'')+' ').indexOf(' '+tagged+' ')<0){return false;}
+        return e.textContent.toLowerCase().indexOf(q)>=0;
+      };
+      var shown=0,keep={};
+      rows.forEach(function(e){
+        var v=fits(e);e.style.display=v?'':'none';if(v){shown++;keep[e.getAttribute('data-row')]=1;}
+      });
+      blocks.forEach(function(e){
+        var follows=rows.length&&e.tagName==='DETAILS';
+        var v=follows?keep[e.getAttribute('data-case')]===1:fits(e);
+        e.style.display=v?'':'none';if(v&&!follows){shown++;}
       });
       var count=document.getElementById('case-count');if(count){count.textContent=shown+' shown';}
     };
-    box.addEventListener('input',apply);only.addEventListener('change',apply);apply();
+    box.addEventListener('input',apply);only.addEventListener('change',apply);
+    ['case-status','case-suite','case-tag'].forEach(function(id){
+      var e=document.getElementById(id);if(e){e.addEventListener('change',apply);}
+    });
+    apply();
   }
+  var reveal=function(){
+    var target=location.hash?document.getElementById(location.hash.slice(1)):null;
+    if(target&&target.tagName==='DETAILS'){target.open=true;target.scrollIntoView();}
+  };
+  window.addEventListener('hashchange',reveal);reveal();
+  document.querySelectorAll('table.case-table').forEach(function(table){
+    table.querySelectorAll('button.sort').forEach(function(button,col){
+      button.addEventListener('click',function(){
+        var kind=button.getAttribute('data-sort'),th=button.parentNode;
+        var down=th.getAttribute('aria-sort')==='ascending';
+        table.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort');});
+        th.setAttribute('aria-sort',down?'descending':'ascending');
+        var body=table.tBodies[0],list=[].slice.call(body.rows);
+        var value=function(r){
+          var c=r.cells[col],v=c.getAttribute('data-value');
+          if(kind==='text'){return (v||c.textContent).toLowerCase();}
+          return parseFloat(v);
+        };
+        list.sort(function(a,b){
+          var x=value(a),y=value(b),o=x<y?-1:(x>y?1:0);return down?-o:o;
+        });
+        list.forEach(function(r){body.appendChild(r);});
+      });
+    });
+  });
 })();
 """

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentpack.results import charts
+from agentpack.results.viewer.diff import diff_block
 from agentpack.results.viewer.html import Html, badge, join, json_block, tag
 
 FEATURED = (
@@ -152,30 +153,39 @@ def details_block(details: Mapping[str, Any]) -> Html:
     return join(shown)
 
 
+def _assertion_rows(a: Mapping[str, Any]) -> Html:
+    """A check's row, and under a failed one the diff of its expected and actual values."""
+    passed = bool(a.get("passed"))
+    row = tag(
+        "tr",
+        join(
+            [
+                tag("td", badge("passed" if passed else ("error" if a.get("error") else "failed"))),
+                tag("td", a.get("name")),
+                tag("td", json_block(a.get("expected"))),
+                tag("td", json_block(a.get("actual"))),
+                tag("td", a.get("message")),
+            ]
+        ),
+    )
+    diff = "" if passed else diff_block(a.get("expected"), a.get("actual"))
+    return join([row, tag("tr", tag("td", diff, colspan=5), class_="diff-row") if diff else ""])
+
+
 def assertions_table(assertions: Sequence[Mapping[str, Any]]) -> Html:
+    """The checks, failed first, each failed one with a diff of expected and actual."""
     if not assertions:
         return Html("")
-    rows = join(
-        tag(
-            "tr",
-            join(
-                [
-                    tag("td", badge("passed" if a.get("passed") else ("error" if a.get("error") else "failed"))),
-                    tag("td", a.get("name")),
-                    tag("td", json_block(a.get("expected"))),
-                    tag("td", json_block(a.get("actual"))),
-                    tag("td", a.get("message")),
-                ]
-            ),
-        )
-        for a in sorted(assertions, key=lambda a: bool(a.get("passed")))
+    rows = join(_assertion_rows(a) for a in sorted(assertions, key=lambda a: bool(a.get("passed"))))
+    head = Html(
+        "<colgroup><col class=c-status><col class=c-check><col class=c-value><col class=c-value><col class=c-msg>"
+        "</colgroup><thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr></thead>"
     )
-    head = Html("<thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>message</th></tr></thead>")
     return tag("table", Html(head + f"<tbody>{rows}</tbody>"), class_="assertions")
 
 
-def case_block(case: Mapping[str, Any]) -> Html:
-    """A ``<details>`` for one case: open when it failed; summary line, assertions, then details."""
+def case_block(case: Mapping[str, Any], *, anchor: str | None = None, open_: bool = False) -> Html:
+    """A ``<details>`` for one case: open when it failed (or ``open_``); summary line, checks, then details."""
     status = str(case.get("status") or "")
     failing = status in FAILING
     key = f"{case['suite']}/{case['id']}" if case.get("suite") else str(case.get("id"))
@@ -205,7 +215,8 @@ def case_block(case: Mapping[str, Any]) -> Html:
         "details",
         Html(tag("summary", summary) + body),
         class_="case failing" if failing else "case",
-        open=failing,
+        open=failing or open_,
+        id=anchor,
         data_case=key,
         data_status=status,
     )

@@ -12,11 +12,18 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from agentpack.results.status import TONE
+
 
 class Html(str):
-    """Markup that is already safe: inserted without escaping."""
+    """Markup that is already safe: inserted without escaping. ``Html + Html`` is ``Html``; adding plain
+    text gives plain text (escaped where it is inserted), so safe markup never vouches for text."""
 
     __slots__ = ()
+
+    def __add__(self, other: str) -> str:
+        joined = str.__add__(self, other)
+        return Html(joined) if isinstance(other, Html) else joined
 
 
 def esc(value: Any) -> Html:
@@ -63,21 +70,25 @@ def json_block(value: Any, *, label: str | None = None) -> Html:
 
 
 STATUS_CLASS = {
-    "passed": "pass",
+    **TONE,
     "ok": "pass",
-    "failed": "fail",
-    "error": "error",
     "errors": "error",
-    "interrupted": "warn",
-    "skipped": "skip",
     "warning": "warn",
     "info": "info",
+    "regression": "fail",
+    "failing": "fail",
+    "not enough history": "skip",
+    "no regression": "pass",
+    "no regressions": "pass",
 }
+"""The colour of each status word (``agentpack.results.status.TONE`` and a finding's severities)."""
 
 
-def badge(status: str) -> Html:
-    """A coloured status label (PASSED, FAILED, ERROR...)."""
-    return tag("span", status.upper(), class_=f"badge {STATUS_CLASS.get(status, 'skip')}", data_status=status)
+def badge(status: str, label: str | None = None) -> Html:
+    """A coloured status label (PASSED, FAILED, NOT RUN...): ``label`` (default ``status``) upper-cased,
+    coloured as ``status``; a skipped case reads NOT RUN."""
+    text = label if label is not None else ("not run" if status == "skipped" else status)
+    return tag("span", text.upper(), class_=f"badge {STATUS_CLASS.get(status, 'skip')}", data_status=status)
 
 
 def table(headers: Sequence[Any], rows: Iterable[Sequence[Any]], **attrs: Any) -> Html:

@@ -8,14 +8,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 from agentpack.kernel.registry import RunView
-from agentpack.kernel.runtypes import Run
-from agentpack.results import charts
+from agentpack.kernel.runtypes import Case, Run
+from agentpack.results import charts, status
 from agentpack.results.runs.compare import TITLES
+from agentpack.results.viewer.cases import case_toolbar, cases_table, key_of, output_of
+from agentpack.results.viewer.diff import diff_block
 from agentpack.results.viewer.fragments import case_block, failures_first, first_stderr, summary_charts
 from agentpack.results.viewer.html import Html, badge, esc, facts, join, json_block, link, section, table, tag
 
 log = logging.getLogger(__name__)
-FILTERS = ("format", "command", "status", "input", "tag", "since", "until")
+FILTERS = ("q", "format", "command", "status", "input", "tag", "since", "until")
+PER_PAGE = 50
 
 
 def layout(title: str, body: Any, *, store: str = "") -> str:
@@ -68,11 +71,62 @@ def _date(name: str, chosen: str | None, label: str) -> Html:
     )
 
 
-def run_list(runs: Sequence[Run], filters: Mapping[str, str | None], choices: Mapping[str, Sequence[str]]) -> Html:
+def _pager(filters: Mapping[str, str | None], page: int, total: int, per_page: int) -> Html:
+    """``runs 51–100 of 240`` with links to the newer and older pages (the filters kept)."""
+    last = max(1, -(-total // per_page))
+    kept: dict[str, Any] = {k: v for k, v in filters.items() if v}
+    if per_page != PER_PAGE:
+        kept["limit"] = per_page
+
+    def to(n: int, text: str, rel: str) -> Html:
+        return link("/?" + urlencode({**kept, "page": n}), text, rel=rel, id=f"page-{rel}")
+
+    first, end = (page - 1) * per_page + 1, min(total, page * per_page)
+    return tag(
+        "div",
+        join(
+            [
+                to(page - 1, "← newer", "prev") if page > 1 else "",
+                tag("span", f"runs {first}–{end} of {total} · page {page} of {last}", class_="muted"),
+                to(page + 1, "older →", "next") if page < last else "",
+            ]
+        ),
+        class_="pager",
+    )
+
+
+def run_list(
+    runs: Sequence[Run],
+    filters: Mapping[str, str | None],
+    choices: Mapping[str, Sequence[str]],
+    *,
+    page: int = 1,
+    total: int | None = None,
+    per_page: int = PER_PAGE,
+) -> Html:
+    """The runs, newest first, one page of ``per_page`` (``total`` is how many match the filters)."""
+    total = len(runs) if total is None else total
     form = tag(
         "form",
         join(
             [
+                tag(
+                    "label",
+                    join(
+                        [
+                            "search",
+                            tag(
+                                "input",
+                                "",
+                                type="search",
+                                name="q",
+                                value=filters.get("q") or "",
+                                id="filter-q",
+                                placeholder="name, input, tag, #id…",
+                            ),
+                        ]
+                    ),
+                ),
                 _select("format", choices.get("format", ()), filters.get("format"), "format"),
                 _select("command", choices.get("command", ()), filters.get("command"), "command"),
                 _select("status", choices.get("status", ()), filters.get("status"), "status"),
@@ -101,6 +155,7 @@ def run_list(runs: Sequence[Run], filters: Mapping[str, str | None], choices: Ma
         return join([tag("h1", "Runs"), form, listing])
     rows = []
     for r in runs:
+        said = status.of_run(r)
         trend_href = "/trend?" + urlencode({"input": r.input})
         rows.append(
             tag(
@@ -112,11 +167,12 @@ def run_list(runs: Sequence[Run], filters: Mapping[str, str | None], choices: Ma
                             tag("input", "", type="checkbox", class_="pick", value=r.id, aria_label=f"pick #{r.id}"),
                         ),
                         tag("td", link(f"/runs/{r.id}", f"#{r.id}", class_="run-link")),
-                        tag("td", badge(r.status)),
-                        tag("td", f"{r.passed}/{r.total}"),
-                        tag("td", _pct(r.pass_rate)),
+                        tag("td", r.name or "", class_="run-name"),
+                        tag("td", badge(said["verdict"])),
+                        tag("td", said["counts"]),
+                        tag("td", said["rate"] or "–"),
                         tag("td", r.command),
-                        tag("td", link(trend_href, r.input, title="trend of this input")),
+                        tag("td", link(trend_href, r.input, title="trend of this input"), class_="run-input"),
                         tag("td", r.format or ""),
                         tag("td", r.started_at[:19].replace("T", " ")),
                         tag("td", f"{r.duration_s:.2f} s"),
@@ -127,13 +183,15 @@ def run_list(runs: Sequence[Run], filters: Mapping[str, str | None], choices: Ma
                 ),
                 data_run=r.id,
                 data_status=r.status,
+                data_verdict=said["verdict"],
             )
         )
     head = [
         "",
         "run",
+        "name",
         "status",
-        "passed",
+        "cases",
         "pass rate",
         "command",
         "input",
@@ -149,11 +207,13 @@ def run_list(runs: Sequence[Run], filters: Mapping[str, str | None], choices: Ma
         Html(f"<thead><tr>{join(tag('th', h) for h in head)}</tr></thead><tbody>{join(rows)}</tbody>"),
         id="runs",
     )
-    return join([tag("h1", f"Runs ({len(runs)})"), form, toolbar, listing])
+    pager = _pager(filters, page, total, per_page) if total > per_page else ""
+    return join([tag("h1", f"Runs ({total})"), form, toolbar, listing, pager])
 
 
 # -- one run ------------------------------------------------------------------------------------
-def _views(run: Run, views: Sequence[RunView]) -> Html:
+def run_views(run: Run, views: Sequence[RunView]) -> Html:
+    """The sections the plugins' run views give for ``run``'s format (a failing view shows its error)."""
     parts = []
     for view in views:
         if view.formats and run.format not in view.formats:
@@ -168,9 +228,39 @@ def _views(run: Run, views: Sequence[RunView]) -> Html:
     return join(parts)
 
 
+def ordered_cases(run: Run) -> list[tuple[int, Mapping[str, Any]]]:
+    """``(index, case JSON)`` of the run's cases, failures first; ``index`` (from 1) is the case's URL part."""
+    cases = [(i, c.to_json()) for i, c in enumerate(run.cases, 1)]
+    place = {id(case): i for i, case in cases}
+    return [(place[id(c)], c) for c in failures_first(c for _, c in cases)]
+
+
+def _score(run: Run) -> Html:
+    """The run's verdict and pass rate, in the corner of its page."""
+    said = status.of_run(run)
+    rate, _, of_ran = said["rate"].partition(" ")
+    return tag(
+        "div",
+        join(
+            [
+                badge(said["verdict"]),
+                tag("div", rate or "–", class_="big"),
+                tag("div", of_ran, class_="muted") if of_ran else "",
+                tag("div", said["counts"]),
+            ]
+        ),
+        class_="score",
+        id="score",
+    )
+
+
 def run_page(run: Run, views: Sequence[RunView], previous: Run | None, *, standalone: bool = False) -> Html:
-    """A run's page; ``standalone`` leaves out what needs the viewer (links to trends, compare, the API)."""
-    cases = [c.to_json() for c in run.cases]
+    """A run's page: the cases table first (failures first), the plugins' views, the cases' details, then the
+    run's metadata folded; ``standalone`` leaves out what needs the viewer (trends, compare, the API), and
+    its case links are anchors in the page."""
+    ordered = ordered_cases(run)
+    cases = [c for _, c in ordered]
+    said = status.of_run(run)
     banner: Html = Html("")
     if run.status in ("error", "interrupted"):
         stderr = first_stderr(cases)
@@ -189,23 +279,55 @@ def run_page(run: Run, views: Sequence[RunView], previous: Run | None, *, standa
     links: list[Any] = [link("/trend?" + urlencode({"input": run.input}), "trend of this input"), " · "]
     if previous is not None:
         links += [link(f"/compare?a={previous.id}&b={run.id}", f"compare with previous run #{previous.id}"), " · "]
-    links.append(link(f"/api/runs/{run.id}", "JSON"))
-    title = f" Run #{run.id} · {run.command} · {run.input}" if run.id else f" {run.command} · {run.input}"
-    agent = run.agent or {}
-    info = facts(
+    links += [link(f"/api/runs/{run.id}", "JSON"), " · ", link(f"/runs/{run.id}/export", "save as HTML")]
+    what = " · ".join(filter(None, [run.name, run.command, run.input]))
+    title = f" Run #{run.id} · {what}" if run.id else f" {what}"
+    href = (lambda i: f"#case-{i}") if standalone else (lambda i: f"/runs/{run.id}/cases/{i}")
+    table = cases_table(ordered, href) if cases else empty("this run recorded no cases")
+    return join(
         [
-            ("status", join([badge(run.status), " ", run.message or ""])),
+            tag("div", join([tag("h1", join([badge(said["verdict"]), title])), _score(run)]), class_="run-head"),
+            tag("p", said["headline"], id="headline", class_=f"headline {status.TONE.get(said['verdict'], '')}"),
+            banner,
+            "" if standalone else tag("p", join(links), class_="links"),
+            section(
+                f"Cases ({len(cases)}, failures first)",
+                join([case_toolbar(cases) if cases else "", table]),
+                id="cases",
+            ),
+            run_views(run, views),
+            section(
+                "Case details",
+                join(case_block(c, anchor=f"case-{i}") for i, c in ordered),
+                id="case-details",
+            )
+            if cases
+            else "",
+            tag(
+                "details",
+                join(
+                    [tag("summary", "Run metadata and charts"), run_facts(run), summary_charts(cases) if cases else ""]
+                ),
+                id="run-metadata",
+            ),
+        ]
+    )
+
+
+def run_facts(run: Run) -> Html:
+    """The run's metadata: command, input, name, times, counts, tokens, git, agent, settings, tags."""
+    agent = run.agent or {}
+    said = status.of_run(run)
+    return facts(
+        [
+            ("status", join([badge(said["verdict"]), " ", run.message or ""])),
             ("command", run.command),
             ("format", run.format),
             ("input", run.input),
             ("name", run.name),
             ("started", run.started_at),
             ("duration", f"{run.duration_s:.3f} s"),
-            (
-                "cases",
-                f"{run.passed} passed, {run.failed} failed, {run.errors} errors, {run.skipped} skipped "
-                f"of {run.total} ({_pct(run.pass_rate)})",
-            ),
+            ("cases", said["counts"] + (f" ({said['rate']})" if said["rate"] else "")),
             (
                 "tokens",
                 " / ".join(
@@ -228,27 +350,28 @@ def run_page(run: Run, views: Sequence[RunView], previous: Run | None, *, standa
             ("agentpack", run.tool_version),
         ]
     )
-    toolbar = tag(
-        "div",
-        join(
-            [
-                tag("input", "", id="case-filter", placeholder="filter cases…", aria_label="filter cases"),
-                tag("label", join([tag("input", "", type="checkbox", id="failures-only"), " failures only"])),
-                tag("span", "", id="case-count", class_="muted"),
-            ]
-        ),
-        class_="toolbar",
-    )
-    body = join(case_block(c) for c in failures_first(cases)) if cases else empty("this run recorded no cases")
+
+
+def case_page(run: Run, index: int) -> Html | None:
+    """One case of ``run`` (``index`` from 1): its checks with diffs, its transcript, prev/next in the run
+    page's order; ``None`` when the run has no such case."""
+    ordered = ordered_cases(run)
+    place = next((n for n, (i, _) in enumerate(ordered) if i == index), None)
+    if place is None:
+        return None
+    case = ordered[place][1]
+    nav: list[Any] = [link(f"/runs/{run.id}", f"← run #{run.id}")]
+    if place > 0:
+        nav += [" · ", link(f"/runs/{run.id}/cases/{ordered[place - 1][0]}", "previous case", id="prev-case")]
+    if place + 1 < len(ordered):
+        nav += [" · ", link(f"/runs/{run.id}/cases/{ordered[place + 1][0]}", "next case", id="next-case")]
+    nav.append(tag("span", f" · case {place + 1} of {len(ordered)} (failures first)", class_="muted"))
     return join(
         [
-            tag("h1", join([badge(run.status), title])),
-            banner,
-            "" if standalone else tag("p", join(links)),
-            info,
-            summary_charts(cases) if cases else "",
-            _views(run, views),
-            section("Cases (failures first)", join([toolbar, body]), id="cases"),
+            tag("p", join(nav), class_="links"),
+            tag("h1", join([badge(str(case.get("status"))), f" {key_of(case)}"])),
+            case_block(case, open_=True),
+            tag("details", join([tag("summary", "the case as JSON"), json_block(case)]), id="case-json"),
         ]
     )
 
@@ -300,16 +423,34 @@ def compare_picker(runs: Sequence[Run], message: str = "") -> Html:
     return join([tag("h1", "Compare two runs"), tag("p", message) if message else "", form if runs else ""])
 
 
+def _output_diffs(before: Mapping[str, Case], after: Mapping[str, Case]) -> list[Html]:
+    """A word (or JSON) diff for every case in both runs whose output changed."""
+    blocks = []
+    for key, new in after.items():
+        old = before.get(key)
+        if old is None:
+            continue
+        was, now = output_of(old.to_json()), output_of(new.to_json())
+        diff = diff_block(was, now, labels=("base", "head"))
+        if diff:
+            head = join([tag("code", key), " ", badge(old.status), " → ", badge(new.status)])
+            blocks.append(
+                tag("div", join([tag("div", head, class_="label"), diff]), class_="output-diff", data_case=key)
+            )
+    return blocks
+
+
 def compare_page(result: Mapping[str, Any], base: Run, head: Run, runs: Sequence[Run]) -> Html:
-    b, h, d = result["base"], result["head"], result["deltas"]
-    regressions = result["counts"]["regressed"]
-    verdict = (
-        "no regressions"
-        if result["ok"]
-        else f"{regressions} regression{'s' if regressions != 1 else ''}"
-        + (f"; the run {h['status']}" if result["run_regressed"] else "")
+    d = result["deltas"]
+    good = result["verdict"] == "no regressions"
+    banner = tag(
+        "div",
+        join([badge(result["verdict"]), " ", tag("b", result["verdict_text"])]),
+        class_="banner ok" if good else "banner",
+        id="verdict",
+        data_verdict=result["verdict"],
     )
-    banner = tag("div", tag("b", verdict), class_="banner ok" if result["ok"] else "banner", id="verdict")
+    b, h = result["base"], result["head"]
     notes = []
     if not result["same_input"]:
         notes.append(tag("p", f"different inputs: {b['input']} and {h['input']}", class_="warn"))
@@ -318,9 +459,14 @@ def compare_page(result: Mapping[str, Any], base: Run, head: Run, runs: Sequence
     summary = table(
         ["", link(f"/runs/{base.id}", f"base #{base.id}"), link(f"/runs/{head.id}", f"head #{head.id}"), "change"],
         [
-            ["status", badge(base.status), badge(head.status), ""],
-            ["pass rate", _pct(base.pass_rate), _pct(head.pass_rate), f"{d['pass_rate'] * 100:+.1f} pts"],
-            ["cases", f"{base.passed}/{base.total}", f"{head.passed}/{head.total}", ""],
+            ["status", badge(status.of_run(base)["verdict"]), badge(status.of_run(head)["verdict"]), ""],
+            [
+                "pass rate",
+                status.of_run(base)["rate"] or "–",
+                status.of_run(head)["rate"] or "–",
+                f"{d['pass_rate'] * 100:+.1f} pts",
+            ],
+            ["cases", status.of_run(base)["counts"], status.of_run(head)["counts"], ""],
             ["duration", f"{base.duration_s:.2f} s", f"{head.duration_s:.2f} s", f"{d['duration_s']:+.2f} s"],
             [
                 "mean case time",
@@ -363,6 +509,9 @@ def compare_page(result: Mapping[str, Any], base: Run, head: Run, runs: Sequence
                 )
             )
         sections.append(section("Changed cases side by side (base | head)", join(pairs), id="side-by-side"))
+    outputs = _output_diffs(before, after)
+    if outputs:
+        sections.append(section(f"Outputs that changed: {len(outputs)}", join(outputs), id="output-diffs"))
     keys = list(after) + [k for k in before if k not in after]
     every = table(
         ["case", f"#{base.id}", f"#{head.id}", f"#{base.id} time", f"#{head.id} time"],
@@ -405,14 +554,8 @@ def trend_index(inputs: Sequence[tuple[str, int, str]]) -> Html:
 def trend_page(result: Mapping[str, Any], runs: Sequence[Run]) -> Html:
     points = result["points"]
     labels = [f"#{p['id']}" for p in points]
-    tone = " ok"
-    if not result["enough_history"]:
-        tone = " note"
-        verdict = f"not enough history yet ({result['runs']} of {result['min_runs']} runs)"
-    elif result["regression"]:
-        verdict = f"regression: the pass rate falls {-result['slope'] * 100:.2f} points per run"
-    else:
-        verdict = f"no regression (slope {result['slope'] * 100:+.2f} points per run)"
+    tone = {"no regression": "ok", "not enough history": "note", "flaky": "note"}.get(result["verdict"], "")
+    verdict = result["verdict_text"]
     latencies = [c.duration_s * 1000 for r in runs for c in r.cases if c.status != "skipped"]
     tokens = [(label, float(p["total_tokens"])) for label, p in zip(labels, points, strict=True) if p["total_tokens"]]
     figures: list[tuple[str, Html]] = [
@@ -443,26 +586,38 @@ def trend_page(result: Mapping[str, Any], runs: Sequence[Run]) -> Html:
         class_="charts",
     )
     ids = [r.id for r in runs]
-    flaky_rows = []
-    for c in result["flaky"]:
+    history_rows = []
+    for c in result["cases"]:
+        if c["trend"] == "passing":
+            continue
         seen = {h["run"]: h["status"] for h in c["history"]}
         cells = join(
             tag("span", "", class_=seen.get(i, "absent"), title=f"#{i}: {seen.get(i, 'not run')}") for i in ids
         )
-        flaky_rows.append(
-            [tag("code", c["key"]), c["runs"], c["flips"], c["passed"], c["failed"], tag("span", cells, class_="cells")]
+        history_rows.append(
+            [
+                tag("code", c["key"]),
+                badge(c["trend"]),
+                c["runs"],
+                c["flips"],
+                c["passed"],
+                c["failed"],
+                tag("span", cells, class_="cells"),
+            ]
         )
-    flaky = (
-        table(["case", "runs", "flips", "passed", "failed", "history (oldest first)"], flaky_rows, id="flaky")
-        if flaky_rows
-        else tag("p", "no flaky cases: every case kept its outcome over these runs", class_="muted")
+    histories = (
+        table(
+            ["case", "history", "runs", "flips", "passed", "failed", "oldest → newest"], history_rows, id="case-history"
+        )
+        if history_rows
+        else tag("p", "every case passed in every run", class_="muted")
     )
     runs_table = table(
         ["run", "status", "pass rate", "passed", "duration", "p50 / p95 case", "tokens", "commit"],
         [
             [
                 link(f"/runs/{p['id']}", f"#{p['id']}"),
-                badge(p["status"]),
+                badge(p["verdict"]),
                 _pct(p["pass_rate"]),
                 f"{p['passed']}/{p['total']}",
                 f"{p['duration_s']:.2f} s",
@@ -476,9 +631,15 @@ def trend_page(result: Mapping[str, Any], runs: Sequence[Run]) -> Html:
     return join(
         [
             tag("h1", f"Trend of {result['input']}"),
-            tag("div", tag("b", verdict), class_=f"banner{'' if result['regression'] else tone}", id="verdict"),
+            tag(
+                "div",
+                join([badge(result["verdict"]), " ", tag("b", verdict)]),
+                class_=f"banner {tone}".strip(),
+                id="verdict",
+                data_verdict=result["verdict"],
+            ),
+            section("Cases that did not always pass", histories),
             chart_block,
-            section("Flaky cases", flaky),
             section(f"Runs ({len(points)})", runs_table),
         ]
     )

@@ -38,7 +38,10 @@ def serve(sock: socket.socket, store: Path, views: Any = ()) -> None:
     """Run the app on ``sock`` until Ctrl-C (uvicorn re-raises the signal once it has shut down)."""
     require("starlette", distribution="agentpack-core", extra="mcp", feature="agentpack view")
     uvicorn = require("uvicorn", distribution="agentpack-core", extra="mcp", feature="agentpack view")
+    from agentpack.io.hostcheck import HostCheck, HostGuard
     from agentpack.results.viewer.app import create_app
 
-    config = uvicorn.Config(create_app(store, views), log_level="warning", lifespan="off", access_log=False)
+    host, port = sock.getsockname()[:2]
+    app = HostCheck(create_app(store, views), HostGuard.of(host, port))  # DNS rebinding: only this server's names
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentpack.kernel.registry import RunView
     from agentpack.kernel.runtypes import Run
 
-REPORT_CSS = "body{margin:1.5rem 2rem;max-width:1200px}.totals span{margin-right:1rem}"
+REPORT_CSS = "body{margin:1.5rem 2rem;max-width:1200px}"
 
 
 def document(title: str, body: Any) -> str:

@@ -7,6 +7,7 @@ one manifest entry once (raising ``GraderConfigError``), and
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
@@ -60,24 +61,29 @@ class Check(Record):
 
 
 class GradeContext(Record):
-    """What graders may use besides the step result: the step input and shared, thread-safe services."""
+    """What graders may use besides the step result: the step input, its grading ``deadline`` (a
+    ``time.monotonic()`` instant a grader must not run past) and shared, thread-safe services."""
 
-    __slots__ = ("judge", "env", "clients", "lock", "input")
+    __slots__ = ("judge", "env", "clients", "lock", "input", "deadline")
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "judge": dict,
         "env": dict,
         "clients": dict,
         "lock": threading.Lock,
         "input": constant(""),
+        "deadline": constant(math.inf),
     }
     judge: dict[str, Any]
     env: dict[str, str]
     clients: dict[tuple, Any]
     lock: threading.Lock
     input: str
+    deadline: float
 
-    def for_step(self, text: str) -> GradeContext:
-        return GradeContext(judge=self.judge, env=self.env, clients=self.clients, lock=self.lock, input=text)
+    def for_step(self, text: str, deadline: float = math.inf) -> GradeContext:
+        return GradeContext(
+            judge=self.judge, env=self.env, clients=self.clients, lock=self.lock, input=text, deadline=deadline
+        )
 
     def shared(self, key: tuple, make: Callable[[], Any]) -> Any:
         """A client built once per run for ``key`` (e.g. one keep-alive chat client per judge endpoint)."""

@@ -2,11 +2,16 @@
 
 Negative conditions pass on an empty or absent field (there is nothing there
 that could match); positive ones fail on it, saying the field was empty.
+
+Patterns are Python ``re`` syntax, matched by the ``regex`` library, which can stop a match: a pattern
+that backtracks without end (``^(a+)+$``) is stopped at the step's grading deadline and the check is an
+error naming the grader, never a hung run.
 """
 
 from __future__ import annotations
 
-import re
+import math
+import time
 from typing import Any
 
 from .base import Check, GradeContext, GraderConfigError, clip
@@ -32,9 +37,11 @@ class TextMatch:
             self.needle = config.get("pattern")
             if not self.needle:
                 raise GraderConfigError(f"condition {self.condition} needs 'pattern'", "condition")
+            import regex  # type: ignore[import-untyped]  # regex ships no stubs; only for regex conditions
+
             try:
-                self.regex = re.compile(self.needle, 0 if self.case_sensitive else re.IGNORECASE)
-            except re.error as exc:
+                self.regex = regex.compile(self.needle, 0 if self.case_sensitive else regex.IGNORECASE)
+            except (regex.error, TypeError) as exc:
                 raise GraderConfigError(f"invalid regular expression: {exc}", "pattern") from None
         else:
             self.needle = config.get("value")
@@ -42,9 +49,10 @@ class TextMatch:
                 raise GraderConfigError(f"condition {self.condition} needs 'value'", "condition")
             self.folded = self.needle if self.case_sensitive else self.needle.casefold()
 
-    def _hit(self, text: str) -> bool:
+    def _hit(self, text: str, deadline: float) -> bool:
         if self.condition in ("regex", "not_regex"):
-            return self.regex.search(text) is not None
+            timeout = None if deadline == math.inf else max(deadline - time.monotonic(), 0.001)
+            return self.regex.search(text, timeout=timeout) is not None
         hay = text if self.case_sensitive else text.casefold()
         if self.condition in ("contains", "does_not_contain"):
             return self.folded in hay
@@ -63,7 +71,12 @@ class TextMatch:
                 else f"expected {want}, but {self.field} was {state}"
             )
             return Check("text_match", self.field, negative, expected, text, reason, name=self.name)
-        hit = self._hit(text)
+        try:
+            hit = self._hit(text, context.deadline)
+        except TimeoutError:
+            who = f"grader {self.name!r}" if self.name else "grader text_match"
+            reason = f"{who}: the pattern {self.needle!r} did not finish matching within the step's deadline"
+            return Check("text_match", self.field, False, expected, clip(text), reason, error=True, name=self.name)
         passed = hit != negative
         if passed:
             reason = f"{self.field} does {VERB[self.condition]} {self.needle!r}"

@@ -192,6 +192,15 @@ class Builder:
         target = Target(shell=shell)
         if isinstance(raw, str) and is_url(raw.strip()):
             target.url = raw.strip()
+        elif isinstance(raw, str) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw.strip()):
+            scheme = raw.strip().split(":", 1)[0]
+            self.error(
+                "ARP106",
+                f"target '{raw.strip()}' is a {scheme}:// URL: an agent is reached over http:// or https:// "
+                "(Streamable HTTP), or started as a command",
+                "/target",
+            )
+            return None
         elif isinstance(raw, str):
             if shell:
                 target.command = raw

@@ -27,9 +27,16 @@ from agentpack.io.errors import AgentpackError
 
 from ..pack.files import open_regular
 from .fileops import copy_range
-from .npz import read_npz
+from .npz import BYTES, INTEGERS, Layout, read_npz
 
 CACHE_NAME = "agentpack-cache.npz"
+CACHE_LAYOUT: Layout = {
+    **{name: (BYTES, 1) for name in ("vocab", "head", "fingerprints", "doc_paths", "source_ids", "chunk_ids")},
+    **{name: (INTEGERS, 1) for name in ("indptr", "post_doc", "post_tf", "doc_source", "chunk_offsets")},
+    "text_offsets": (INTEGERS, 1),
+    "doc_len": (INTEGERS, 1),
+}
+"""What the readers of the cache index into: anything else in a damaged sidecar makes it absent."""
 CHUNKS_NAME = "chunks.jsonl"
 TEXTS_NAME = "texts.jsonl"
 FINGERPRINT_SPAN = 65536
@@ -191,12 +198,12 @@ def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: s
         np.savez(handle, **arrays)
 
 
-def load_cache(index_dir: Path, name: str = CACHE_NAME) -> dict[str, Any] | None:
+def load_cache(index_dir: Path, name: str = CACHE_NAME, layout: Layout = CACHE_LAYOUT) -> dict[str, Any] | None:
     """The cache arrays (memoryviews, see ``npz.py``), or ``None`` when absent, unreadable or no longer
     matching the files it came from."""
     path = index_dir / name
     try:
-        arrays = read_npz(path)
+        arrays = read_npz(path, layout)
         if arrays is None:
             return None
         prints = json.loads(arrays["fingerprints"].tobytes())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentpack.io.errors import AgentpackError
 from agentpack.io.paths import resolve_under
 
-from ..pack.files import open_regular
+from ..pack.files import check_uri_safe, connect_readonly, open_regular
 from .chunkstore import Chunk, TextsFile
 
 FORMAT = "sqlite-fts-index-v1"
@@ -94,7 +94,7 @@ def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table:
 
 
 def has_text_column(db: Path, table: str = TABLE) -> bool:
-    con = _sqlite(f"file:{db}?mode=ro", uri=True)
+    con = connect_readonly(db)
     try:
         return "text" in {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
     finally:
@@ -147,7 +147,7 @@ def check_database(db: Path, table: str = TABLE) -> str | None:
     if header[24:28] == header[92:96] and size < (65536 if page_size == 1 else page_size) * pages:
         return f"is truncated ({size} bytes; its header says {pages} pages of {page_size})"
     try:
-        con = _sqlite(f"file:{db}?mode=ro", uri=True)
+        con = connect_readonly(db)
         try:
             row = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
             columns = {r[1] for r in con.execute(f"PRAGMA table_info({table})")} if row else set()
@@ -186,6 +186,7 @@ class FtsIndex:
         if not _IDENT.match(self.table):
             raise AgentpackError(f"index_data.json: sqlite.table '{self.table}' is not a plain table name")
         rel = str(sqlite_cfg.get("path") or DB_NAME)
+        check_uri_safe(rel)
         db = resolve_under(index_dir, rel)
         if not db.is_file():
             raise AgentpackError(f"SQLite database {rel} not found")
@@ -195,7 +196,7 @@ class FtsIndex:
         import sqlite3
 
         try:
-            self._con = _sqlite(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+            self._con = connect_readonly(db, check_same_thread=False)
             self._lock = threading.Lock()
             columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
             self.has_text = "text" in columns

@@ -36,10 +36,17 @@ from agentpack.io import jsonio
 from ..pack.files import open_regular, read_regular
 from .chunkstore import CACHE_NAME, CHUNKS_NAME, TEXTS_NAME, Chunk, as_arrays, load_cache, revision_bytes, save_cache
 from .fts import DB_NAME, has_text_column
+from .npz import BYTES, FLOATS, INTEGERS, Layout
 from .termmatrix import TermMatrix
 from .vector import read_payload
 
 STATE_NAME = "agentpack-state.npz"
+STATE_LAYOUT: Layout = {
+    **{name: (BYTES, 1) for name in ("chunk_ids", "paths", "source_of", "chunk_sha", "file_sha", "fingerprints")},
+    **{name: (INTEGERS, 1) for name in ("text_offsets", "term_starts", "rowids")},
+    "lines": (INTEGERS, 2),
+    "vectors": (FLOATS, 2),
+}
 
 
 def state_arrays(chunks: list[Chunk], text_offsets: list[int], **extra: Any) -> dict[str, Any]:
@@ -92,7 +99,7 @@ class Previous:
             return None
         if info.get("format") != fmt or info.get("config") != json.loads(json.dumps(config)):
             return None
-        cached = load_cache(target, STATE_NAME)
+        cached = load_cache(target, STATE_NAME, STATE_LAYOUT)
         if cached is None:
             return None
         state = as_arrays(cached)

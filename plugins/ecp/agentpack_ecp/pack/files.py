@@ -15,12 +15,15 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io import jsonio
 from agentpack.io.errors import AgentpackError, PackError, YamlError, reading
 from agentpack.io.userfiles import open_regular, what_is
 from agentpack.io.yamlio import YamlDocument, join_pointer, load_yaml, parse_yaml
+
+if TYPE_CHECKING:
+    import sqlite3
 
 LINE_MAP_LIMIT = 2_000_000
 """JSON documents up to this many characters also get a pointer-to-line map (for findings)."""
@@ -36,6 +39,26 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a file of the pack (see ``open_regular``)."""
     with open_regular(path) as handle:
         return handle.read()
+
+
+URI_CHARACTERS = "%?#"
+"""Characters an index path may not hold: SQLite's URI parser gives them meaning (``%2e%2e``, ``?mode=rw``)."""
+
+
+def check_uri_safe(rel: str) -> None:
+    """``PackError`` when the pack-relative ``rel`` holds a character of ``URI_CHARACTERS``."""
+    found = sorted({c for c in rel if c in URI_CHARACTERS})
+    if found:
+        raise PackError(f"'{rel}' contains {' '.join(repr(c) for c in found)}: index paths may not hold % ? or #")
+
+
+def connect_readonly(path: Path, **kwargs: Any) -> sqlite3.Connection:
+    """The SQLite file at ``path`` opened read-only by its real path: the URI is pathlib's encoding of that path
+    (every ``%``, ``?`` and ``#`` escaped), never text of the pack, so nothing in it is decoded or read as a
+    parameter."""
+    import sqlite3  # only for SQLite indexes and database sources
+
+    return sqlite3.connect(Path(os.path.realpath(path)).as_uri() + "?mode=ro", uri=True, **kwargs)
 
 
 def read_json_state(path: Path, *, problem: str, hint: str) -> Any:

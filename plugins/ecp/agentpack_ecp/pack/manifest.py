@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpack.io.errors import AgentpackError, PackError
-from agentpack.io.paths import resolve_under
+from agentpack.io.paths import check_inside, resolve_under
 from agentpack.io.yamlio import YamlDocument
 from agentpack.skills.skillmd import Skill, read_skill
 
@@ -311,6 +311,7 @@ def load_pack(root: str | Path) -> ExpertPack:
             )
         found = base
     root_path = found.resolve()
+    check_inside(root_path, root_path / MANIFEST_PATH, display=MANIFEST_PATH, error=PackError)
     doc = read_yaml_doc(root_path / MANIFEST_PATH, MANIFEST_PATH)
     if not isinstance(doc.data, dict):
         raise PackError("EXPERT.yaml must be a YAML mapping", file=MANIFEST_PATH, line=1)

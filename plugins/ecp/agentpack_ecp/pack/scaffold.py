@@ -74,7 +74,7 @@ evals:
 POLICY = {
     "policy_version": "1.0",
     "budgets": {"max_update_duration_seconds": 600, "max_changed_files": 500},
-    "refresh_triggers": [{"type": "manual", "spec": "on-demand"}],
+    "refresh_triggers": [{"type": "manual", "spec": "on-demand"}, {"type": "event", "spec": "file-change"}],
     "update_strategy": {
         "default": "incremental",
         "incremental": {"method": "file-manifest"},

@@ -68,11 +68,7 @@ def query(pack: ExpertPack, request: QueryRequest, host: Any = None) -> QueryRes
         for chunk in response["chunks"]
         for c in [chunk["citation"]]
     ]
-    missed = [
-        r
-        for r in response["retrieval"]["indexes"]
-        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
-    ]
+    missed = missed_indexes(response)
     return QueryResponse(
         format="ecp",
         answer=response["answer"],
@@ -80,6 +76,15 @@ def query(pack: ExpertPack, request: QueryRequest, host: Any = None) -> QueryRes
         payload=response,
         findings=index_findings(pack, missed),
     )
+
+
+def missed_indexes(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """The indexes a query meant to use and could not (skipped or failed), with why."""
+    return [
+        r
+        for r in response["retrieval"]["indexes"]
+        if r["status"] != "ok" and not r["reason"].startswith("not used in mode")
+    ]
 
 
 def index_findings(pack: ExpertPack, missed: list[dict[str, Any]]) -> list[Any]:

@@ -8,7 +8,8 @@ from urllib.parse import urlparse
 
 from agentpack.io.hashing import normalize_newlines, sha256_text
 
-from .recipes import SourceError, resolve_location
+from ..pack.files import connect_readonly
+from .recipes import SourceError, inside_pack, resolve_location
 
 
 def database_path(uri: str, pack_root: Path) -> Path:
@@ -19,7 +20,7 @@ def database_path(uri: str, pack_root: Path) -> Path:
             rest = rest[3:]
         elif rest.startswith("//"):
             raise SourceError(f"'{uri}': use sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        return Path(rest).resolve() if rest.startswith("/") else (pack_root / rest).resolve()
+        return Path(rest).resolve() if rest.startswith("/") else inside_pack(pack_root, pack_root / rest, uri)
     scheme = urlparse(uri).scheme
     if len(scheme) > 1 and scheme != "file":
         raise SourceError(
@@ -53,7 +54,7 @@ def run_query(db: Path, query: str) -> tuple[str, list[str], list[tuple]]:
             return sqlite3.SQLITE_OK
         return sqlite3.SQLITE_DENY
 
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = connect_readonly(db)
     try:
         con.set_authorizer(authorize)
         cur = con.execute(query)

@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlparse
 
 from agentpack.io.errors import AgentpackError
 from agentpack.io.hashing import normalize_newlines, sha256_text
+from agentpack.io.paths import check_inside
 
 PROBE_BYTES = 8192
 DEFAULT_MAX_FILE_BYTES = 512_000
@@ -89,4 +90,12 @@ def resolve_location(uri: str, pack_root: Path) -> Path:
     if len(parsed.scheme) > 1:
         raise SourceError(f"unsupported URI scheme '{parsed.scheme}' in '{uri}'")
     local = Path(uri)
-    return local.resolve() if local.is_absolute() else (pack_root / local).resolve()
+    if local.is_absolute():
+        return local.resolve()
+    return inside_pack(pack_root, pack_root / local, uri)
+
+
+def inside_pack(pack_root: Path, path: Path, display: str) -> Path:
+    """``path`` (lexically in the pack) resolved; ``SourceError`` when a symbolic link takes it out of the pack."""
+    check_inside(pack_root, path, display=display, expected="a source", error=SourceError)
+    return path.resolve()

@@ -22,7 +22,7 @@ from agentpack.kernel.models import Finding
 
 from ..index import fts, vector
 from ..index.chunking import parse_chunk_id
-from ..pack.files import file_kind, load_json_payload, open_regular, read_json_doc
+from ..pack.files import check_uri_safe, file_kind, load_json_payload, open_regular, read_json_doc
 from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.schemas import CHUNK_SCHEMA, DESCRIPTOR_SCHEMA, PAYLOAD_SCHEMAS, schema_store
 from ..pack.spec import ARTIFACT_SOURCE_ID, MAX_DIMENSIONS, is_rfc3339
@@ -164,6 +164,7 @@ def _under_index(art: IndexArtifacts, rel: Any, what: str, out: list[Finding]) -
         return None
     try:
         check_relative(str(rel))
+        check_uri_safe(str(rel))
         resolve_under(art.dir, str(rel))
     except AgentpackError as exc:
         out.append(Finding.error("ECP110", f"index '{art.entry.id}': {what}: {exc.message}", file=art.entry.descriptor))

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentpack.io.clock import SYSTEM_CLOCK
 from agentpack.io.errors import AgentpackError
-from agentpack.io.paths import check_relative, resolve_under
+from agentpack.io.paths import check_relative, links_out, resolve_under
 from agentpack.kernel.models import Finding
 
 from ..pack import leftovers
@@ -444,9 +444,23 @@ def _check_package(pack: ExpertPack, out: list[Finding]) -> None:
         check_times(signature, ("/signed_at",), out, lambda p, i=i: doc.where(f"/signatures/{i}{p}"))
 
 
+def _check_links(pack: ExpertPack, out: list[Finding]) -> None:
+    """ECP114: a symbolic link whose target leaves the pack root (never followed: build skips it)."""
+    for rel, target in links_out(pack.root):
+        out.append(
+            Finding.error(
+                "ECP114",
+                f"'{rel}' is a symbolic link to '{target}', outside the pack root; agentpack never follows it",
+                file=rel,
+                hint="copy what it points to into the pack, or remove the link",
+            )
+        )
+
+
 def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     """Every finding for ``pack``; ``strict`` adds the profile rules of spec 11.6."""
     out = manifest_schema_findings(pack)
+    _check_links(pack, out)
     _check_skill_md(pack, out)
     _check_linkage(pack, out)
     _check_sources(pack, strict, out)

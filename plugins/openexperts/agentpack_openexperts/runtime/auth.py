@@ -1,5 +1,6 @@
-"""Who may talk to the runtime's HTTP server: the approvals' bearer token, and the ``Host``, ``Origin`` and
-``Content-Type`` rules that make DNS rebinding and cross-site requests fail."""
+"""Who may talk to the runtime's HTTP server: the approvals' bearer token, the ``Host`` and ``Origin`` rules
+(``agentpack.io.hostcheck``, shared with the other servers) and the ``Content-Type`` rule that make DNS
+rebinding and cross-site requests fail."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from agentpack.io.errors import AgentpackError
 from agentpack.io.fsutil import atomic_write_bytes
+from agentpack.io.hostcheck import HostGuard
 
 TOKEN_ENV = "AGENTPACK_OPENEXPERTS_SERVER_TOKEN"
 TOKEN_FILE = "server-token"
 MIN_TOKEN = 16
-LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 @dataclass(frozen=True)
@@ -56,40 +56,17 @@ def _checked(value: str, what: str) -> str:
     return value
 
 
-def host_names(host: str, port: int, extra: tuple[str, ...] = ()) -> frozenset[str]:
-    """The ``Host`` header values the server answers to: its address, the loopback names and ``extra``,
-    each bare or with the bound port."""
-    bound = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    names = {n.lower() for n in (bound, *LOCAL_NAMES, *extra)}
-    return frozenset(names | {f"{n}:{port}" for n in names})
-
-
 @dataclass(frozen=True)
 class Guard:
-    """The checks of one server: the token, the host names it answers to."""
+    """The checks of one server: the token, and the ``Host`` and ``Origin`` rules (``agentpack.io.hostcheck``)."""
 
     token: str
-    hosts: frozenset[str]
+    hosts: HostGuard
 
     def authorized(self, authorization: str | None) -> bool:
         """Whether ``Authorization`` is ``Bearer <token>`` (compared in constant time)."""
         scheme, _, given = (authorization or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
-
-    def host_problem(self, host: str | None) -> str | None:
-        """Why ``Host`` is refused (a name this server was not told about: DNS rebinding), or None."""
-        if not host or host.lower() not in self.hosts:
-            return f"Host {host!r} is not a name of this server (add it with --allow-host)"
-        return None
-
-    def origin_problem(self, origin: str | None, host: str | None) -> str | None:
-        """Why ``Origin`` is refused (a cross-site request from a browser), or None when absent or same-origin."""
-        if origin is None:
-            return None
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or parts.netloc.lower() != (host or "").lower():
-            return f"cross-origin request from {origin!r} refused"
-        return None
 
 
 def is_json(content_type: str | None) -> bool:

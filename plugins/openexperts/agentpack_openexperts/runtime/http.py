@@ -9,7 +9,7 @@ Routes::
     POST /approvals/<id>         {"approve": true|false} (bearer token)               -> 200 / 404
     GET  /health                                                                      -> 200
 
-Every route but ``/health`` checks ``Host`` and ``Origin`` (``auth.Guard``); a POST must be
+Every route but ``/health`` checks ``Host`` and ``Origin`` (``agentpack.io.hostcheck``); a POST must be
 ``application/json``. Bodies are capped (size, time, nesting); handlers check, then hand over to
 the runtime on a worker thread, so the event loop never waits for the run store.
 """
@@ -39,10 +39,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agentpack.io import jsonio
 from agentpack.io.errors import AgentpackError
+from agentpack.io.hostcheck import HostGuard
 from agentpack.io.netutil import bind_socket
 
 from . import webhooks
-from .auth import Guard, Token, host_names, is_json, server_token
+from .auth import Guard, Token, is_json, server_token
 from .errors import StoreUnavailable
 from .serverconfig import ServerSettings
 
@@ -76,11 +77,8 @@ class RequestChecks:
         if scope["path"] == "/health":
             return None
         headers = Headers(scope=scope)
-        host = headers.get("host")
-        if problem := self.guard.host_problem(host):
-            return _json(400, {"error": problem})
-        if problem := self.guard.origin_problem(headers.get("origin"), host):
-            return _json(403, {"error": problem})
+        if refusal := self.guard.hosts.problem(scope["method"], dict(headers.items()), origin_on_safe=True):
+            return _json(refusal[0], {"error": refusal[1]})
         if scope["method"] == "POST" and not is_json(headers.get("content-type")):
             return _json(415, {"error": "the body must be JSON (Content-Type: application/json)"})
         return None
@@ -121,21 +119,27 @@ class Endpoints:
         trigger = request.path_params["trigger"]
         if trigger not in self.webhooks:
             return _json(404, {"error": f"no webhook trigger '{trigger}'"})
-        body = await self._delivery(request, "webhook", trigger)
-        if isinstance(body, Response):
-            return body
-        answer = await anyio.to_thread.run_sync(self.runtime.fire, trigger, body)
+        delivery = await self._delivery(request, "webhook", trigger)
+        if isinstance(delivery, Response):
+            return delivery
+        body, keys = delivery
+        answer = await anyio.to_thread.run_sync(lambda: self.runtime.fire(trigger, body, delivery=keys))
+        if answer.get("replay"):
+            return _json(409, answer)
         return _json(202 if answer.get("accepted") or answer.get("duplicate") else 503, answer)
 
     async def channel(self, request: Request) -> Response:
         channel = request.path_params["channel"]
-        body = await self._delivery(request, "channel", channel)
-        if isinstance(body, Response):
-            return body
+        delivery = await self._delivery(request, "channel", channel)
+        if isinstance(delivery, Response):
+            return delivery
+        body, keys = delivery
         try:
-            answers = await anyio.to_thread.run_sync(self.runtime.channel_message, channel, body)
+            answers = await anyio.to_thread.run_sync(lambda: self.runtime.channel_message(channel, body, delivery=keys))
         except ValueError as exc:
             return _json(400, {"error": str(exc)})
+        if answers and answers[0].get("replay"):
+            return _json(409, answers[0])
         if not answers:
             return _json(404, {"error": f"no channel trigger listens to '{channel}'"})
         return _json(202, {"accepted": any(a.get("accepted") for a in answers), "invocations": answers})
@@ -169,7 +173,8 @@ class Endpoints:
             return _json(400, {"error": f"body: {exc.message}"})
 
     async def _delivery(self, request: Request, kind: str, name: str) -> Any:
-        """A webhook or channel body: signature checked (401), parsed (400), not a replay (409)."""
+        """A webhook or channel delivery: signature checked (401), parsed (400); ``(body, (scope, keys))``, the
+        keys None when unsigned. The runtime refuses a replay (409) in the transaction that would start a run."""
         raw = await self._read(request)
         if isinstance(raw, Response):
             return raw
@@ -186,17 +191,11 @@ class Endpoints:
         if secret is not None and (problem := webhooks.verify(secret, raw, request.headers)):
             return _json(401, {"error": problem})
         body = self._parse(raw)
-        if secret is None or isinstance(body, Response):
+        if isinstance(body, Response):
             return body
-        keys = webhooks.delivery_keys(raw, request.headers)
-        if not await anyio.to_thread.run_sync(self._first_delivery, f"delivery:{kind}:{name}", keys):
-            return _json(409, {"accepted": False, "duplicate": True, "error": "this delivery was already received"})
-        return body
-
-    def _first_delivery(self, scope: str, keys: list[str]) -> bool:
-        rt = self.runtime
-        now = rt.now()
-        return all([rt.store.first_sighting(scope, key, now, rt.dedupe_window) for key in keys])
+        if secret is None:
+            return body, None
+        return body, (f"delivery:{kind}:{name}", webhooks.delivery_keys(raw, request.headers))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -280,7 +279,7 @@ class RuntimeServer:
         self.port: int = self.socket.getsockname()[1]
         try:
             self.token: Token = server_token(settings.token, settings.token_file, runtime.workdir)
-            guard = Guard(self.token.value, host_names(settings.host, self.port, settings.allowed_hosts))
+            guard = Guard(self.token.value, HostGuard.of(settings.host, self.port, settings.allowed_hosts))
             protocol = type("Protocol", (HeadTimeoutProtocol,), {"head_timeout": settings.head_timeout})
             config = uvicorn.Config(
                 build_app(runtime, settings, guard),

@@ -14,7 +14,8 @@ MIN_FRAGMENT = 12
 
 
 class Redactor:
-    """Replaces any line of a ``private`` knowledge file (12+ characters) in logs, reports and messages."""
+    """Replaces any line of a ``private`` knowledge file (12+ characters) in logs, reports and messages:
+    in strings, and in the keys and values of mappings at any depth."""
 
     def __init__(self, package: ExpertPackage) -> None:
         fragments = set()
@@ -34,8 +35,16 @@ class Redactor:
                 if fragment in value:
                     value = value.replace(fragment, REDACTED)
             return value
-        if isinstance(value, dict):
-            return {k: self(v) for k, v in value.items()}
+        if isinstance(value, dict):  # keys too: a private line used as a key is as visible as a value
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                key = self(key) if isinstance(key, str) else key
+                unique, n = key, 1
+                while unique in out:  # two keys redacted alike keep both values
+                    n += 1
+                    unique = f"{key} ({n})"
+                out[unique] = self(item)
+            return out
         if isinstance(value, (list, tuple)):
             return [self(v) for v in value]
         return value

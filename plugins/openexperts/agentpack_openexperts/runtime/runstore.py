@@ -54,7 +54,7 @@ def _load(text: str | None) -> Any:
 
 
 class SqliteStore(CallJournal):
-    """Thread-safe access to ``runtime.db``; every method is one short transaction."""
+    """Thread-safe access to ``runtime.db``; every method is one short transaction, unless inside ``transaction()``."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,7 +65,7 @@ class SqliteStore(CallJournal):
         self._db.executescript(SCHEMA)
         if "key" not in {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}:  # an older runtime.db
             self._db.execute("ALTER TABLE calls ADD COLUMN key TEXT")
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: store calls inside ``transaction()``
 
     def close(self) -> None:
         with self._lock:
@@ -73,8 +73,21 @@ class SqliteStore(CallJournal):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group store calls (each commits on its own here; the PostgreSQL store commits the group at once)."""
-        yield
+        """The store calls of this thread inside the block commit together, or not at all (re-entrant).
+
+        Other threads' calls wait for the block to end (the store's one lock is held through it)."""
+        with self._lock:
+            if self._db.in_transaction:  # this thread's enclosing block: the lock is ours
+                yield
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:  # a COMMIT that failed (a full disk) leaves nothing half-done either
+                    self._db.execute("ROLLBACK")
+                raise
 
     def _exec(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
         with self._lock:

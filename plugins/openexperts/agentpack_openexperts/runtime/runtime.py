@@ -55,6 +55,15 @@ from .workspace import Workspace
 log = logging.getLogger("agentpack.openexperts")
 
 
+Delivery = tuple[str, list[str]]
+"""A signed delivery's dedupe scope and keys (``webhooks.delivery_keys``)."""
+REPLAYED = {"accepted": False, "duplicate": True, "replay": True, "error": "this delivery was already received"}
+
+
+class _NotTaken(Exception):
+    """Rolls back a channel delivery that no trigger took."""
+
+
 @dataclass
 class BindContext:
     """What a binder factory gets: the folder relative paths resolve against, and the runtime."""
@@ -337,8 +346,11 @@ class ExpertRuntime:
             self.scheduler.start()
         return self.executor.execute(run_id, dry_run=dry_run)
 
-    def fire(self, trigger: str, payload: Any) -> dict[str, Any]:
-        """A trigger fires with ``payload``: preset, dedupe, input mapping, lane, then queue."""
+    def fire(self, trigger: str, payload: Any, *, delivery: Delivery | None = None) -> dict[str, Any]:
+        """A trigger fires with ``payload``: preset, dedupe, input mapping, lane, then queue.
+
+        ``delivery`` (``(scope, keys)``, ``webhooks.delivery_keys``) is recorded in the transaction that
+        creates the run, so a delivery that was not accepted (an inactive trigger, a failure) can be retried."""
         index = next((i for i, t in enumerate(self.package.triggers) if t.get("name") == trigger), None)
         if index is None:
             raise AgentpackError(f"no trigger named '{trigger}'")
@@ -352,7 +364,9 @@ class ExpertRuntime:
             if preset is not None:
                 payload = preset.enrich(payload)
         dedupe = trig.get("dedupe_key")
-        with self.store.transaction():  # the dedupe key, the run and its job are committed together
+        with self.store.transaction():  # the delivery and dedupe keys, the run and its job commit together
+            if delivery is not None and not self._first_delivery(delivery):
+                return dict(REPLAYED, trigger=trigger)
             if dedupe:
                 key = resolve(payload, dedupe)
                 if key is MISSING:
@@ -385,15 +399,30 @@ class ExpertRuntime:
             "warnings": warnings,
         }
 
-    def channel_message(self, channel_name: str, raw: Any) -> list[dict[str, Any]]:
-        """Route a message from ``channel_name`` to every channel trigger that listens to it."""
+    def channel_message(self, channel_name: str, raw: Any, *, delivery: Delivery | None = None) -> list[dict[str, Any]]:
+        """Route a message from ``channel_name`` to every channel trigger that listens to it.
+
+        ``delivery`` is recorded only when a trigger took the message, in the same transaction."""
         message = normalise_channel(channel_name, raw)
-        answers = []
-        for trig in self.package.triggers:
-            source = trig.get("preset") or trig.get("requires_tool")
-            if trig.get("type") == "channel" and (source is None or source == channel_name):
-                answers.append(self.fire(trig["name"], message))
+        answers: list[dict[str, Any]] = []
+        try:
+            with self.store.transaction():
+                if delivery is not None and not self._first_delivery(delivery):
+                    return [dict(REPLAYED, channel=channel_name)]
+                for trig in self.package.triggers:
+                    source = trig.get("preset") or trig.get("requires_tool")
+                    if trig.get("type") == "channel" and (source is None or source == channel_name):
+                        answers.append(self.fire(trig["name"], message))
+                if not any(a.get("accepted") or a.get("duplicate") for a in answers):
+                    raise _NotTaken  # nothing took the message: the delivery key is not kept
+        except _NotTaken:
+            pass
         return answers
+
+    def _first_delivery(self, delivery: Delivery) -> bool:
+        scope, keys = delivery
+        now = self.now()
+        return all([self.store.first_sighting(scope, key, now, self.dedupe_window) for key in keys])
 
     def _schedule_cron(self, index: int) -> None:
         from zoneinfo import ZoneInfo
