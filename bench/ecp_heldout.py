@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from ecp_retrieval import QUERY_SCRIPT, bench_agentpack, bench_reference, find_reference, make_pack, rank_of, run
 
-from agentpack_ecp.query.ranking import ROLE_WEIGHTS
+from agentpack_ecp.pack.ranking import ROLE_WEIGHTS
 
 QUESTIONS = Path(__file__).parent / "data" / "ecp_heldout_questions.json"
 KINDS = ["keyword", "fts"]

@@ -12,7 +12,8 @@ import pytest
 from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
 from agentpack_ecp.pack.manifest import load_pack
-from agentpack_ecp.query.ranking import RankingSettings, arrange, path_role, ranking_settings
+from agentpack_ecp.pack.ranking import RankingSettings, ranking_settings
+from agentpack_ecp.query.ranking import arrange, path_role
 from agentpack_ecp.query.response import query_pack
 from agentpack_ecp.query.retrieve import Hit
 
@@ -193,3 +194,16 @@ def test_explain_shows_the_ranking_features_through_the_cli(tmp_path: Path) -> N
     assert test["final"] == pytest.approx(test["retrieval_score"] * 0.5, abs=1e-5)
     plain = subprocess.run(argv, capture_output=True, text=True, check=True)
     assert all("explain" not in c for c in json.loads(plain.stdout)["response"]["chunks"])
+
+
+def test_validate_reports_bad_ranking_settings(tmp_path: Path) -> None:
+    root = make_pack(tmp_path, {"a.md": "alpha\n"})
+    argv = [sys.executable, "-m", "agentpack", "validate", str(root)]
+    assert "ECP190" not in subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+    manifest = root / "expert" / "EXPERT.yaml"
+    manifest.write_text(manifest.read_text().replace("context:\n", "context:\n  ranking:\n    diversity: -1\n", 1))
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    line = manifest.read_text().splitlines().index("    diversity: -1") + 1
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "ECP190" in done.stdout and f"EXPERT.yaml:{line}" in done.stdout
+    assert "/context/ranking/diversity: expected a number from 0 to 1, got -1" in done.stdout

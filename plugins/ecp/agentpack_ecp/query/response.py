@@ -27,11 +27,12 @@ from agentpack.io.hashing import normalize_newlines, sha256_text
 from ..index.chunking import split_lines
 from ..index.tokenize import tokenize
 from ..pack.manifest import ExpertPack
+from ..pack.ranking import ranking_settings
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
 from .fuse import FUSION_WEIGHTS, fuse
-from .ranking import arrange, ranking_settings
+from .ranking import arrange
 from .rerank import Reranker, rerank
 from .retrieve import SHARED, Hit, IndexCache, LoadedPack, search, search_summaries
 
