@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
@@ -207,3 +209,34 @@ def test_validate_reports_bad_ranking_settings(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "ECP190" in done.stdout and f"EXPERT.yaml:{line}" in done.stdout
     assert "/context/ranking/diversity: expected a number from 0 to 1, got -1" in done.stdout
+
+
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(-2, 2)
+    | st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["weight", "paths", "test", "x"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(diversity=JSONISH, roles=JSONISH)
+def test_any_ranking_settings_parse_or_fail_located(diversity, roles) -> None:
+    """Whatever context.ranking holds, reading it gives settings in range or an AgentpackError with its line."""
+    from agentpack.io.yamlio import parse_yaml
+    from agentpack_ecp.pack.manifest import ExpertPack
+
+    text = json.dumps({"context": {"ranking": {"diversity": diversity, "roles": roles}}}, indent=1, ensure_ascii=False)
+    pack = ExpertPack(Path("."), parse_yaml(text, file="expert/EXPERT.yaml"))
+    try:
+        got = ranking_settings(pack)
+    except AgentpackError as exc:
+        assert exc.file == "expert/EXPERT.yaml" and exc.line
+        return
+    assert 0 <= got.diversity <= 1 and all(0 <= w <= 1 for w in got.weights.values())
