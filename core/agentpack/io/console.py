@@ -148,6 +148,16 @@ class _RichProgress:
 @contextmanager
 def progress(description: str, total: float | None = None) -> Iterator[_NullProgress | _RichProgress]:
     """A progress bar on stderr; off a terminal, heartbeat lines; with ``--quiet``, nothing."""
+    # inside another bar: a line of the same display (asked first: rich before 15 swaps sys.stderr for a
+    # proxy that is no terminal while a bar is live)
+    if _LIVE and not isinstance(_LIVE[0], _Heartbeat):
+        outer = _LIVE[0]
+        inner = _RichProgress(outer, outer.add_task(description, total=total))
+        try:
+            yield inner
+        finally:
+            inner.close()
+        return
     if not progress_enabled():
         interval = heartbeat_interval()
         if not interval:
@@ -160,14 +170,6 @@ def progress(description: str, total: float | None = None) -> Iterator[_NullProg
         finally:
             _LIVE.remove(beat)
             beat.close()
-        return
-    if _LIVE and not isinstance(_LIVE[0], _Heartbeat):  # inside another bar: a line of the same display
-        outer = _LIVE[0]
-        inner = _RichProgress(outer, outer.add_task(description, total=total))
-        try:
-            yield inner
-        finally:
-            inner.close()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
