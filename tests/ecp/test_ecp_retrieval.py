@@ -9,7 +9,7 @@ import pytest
 from agentpack import hookimpl
 from agentpack.io.errors import AgentpackError
 from agentpack_ecp.index.build import build_pack
-from agentpack_ecp.index.fields import chunk_fields, field_bonus
+from agentpack_ecp.index.fields import chunk_fields, field_bonuses
 from agentpack_ecp.pack.manifest import load_pack
 from agentpack_ecp.query.fuse import fuse
 from agentpack_ecp.query.rerank import Reranker
@@ -42,6 +42,10 @@ def test_fields_of_code_and_prose() -> None:
 
 def fields_of(text: str) -> dict[str, set[str]]:
     return chunk_fields("doc.txt", text)
+
+
+def field_bonus(terms: list[str], path: str, text: str) -> float:
+    return sum(field_bonuses(terms, path, text).values())
 
 
 def test_field_bonus_is_the_weighted_share_of_the_query_terms() -> None:

@@ -128,7 +128,7 @@ class Tools:
             "mode": arguments.get("mode") or "ephemeral",
             "filters": arguments.get("filters") or {},
         }
-        for key in ("query_vector", "query_embedding"):
+        for key in ("query_vector", "query_embedding", "explain"):
             if key in arguments:
                 request[key] = arguments[key]
         return answer(pack, request, {"actor": "service:mcp", "synthesis": arguments.get("synthesis")})
@@ -207,6 +207,7 @@ def register_tools(register: Callable[[McpTool], None], context: McpContext) -> 
             "description": "Only material from these sources (source_id) or under these paths (path_prefix).",
         },
         "as_of": {"type": "object", "description": "Must name the published revisions (the only state served)."},
+        "explain": {"type": "boolean", "description": "Give each chunk the features that ranked it."},
         "query_vector": {"type": ["array", "object"], "description": "A query vector for a vector index."},
         "query_embedding": {
             "type": "object",

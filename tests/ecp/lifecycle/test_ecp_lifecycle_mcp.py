@@ -82,6 +82,17 @@ def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
     assert "signing keys" not in logs[0].read_text()
 
 
+def test_query_explain_matches_the_cli_option(ecp_host, built: Path) -> None:
+    tool = tools_for(built)["expert.query"]
+    assert tool.input_schema["properties"]["explain"]["type"] == "boolean"
+    response = tool.handler({"question": "How are signing keys rotated?", "top_k": 3, "explain": True})
+    argv = ["query", built, "How are signing keys rotated?", "-k", "3", "--option", "explain=true", "--json"]
+    cli = run_cli(argv).json()["response"]
+    assert strip_times(response) == strip_times(cli)
+    assert all({"role", "file_chunk", "final"} <= set(c["explain"]) for c in response["chunks"])
+    assert all("explain" not in c for c in tool.handler({"question": "signing keys"})["chunks"])
+
+
 def test_query_as_of_must_be_the_published_state(built: Path) -> None:
     tool = tools_for(built)["expert_query"]
     current = tool.handler({"question": "keys"})["as_of"]

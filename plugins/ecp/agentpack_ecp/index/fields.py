@@ -47,10 +47,11 @@ def chunk_fields(path: str, text: str) -> dict[str, frozenset[str]]:
     }
 
 
-def field_bonus(terms: list[str], path: str, text: str | None) -> float:
-    """Weighted share of the query ``terms`` each field of the chunk holds."""
+def field_bonuses(terms: list[str], path: str, text: str | None) -> dict[str, float]:
+    """Weighted share of the query ``terms`` each field of the chunk holds, by field (those above 0)."""
     if not terms:
-        return 0.0
+        return {}
     query = set(terms)
     fields = chunk_fields(path, text or "")
-    return sum(weight * len(query & fields[name]) / len(query) for name, weight in FIELD_WEIGHTS.items())
+    shares = {name: round(weight * len(query & fields[name]) / len(query), 6) for name, weight in FIELD_WEIGHTS.items()}
+    return {name: share for name, share in shares.items() if share}

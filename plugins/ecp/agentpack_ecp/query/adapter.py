@@ -42,6 +42,8 @@ def request_dict(request: QueryRequest) -> dict[str, Any]:
             out[key] = options.pop(key)
     if options.get("rerank"):
         out["rerank"] = str(options.pop("rerank"))
+    if str(options.pop("explain", "")).lower() in ("1", "true", "yes", "on"):
+        out["explain"] = True
     if options.get("index"):
         out["index_ids"] = [i for i in str(options.pop("index")).split(",") if i]
     return out

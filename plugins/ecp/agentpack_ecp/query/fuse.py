@@ -26,13 +26,25 @@ def fuse(rankings: list[list[Hit]], top_k: int, weights: list[float] | None = No
         return weighted[0][0][:top_k]
     scores: dict[str, float] = {}
     first: dict[str, Hit] = {}
+    ranks: dict[str, dict[str, int]] = {}
     for ranking, weight in weighted:
         confident = [h for h in ranking if h.score >= FUSION_FLOOR * ranking[0].score]
         for rank, hit in enumerate(confident, 1):
             scores[hit.key] = scores.get(hit.key, 0.0) + weight / (RRF_K + rank)
             first.setdefault(hit.key, hit)
+            ranks.setdefault(hit.key, {})[hit.index_id] = rank
     order = sorted(scores, key=lambda k: (-scores[k], k))[:top_k]
     return [
-        Hit(k, round(scores[k], 6), first[k].index_id, first[k].record, first[k].text, first[k].source, first[k].load)
+        Hit(
+            k,
+            round(scores[k], 6),
+            h.index_id,
+            h.record,
+            h.text,
+            h.source,
+            h.load,
+            dict(h.features, fused_ranks=ranks[k]),
+        )
         for k in order
+        for h in [first[k]]
     ]

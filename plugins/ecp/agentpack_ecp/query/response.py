@@ -3,10 +3,10 @@
 ``query_pack(pack, request, *, clock=SYSTEM_CLOCK, synthesize=None, cache=SHARED) -> dict``:
 ``pack`` is the loaded ``ExpertPack``; ``request`` holds ``question`` and
 optionally ``top_k``, ``mode``, ``filters`` (``source_id``, ``path_prefix``: a
-string or a list), ``query_vector``, ``query_embedding``, ``index_ids``. The
-result has ``answer``, ``as_of``, ``citations``, ``chunks``, ``synthesis``
-(spec 6.3) and ``retrieval`` (which index answered, which was skipped or failed,
-and why). ``synthesize(question, chunks, as_of) -> (answer, synthesis)``
+string or a list), ``query_vector``, ``query_embedding``, ``index_ids``, ``explain`` (each chunk
+then carries ``explain``: the features that ranked it, ``ranking.py``). The result has ``answer``,
+``as_of``, ``citations``, ``chunks``, ``synthesis`` (spec 6.3) and ``retrieval`` (which index
+answered, which was skipped or failed, and why). ``synthesize(question, chunks, as_of) -> (answer, synthesis)``
 replaces the local extractive answer; ``cache`` holds the opened indexes.
 
 Retrieval modes: ``keyword`` (keyword-index-v2), ``fts`` (sqlite-fts-index-v1),
@@ -27,10 +27,12 @@ from agentpack.io.hashing import normalize_newlines, sha256_text
 from ..index.chunking import split_lines
 from ..index.tokenize import tokenize
 from ..pack.manifest import ExpertPack
+from ..pack.ranking import ranking_settings
 from ..pack.spec import ARTIFACT_SOURCE_ID
 from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
 from .fuse import FUSION_WEIGHTS, fuse
+from .ranking import arrange
 from .rerank import Reranker, rerank
 from .retrieve import SHARED, Hit, IndexCache, LoadedPack, search, search_summaries
 
@@ -183,11 +185,12 @@ def _gather(
         report.append({"index_id": "summaries", "format": "summaries", "status": "ok", "hits": len(summary_hits)})
     if not pack.indexes and not pack.summaries:
         notes.append("the pack declares no index and no summary")
+    settings = ranking_settings(pack)
     if case_mode == "summarized":
         lead = summary_hits[: max(1, (top_k + 1) // 2)]
-        fused = lead + fuse(rankings, top_k, weights)[: top_k - len(lead)]
+        fused = lead + arrange(fuse(rankings, depth, weights), top_k - len(lead), settings)
     else:
-        fused = fuse([*rankings, summary_hits], top_k, [*weights, 1.0])
+        fused = arrange(fuse([*rankings, summary_hits], depth, [*weights, 1.0]), top_k, settings)
     if request.get("rerank"):
         fused = rerank(question, fused, str(request["rerank"]), rerankers or {})
     retrieved_at = clock.iso()
@@ -204,6 +207,7 @@ def _gather(
                 "line_end": citation["loc"]["end_line"],
                 "index_id": hit.index_id,
                 "citation": citation,
+                **({"explain": hit.features} if request.get("explain") else {}),
             }
         )
         key = (citation["source_id"], citation["chunk_id"])

@@ -24,7 +24,7 @@ from agentpack.io.paths import resolve_under
 
 from ..index.chunking import chunk_id, line_windows, split_lines
 from ..index.embed import get_embedder
-from ..index.fields import field_bonus
+from ..index.fields import field_bonuses
 from ..index.fts import FtsIndex
 from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
@@ -166,6 +166,8 @@ class Hit:
     source: dict[str, Any]
     load: Callable[[], str | None] | None = None
     """Reads ``text`` when it is needed (only the hits that make the answer are read)."""
+    features: dict[str, Any] = field(default_factory=dict)
+    """What ranked the hit (index score, field bonuses, fused ranks, role, diversity): ``explain`` shows it."""
 
     def get_text(self) -> str | None:
         """The indexed text (``None`` when the index has none, or its texts file is damaged: the
@@ -204,7 +206,9 @@ def field_ranked(terms: list[str], hits: list[Hit]) -> list[Hit]:
         return hits
     best = max(h.score for h in hits) or 1.0
     for hit in hits:
-        hit.score = hit.score / best + field_bonus(terms, str(hit.record.get("artifact_path") or ""), hit.get_text())
+        bonuses = field_bonuses(terms, str(hit.record.get("artifact_path") or ""), hit.get_text())
+        hit.features.update(index_score=round(hit.score, 6), relative=round(hit.score / best, 6), fields=bonuses)
+        hit.score = hit.score / best + sum(bonuses.values())
     return sorted(hits, key=lambda h: (-h.score, h.key))
 
 

@@ -21,6 +21,7 @@ from ..pack import leftovers
 from ..pack.files import file_kind, read_json_doc
 from ..pack.layout import LIFECYCLE, PACKAGE_JSON, has_skill_md
 from ..pack.manifest import ExpertPack, as_dict, as_list
+from ..pack.ranking import ranking_settings
 from ..pack.schemas import MANIFEST_SCHEMA, PACKAGE_SCHEMA, POLICY_SCHEMA, SUITE_SCHEMA, schema_store
 from ..pack.spec import COMMIT_RE, KNOWN_ASSERTIONS, REVISION_IDENTITY
 from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
@@ -457,6 +458,14 @@ def _check_links(pack: ExpertPack, out: list[Finding]) -> None:
         )
 
 
+def _check_ranking(pack: ExpertPack, out: list[Finding]) -> None:
+    """``context.ranking`` (role weights and patterns, diversity) as a query reads it."""
+    try:
+        ranking_settings(pack)
+    except AgentpackError as exc:
+        out.append(Finding.error("ECP190", exc.message, file=exc.file, line=exc.line))
+
+
 def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     """Every finding for ``pack``; ``strict`` adds the profile rules of spec 11.6."""
     out = manifest_schema_findings(pack)
@@ -469,6 +478,7 @@ def validate_pack(pack: ExpertPack, strict: bool = False) -> list[Finding]:
     _check_summaries_and_snapshots(pack, strict, out)
     _check_security(pack, out)
     _check_package(pack, out)
+    _check_ranking(pack, out)
     _check_leftovers(pack, strict, out)
     seen: set[str] = set()
     arts = []
