@@ -30,10 +30,10 @@ def test_empty_scenarios_validate_and_run(agentpack_cli, tmp_path):
     assert "0/0 scenarios" in run.stdout
 
 
-def test_portable_rejects_a_scenario_without_steps_or_dataset(agentpack_cli):
-    plain = agentpack_cli("rpc", "validate", "--json", str(EMPTY_STEPS))
-    assert "ARP401" not in {f["code"] for i in plain.json()["items"] for f in i["findings"]}  # another runtime's rule
-    portable = agentpack_cli("rpc", "validate", "--portable", "--json", str(EMPTY_STEPS))
-    assert portable.exit_code == 1
-    (finding,) = [f for i in portable.json()["items"] for f in i["findings"] if f["code"] == "ARP401"]
-    assert "a scenario without steps" in finding["message"] and finding["line"] == 6
+def test_a_scenario_without_steps_or_dataset_is_refused_as_the_reference_does(agentpack_cli):
+    """The reference rejects it; so do we, portable or not (issue 24: ``steps: []`` runs nothing)."""
+    for flags in ((), ("--portable",)):
+        result = agentpack_cli("rpc", "validate", *flags, "--json", str(EMPTY_STEPS))
+        assert result.exit_code == 1
+        (finding,) = [f for i in result.json()["items"] for f in i["findings"] if f["severity"] == "error"]
+        assert finding["code"] == "ARP100" and "steps" in finding["message"] and finding["line"] == 6

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,9 +91,10 @@ def resolve_location(uri: str, pack_root: Path) -> Path:
     if len(parsed.scheme) > 1:
         raise SourceError(f"unsupported URI scheme '{parsed.scheme}' in '{uri}'")
     local = Path(uri)
-    if local.is_absolute():
-        return local.resolve()
-    return inside_pack(pack_root, pack_root / local, uri)
+    lexical = os.path.normpath(pack_root / local)
+    if local.is_absolute() or not Path(lexical).is_relative_to(os.path.normpath(pack_root)):
+        return Path(lexical).resolve()  # a location the manifest names outside the pack (``../repo``), as written
+    return inside_pack(pack_root, pack_root / local, uri)  # inside, by its path: no link may take it out
 
 
 def inside_pack(pack_root: Path, path: Path, display: str) -> Path:
