@@ -119,7 +119,7 @@ def test_eval_names_an_unusable_index_and_its_file(example_pack: Path, tmp_path:
     assert result.exit_code == 1, result.stdout + result.stderr
     named = "index 'corpus-fts' error: fts.sqlite is not an SQLite database"
     assert named in result.stdout, result.stdout
-    failed = [line for line in result.stdout.splitlines() if line.strip().startswith("FAIL ")]  # cases, not the headline
+    failed = [line for line in result.stdout.splitlines() if line.strip().startswith("FAIL ")]  # not the headline
     assert failed and all(named in line for line in failed), failed
     evaluation = json.loads(report.read_text())["evaluations"][0]
     assert any(named in f["message"] and f["code"] == "ECP302" for f in evaluation["findings"])
