@@ -113,3 +113,31 @@ def test_the_command_over_stdio_in_every_report_format(skills, tmp_path):
         timeout=120,
     )
     assert clean.returncode == 0 and 'failures="0"' in clean.stdout
+
+
+@pytest.mark.parametrize(
+    "pack",
+    [
+        "examples/dci/workspace/skills",
+        "examples/ecp/conformance-pack",
+        "examples/skills",
+        "examples/openexperts/acme-support",
+    ],
+    ids=["skill-md-folder", "ecp", "skill-yaml-tree", "openexperts"],
+)
+def test_our_own_server_gets_a_clean_report(pack):
+    """``agentpack mcp check`` on ``agentpack mcp serve`` over stdio: every pack kind publishes by the rules."""
+    root = Path(__file__).resolve().parents[2]
+    server = f"{sys.executable} -m agentpack mcp serve --pack {root / pack}"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentpack", "mcp", "check", server, "--json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (item,) = json.loads(done.stdout)["items"]
+    assert item["findings"] == []
+    listed = subprocess.run(  # and the server did publish skills for the check to look at
+        [sys.executable, "-m", "agentpack", "skill-md", "to-prompt", "--mcp", f"srv={server}"],
+        capture_output=True,
+        text=True,
+    )
+    assert listed.returncode == 0 and listed.stdout.count("<skill>") >= 1, listed.stdout + listed.stderr
