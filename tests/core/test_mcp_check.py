@@ -135,6 +135,8 @@ def test_our_own_server_gets_a_clean_report(pack):
     assert done.returncode == 0, done.stdout + done.stderr
     (item,) = json.loads(done.stdout)["items"]
     assert item["findings"] == []
+    if pack == "examples/skills":
+        return  # skill.yaml skills with no SKILL.md: no Agent Skill to publish, and the check says so cleanly
     listed = subprocess.run(  # and the server did publish skills for the check to look at
         [sys.executable, "-m", "agentpack", "skill-md", "to-prompt", "--mcp", f"srv={server}"],
         capture_output=True,
