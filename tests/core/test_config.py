@@ -83,7 +83,9 @@ def test_a_pyproject_without_the_table_is_passed_over_unparsed(tmp_path):
     st.text(max_size=120)
     | st.builds(
         lambda key, value: f"{key} = {value}\n",
-        st.sampled_from(["skill-roots", "exclude", "output", "store", "skill_roots", "outptu", '"exclude"']),
+        st.sampled_from(
+            ["skill-roots", "exclude", "output", "store", "skill_roots", "outptu", '"exclude"', "judge", "judge.model"]
+        ),
         st.sampled_from(['["a"]', '"json"', "1", "[1, 2]", '["../x"]', '["/abs"]', "{}", '""', "[]", "true"]),
     )
 )
@@ -95,3 +97,37 @@ def test_any_agentpack_toml_gives_settings_or_a_located_config_error(tmp_path, t
         assert exc.file == str(tmp_path / "agentpack.toml") and exc.exit_code == 2
     else:
         assert all(isinstance(v, str) for v in (*settings.skill_roots, *settings.exclude))
+
+
+def test_judge_defaults_come_from_the_file_under_the_environment(tmp_path, monkeypatch):
+    """``[tool.agentpack.judge]`` gives the LLM judge's defaults; the environment wins; Ray nodes get them too."""
+    from agentpack_agent_rpc.env import JUDGE_BASE_URL, JUDGE_MODEL, JUDGE_TEMPERATURE, getenv
+    from agentpack_agent_rpc.ray_executor.package import judge_env
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.agentpack.judge]\nmodel = "judge-mini"\n'
+        'base-url = "http://127.0.0.1:9/v1"\ntemperature = 0.2\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    for name in (JUDGE_MODEL, JUDGE_BASE_URL, JUDGE_TEMPERATURE, "ECP_LLM_JUDGE_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert load().judge == {"model": "judge-mini", "base-url": "http://127.0.0.1:9/v1", "temperature": "0.2"}
+    assert (getenv(JUDGE_MODEL), getenv(JUDGE_BASE_URL), getenv(JUDGE_TEMPERATURE)) == (
+        "judge-mini",
+        "http://127.0.0.1:9/v1",
+        "0.2",
+    )
+    assert judge_env({})[JUDGE_MODEL] == "judge-mini"  # what a Ray node receives
+    monkeypatch.setenv(JUDGE_MODEL, "from-env")
+    assert getenv(JUDGE_MODEL) == "from-env" and judge_env({JUDGE_MODEL: "from-env"})[JUDGE_MODEL] == "from-env"
+
+
+def test_a_judge_api_key_is_never_a_setting(tmp_path):
+    (tmp_path / "agentpack.toml").write_text('[judge]\nmodel = "m"\napi-key = "sk-123"\n')
+    try:
+        load(tmp_path, environ={})
+    except ConfigError as exc:
+        assert "unknown setting 'judge.api-key'" in exc.message and "environment" in (exc.hint or "")
+        assert exc.file == str(tmp_path / "agentpack.toml") and exc.line == 1
+    else:
+        raise AssertionError("an API key in the project file was accepted")

@@ -162,7 +162,7 @@ def test_agentpack_toml_comes_before_pyproject(tmp_path, monkeypatch):
         ('[tool.agentpack]\nexclude = ["a"\n', 2, "not valid TOML: Unclosed array", None),
         ("[tool.agentpack]\noutput = = 1\n", 2, "not valid TOML: Invalid value", None),
         ("[tool]\nagentpack = 1\n", 2, "[tool.agentpack] must be a table", None),
-        ('[tool.agentpack]\nexclude = []\n\n[tool.agentpack.judge]\nmodel = "x"\n', 4, "unknown setting 'judge'", None),
+        ('[tool.agentpack]\n\n[tool.agentpack.judges]\nmodel = "x"\n', 3, "unknown setting 'judges'", None),
     ],
 )
 def test_a_bad_configuration_is_a_located_usage_error(tmp_path, monkeypatch, text, line, message, hint):

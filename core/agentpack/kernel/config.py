@@ -24,6 +24,11 @@ ENV = {
 }
 """The environment variable of each key; a list is comma-separated."""
 
+TABLES = {"judge": ("model", "base-url", "temperature")}
+"""Keys that are tables of strings: ``[tool.agentpack.judge]`` holds the LLM judge's defaults (under the
+graders' own settings and environment variables, which the plugin that grades reads first). Its API key
+is never a setting: secrets stay in the environment."""
+
 
 _MENTIONS_TABLE = re.compile(r"tool\.agentpack|^\s*\[\s*tool\s*\]\s*$", re.M)
 """A cheap test that a ``pyproject.toml`` may hold ``[tool.agentpack]`` (or a ``[tool]`` table that could)."""
@@ -41,6 +46,7 @@ class Settings(NamedTuple):
     exclude: tuple[str, ...] = ()
     output: str | None = None
     store: Path | None = None
+    judge: Mapping[str, str] = {}
     origin: Mapping[str, str] = {}
 
     def with_flags(self, **flags: Any) -> Settings:
@@ -81,6 +87,7 @@ def load(start: Path | None = None, environ: Mapping[str, str] | None = None) ->
         exclude=tuple(values.get("exclude", ())),
         output=values.get("output"),
         store=values.get("store"),
+        judge=values.get("judge", {}),
         origin=origin,
     )
 
@@ -158,15 +165,17 @@ def _key_line(text: str, key: str) -> int | None:
 
 def _checked(key: str, value: Any, where: str, base: Path, *, file: str | None = None, line: int | None = None) -> Any:
     """``value`` of ``key`` checked and normalised (a store path made absolute against ``base``)."""
+    if key in TABLES:
+        return _checked_table(key, value, where, file=file, line=line)
     if key not in ENV:
         import difflib
 
-        near = difflib.get_close_matches(key, list(ENV), n=1)
+        near = difflib.get_close_matches(key, [*ENV, *TABLES], n=1)
         raise ConfigError(
             f"unknown setting '{key}'",
             file=file or where,
             line=line,
-            hint=f"did you mean '{near[0]}'?" if near else f"the settings are: {', '.join(ENV)}",
+            hint=f"did you mean '{near[0]}'?" if near else f"the settings are: {', '.join([*ENV, *TABLES])}",
         )
     if key in LIST_KEYS:
         if not isinstance(value, list):
@@ -177,6 +186,34 @@ def _checked(key: str, value: Any, where: str, base: Path, *, file: str | None =
     if key == "store":
         return (base / Path(value).expanduser()).resolve()
     return value
+
+
+def _checked_table(key: str, value: Any, where: str, *, file: str | None, line: int | None) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"'{key}' must be a table ([tool.agentpack.{key}]), not {_kind(value)}", file=file or where, line=line
+        )
+    checked: dict[str, str] = {}
+    for name, item in value.items():
+        if name not in TABLES[key]:
+            import difflib
+
+            near = difflib.get_close_matches(name, TABLES[key], n=1)
+            secret = "key" in name.lower() or "token" in name.lower() or "secret" in name.lower()
+            hint = (
+                "set it in the environment (AGENTPACK_AGENT_RPC_JUDGE_API_KEY): a project file is shared"
+                if secret
+                else f"did you mean '{near[0]}'?"
+                if near
+                else f"'{key}' takes: {', '.join(TABLES[key])}"
+            )
+            raise ConfigError(f"unknown setting '{key}.{name}'", file=file or where, line=line, hint=hint)
+        if isinstance(item, bool) or not isinstance(item, str | int | float) or not str(item).strip():
+            raise ConfigError(
+                f"'{key}.{name}' must be a non-empty string or number, not {_kind(item)}", file=file or where, line=line
+            )
+        checked[name] = str(item)
+    return checked
 
 
 def _checked_list(key: str, value: list[Any], where: str, line: int | None, *, file: str | None = None) -> list[str]:

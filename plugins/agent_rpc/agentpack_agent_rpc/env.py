@@ -28,14 +28,29 @@ ALIASES: dict[str, tuple[str, ...]] = {
 """Each variable and its aliases, in the order they are looked up."""
 
 
+FILE_SETTINGS = {JUDGE_MODEL: "model", JUDGE_BASE_URL: "base-url", JUDGE_TEMPERATURE: "temperature"}
+"""The judge's variables that the project's configuration (``[tool.agentpack.judge]``) gives defaults for."""
+
+
 def getenv(name: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The value of ``name``, else of its first alias that is set; an empty value counts as unset."""
+    """The value of ``name``, else of its first alias that is set (an empty value counts as unset), else the
+    project configuration's default for it (``[tool.agentpack.judge]``, read in this process only)."""
     env = os.environ if environ is None else environ
     for key in (name, *ALIASES[name]):
         value = env.get(key)
         if value:
             return value
+    if name in FILE_SETTINGS:
+        return file_settings().get(name)
     return None
+
+
+def file_settings() -> dict[str, str]:
+    """The judge's variables the project configuration sets, by variable name (the environment wins over them)."""
+    from agentpack.kernel.config import load
+
+    judge = load().judge
+    return {variable: judge[key] for variable, key in FILE_SETTINGS.items() if key in judge}
 
 
 def described(name: str) -> str:

@@ -60,8 +60,14 @@ def check_size(root: Path, limit_mb: float) -> int:
 
 
 def judge_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The judge's settings from this machine's environment (sent to nodes through the object store)."""
-    return {k: v for k, v in environ.items() if k in JUDGE_ENV or k.startswith(JUDGE_ENV_PREFIX)}
+    """The judge's settings from this machine's environment, over the project configuration's (sent to nodes
+    through the object store: they do not read the driver's configuration file)."""
+    from ..env import file_settings
+
+    return {
+        **file_settings(),
+        **{k: v for k, v in environ.items() if k in JUDGE_ENV or k.startswith(JUDGE_ENV_PREFIX)},
+    }
 
 
 def uses_judge(manifest: Manifest) -> bool:
