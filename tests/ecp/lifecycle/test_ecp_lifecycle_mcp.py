@@ -83,7 +83,7 @@ def test_query_handler_matches_the_cli(ecp_host, built: Path) -> None:
 
 
 def test_query_explain_matches_the_cli_option(ecp_host, built: Path) -> None:
-    tool = tools_for(built)["expert.query"]
+    tool = tools_for(built)["expert_query"]
     assert tool.input_schema["properties"]["explain"]["type"] == "boolean"
     response = tool.handler({"question": "How are signing keys rotated?", "top_k": 3, "explain": True})
     argv = ["query", built, "How are signing keys rotated?", "-k", "3", "--option", "explain=true", "--json"]
