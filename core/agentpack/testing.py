@@ -182,7 +182,8 @@ def npm_tools(package_json: Path, *, timeout: float = 900) -> Path:
 
 @contextmanager
 def served_url(argv: list[str]) -> Iterator[str]:
-    """Start a server process that prints its URL as the first line on stderr; yield the URL; stop the process."""
+    """Start a server process that prints its URL as the first line on stderr, once it listens; yield the URL;
+    stop the process."""
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     try:

@@ -46,6 +46,7 @@ if __name__ == "__main__":
 
         sock = socket.socket()
         sock.bind(("127.0.0.1", int(sys.argv[sys.argv.index("--http") + 1])))
+        sock.listen(128)  # connections made once the URL is printed wait in the backlog until uvicorn accepts
         print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
         app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
         uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])

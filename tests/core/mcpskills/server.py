@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", args.http))
+    sock.listen(128)  # a client that connects as soon as the URL is printed waits in the backlog
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
     app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
     uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
