@@ -52,7 +52,7 @@ def tools_for(*packs: Path) -> dict:
 
 def strip_times(value):
     if isinstance(value, dict):
-        return {k: strip_times(v) for k, v in value.items() if k not in ("retrieved_at", "checked_at")}
+        return {k: strip_times(v) for k, v in value.items() if k not in ("retrieved_at", "checked_at", "age_seconds")}
     if isinstance(value, list):
         return [strip_times(v) for v in value]
     return value
