@@ -275,6 +275,8 @@ class Host:
 
     # -- introspection -------------------------------------------------
     def plugin_infos(self) -> list[PluginInfo]:
+        from agentpack.kernel.version import __version__
+
         dists = {ep.name: ep for ep in entry_points(ENTRY_POINT_GROUP)}
         infos = []
         for name, plugin in self.pm.list_name_plugin():
@@ -284,19 +286,13 @@ class Host:
             infos.append(
                 PluginInfo(
                     name=name,
-                    version=dist.version if dist else (_core_version() if builtin else None),
+                    version=dist.version if dist else (__version__ if builtin else None),
                     distribution=dist.distribution if dist else ("agentpack-core" if builtin else None),
                     hooks=hooks,
                     builtin=builtin,
                 )
             )
         return sorted(infos, key=lambda i: (not i.builtin, i.name))
-
-
-def _core_version() -> str:
-    from agentpack.kernel.version import __version__
-
-    return __version__
 
 
 class HookResultError(TypeError):
