@@ -159,13 +159,30 @@ def test_concurrent_writers_all_land_their_runs(tmp_path):
         subprocess.Popen([sys.executable, str(script), str(path), "15", str(n)], cwd=tmp_path, stderr=subprocess.PIPE)
         for n in range(4)
     ]
-    for proc in procs:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+    errors = [proc.communicate(timeout=120)[1].decode() for proc in procs]  # wait for all: none left running
+    assert [proc.returncode for proc in procs] == [0] * 4, "\n".join(errors)
+    assert not list(tmp_path.glob(".runs.sqlite.*")), "a draft of the new store was left behind"
     with open_store(path) as store:
         assert store.count() == 60
         assert sorted({r.input for r in store.find()}) == [f"in-{n}" for n in range(4)]
         assert store._db.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 60
+
+
+def test_writers_starting_together_on_a_missing_store_all_open_it(tmp_path):
+    """A new store is built whole and linked into place: twelve processes racing to create it all succeed."""
+    path = tmp_path / "runs.sqlite"
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    procs = [
+        subprocess.Popen([sys.executable, str(script), str(path), "1", str(n)], cwd=tmp_path, stderr=subprocess.PIPE)
+        for n in range(12)
+    ]
+    errors = [proc.communicate(timeout=120)[1].decode() for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 12, "\n".join(errors)
+    with open_store(path) as store:
+        assert store.count() == 12
+        assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.sqlite", "writer.py"]
 
 
 def test_the_default_store_is_under_the_project_root(tmp_path, monkeypatch):

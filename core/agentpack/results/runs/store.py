@@ -570,6 +570,13 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> RunSto
             _ignore_in_git(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the folder of the run store: {exc.strerror}", file=str(path)) from None
+        if not path.exists():
+            _create_store(path)
+    return _connect(path)
+
+
+def _connect(path: Path) -> RunStore:
+    """Open the store file at ``path`` in WAL mode and migrate its schema."""
     try:
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
@@ -579,10 +586,30 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> RunSto
         with store._guard():
             db.execute("PRAGMA foreign_keys = ON")
             if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-                db.execute("PRAGMA journal_mode = WAL")  # persistent: set once, when the store is created
+                db.execute("PRAGMA journal_mode = WAL")  # persistent: a store made before WAL is switched once
             db.execute("PRAGMA synchronous = NORMAL")
         store.migrate()
     except BaseException:
         db.close()
         raise
     return store
+
+
+def _create_store(path: Path) -> None:
+    """Build a new store whole beside ``path`` (WAL, schema migrated), then link it into place.
+
+    Writers that start together on a missing store never meet in rollback-journal mode, where
+    SQLite answers the switch to WAL with "database is locked" without waiting: the first link
+    wins and the others open the finished file.
+    """
+    draft = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        _connect(draft).close()  # closing the only connection checkpoints and removes the -wal/-shm files
+        os.link(draft, path)
+    except FileExistsError:
+        pass  # another process created it first
+    except OSError:
+        pass  # no hard links on this file system: the store is then made in place, as a single writer would
+    finally:
+        for leftover in (draft, draft.with_name(draft.name + "-wal"), draft.with_name(draft.name + "-shm")):
+            leftover.unlink(missing_ok=True)
