@@ -152,8 +152,11 @@ class Corpus:
         self.p_count, self.invalid_count, self.unknown_count = [0] * n, [0] * n, [0] * n
         self.has_contract = [False] * n
         self.hinted: list[int] = []
+        doc_length = self.doc_length = [0] * n
         for i, r in enumerate(records):
-            for term, tf in r.desc_tf.items():
+            terms = r.terms
+            doc_length[i] = len(terms)
+            for term, tf in Counter(terms).items():
                 entry = postings.get(term)
                 if entry is None:
                     entry = postings[term] = ([], [])
@@ -179,9 +182,9 @@ class Corpus:
         self.postings = postings
         """Description term -> its candidates (ascending) and its count in each (two lists: a third of the
         memory of one pair per entry)."""
-        self.name_postings = _inverted([r.namepath_tokens for r in records])
-        self.doc_length = [r.desc_length for r in records]
-        self.namepath_size = [len(r.namepath_tokens) for r in records]
+        namepath = [r.namepath_tokens for r in records]
+        self.name_postings = _inverted(namepath)
+        self.namepath_size = [len(tokens) for tokens in namepath]
         self.contract_rows = [i for i, has in enumerate(self.has_contract) if has]
         self.has_error = [r.contract_error is not None for r in records]
         self.ptokens = dict(ptokens)
