@@ -7,7 +7,7 @@ imports them from here so that asking for JSON does not import click.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -16,6 +16,17 @@ SCHEMA_VERSION = 1
 _flat = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """One-line JSON (``, `` and ``: `` separators) by the C encoder: ``json`` has no C path for indented output."""
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class Streamed:
+    """A JSON array whose items are made while it is written (``write``), not held: a long report's entries
+    are encoded one at a time. Iterated once; ``dumps`` of a value holding one gives the text the list of
+    its items would give."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
 
 
 def envelope(command: str, ok: bool, **fields: Any) -> dict[str, Any]:
@@ -34,6 +45,12 @@ def dumps(value: Any) -> str:
     parts: list[str] = []
     _encode(value, "", parts.append)
     return "".join(parts)
+
+
+def write(value: Any, add: Callable[[str], Any]) -> None:
+    """``dumps(value)``'s text passed to ``add`` piece by piece as it is produced (a ``Streamed`` array's
+    items are made then): the whole text is never held."""
+    _encode(value, "", add)
 
 
 def _one_line(mapping: dict[Any, Any]) -> bool:
@@ -64,21 +81,18 @@ def _encode(value: Any, indent: str, add: Callable[[str], Any]) -> None:
             add(": ")
             _encode(item, inner, add)
         add("\n" + indent + "}")
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            add("[]")
-            return
+    elif isinstance(value, (list, tuple, Streamed)):
         inner = indent + "  "
-        separator = "[\n" + inner
-        for item in value:
+        first = separator = "[\n" + inner
+        for item in value.items if isinstance(value, Streamed) else value:
             add(separator)
             separator = ",\n" + inner
             _encode(item, inner, add)
-        add("\n" + indent + "]")
+        add("[]" if separator is first else "\n" + indent + "]")
     elif type(value) is str:
         add(encode_basestring(value))
     else:
         add(_flat(value))
 
 
-__all__ = ["SCHEMA_VERSION", "dumps", "envelope"]
+__all__ = ["SCHEMA_VERSION", "Streamed", "dumps", "envelope", "write"]

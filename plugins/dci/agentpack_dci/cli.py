@@ -348,7 +348,10 @@ def resolve(
             options["optional"],
         )
     resolution = _resolve(options, output == "json")
-    full = build_report(resolution)
+    json_file = report_file is not None and report_file.suffix.lower() == ".json"
+    needs_run = (report_file is not None and not json_file) or recording.enabled
+    # a report that is only printed is streamed: each candidate's entry is made as it is written, never all held
+    full = build_report(resolution, stream=not (json_file or needs_run))
     report, extensions = split_report(full)
     if log is not None:
         log.info(
@@ -358,11 +361,11 @@ def resolve(
             full.get("selected_candidates"),
         )
     run = None
-    if (report_file is not None and report_file.suffix.lower() != ".json") or recording.enabled:
+    if needs_run:
         from .runlog import build
 
         run = build(full, resolution.ok, Path(options["workspace"]))
-    if report_file is not None and report_file.suffix.lower() == ".json":
+    if report_file is not None and json_file:
         from agentpack.io.fsutil import SHARED, atomic_write_json
 
         atomic_write_json(report_file, full if report_extensions else report, mode=SHARED)
