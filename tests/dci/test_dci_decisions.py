@@ -167,7 +167,6 @@ def _corpus(descriptions, names=None):
         records.append(
             SkillRecord(
                 id=f"s{n}::p{n}",
-                name=f"s{n}",
                 source="workspace-local",
                 directory=f"p{n}",
                 compatibility=None,

@@ -40,16 +40,15 @@ class Root(NamedTuple):
 class SkillRecord:
     """One included candidate: what scoring, the report and a probe read, nothing more.
 
-    A scan holds one per skill (100,000 in a large workspace), so a record keeps no parsed frontmatter and
-    no description: the description's tokens in order (``terms``, the name's first: their count is
-    ``name_terms``), from which the index takes term counts and the provisional capabilities are derived
-    when needed, and the SHA-256 of what was read (``metadata_hash``, the match-cache key). Slots, and
-    strings shared with the stem memo, keep it to a few hundred bytes.
+    A scan holds one per skill (100,000 in a large workspace), so a record keeps no parsed frontmatter, no
+    description and no name apart from the id; it keeps the description's tokens in order (``terms``, the
+    name's first: their count is ``name_terms``), from which the index takes term counts and the provisional
+    capabilities are derived when needed, and the SHA-256 of what was read (``metadata_hash``, the
+    match-cache key). Slots, and strings shared with the stem memo, keep it to a few hundred bytes.
     """
 
     __slots__ = (
         "id",
-        "name",
         "source",
         "_directory",
         "compatibility",
@@ -65,7 +64,6 @@ class SkillRecord:
     def __init__(
         self,
         id: str,
-        name: str,
         source: str,
         directory: str | Path,
         compatibility: str | None,
@@ -78,7 +76,8 @@ class SkillRecord:
         metadata_hash: bytes,
     ) -> None:
         self.id = id
-        self.name = name
+        """``skill-name::skill-path``: a skill's name holds only letters, digits and hyphens (the core rejects
+        any other), so the first ``::`` ends it."""
         self.source = source
         self._directory = str(directory)
         self.compatibility = compatibility
@@ -97,9 +96,13 @@ class SkillRecord:
         return f"SkillRecord({self.id!r})"
 
     @property
+    def name(self) -> str:
+        return self.id[: self.id.index("::")]
+
+    @property
     def path(self) -> str:
         """The ``skill-path`` half of the id."""
-        return self.id[len(self.name) + 2 :]
+        return self.id[self.id.index("::") + 2 :]
 
     @property
     def directory(self) -> Path:
@@ -286,7 +289,6 @@ def _record(meta: dict[str, Any], directory: Path, rel: str, source: str, path: 
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
     record = SkillRecord(
         id=f"{name}::{path}",
-        name=name,
         source=source,
         directory=directory,
         compatibility=compat,
@@ -337,7 +339,7 @@ def discover(
             rejections.append(Rejection(path, parsed, source))
             return False
         record = parsed
-        if record.name in disabled or record.id in disabled:
+        if disabled and (record.name in disabled or record.id in disabled):
             rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", source))
             return False
         if record.id in seen:
