@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack.io.envelope import Streamed, dumps, write
+from agentpack.io.envelope import Streamed, dumps, write, write_chunks
 
 # strings with what an encoded string escapes or could be mistaken for a separator in
 TEXT = st.text(st.sampled_from(list('ab ,:"\\{}[]\n\té—\u2028\x00\x7f')), max_size=12)
@@ -88,3 +88,20 @@ def test_print_json_writes_a_large_value_in_pieces_with_the_same_text(capsys) ->
     value = {"rows": [{"i": i, "text": "x" * 100} for i in range(2000)]}  # about 300 KB: several pieces
     print_json({"rows": Streamed(iter(value["rows"]))})
     assert capsys.readouterr().out == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sortable(value) -> bool:
+    """Whether ``json`` can sort ``value``'s keys (not when a mapping mixes key types)."""
+    try:
+        json.dumps(value, sort_keys=True, default=str)
+    except TypeError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES.filter(_sortable))
+def test_sorted_keys_give_the_text_of_json_dumps_sorted(value) -> None:
+    chunks: list[str] = []
+    write_chunks(_streamed(value), chunks.append, sort_keys=True, size=7)
+    assert "".join(chunks) == json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=True)

@@ -107,6 +107,12 @@ def test_the_printed_report_is_the_text_of_the_whole_report(agentpack_cli, tmp_p
         assert recorded.stdout == streamed.stdout and recorded.exit_code == streamed.exit_code
         text = agentpack_cli(*args, "--no-record")
         assert text.stdout == render_text(whole), workspace
+        # a .json --report is streamed too: the text atomic_write_json gives the whole report (or its origin half)
+        for extra, value in ((["--report-extensions"], whole), ([], report)):
+            out = tmp_path / "report.json"
+            written = agentpack_cli(*args, "--no-record", "--report", str(out), *extra)
+            assert written.exit_code == text.exit_code and written.stdout == text.stdout
+            assert out.read_text() == json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def test_a_streamed_report_makes_its_entries_when_they_are_read(tmp_path):

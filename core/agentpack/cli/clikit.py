@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from agentpack.io.envelope import SCHEMA_VERSION, envelope, write
+from agentpack.io.envelope import SCHEMA_VERSION, envelope, write_chunks
 from agentpack.kernel.registry import Recording
 
 if TYPE_CHECKING:
@@ -271,22 +271,10 @@ def record_options() -> Callable[[F], F]:
 # -- output ----------------------------------------------------------------------------------
 def print_json(value: Any) -> None:
     """Print a JSON value on stdout (indented, UTF-8, unknown types as strings), written as it is encoded in
-    pieces of about 64 KiB: a large value's text is never held whole (``envelope.Streamed`` arrays are made
+    chunks of about 64 KiB: a large value's text is never held whole (``envelope.Streamed`` arrays are made
     as they are written)."""
-    pending: list[str] = []
-    size = 0
-
-    def add(piece: str) -> None:
-        nonlocal size
-        pending.append(piece)
-        size += len(piece)
-        if size >= 65536:
-            click.echo("".join(pending), nl=False)
-            pending.clear()
-            size = 0
-
-    write(value, add)
-    click.echo("".join(pending))
+    write_chunks(value, lambda chunk: click.echo(chunk, nl=False))
+    click.echo("")
 
 
 def emit_json(command: str, ok: bool, **fields: Any) -> None:

@@ -15,6 +15,7 @@ SCHEMA_VERSION = 1
 
 _flat = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """One-line JSON (``, `` and ``: `` separators) by the C encoder: ``json`` has no C path for indented output."""
+_flat_sorted = json.JSONEncoder(ensure_ascii=False, default=str, sort_keys=True).encode
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -47,10 +48,31 @@ def dumps(value: Any) -> str:
     return "".join(parts)
 
 
-def write(value: Any, add: Callable[[str], Any]) -> None:
+def write(value: Any, add: Callable[[str], Any], *, sort_keys: bool = False) -> None:
     """``dumps(value)``'s text passed to ``add`` piece by piece as it is produced (a ``Streamed`` array's
-    items are made then): the whole text is never held."""
-    _encode(value, "", add)
+    items are made then): the whole text is never held. ``sort_keys``: mappings in key order, the text of
+    ``json.dumps(..., sort_keys=True)`` (``fsutil.atomic_write_json``'s)."""
+    _encode(value, "", add, sort_keys)
+
+
+def write_chunks(value: Any, out: Callable[[str], Any], *, sort_keys: bool = False, size: int = 65536) -> None:
+    """``write`` with its pieces joined into chunks of about ``size`` characters for ``out`` (a file's or the
+    terminal's write: one call per chunk, not per piece)."""
+    pending: list[str] = []
+    held = 0
+
+    def add(piece: str) -> None:
+        nonlocal held
+        pending.append(piece)
+        held += len(piece)
+        if held >= size:
+            out("".join(pending))
+            pending.clear()
+            held = 0
+
+    _encode(value, "", add, sort_keys)
+    if pending:
+        out("".join(pending))
 
 
 def _one_line(mapping: dict[Any, Any]) -> bool:
@@ -64,22 +86,23 @@ def _one_line(mapping: dict[Any, Any]) -> bool:
     return True
 
 
-def _encode(value: Any, indent: str, add: Callable[[str], Any]) -> None:
+def _encode(value: Any, indent: str, add: Callable[[str], Any], sort: bool = False) -> None:
     if isinstance(value, dict):
         if not value:
             add("{}")
             return
         inner = indent + "  "
         if _one_line(value):
-            add("{\n" + inner + _flat(value)[1:-1].replace(', "', ",\n" + inner + '"') + "\n" + indent + "}")
+            text = _flat_sorted(value) if sort else _flat(value)
+            add("{\n" + inner + text[1:-1].replace(', "', ",\n" + inner + '"') + "\n" + indent + "}")
             return
         separator = "{\n" + inner
-        for key, item in value.items():
+        for key, item in sorted(value.items()) if sort else value.items():
             add(separator)
             separator = ",\n" + inner
             add(encode_basestring(key) if type(key) is str else _flat({key: 0})[1:-4])  # json's text of a non-str key
             add(": ")
-            _encode(item, inner, add)
+            _encode(item, inner, add, sort)
         add("\n" + indent + "}")
     elif isinstance(value, (list, tuple, Streamed)):
         inner = indent + "  "
@@ -87,7 +110,7 @@ def _encode(value: Any, indent: str, add: Callable[[str], Any]) -> None:
         for item in value.items if isinstance(value, Streamed) else value:
             add(separator)
             separator = ",\n" + inner
-            _encode(item, inner, add)
+            _encode(item, inner, add, sort)
         add("[]" if separator is first else "\n" + indent + "]")
     elif type(value) is str:
         add(encode_basestring(value))
@@ -95,4 +118,4 @@ def _encode(value: Any, indent: str, add: Callable[[str], Any]) -> None:
         add(_flat(value))
 
 
-__all__ = ["SCHEMA_VERSION", "Streamed", "dumps", "envelope", "write"]
+__all__ = ["SCHEMA_VERSION", "Streamed", "dumps", "envelope", "write", "write_chunks"]

@@ -306,6 +306,16 @@ def _extension_part(candidate: dict[str, Any]) -> dict[str, Any]:
     return {"id": candidate["id"], **{key: candidate[key] for key in CANDIDATE_EXTENSION_KEYS if key in candidate}}
 
 
+def writable(full: dict[str, Any]) -> dict[str, Any]:
+    """``full`` as ``envelope.write`` takes it: a streamed report's ``Listing`` as an ``envelope.Streamed`` array."""
+    candidates = full["candidates"]
+    if isinstance(candidates, Listing):
+        from agentpack.io.envelope import Streamed
+
+        return {**full, "candidates": Streamed(candidates)}
+    return full
+
+
 def join_report(report: dict[str, Any], extensions: dict[str, Any]) -> dict[str, Any]:
     """``split_report`` undone: the full report."""
     full = {**report, **{key: value for key, value in extensions.items() if key != "candidates"}}
