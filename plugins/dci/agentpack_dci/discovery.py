@@ -154,7 +154,8 @@ class _Parsed(NamedTuple):
 
 class SkillCache(Record):
     """Parsed skills keyed by (real path of SKILL.md, mtime_ns, size) and display path: the record, or
-    the reason it was rejected."""
+    the reason it was rejected. Each scan keeps only the entries it met, so a long-lived resolver holds one
+    per skill however often files change."""
 
     __slots__ = ("entries",)
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"entries": dict}
@@ -329,6 +330,7 @@ def discover(
     discovered = 0
     ws_real = os.path.realpath(workspace)
     entries = cache.entries
+    kept: dict[tuple, SkillRecord | str] = {}  # the entries of this scan: an edited or removed skill's old one goes
     # a record is re-parsed exactly when its cache key changes, so the keys of the included ones say
     # whether the candidate set or any candidate's metadata may have changed: hashed as they come
     included = sha256()
@@ -381,9 +383,11 @@ def discover(
                 # only a regular file is read here (a FIFO named SKILL.md would block); the core handles the rest
                 text = _read(os.path.join(directory, "SKILL.md")) if S_ISREG(stat.st_mode) else None
                 made = _parse(Path(directory), rel, root.source, path, text)
-                parsed = entries[key] = made.record or made.reason or "rejected"
+                parsed = made.record or made.reason or "rejected"
+            kept[key] = parsed
             if admit(parsed, path, root.source):
                 included.update(f"{key!r}\n".encode())
+    cache.entries = kept
     remote = list(remote)
     if remote:
         root_log.append({"source": EXTERNAL, "root": "mcp", "exists": True, "skills": len(remote)})
