@@ -306,6 +306,7 @@ def _write_index(
     elif fmt == "sqlite-fts-index-v1":
         if inc is None:
             rowids = fts.write(out, chunks, matrix)
+            fts.add_bounds(out / fts.DB_NAME, matrix)
         else:
             copy_file(inc.prev.dir / fts.DB_NAME, out / fts.DB_NAME)
             old_rowids = inc.prev.state["rowids"]
