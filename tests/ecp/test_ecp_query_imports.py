@@ -33,3 +33,17 @@ def test_cold_query_skips_heavy_modules(example_pack: Path, mode: str, output: s
     assert not modules & (HEAVY | NOT_NEEDED), sorted(modules & (HEAVY | NOT_NEEDED))
     if mode in ("keyword", "fts"):  # BM25 over the cache's memoryviews, FTS5 in SQLite: no numpy
         assert "numpy" not in modules
+
+
+ONE_FORMAT = {
+    "keyword": {"agentpack_ecp.index.fts", "agentpack_ecp.index.vector", "agentpack_ecp.index.embed"},
+    "fts": {"agentpack_ecp.index.keyword", "agentpack_ecp.index.vector", "agentpack_ecp.index.embed"},
+}
+"""Modules of the other formats a cold query of one format does without (each index module is imported
+by the index it opens)."""
+
+
+@pytest.mark.parametrize("mode", ["keyword", "fts"])
+def test_cold_query_imports_only_its_formats_modules_and_no_logging(example_pack: Path, mode: str) -> None:
+    modules = _imported(example_pack, "--mode", mode, "--json")
+    assert not modules & (ONE_FORMAT[mode] | {"logging"}), sorted(modules & (ONE_FORMAT[mode] | {"logging"}))

@@ -231,7 +231,7 @@ class FtsIndex:
             self.has_text = "text" in columns
             self.texts = None if self.has_text else TextsFile.open(index_dir)
             self._postings = ftstopk.Postings(self._con, self.table)
-            self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+            self._vocab = False  # the fts5vocab table of ``_df``, made on first use
             recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
             # our builds record the row count; counting an FTS5 table reads all of its content rows
             self.rows = (
@@ -257,6 +257,9 @@ class FtsIndex:
         return kept
 
     def _df(self, terms: list[str]) -> dict[str, int]:
+        if not self._vocab:
+            self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+            self._vocab = True
         marks = ",".join("?" * len(terms))
         return dict(self._con.execute(f"SELECT term, doc FROM temp.ecp_vocab WHERE term IN ({marks})", terms))
 
