@@ -43,8 +43,8 @@ POSTINGS = "ecp_postings"
 META = "ecp_postings_meta"
 
 
-def _g(tf: float, dl: float, avgdl: float) -> float:
-    """FTS5's per-phrase bm25 factor, in FTS5's order of operations."""
+def _g(tf: Any, dl: Any, avgdl: float) -> Any:
+    """FTS5's per-phrase bm25 factor, in FTS5's order of operations (floats, or numpy arrays at build)."""
     return (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
@@ -159,7 +159,8 @@ def has_tables(con: sqlite3.Connection) -> bool:
 def patch(con: sqlite3.Connection, table: str, removed: dict[int, set[str]], matrix: Any, rowids: list[int]) -> None:
     """Bring the side tables in step after an in-place patch: ``removed`` maps each deleted rowid to its
     terms; the docs of ``matrix`` were inserted as ``rowids``. Rewrites the entries of the terms those
-    rows hold (and the lengths array); FTS5's counts are recorded last."""
+    rows hold (a copy of each one's arrays: O(its df) bytes, no per-posting Python) and the lengths
+    array; FTS5's counts are recorded last."""
     import numpy as np
 
     meta = dict(con.execute(f"SELECT key, value FROM {META}"))
@@ -176,43 +177,38 @@ def patch(con: sqlite3.Connection, table: str, removed: dict[int, set[str]], mat
     gone = np.asarray(sorted(removed), dtype=np.int64)
     indptr = np.asarray(matrix.indptr, dtype=np.int64)
     added = {term: t for t, term in enumerate(matrix.terms) if indptr[t + 1] > indptr[t]}
-    touched = sorted(set(added).union(*removed.values()))
-    terms, all_rows, all_tf, ptr = [], [], [], [0]
+    lost = set().union(*removed.values())
+    touched = sorted(lost.union(added))
+    entries, emptied = [], []
     for lo in range(0, len(touched), 500):
         batch = touched[lo : lo + 500]
-        have = {
-            r[0]: r[1:]
-            for r in con.execute(
-                f"SELECT term, rows, tfs FROM {POSTINGS} WHERE term IN ({','.join('?' * len(batch))})", batch
-            )
-        }
+        marks = ",".join("?" * len(batch))
+        sql = f"SELECT term, rows, tfs, max_tf, min_dl, bound FROM {POSTINGS} WHERE term IN ({marks})"
+        have = {r[0]: r[1:] for r in con.execute(sql, batch)}
         for term in batch:
-            old_rows, old_tf = have.get(term, (b"", b""))
-            r = np.frombuffer(old_rows, dtype="<u4").astype(np.int64)
-            f = np.frombuffer(old_tf, dtype="<u4").astype(np.int64)
-            keep = ~np.isin(r, gone)
-            r, f = r[keep], f[keep]
+            old_rows, old_tf, max_tf, min_dl, bound = have.get(term, (b"", b"", 0, 1 << 62, 0.0))
+            r = np.frombuffer(old_rows, dtype="<u4")
+            f = np.frombuffer(old_tf, dtype="<u4")
+            if term in lost:  # the deleted rows found by binary search (rows are ascending)
+                at = np.searchsorted(r, gone)
+                inside = at < len(r)
+                at = at[inside][r[at[inside]] == gone[inside]]
+                r, f = np.delete(r, at), np.delete(f, at)
             t = added.get(term)
-            if t is not None:
-                r = np.concatenate([r, new_rows[np.asarray(matrix.doc[indptr[t] : indptr[t + 1]], dtype=np.int64)]])
-                f = np.concatenate([f, np.asarray(matrix.tf[indptr[t] : indptr[t + 1]], dtype=np.int64)])
-                order = np.argsort(r, kind="stable")
-                r, f = r[order], f[order]
-            terms.append(term)
-            all_rows.append(r)
-            all_tf.append(f)
-            ptr.append(ptr[-1] + len(r))
-    con.executemany(f"DELETE FROM {POSTINGS} WHERE term = ?", [(t,) for t in touched])
-    if terms:
-        entries = _entries(
-            terms,
-            np.asarray(ptr, dtype=np.int64),
-            np.concatenate(all_rows),
-            np.concatenate(all_tf),
-            lens,
-            avgdl,
-        )
-        con.executemany(f"INSERT INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", entries)
+            if t is not None:  # new rowids follow every old one: appending keeps the order; the bound
+                # only rises (it stays an upper bound when rows go)
+                new_r = new_rows[np.asarray(matrix.doc[indptr[t] : indptr[t + 1]], dtype=np.int64)]
+                new_f = np.asarray(matrix.tf[indptr[t] : indptr[t + 1]], dtype=np.int64)
+                dl = lens[new_r]
+                bound = max(bound, float(_g(new_f.astype(np.float64), dl.astype(np.float64), avgdl).max()))
+                max_tf, min_dl = max(max_tf, int(new_f.max())), min(min_dl, int(dl.min()))
+                r, f = np.concatenate([r, new_r]).astype("<u4"), np.concatenate([f, new_f]).astype("<u4")
+            if len(r):
+                entries.append((term, r.tobytes(), f.tobytes(), len(r), max_tf, min_dl, bound))
+            else:
+                emptied.append((term,))
+    con.executemany(f"INSERT OR REPLACE INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", entries)
+    con.executemany(f"DELETE FROM {POSTINGS} WHERE term = ?", emptied)
     con.executemany(
         f"UPDATE {META} SET value = ? WHERE key = ?",
         [(nrow, "rows"), (ntok, "tokens"), (_u32(lens), "lengths")],
