@@ -10,7 +10,9 @@ in turn in the same run:
 * build: CPU seconds (user + system) and peak RSS of a fresh build process;
 * one-file refresh: CPU of a refresh CLI process (no eval gate) after one file gained a line (median of 3);
 * cold query: CPU of a fresh query CLI process (median of 5);
-* warm query: in-process wall ms per question (median over 20 questions x 3), the index kept open.
+* warm query: in-process wall ms per question (median over 20 questions x 3), the index kept open;
+  for agentpack also the FTS5 search alone (its top 20), with the side postings and with FTS5's own
+  ``ORDER BY bm25()`` (what a database without them gets).
 
 Targets (issue 28): build, refresh and cold query at most 1/2 of ecpctl's CPU at every size; warm
 query flat in corpus size and peak build memory flat (the largest corpus's at most 1.5x the
@@ -120,10 +122,34 @@ def ours(pack: Path, corpus: Path, python: str, agentpack: str, reps: int) -> di
             t = time.perf_counter()
             query_pack(pack, {{"question": q, "mode": "fts", "top_k": 5}})
             times.append(time.perf_counter() - t)
-        print(json.dumps(statistics.median(times) * 1000))
+        # the FTS5 search alone (the top 20 a top_k 5 query asks for): the side postings' MaxScore,
+        # and FTS5's own ORDER BY bm25() that a database without them gets
+        from pathlib import Path
+        from agentpack_ecp.index.fts import FtsIndex
+        from agentpack_ecp.index.tokenize import tokenize
+        folder = Path({str(pack)!r}) / "expert" / "context" / "indexes" / "std-fts"
+        index = FtsIndex(folder, json.loads((folder / "index_data.json").read_text()))
+        topk, ranked = [], []
+        for q in queries * 3:
+            terms = list(dict.fromkeys(tokenize(q)))
+            t = time.perf_counter()
+            index.search(terms, 20, None, None)
+            topk.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            index._ranked(terms, 20, None, None)
+            ranked.append(time.perf_counter() - t)
+        print(json.dumps([statistics.median(x) * 1000 for x in (times, topk, ranked)]))
     """)
-    warm = json.loads(run_measured([python, "-c", script])[2].strip().splitlines()[-1])
-    return {"build": build_cpu, "mb": build_mb, "refresh": statistics.median(refresh), "cold": cold, "warm": warm}
+    warm, topk, ranked = json.loads(run_measured([python, "-c", script])[2].strip().splitlines()[-1])
+    return {
+        "build": build_cpu,
+        "mb": build_mb,
+        "refresh": statistics.median(refresh),
+        "cold": cold,
+        "warm": warm,
+        "topk": topk,
+        "ranked": ranked,
+    }
 
 
 def reference(venv: Path, pack: Path, corpus: Path, reps: int) -> dict[str, float]:
@@ -160,16 +186,17 @@ def verdict(ok: bool) -> str:
 def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]]) -> None:
     header = (
         f"{'corpus MB':>9} {'tool':9} {'build CPU s':>11} {'peak MB':>8} {'refresh CPU s':>13} "
-        f"{'cold CPU s':>10} {'warm ms':>8}"
+        f"{'cold CPU s':>10} {'warm ms':>8} {'search ms':>9} {'(FTS5 ranks)':>12}"
     )
     print(header)
     print("-" * len(header))
     for size, mine, theirs in rows:
         for tool, row in (("agentpack", mine), ("ecpctl", theirs)):
             if row is not None:
+                search = f"{row['topk']:9.2f} {row['ranked']:12.2f}" if "topk" in row else ""
                 print(
                     f"{size:9.1f} {tool:9} {row['build']:11.2f} {row['mb']:8.0f} {row['refresh']:13.3f} "
-                    f"{row['cold']:10.3f} {row['warm']:8.2f}"
+                    f"{row['cold']:10.3f} {row['warm']:8.2f} {search}"
                 )
     print("targets:")
     for size, mine, theirs in rows:
@@ -180,7 +207,7 @@ def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]]) 
             print(f"  {size:5.1f} MB {name:17} {ratio:5.2f}x ecpctl's CPU (target <= 0.5): {verdict(ratio <= 0.5)}")
     first, last = rows[0][1], rows[-1][1]
     if len(rows) > 1:
-        for key, name in (("warm", "warm query"), ("mb", "peak build memory")):
+        for key, name in (("warm", "warm query"), ("topk", "FTS5 search"), ("mb", "peak build memory")):
             growth = last[key] / first[key]
             print(
                 f"  {name:17} {growth:5.2f}x from {rows[0][0]:.1f} to {rows[-1][0]:.1f} MB "
