@@ -292,29 +292,46 @@ class Postings:
         # partial: the shares of the terms scanned so far, a lower bound of each row's score (rows a
         # filter rejects are left out), so its k-th largest value is a lower bound of the k-th best score
         partial: dict[int, float] = {}
-        floor, later = -math.inf, 0.0
-        for i, t in enumerate(by_bound):
-            later = rest[i]
-            if later * (1 + EPS) < floor:
-                break  # a row holding none of the terms scanned so far cannot reach the top k
-            r, f = rows[t], tfs[t]
+        floor, scanned = -math.inf, 0
+        while scanned < len(by_bound) and rest[scanned] * (1 + EPS) >= floor:
+            t = by_bound[scanned]  # rows holding none of the terms scanned so far could still reach the top k
+            r, f, weight = rows[t], tfs[t], idf[t]
             allowed = keep(r) if keep is not None else None
             for j in range(len(r)):
-                row = r[j]
-                if allowed is None or row in allowed:
-                    partial[row] = partial.get(row, 0.0) + share(t, row, f[j])
-            later = rest[i + 1]
-            if len(partial) >= k:
-                floor = heapq.nlargest(k, partial.values())[-1]
+                row, tf = r[j], f[j]
+                if allowed is None or row in allowed:  # share(t, row, tf), inlined: this loop is the hot one
+                    value = weight * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lens[row] / avgdl)))
+                    partial[row] = partial.get(row, 0.0) + value
+            scanned += 1
+            if len(partial) >= k and scanned < len(by_bound):
+                # the k best partial sums, and the exact scores of those rows, are both lower bounds of
+                # the k-th best score: the higher one may spare the scan of the next (longer) lists
+                leaders = heapq.nlargest(k, partial.items(), key=lambda item: item[1])
+                floor = max(leaders[-1][1], floor)
+                if rest[scanned] * (1 + EPS) >= floor:
+                    floor = max(floor, min(exact(row) for row, _ in leaders))
+        later, probe = rest[scanned], by_bound[scanned:]
         bar = floor / (1 + EPS) - later
         order = sorted(((v + later, row) for row, v in partial.items() if v >= bar), reverse=True)
         best: list[tuple[float, int]] = []  # a min-heap of the k best (score, -rowid)
         for upper, row in order:
-            if upper * (1 + EPS) < max(floor, best[0][0] if len(best) >= k else -math.inf):
+            threshold = max(floor, best[0][0] if len(best) >= k else -math.inf) / (1 + EPS)
+            if upper < threshold:
                 break
-            item = (exact(row), -row)
-            if len(best) < k:
-                heapq.heappush(best, item)
-            elif item > best[0]:
-                heapq.heapreplace(best, item)
+            # the terms not scanned, probed by binary search while the row can still reach the threshold
+            known, left = partial[row], later
+            for t in probe:
+                left -= ub[t]
+                r = rows[t]
+                i = bisect.bisect_left(r, row)
+                if i < len(r) and r[i] == row:
+                    known += share(t, row, tfs[t][i])
+                if known + left < threshold:
+                    break
+            else:
+                item = (exact(row), -row)
+                if len(best) < k:
+                    heapq.heappush(best, item)
+                elif item > best[0]:
+                    heapq.heapreplace(best, item)
         return [(-neg, s) for s, neg in sorted(best, key=lambda x: (-x[0], -x[1]))]
