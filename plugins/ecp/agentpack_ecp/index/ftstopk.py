@@ -39,6 +39,10 @@ refreshes move the mean up to it (beyond, each term's largest tf and smallest ro
 EPS = 1e-9
 """Relative margin of every bound comparison (scores are summed in another order than bounds)."""
 
+RARE_DF = 8
+"""Terms in at most this many rows are not stored (most of a vocabulary, few postings): a query reads
+their shares from FTS5 itself, a one-phrase ``bm25()`` over at most this many rows."""
+
 POSTINGS = "ecp_postings"
 META = "ecp_postings_meta"
 
@@ -106,9 +110,14 @@ def write(con: sqlite3.Connection, table: str, matrix: Any) -> None:
     lens = np.zeros(len(matrix.doc_len) + 1, dtype=np.int64)
     lens[1:] = matrix.doc_len
     _create(con)
-    con.executemany(
-        f"INSERT INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", _entries(matrix.terms, indptr, rows, tf, lens, avgdl)
-    )
+    df = np.diff(indptr)
+    stored = np.flatnonzero(df > RARE_DF)
+    picked = np.repeat(df > RARE_DF, df)
+    starts = np.zeros(len(stored) + 1, dtype=np.int64)
+    np.cumsum(df[stored], out=starts[1:])
+    terms = [matrix.terms[t] for t in stored.tolist()]
+    entries = _entries(terms, starts, rows[picked], tf[picked], lens, avgdl)
+    con.executemany(f"INSERT INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", entries)
     con.executemany(
         f"INSERT INTO {META} VALUES (?,?)",
         [("avgdl", avgdl), ("rows", nrow), ("tokens", ntok), ("lengths", _u32(lens))],
@@ -186,7 +195,9 @@ def patch(con: sqlite3.Connection, table: str, removed: dict[int, set[str]], mat
         sql = f"SELECT term, rows, tfs, max_tf, min_dl, bound FROM {POSTINGS} WHERE term IN ({marks})"
         have = {r[0]: r[1:] for r in con.execute(sql, batch)}
         for term in batch:
-            old_rows, old_tf, max_tf, min_dl, bound = have.get(term, (b"", b"", 0, 1 << 62, 0.0))
+            if term not in have:
+                continue  # a rare term (or a new one): queries read it from FTS5
+            old_rows, old_tf, max_tf, min_dl, bound = have[term]
             r = np.frombuffer(old_rows, dtype="<u4")
             f = np.frombuffer(old_tf, dtype="<u4")
             if term in lost:  # the deleted rows found by binary search (rows are ascending)
@@ -260,29 +271,46 @@ class Postings:
         marks = ",".join("?" * len(terms))
         sql = f"SELECT term, rows, tfs, df, max_tf, min_dl, bound FROM {POSTINGS} WHERE term IN ({marks})"
         found = {r[0]: r[1:] for r in self.con.execute(sql, terms)}
-        df = {t: int(v[2]) for t, v in found.items() if v[2] > 0}
+        rare: dict[str, dict[int, float]] = {}  # terms not stored: each row's share, FTS5's own bm25
+        for t in terms:
+            if t not in found:
+                sql = f"SELECT rowid, bm25({self.table}) FROM {self.table} WHERE {self.table} MATCH ?"
+                shares = {r: -s for r, s in self.con.execute(sql, ('"' + t.replace('"', '""') + '"',))}
+                if shares:
+                    rare[t] = shares
+        df = {t: int(v[2]) for t, v in found.items() if v[2] > 0} | {t: len(v) for t, v in rare.items()}
         terms = informative(terms, df, nrow)
         if not terms:
             return []
         lens = self.lens
         idf, ub, rows, tfs = {}, {}, {}, {}
         for t in terms:
-            blob_rows, blob_tf, n, max_tf, min_dl, bound = found[t]
-            idf[t] = _idf(nrow, n)
+            idf[t] = _idf(nrow, df[t])
+            if t in rare:
+                ub[t] = max(rare[t].values()) * (1 + EPS)
+                continue
+            blob_rows, blob_tf, _, max_tf, min_dl, bound = found[t]
             g = bound if avgdl <= self.avgdl else _g(max_tf, min_dl, avgdl)
             ub[t] = idf[t] * g * (1 + EPS)
             rows[t], tfs[t] = _array(bytes(blob_rows)), _array(bytes(blob_tf))
 
-        def share(t: str, row: int, tf: int) -> float:
+        def share(t: str, row: int) -> float | None:
+            """The share of ``t`` in ``row`` (``None``: the row does not hold it), computed as FTS5 does."""
+            if t in rare:
+                return rare[t].get(row)
+            r = rows[t]
+            i = bisect.bisect_left(r, row)
+            if i == len(r) or r[i] != row:
+                return None
+            tf = tfs[t][i]
             return idf[t] * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lens[row] / avgdl)))
 
         def exact(row: int) -> float:
             score = 0.0
             for t in terms:  # FTS5's order: the phrases of the MATCH
-                r = rows[t]
-                i = bisect.bisect_left(r, row)
-                if i < len(r) and r[i] == row:
-                    score += share(t, row, tfs[t][i])
+                value = share(t, row)
+                if value is not None:
+                    score += value
             return score
 
         by_bound = sorted(terms, key=lambda t: (-ub[t], t))
@@ -295,13 +323,19 @@ class Postings:
         floor, scanned = -math.inf, 0
         while scanned < len(by_bound) and rest[scanned] * (1 + EPS) >= floor:
             t = by_bound[scanned]  # rows holding none of the terms scanned so far could still reach the top k
-            r, f, weight = rows[t], tfs[t], idf[t]
-            allowed = keep(r) if keep is not None else None
-            for j in range(len(r)):
-                row, tf = r[j], f[j]
-                if allowed is None or row in allowed:  # share(t, row, tf), inlined: this loop is the hot one
-                    value = weight * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lens[row] / avgdl)))
-                    partial[row] = partial.get(row, 0.0) + value
+            if t in rare:
+                allowed = keep(list(rare[t])) if keep is not None else None
+                for row, value in rare[t].items():
+                    if allowed is None or row in allowed:
+                        partial[row] = partial.get(row, 0.0) + value
+            else:
+                r, f, weight = rows[t], tfs[t], idf[t]
+                allowed = keep(r) if keep is not None else None
+                for j in range(len(r)):
+                    row, tf = r[j], f[j]
+                    if allowed is None or row in allowed:  # share(t, row) inlined: this loop is the hot one
+                        value = weight * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lens[row] / avgdl)))
+                        partial[row] = partial.get(row, 0.0) + value
             scanned += 1
             if len(partial) >= k and scanned < len(by_bound):
                 # the k best partial sums, and the exact scores of those rows, are both lower bounds of
@@ -322,10 +356,7 @@ class Postings:
             known, left = partial[row], later
             for t in probe:
                 left -= ub[t]
-                r = rows[t]
-                i = bisect.bisect_left(r, row)
-                if i < len(r) and r[i] == row:
-                    known += share(t, row, tfs[t][i])
+                known += share(t, row) or 0.0
                 if known + left < threshold:
                     break
             else:
