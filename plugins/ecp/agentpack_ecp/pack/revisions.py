@@ -12,6 +12,7 @@ must equal the intended data, or nothing is written.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,13 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
 
 def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = MANIFEST_PATH) -> str:
     """``text`` with ``sources[source_id].revision`` updated from ``revisions`` (keys set, none removed)."""
+    return _updated(text, json.dumps(revisions, sort_keys=True), file)
+
+
+@functools.lru_cache(maxsize=2)
+def _updated(text: str, revisions_json: str, file: str) -> str:
+    """``update_text``, remembered: a publish checks the edit before writing its journal, then makes it."""
+    revisions: dict[str, dict[str, Any]] = json.loads(revisions_json)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)  # pure-Python marks: character offsets
         data = _load(text)
