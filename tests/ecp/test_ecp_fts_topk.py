@@ -8,6 +8,7 @@ FTS5 itself ranks, with and without source and path filters.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sqlite3
@@ -202,3 +203,35 @@ def test_built_pack_answers_fts_queries_through_the_side_tables(example_pack: Pa
             index.close()
         return
     pytest.fail("the example pack has no FTS index")
+
+
+def test_a_refreshed_pack_answers_exactly_from_patched_side_tables(example_pack: Path) -> None:
+    """A real build, a source file edited and another added, a real refresh (staged copy patched,
+    published): the side tables are current and the top k equals FTS5's ranking for every term of the
+    corpus asked alone and in pairs."""
+    from agentpack_ecp.index.build import build_pack
+    from agentpack_ecp.lifecycle.refresh import refresh
+
+    build_pack(example_pack, rebuild=True)
+    docs = example_pack / "expert" / "sources" / "corpus" / "docs"
+    edited = next(docs.glob("*.md"))
+    edited.write_text(edited.read_text() + "\nCaching tides: the cache keeps tide tables warm.\n")
+    (docs / "added.md").write_text("# Added\n\nA cache of tide tables, kept warm by the cache.\n")
+    result = refresh(example_pack, no_evals=True)
+    assert result["decision"] == "published" and result["strategy"] == "incremental", result
+    folder = next(
+        d.parent
+        for d in (example_pack / "expert" / "context" / "indexes").glob("*/index_data.json")
+        if json.loads(d.read_text()).get("format") == fts.FORMAT
+    )
+    index = fts.FtsIndex(folder, json.loads((folder / "index_data.json").read_text()))
+    try:
+        terms = [t for (t,) in index._con.execute("SELECT term FROM ecp_postings ORDER BY df DESC LIMIT 12")]
+        terms += ["tide", "warm", "added"]
+        questions = [[t] for t in terms] + [list(pair) for pair in itertools.pairwise(terms)]
+        for question in questions:
+            got = index._postings.top_k(question, 5, fts.informative, None)
+            assert got is not None
+            assert got == index._ranked(question, 5, None, None), question
+    finally:
+        index.close()
