@@ -2,16 +2,18 @@
 
 ``ORDER BY bm25() LIMIT k`` scores every row that matches the OR of the question's terms: FTS5's bm25
 costs 1-2 us per row (it reads each row's size and positions), so a warm query grows with the corpus.
-Our builds add side tables to ``fts.sqlite`` that the reference runtime ignores: ``ecp_postings`` (per
-term: its rows and term frequencies as two uint32 arrays, its df and an upper bound of its bm25 factor)
-and ``ecp_postings_meta`` (every row's length, the mean length the bounds were computed at, and FTS5's
-row and token counts the tables agree with).
+Our builds add side tables to ``fts.sqlite`` that the reference runtime ignores: ``ecp_postings`` (for
+each term in more than ``RARE_DF`` rows: its rows and term frequencies as two uint32 arrays, its df and
+an upper bound of its bm25 factor) and ``ecp_postings_meta`` (every row's length, the mean length the
+bounds were computed at, and FTS5's row and token counts the tables agree with). Rarer terms are read
+from FTS5 itself: the ``bm25()`` of a one-phrase query is that term's exact share of the full score.
 
-A query is MaxScore: terms by decreasing bound; the rows of the leading ("essential") terms are scored,
-a trailing term whose bound, summed with those after it, cannot lift any other row to the k-th best
-score is never scanned, only probed (binary search) for the candidates that can still make the top k.
-Shares are computed with FTS5's own formula, order of operations and statistics (the averages record of
-``%_data``), so every score equals FTS5's to the bit; ties are ordered by rowid, as before.
+A query is MaxScore: terms by decreasing bound; the rows of the leading terms are scanned into partial
+sums until the bounds of the terms left cannot lift a row holding none of the scanned ones to the k-th
+best partial sum (or the k-th best exact score of the leading rows); the terms left are only probed
+(binary search) for the candidates that can still make the top k. Shares are computed with FTS5's own
+formula, order of operations and statistics (the averages record of ``%_data``) and summed in the
+MATCH's phrase order, so every score equals FTS5's to the bit; ties are ordered by rowid, as before.
 
 The result equals ``ORDER BY bm25(t), rowid LIMIT k`` of the same MATCH. A database without the side
 tables (another tool's build, an older agentpack) or whose FTS5 counts no longer match them (changed by
