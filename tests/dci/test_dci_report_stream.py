@@ -134,3 +134,46 @@ def test_a_streamed_report_makes_its_entries_when_they_are_read(tmp_path):
     assert {k: v for k, v in report.items() if k != "candidates"} == {
         k: v for k, v in expected[0].items() if k != "candidates"
     }
+
+
+def test_a_recorded_run_keeps_the_best_candidates_and_every_selected_one(agentpack_cli, tmp_path):
+    """The run store keeps ``RECORDED_CANDIDATES`` of a long listing (best first, the selected ones too) and the
+    total, so recording does not hold every candidate; the printed report still lists them all."""
+    from agentpack.results.runs.store import open_store
+    from agentpack_dci.runlog import RECORDED_CANDIDATES, view
+
+    workspace = _generated(tmp_path / "generated")
+    store = tmp_path / "runs.sqlite"
+    args = ["dci", "resolve", "-w", str(workspace), "-r", "search-web", "--all-candidates", "--no-history"]
+    args += ["--selection", "cover", "--at", AT]
+    printed = agentpack_cli(*args, "--store", str(store), "-o", "json")
+    listed = [c["id"] for c in json.loads(printed.stdout)["report"]["candidates"]]
+    assert len(listed) == 300
+    with open_store(store, create=False) as opened:
+        run = opened.get(1)
+    report = run.report
+    kept = [c["id"] for c in report["candidates"]]
+    assert kept[:RECORDED_CANDIDATES] == listed[:RECORDED_CANDIDATES]
+    assert set(report["selected_candidates"]) <= set(kept)
+    assert len(kept) == RECORDED_CANDIDATES + len(set(report["selected_candidates"]) - set(kept[:RECORDED_CANDIDATES]))
+    assert report["candidates_total"] == 300
+    assert f"The best {len(kept)} of 300 candidates" in str(view(run))
+    # a run page asked for as a file lists every candidate, and so does the run it records
+    page = tmp_path / "run.html"
+    agentpack_cli(*args, "--store", str(tmp_path / "whole.sqlite"), "--report", str(page))
+    with open_store(tmp_path / "whole.sqlite", create=False) as opened:
+        assert len(opened.get(1).report["candidates"]) == 300 and "candidates_total" not in opened.get(1).report
+
+
+def test_recorded_adds_a_selected_candidate_ranked_below_the_cut(monkeypatch):
+    from agentpack_dci import runlog
+
+    monkeypatch.setattr(runlog, "RECORDED_CANDIDATES", 2)
+    report = {"candidates": [{"id": f"s{i}"} for i in range(5)], "selected_candidates": ["s4"]}
+    assert runlog.recorded(report) == {
+        "candidates": [{"id": "s0"}, {"id": "s1"}, {"id": "s4"}],
+        "selected_candidates": ["s4"],
+        "candidates_total": 5,
+    }
+    short = {"candidates": [{"id": "s0"}], "selected_candidates": []}
+    assert runlog.recorded(short) == short

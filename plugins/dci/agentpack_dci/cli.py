@@ -349,10 +349,10 @@ def resolve(
         )
     resolution = _resolve(options, output == "json")
     json_file = report_file is not None and report_file.suffix.lower() == ".json"
-    needs_run = (report_file is not None and not json_file) or recording.enabled
-    # a report that is only written (printed, or a .json file) is streamed: each candidate's entry is made as it
-    # is written, never all held; a run keeps the whole report for the run store
-    full = build_report(resolution, stream=not needs_run)
+    page = report_file is not None and not json_file  # the run page as a file (.html, .md): every candidate
+    # the report is streamed unless a page lists it whole: each candidate's entry is made as it is written, never
+    # all held; a run recorded without a page keeps the best candidates only (runlog.recorded)
+    full = build_report(resolution, stream=not page)
     if log is not None:
         log.info(
             "dci resolve: %s, %d candidate(s), selected %s",
@@ -361,10 +361,10 @@ def resolve(
             full.get("selected_candidates"),
         )
     run = None
-    if needs_run:
-        from .runlog import build
+    if page or recording.enabled:
+        from .runlog import build, recorded
 
-        run = build(full, resolution.ok, Path(options["workspace"]))
+        run = build(full if page else recorded(full), resolution.ok, Path(options["workspace"]))
     if report_file is not None and json_file:
         from agentpack.io.envelope import write_chunks
         from agentpack.io.fsutil import SHARED, atomic_file

@@ -40,6 +40,25 @@ def cases(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+RECORDED_CANDIDATES = 100
+"""How many candidates a recorded run keeps (best first, and every selected one): the run page's table and
+chart, without holding a report of every candidate of a large workspace (``--report FILE`` writes them all)."""
+
+
+def recorded(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its best ``RECORDED_CANDIDATES`` candidates, every selected one, and ``candidates_total``
+    when some were left out. ``candidates`` may be a streamed ``Listing``: only the kept entries are made."""
+    listing = report.get("candidates") or []
+    kept = list(listing[:RECORDED_CANDIDATES])
+    total = len(listing)
+    if total <= RECORDED_CANDIDATES:
+        return {**report, "candidates": kept}
+    missing = set(report.get("selected_candidates") or []) - {c["id"] for c in kept}
+    if missing:
+        kept += [c for c in listing if c["id"] in missing]
+    return {**report, "candidates": kept, "candidates_total": total}
+
+
 def build(report: dict[str, Any], ok: bool, workspace: Path) -> Any:
     """The resolution as an ``agentpack.results.runs.Run``: a case per queried capability, the policy as settings."""
     from agentpack.results.runs import build_run
@@ -141,4 +160,10 @@ def view(run: Any) -> str:
         ),
         class_="dci-scores",
     )
-    return join([outcome, tag("div", chart, class_="charts"), table(headers, rows, class_="dci-candidates")])
+    total = report.get("candidates_total")
+    note = (
+        tag("p", f"The best {len(report['candidates'])} of {total} candidates (a --report FILE lists them all).")
+        if total
+        else ""
+    )
+    return join([outcome, note, tag("div", chart, class_="charts"), table(headers, rows, class_="dci-candidates")])
