@@ -28,6 +28,7 @@ from agentpack.io.errors import AgentpackError
 from ..pack.files import open_regular
 from .fileops import copy_range
 from .npz import BYTES, INTEGERS, Layout, read_npz
+from .spill import write_npz
 
 CACHE_NAME = "agentpack-cache.npz"
 CACHE_LAYOUT: Layout = {
@@ -109,6 +110,18 @@ def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def provenance_line(chunk: Chunk, source: dict[str, Any]) -> bytes:
+    """The ``chunks.jsonl`` line of ``chunk``."""
+    return (COMPACT(provenance_record(chunk, source)) + "\n").encode("utf-8")
+
+
+def text_line(chunk: Chunk) -> bytes:
+    """The ``texts.jsonl`` line of ``chunk``."""
+    return (COMPACT({"chunk_id": chunk.chunk_id, "file_sha256": chunk.file_sha256, "text": chunk.text}) + "\n").encode(
+        "utf-8"
+    )
+
+
 def revision_bytes(source: dict[str, Any]) -> bytes:
     """The bytes of the revision every ``chunks.jsonl`` record of ``source`` carries
     (``provenance_record``'s encoding), which an incremental build substitutes in reused lines."""
@@ -130,20 +143,17 @@ def write_common(
     (``incremental.Previous.provenance_lines``), likewise.
     """
     by_id = {s["source_id"]: s for s in sources}
-    if previous_lines is None:
-        chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
-    else:
-        chunk_offsets = [0]
-        lines = []
-        for c in chunks:
-            if c.old >= 0:
-                line = previous_lines[c.old] + b"\n"
-            else:
-                line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
-            lines.append(line)
-            chunk_offsets.append(chunk_offsets[-1] + len(line))
-        with open(out / CHUNKS_NAME, "wb") as handle:
-            handle.write(b"".join(lines))
+    chunk_offsets = [0]
+    lines = []
+    for c in chunks:
+        if previous_lines is not None and c.old >= 0:
+            line = previous_lines[c.old] + b"\n"
+        else:
+            line = provenance_line(c, by_id[c.source_id])
+        lines.append(line)
+        chunk_offsets.append(chunk_offsets[-1] + len(line))
+    with open(out / CHUNKS_NAME, "wb") as handle:
+        handle.write(b"".join(lines))
     text_offsets = [0]
     old_path, old_offsets = previous_texts or (None, None)
     old_starts: list[int] = old_offsets.tolist() if old_offsets is not None else []
@@ -162,9 +172,7 @@ def write_common(
             if run_hi > run_lo:
                 copy_range(old, handle, run_lo, run_hi)
                 run_lo = run_hi = -1
-            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text}) + "\n").encode(
-                "utf-8"
-            )
+            line = text_line(c)
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
         if run_hi > run_lo:
@@ -190,12 +198,12 @@ def doc_arrays(
 
 
 def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: str = CACHE_NAME) -> None:
+    """The arrays (numpy arrays or ``spill.Column``s) and the fingerprints of ``depends_on`` as an ``.npz``."""
     import numpy as np
 
     prints = {name: fingerprint(out / name) for name in depends_on}
     arrays = dict(arrays, fingerprints=np.frombuffer(json.dumps(prints).encode("utf-8"), dtype=np.uint8))
-    with open(out / name, "wb") as handle:
-        np.savez(handle, **arrays)
+    write_npz(out / name, arrays)
 
 
 def load_cache(index_dir: Path, name: str = CACHE_NAME, layout: Layout = CACHE_LAYOUT) -> dict[str, Any] | None:
