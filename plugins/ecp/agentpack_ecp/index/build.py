@@ -12,10 +12,12 @@ clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
 * ``out_dir``: write each index to ``out_dir / <entry path>`` instead, publish
   nothing and leave EXPERT.yaml alone (the caller publishes, e.g. after evals);
 * without ``rebuild`` an index whose recorded source revisions and build
-  configuration equal the current ones is left as is, and the chunks of files
-  whose content hash did not change are copied from the previous index rather
-  than re-chunked; ``changed`` (``{source_id: paths}``) forces those files to be
-  re-chunked;
+  configuration equal the current ones is left as is, and one whose previous build
+  has the same configuration is patched (``incremental.py``): only files whose
+  content hash changed are re-chunked; ``changed`` (``{source_id: paths}``) forces
+  those files to be re-chunked;
+* any other index is built in full in bounded memory (``stream.py``): one streaming
+  pass per group of indexes with the same chunking and sources;
 * ``snapshots`` (``{source_id: SourceSnapshot}``): sources already read (by change detection)
   at the default ``max_file_bytes``, not read again;
 * ``revisions`` (``{source_id: revision}``) overrides what a source is read at

@@ -3,7 +3,7 @@ and ``.npz`` members written from either.
 
 A full build never holds a whole-corpus array: each per-chunk or per-posting array is a ``Column``
 (raw items appended batch by batch to a file of the build's spill folder), the postings of each batch
-are one sorted ``Run``, and ``merge_runs`` streams them out term by term. ``write_npz`` writes what
+are one sorted run file (``write_run``), and ``merge_runs`` streams them out term by term. ``write_npz`` writes what
 ``numpy.savez`` writes, taking a ``Column``'s items from its file in blocks.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import shutil
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -71,6 +71,15 @@ class Joined(Column):
         self.rows += len(data)
         self.items += len(values)
 
+    def add_bytes(self, values: list[bytes]) -> None:
+        """``add`` for values already encoded."""
+        if not values:
+            return
+        data = (b"\n" if self.items else b"") + b"\n".join(values)
+        self._handle.write(data)
+        self.rows += len(data)
+        self.items += len(values)
+
 
 def write_npz(path: Path, members: Mapping[str, Any]) -> None:
     """What ``numpy.savez(path, **members)`` writes; a ``Column`` member is copied from its file."""
@@ -92,50 +101,55 @@ def write_npz(path: Path, members: Mapping[str, Any]) -> None:
                     shutil.copyfileobj(source, member, BLOCK)
 
 
-class Run:
-    """One sorted run of postings: records ``(term, docs, tfs, serialised postings)`` by ascending term."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle = open(path, "wb")  # noqa: SIM115 (closed by close())
-
-    def add(self, term: bytes, docs: bytes, tfs: bytes, body: bytes) -> None:
-        """``docs``/``tfs``: the postings' int32 doc ids and term frequencies; ``body``: their JSON members."""
-        self._handle.write(_RECORD.pack(len(term), len(docs) // 4, len(body)) + term + docs + tfs + body)
-
-    def close(self) -> None:
-        self._handle.close()
+Record = tuple[bytes, bytes, bytes, bytes]
+"""One term of a run: the term, its postings' int32 doc ids and term frequencies, their JSON members."""
 
 
-def _records(path: Path, rank: int) -> Iterator[tuple[bytes, int, bytes, bytes, bytes]]:
-    """The records of a run file as ``(term, rank, docs, tfs, body)``; ``rank`` orders equal terms."""
+def write_run(path: Path, records: Iterable[Record]) -> Path:
+    """A run file holding ``records`` (ascending terms), written as they come."""
+    pack = _RECORD.pack
+    with open(path, "wb", buffering=BLOCK) as handle:
+        write = handle.write
+        for term, docs, tfs, body in records:
+            write(pack(len(term), len(docs) // 4, len(body)) + term + docs + tfs + body)
+    return path
+
+
+def _records(path: Path, rank: int) -> Iterator[tuple[bytes, int, Record]]:
+    """The records of a run file, each as ``(term, rank, record)`` (``rank`` orders a term's runs)."""
     size = _RECORD.size
     with open(path, "rb", buffering=BLOCK // 4) as handle:
         read = handle.read
         while head := read(size):
             term_len, df, body_len = _RECORD.unpack(head)
             data = read(term_len + 8 * df + body_len)
-            a, b = term_len, term_len + 4 * df
-            yield data[:a], rank, data[a:b], data[b : b + 4 * df], data[b + 4 * df :]
+            a, b, c = term_len, term_len + 4 * df, term_len + 8 * df
+            term = data[:a]
+            yield term, rank, (term, data[a:b], data[b:c], data[c:])
 
 
-def merge_runs(runs: list[Path], folder: Path) -> Iterator[tuple[bytes, list[tuple[bytes, bytes, bytes]]]]:
-    """Each term of ``runs`` once, ascending, with the ``(docs, tfs, body)`` of every run holding it in run
-    order (runs hold ascending doc ids, so concatenating them keeps the postings sorted). Beyond
-    ``FAN_IN`` runs, groups are merged into intermediate runs in ``folder`` first."""
+def merge_runs(runs: list[Path], folder: Path) -> Iterator[tuple[bytes, list[Record]]]:
+    """Each term of ``runs`` once, ascending, with the records of every run holding it in run order (runs
+    hold ascending doc ids, so concatenating their postings keeps them sorted). Beyond ``FAN_IN`` runs,
+    groups are merged into intermediate runs in ``folder`` first."""
     level = 0
     while len(runs) > FAN_IN:
         merged = []
         for lo in range(0, len(runs), FAN_IN):
-            out = Run(folder / f"merge-{level}-{lo}.run")
-            for term, parts in merge_runs(runs[lo : lo + FAN_IN], folder):
-                docs, tfs = b"".join(p[0] for p in parts), b"".join(p[1] for p in parts)
-                out.add(term, docs, tfs, b",".join(p[2] for p in parts))
-            out.close()
+            records = (joined(term, parts) for term, parts in merge_runs(runs[lo : lo + FAN_IN], folder))
+            merged.append(write_run(folder / f"merge-{level}-{lo}.run", records))
             for done in runs[lo : lo + FAN_IN]:
                 done.unlink()
-            merged.append(out.path)
         runs, level = merged, level + 1
-    streams = [_records(path, rank) for rank, path in enumerate(runs)]
+    streams: list[Iterable[tuple[bytes, int, Record]]] = [_records(path, rank) for rank, path in enumerate(runs)]
+    if len(streams) == 1:
+        for term, _, record in streams[0]:
+            yield term, [record]
+        return
     for term, group in groupby(heapq.merge(*streams), key=itemgetter(0)):
-        yield term, [record[2:] for record in group]
+        yield term, [item[2] for item in group]
+
+
+def joined(term: bytes, parts: list[Record]) -> Record:
+    """The records of one term from several runs as one."""
+    return term, b"".join(p[1] for p in parts), b"".join(p[2] for p in parts), b",".join(p[3] for p in parts)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -41,12 +42,20 @@ from .chunking import chunk_id, line_windows, split_lines
 from .chunkstore import CHUNKS_NAME, COMPACT, TEXTS_NAME, Chunk, provenance_line, save_cache, text_line, write_json
 from .embed import get_embedder
 from .incremental import save_state
-from .spill import Column, Joined, Run, merge_runs
+from .spill import BLOCK, Column, Joined, joined, merge_runs, write_run
 from .termmatrix import TermMatrix
 
 BATCH_ENV = "AGENTPACK_ECP_BUILD_BATCH_CHARS"
 DEFAULT_BATCH_CHARS = 4_000_000
 """Characters of chunk text per batch: the unit of a build's working memory."""
+
+
+_PLAIN_TERM = re.compile(rb"[a-z0-9_]+")
+
+
+def _quoted(term: bytes) -> bytes:
+    """A term as a JSON string (the canonical tokenizer's terms need no escape)."""
+    return b'"' + term + b'"' if _PLAIN_TERM.fullmatch(term) else json.dumps(term.decode("utf-8")).encode()
 
 
 def batch_chars() -> int:
@@ -205,62 +214,76 @@ class KeywordWriter:
         prefix = ["[" + plain(c.chunk_id) + "," for c in chunks]
         bounds = matrix.indptr.tolist()
         doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
-        docs = np.asarray(matrix.doc, dtype="<i4") + np.int32(self.docs)
-        tfs = np.asarray(matrix.tf, dtype="<i4")
-        run = Run(self.spill / f"postings-{len(self.runs)}.run")
-        for t, term in enumerate(matrix.terms):
-            lo, hi = bounds[t], bounds[t + 1]
-            body = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
-            run.add(term.encode("utf-8"), docs[lo:hi].tobytes(), tfs[lo:hi].tobytes(), (body + "]").encode("utf-8"))
-        run.close()
-        self.runs.append(run.path)
+        docs = (np.asarray(matrix.doc, dtype="<i4") + np.int32(self.docs)).tobytes()
+        tfs = np.asarray(matrix.tf, dtype="<i4").tobytes()
+        records = (
+            (
+                term.encode("utf-8"),
+                docs[4 * lo : 4 * hi],
+                tfs[4 * lo : 4 * hi],
+                ("],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi]))) + "]").encode(
+                    "utf-8"
+                ),
+            )
+            for term, lo, hi in zip(matrix.terms, bounds, bounds[1:], strict=False)
+        )
+        self.runs.append(write_run(self.spill / f"postings-{len(self.runs)}.run", records))
         self.docs += len(chunks)
 
     def finish(self) -> tuple[dict[str, Any], dict[str, Any], int]:
         """Write the ``terms``; return the cache members, the state members and the number of terms."""
-        from array import array
+        from itertools import accumulate
 
         handle = self.data
         handle.write(b'},"terms":{')
-        pos = handle.tell()
         vocab, indptr = Joined(self.spill / "vocab"), Column(self.spill / "indptr", "<i8")
         post_doc, post_tf = Column(self.spill / "post_doc", "<i4"), Column(self.spill / "post_tf", "<i4")
         starts = Column(self.spill / "term_starts", "<i8")
-        terms: list[str] = []
-        ptr, at = array("q", [0]), array("q")
-        total = nterms = 0
+        indptr.extend([0])
+        terms: list[bytes] = []
+        doc_parts: list[bytes] = []
+        tf_parts: list[bytes] = []
+        entries: list[bytes] = []
+        state = {"pos": handle.tell() - 1, "total": 0, "terms": 0}
+        """``pos``: where the next entry's separating comma goes (the first entry has none: its start is
+        ``pos + 1`` all the same); ``total``: postings so far."""
 
         def flush() -> None:
-            vocab.add(terms)
-            indptr.extend(ptr)
-            starts.extend(at)
-            terms.clear()
-            del ptr[:], at[:]
+            if not entries:
+                return
+            sizes = [len(e) + 1 for e in entries]
+            starts.extend(list(accumulate(sizes[:-1], initial=state["pos"] + 1)))
+            state["pos"] += sum(sizes)
+            dfs = [len(d) >> 2 for d in doc_parts]
+            indptr.extend(list(accumulate(dfs, initial=state["total"]))[1:])
+            state["total"] += sum(dfs)
+            vocab.add_bytes(terms)
+            post_doc.extend_bytes(b"".join(doc_parts))
+            post_tf.extend_bytes(b"".join(tf_parts))
+            handle.write((b"," if state["terms"] else b"") + b",".join(entries))
+            state["terms"] += len(entries)
+            for done in (terms, doc_parts, tf_parts, entries):
+                done.clear()
 
+        quoted = _quoted
+        buffered = 0
         for term, parts in merge_runs(self.runs, self.spill):
-            docs = b"".join(p[0] for p in parts)
-            df = len(docs) // 4
-            post_doc.extend_bytes(docs)
-            post_tf.extend_bytes(b"".join(p[1] for p in parts))
-            name = term.decode("utf-8")
-            entry = b'%s:{"df":%d,"postings":[%s]}' % (json.dumps(name).encode(), df, b",".join(p[2] for p in parts))
-            if nterms:
-                entry = b"," + entry
-            handle.write(entry)
-            at.append(pos + (1 if nterms else 0))
-            pos += len(entry)
-            total += df
-            ptr.append(total)
-            terms.append(name)
-            nterms += 1
-            if len(at) >= 65536:
+            _, docs, tfs, body = parts[0] if len(parts) == 1 else joined(term, parts)
+            doc_parts.append(docs)
+            tf_parts.append(tfs)
+            terms.append(term)
+            entry = b'%s:{"df":%d,"postings":[%s]}' % (quoted(term), len(docs) >> 2, body)
+            entries.append(entry)
+            buffered += len(entry)
+            if buffered >= BLOCK:
                 flush()
-        at.append(pos + 1)
+                buffered = 0
         flush()
+        starts.extend([state["pos"] + (1 if state["terms"] else 2)])  # keyword.write's end offset, with no term too
         handle.write(b"}}\n")
         handle.close()
         cache = {"vocab": vocab, "indptr": indptr, "post_doc": post_doc, "post_tf": post_tf, "doc_len": self.doc_len}
-        return cache, {"term_starts": starts}, nterms
+        return cache, {"term_starts": starts}, state["terms"]
 
     def close(self) -> None:
         """Close the open files (a failed build)."""
