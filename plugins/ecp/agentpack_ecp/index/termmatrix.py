@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .tokenize import WORD_CHARS, tokenize, variants
+from .tokenize import WORD_CHARS, raw_variants, tokenize
 
 _SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
 """A byte table keeping the bytes of ``TOKEN_RE``'s class and making every other byte a space."""
@@ -49,7 +49,7 @@ class TermMatrix:
             raw = Counter(text.encode("utf-8", "surrogatepass").translate(_SPACES).split())
             for token in [t for t in raw if t not in raw_ids]:
                 raw_ids[token] = len(raw_terms)
-                raw_terms.append(variants(token.decode("ascii")))
+                raw_terms.append(raw_variants(token.decode("ascii")))
             ids.extend(map(raw_ids.__getitem__, raw))
             counts.extend(raw.values())
             sizes.append(len(raw))

@@ -179,18 +179,6 @@ def raw_variants(raw: str) -> tuple[str, ...]:
 
 
 _MEMO: dict[str, tuple[str, ...]] = {}
-MEMO_LIMIT = 2_000_000
-"""Raw tokens whose variants are remembered (a bound on the memo's memory, whatever the corpus)."""
-
-
-def variants(raw: str) -> tuple[str, ...]:
-    """``raw_variants(raw)``, remembered across calls (up to ``MEMO_LIMIT`` raw tokens)."""
-    terms = _MEMO.get(raw)
-    if terms is None:
-        terms = raw_variants(raw)
-        if len(_MEMO) < MEMO_LIMIT:
-            _MEMO[raw] = terms
-    return terms
 
 
 def term_counts(text: str) -> Counter:
@@ -201,7 +189,7 @@ def term_counts(text: str) -> Counter:
         terms = memo.get(raw)
         if terms is None:
             terms = raw_variants(raw)
-            if len(memo) < MEMO_LIMIT:
+            if len(memo) < 2_000_000:
                 memo[raw] = terms
         for term in terms:
             counts[term] += n
@@ -216,7 +204,7 @@ def tokenize(text: str) -> list[str]:
         terms = memo.get(raw)
         if terms is None:
             terms = raw_variants(raw)
-            if len(memo) < MEMO_LIMIT:
+            if len(memo) < 2_000_000:
                 memo[raw] = terms
         for term in terms:
             seen.setdefault(term, None)
