@@ -195,7 +195,7 @@ class KeywordWriter:
     """keyword-index-v2: ``documents`` as batches come, postings spilled as runs, ``terms`` merged at the end."""
 
     def __init__(self, out: Path, head: dict[str, Any], spill: Path) -> None:
-        self.out, self.spill = out, spill
+        self.spill = spill
         self.data = open(out / "index_data.json", "wb")  # noqa: SIM115 (closed by finish())
         self.data.write((json.dumps(head, ensure_ascii=False)[:-1] + ',"documents":{').encode("utf-8"))
         self.runs: list[Path] = []
