@@ -17,7 +17,6 @@ import hashlib
 import json
 import mmap
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,17 +72,6 @@ def fingerprint(path: Path) -> str:
 
 COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
-
-
-def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> list[int]:
-    """Write JSON Lines; return the byte offset of every line (plus the end offset)."""
-    offsets = [0]
-    with open(path, "wb") as handle:
-        for record in records:
-            line = (COMPACT(record) + "\n").encode("utf-8")
-            handle.write(line)
-            offsets.append(offsets[-1] + len(line))
-    return offsets
 
 
 def write_json(path: Path, value: Any, compact: bool = False) -> None:
