@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentpack.io.clock import FixedClock
 
@@ -251,3 +253,39 @@ def test_a_build_killed_between_batches_keeps_the_last_good_state(tmp_path: Path
     assert query_pack(load_pack(pack), {"question": "parse_args json", "mode": "keyword"})["chunks"]
     build_pack(pack, rebuild=True)
     assert not staging.exists() or not list(staging.iterdir())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.text("abcxyz_09", min_size=1, max_size=4), st.integers(1, 3), max_size=12), max_size=9),
+    st.integers(2, 4),
+)
+def test_merged_runs_equal_the_runs_concatenated_by_term(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[dict[str, int]], fan_in: int
+) -> None:
+    """Any runs (sorted terms, each with ``n`` postings of the run's doc ids), any fan-in: every term once, in
+    order, with its postings from every run in run order."""
+    import struct
+
+    from agentpack_ecp.index import spill
+
+    folder = tmp_path_factory.mktemp("runs")
+    paths, expected = [], {}
+    for r, run in enumerate(runs):
+        records = []
+        for term in sorted(run):
+            docs = struct.pack(f"<{run[term]}i", *[r] * run[term])
+            tfs = struct.pack(f"<{run[term]}i", *range(1, run[term] + 1))
+            body = ",".join(f"[{r},{tf}]" for tf in range(1, run[term] + 1)).encode()
+            records.append((term.encode(), docs, tfs, body))
+            docs_so_far, tfs_so_far, bodies = expected.get(term.encode(), (b"", b"", []))
+            expected[term.encode()] = (docs_so_far + docs, tfs_so_far + tfs, [*bodies, body])
+        paths.append(spill.write_run(folder / f"{r}.run", records))
+    old = spill.FAN_IN
+    spill.FAN_IN = fan_in
+    try:
+        merged = [spill.joined(term, parts) for term, parts in spill.merge_runs(paths, folder)]
+    finally:
+        spill.FAN_IN = old
+    assert [m[0] for m in merged] == sorted(expected)
+    assert {m[0]: (m[1], m[2], m[3]) for m in merged} == {t: (d, f, b",".join(b)) for t, (d, f, b) in expected.items()}
