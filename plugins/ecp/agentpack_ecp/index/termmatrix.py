@@ -1,8 +1,8 @@
-"""The term-by-chunk matrix of a build, computed once and shared by every index format.
+"""The term-by-chunk matrix of a batch of chunks, computed once and shared by every index format.
 
 ``TermMatrix`` holds COO postings sorted by (term, chunk) with true term
-frequencies, built from the chunk texts of a whole corpus at once (``from_texts``),
-plus each chunk's length in terms.
+frequencies, built from the chunk texts of one batch of a streaming build (``from_texts``;
+``stream.py``) or of the chunks an incremental build adds, plus each chunk's length in terms.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class TermMatrix:
         Per doc, Python only splits and counts the raw tokens and looks up their ids (C calls: the
         text's bytes with every byte outside ``[A-Za-z0-9_]`` made a space, split, ``Counter``: the
         tokens of ``TOKEN_RE``, faster); which terms each raw token stands for, the sums and the sorting
-        are done once for the whole corpus, with numpy.
+        are done once for all the docs, with numpy.
         """
         import numpy as np
 
