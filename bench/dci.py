@@ -13,7 +13,9 @@ down, so it is not timed). Prints figures; asserts nothing.
 ``agentpack dci resolve`` process on a just-generated workspace (first) and again, against a cold
 process of agentskills-retrieval 0.7.0 (``LexicalSelector`` over agentskills-fs's
 ``LocalFileSystemSkillProvider``: BM25 only). Runs alternate between the tools; the medians and
-minimums of wall time, the median CPU time (the machine may be shared) and the ratios print. The
+minimums of wall time, the median CPU time (the machine may be shared) and the ratios print, and the
+peak RSS of each process (``wait4``; ours with ``-o json`` and ``-o text``), each beside its target
+with "met" or "not met" (wall at most 0.2x the reference's; peak RSS at most the reference's). The
 reference needs Python >= 3.12: it is installed once in a throwaway venv under the temporary
 directory, made with the first of ``$AGENTPACK_BENCH_PYTHON312``, ``python3.13``, ``python3.12`` or
 a pyenv 3.12+ that runs.
@@ -30,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -228,32 +229,42 @@ def _is_312(python: str) -> bool:
     return subprocess.run([python, "-c", check], capture_output=True).returncode == 0
 
 
-def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float]:
-    """Wall and CPU seconds of one process; an exit status outside ``ok`` stops the bench."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, float]:
+    """Wall and CPU seconds and peak RSS (MiB) of one process (``wait4``: its own rusage, not the
+    maximum over every child so far); an exit status outside ``ok`` stops the bench."""
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()  # read to the end first, so a chatty process cannot block on a full pipe
+    _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
     if proc.returncode not in ok:
-        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {proc.stderr[-500:]}")
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {stderr.decode(errors='replace')[-500:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
 
 
-def run_cli(size: int, repeat: int, reference: Path | None, agentpack: str) -> dict[str, list[tuple[float, float]]]:
-    """Cold processes, alternating: ours on a just-generated workspace (first), ours again, the reference."""
+def run_cli(size: int, repeat: int, reference: Path | None, agentpack: str) -> dict[str, list[tuple[float, ...]]]:
+    """Cold processes, alternating: ours on a just-generated workspace (first), ours again, ours with text
+    output, the reference."""
     ours = [agentpack, "dci", "resolve", "-r", "search-web,summarize-document", "--optional", "review-code"]
-    ours += ["--query", QUERY, "--no-prompt", "--no-history", "--no-record", "-o", "json"]
-    times: dict[str, list[tuple[float, float]]] = {"first": [], "again": [], "reference": []}
+    ours += ["--query", QUERY, "--no-prompt", "--no-history", "--no-record"]
+    times: dict[str, list[tuple[float, ...]]] = {"first": [], "again": [], "text": [], "reference": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="dci-bench-cli-") as tmp:
             root = Path(tmp)
             generate(root, size, flat=True)
-            times["first"].append(timed(ours, root))
-            times["again"].append(timed(ours, root))
+            times["first"].append(timed([*ours, "-o", "json"], root))
+            times["again"].append(timed([*ours, "-o", "json"], root))
+            times["text"].append(timed([*ours, "-o", "text"], root))
             if reference is not None:
                 times["reference"].append(timed([str(reference), "-c", REFERENCE_SCRIPT, "skills", QUERY], root, (0,)))
     return times
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "not met"
 
 
 def cli_main(sizes: list[int], repeat: int, editable: bool) -> None:
@@ -274,26 +285,33 @@ def cli_main(sizes: list[int], repeat: int, editable: bool) -> None:
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     reference = reference_python()
-    print("wall s median/min (CPU s median); ratios: ours / reference, of the medians")
-    print(f"{'skills':>7}  {'first':>20}  {'again':>20}  {'reference':>20}  {'first/ref wall':>14}  {'CPU':>5}")
+    print("wall s median/min (CPU s median); ratios: ours / reference, of the medians; peak RSS MiB, the largest")
+    print(
+        f"{'skills':>7}  {'first':>20}  {'again':>20}  {'reference':>20}  {'first/ref wall':>14}  {'CPU':>5}"
+        f"  {'time target':>11}  {'RSS json':>8}  {'text':>6}  {'ref':>6}  {'memory target':>13}"
+    )
     for size in sizes:
         t = run_cli(size, repeat, reference, agentpack)
 
-        def cell(key: str, t: dict[str, list[tuple[float, float]]] = t) -> tuple[str, float, float]:
+        def cell(key: str, t: dict[str, list[tuple[float, ...]]] = t) -> tuple[str, float, float, float]:
             rows = t[key]
             if not rows:
-                return f"{'-':>20}", float("nan"), float("nan")
-            wall = statistics.median(w for w, _ in rows)
-            cpu = statistics.median(c for _, c in rows)
-            return f"{wall:6.3f}/{min(w for w, _ in rows):6.3f} ({cpu:5.3f})", wall, cpu
+                return f"{'-':>20}", float("nan"), float("nan"), float("nan")
+            wall = statistics.median(r[0] for r in rows)
+            cpu = statistics.median(r[1] for r in rows)
+            text = f"{wall:6.3f}/{min(r[0] for r in rows):6.3f} ({cpu:5.3f})"
+            return text, wall, cpu, max(r[2] for r in rows)
 
-        first, again, ref = cell("first"), cell("again"), cell("reference")
+        first, again, text, ref = cell("first"), cell("again"), cell("text"), cell("reference")
+        rss = max(first[3], again[3])
         print(
             f"{size:>7}  {first[0]:>20}  {again[0]:>20}  {ref[0]:>20}"
-            f"  {first[1] / ref[1]:>13.2f}x  {first[2] / ref[2]:>4.2f}x"
+            f"  {first[1] / ref[1]:>13.2f}x  {first[2] / ref[2]:>4.2f}x  {verdict(first[1] <= 0.2 * ref[1]):>11}"
+            f"  {rss:>8.1f}  {text[3]:>6.1f}  {ref[3]:>6.1f}  {verdict(max(rss, text[3]) <= ref[3]):>13}"
         )
     load = os.getloadavg()
-    print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; target: first at most 0.2x the reference")
+    print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print("targets: first run's wall at most 0.2x the reference's; peak RSS (json and text) at most the reference's")
 
 
 def main() -> None:

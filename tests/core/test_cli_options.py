@@ -75,6 +75,7 @@ def test_v_logs_what_a_command_does_before_or_after_its_name(tmp_path):
     assert "DEBUG agentpack.kernel.plugins: plugin ecp loaded from agentpack_ecp.plugin" in debug
     assert "DEBUG agentpack.kernel.host: detect pack: ecp " in debug  # each format's answer, with its confidence
     assert "INFO agentpack.cli.app: eval pack: format ecp" in debug
+    assert "INFO agentpack.cli.app: query pack (format ecp): top 5" in stderr("-v", "query", "pack", "cache", "--json")
 
 
 # -- --report FILE ------------------------------------------------------------------------------

@@ -213,3 +213,17 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
         path.write_text("x")
     assert fsutil.remove_stale_temporaries(tmp_path) == [stale]
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [".hidden.tmp", mine.name, "state.md"]
+
+
+def test_a_file_written_in_pieces_replaces_the_old_one_only_when_complete(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), fsutil.atomic_file(target) as handle:
+        handle.write(b"{\n")
+        raise RuntimeError("the producer failed midway")
+    assert target.read_text() == "old" and leftovers(tmp_path) == []
+    with fsutil.atomic_file(target, mode=0o644) as handle:
+        handle.write(b"{\n")
+        assert target.read_text() == "old"  # nothing shows before the end
+        handle.write(b"}\n")
+    assert target.read_text() == "{\n}\n" and oct(target.stat().st_mode & 0o777) == "0o644"

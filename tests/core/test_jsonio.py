@@ -72,3 +72,22 @@ def test_files_that_are_not_json_files(tmp_path):
     ]:
         with pytest.raises(JsonError, match=expected):
             load_file(tmp_path / name)
+
+
+JSONISH = st.lists(st.sampled_from(["[", "]", "{", "}", '"', "\\", "a", ",", "\n", '"[{"', '"\\"["']), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSONISH, st.integers(min_value=0, max_value=6))
+def test_depth_check_agrees_with_the_token_walk(parts, limit):
+    """The fast check (strings removed, brackets summed in C) says "too deep" exactly when the walk over
+    string and bracket tokens reaches past the limit, on any text, valid JSON or not."""
+    from agentpack.io.jsonio import _too_deep_at, check_depth
+
+    text = "".join(parts)
+    try:
+        check_depth(text, max_depth=limit)
+        raised = False
+    except JsonError:
+        raised = True
+    assert raised == (_too_deep_at(text, limit) is not None)

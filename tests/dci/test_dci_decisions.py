@@ -167,21 +167,16 @@ def _corpus(descriptions, names=None):
         records.append(
             SkillRecord(
                 id=f"s{n}::p{n}",
-                name=f"s{n}",
-                path=f"p{n}",
                 source="workspace-local",
-                directory=None,
-                description=text,
+                directory=f"p{n}",
                 compatibility=None,
-                meta={"n": n},
-                contract_text=None,
                 contract=None,
                 contract_error=None,
-                desc_tf=Counter(tokens),
-                desc_length=len(tokens),
-                namepath_tokens=frozenset(tokenize(names[n])) if names else frozenset(),
-                provisional=frozenset(tokens),
+                terms=tuple(tokens),
+                name_terms=0,
+                path_terms=tuple(tokenize(names[n])) if names else (),
                 runtime_tokens=(),
+                metadata_hash=bytes([n]),
             )
         )
     return Corpus(records, "x")

@@ -219,7 +219,7 @@ def test_unreadable_files_are_rejected_with_the_core_reason(tmp_path):
     (ws / "skills" / "dangling").mkdir(parents=True)
     (ws / "skills" / "dangling" / "SKILL.md").symlink_to(ws / "skills" / "dangling" / "gone.md")
     d = discover(ws, load_config(ws))
-    assert [r.id for r in d.records] == ["crlf::skills/crlf"] and d.records[0].description == "Windows."
+    assert [r.id for r in d.records] == ["crlf::skills/crlf"] and d.records[0].terms == ("crlf", "window")
     reasons = {rej.id: rej.reason for rej in d.rejections}
     assert reasons["skills/latin"].startswith("invalid frontmatter: SKL002 not UTF-8 text")
     assert reasons["skills/latin"].endswith("(skills/latin/SKILL.md:3)")

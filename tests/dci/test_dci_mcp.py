@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentpack.io.hashing import sha256_json
 from agentpack_dci.discovery import EXTERNAL, remote_candidate
 
 pytest.importorskip("mcp")
@@ -58,9 +59,10 @@ def test_resolve_takes_providers_from_two_servers_and_the_local_tree(tmp_path):
 
 def test_a_served_candidate_is_checked_by_the_core_rules_against_its_uri():
     ok = remote_candidate("mcp:a:skill://x/pdf/SKILL.md", "pdf", {"name": "pdf", "description": "PDF."})
-    assert ok.record is not None and ok.record.source == EXTERNAL and ok.record.meta["name"] == "pdf"
+    assert ok.record is not None and ok.record.source == EXTERNAL and ok.record.name == "pdf"
     typed = remote_candidate("mcp:a:skill://v/SKILL.md", "v", {"name": "v", "description": "d", "metadata": {"n": 1.0}})
-    assert typed.record is not None and typed.record.meta["metadata"] == {"n": "1.0"}  # strings, as on disk
+    as_read = {"name": "v", "description": "d", "metadata": {"n": "1.0"}}  # strings, as on disk
+    assert typed.record is not None and typed.record.metadata_hash.hex() == sha256_json(as_read)
     bad = remote_candidate("mcp:a:skill://other/SKILL.md", "other", {"name": "pdf", "description": "PDF."})
     assert bad.record is None and "SKL018" in (bad.reason or "")
 

@@ -24,11 +24,11 @@ def test_tokens_equal_those_of_the_joined_strings(tmp_path_factory, name, descri
     parsed = _parse(directory, rel, "workspace-local", f"skills/{name}", text)
     record = parsed.record
     assert record is not None, parsed.reason
-    assert record.desc_tf == Counter(tokenize(f"{name} {record.description}"))
-    assert record.namepath_tokens == frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} "))
+    assert Counter(record.terms) == Counter(tokenize(f"{name} {description.strip() or 'x'}"))
+    assert frozenset(record.namepath_tokens) == frozenset(tokenize(f"{name} {rel}" if rel != "." else f"{name} "))
 
 
 def test_a_flat_skill_s_name_and_path_tokens_are_its_name_s(tmp_path: Path) -> None:
     text = "---\nname: web-search\ndescription: Searches the web.\n---\n"
     record = _parse(tmp_path / "web-search", "web-search", "workspace-local", "skills/web-search", text).record
-    assert record is not None and record.namepath_tokens == frozenset({"web", "search"})
+    assert record is not None and record.namepath_tokens == ("web", "search")

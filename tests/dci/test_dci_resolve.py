@@ -336,9 +336,13 @@ def test_cache_never_changes_a_result_and_is_invalidated(ws):
         description="Summarize long documents into short briefs.",
         contract="DCI/1 P(summarization)",
     )
+    before = dict(r.skill_cache.entries)
     r.refresh()
     changed = by_id(build_report(r.resolve(request)))["summarizer::skills/summarizer"]
     assert changed["matches"][1]["kind"] == "exact"
+    # the parse cache keeps this scan's entries only: the edited skill's old record is gone, the others are reused
+    after = r.skill_cache.entries
+    assert len(after) == len(before) == 4 and len(after.keys() & before.keys()) == 3
     # alias change: a workspace alias table changes the version key
     (ws / ".dci").mkdir(exist_ok=True)
     (ws / ".dci" / "aliases.v1.json").write_text(

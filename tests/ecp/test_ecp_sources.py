@@ -243,3 +243,26 @@ def test_unsupported_sources_are_clear_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(AgentpackError, match="no local snapshot directory"):
         build_pack(pack)
+
+
+def test_directory_scan_order_symlinks_and_skipped_dirs(tmp_path: Path) -> None:
+    """A directory's files come before its subdirectories', each sorted by name (os.walk's order, which
+    file manifests keep); a symlinked file counts when it stays inside the source, a symlinked directory
+    is not entered, a broken link is skipped, and an internal directory is skipped by identity even when
+    its path is given through a symlink."""
+    from agentpack_ecp.sources.snapshot import scan_directory
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    for folder in (root / "b" / "deep", root / "a", root / "internal", outside):
+        folder.mkdir(parents=True)
+    for rel in ("z.txt", "b/deep/x.txt", "b/y.txt", "a/w.txt", "internal/i.txt"):
+        (root / rel).write_text(rel)
+    (outside / "o.txt").write_text("o")
+    (root / "in.txt").symlink_to("z.txt")
+    (root / "out.txt").symlink_to(outside / "o.txt")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "broken.txt").symlink_to("nowhere")
+    (tmp_path / "alias").symlink_to(root / "internal", target_is_directory=True)
+    manifest, texts = scan_directory(root, Scope(["**/*"], []), 1 << 20, {str(tmp_path / "alias")})
+    assert list(manifest) == ["in.txt", "z.txt", "a/w.txt", "b/y.txt", "b/deep/x.txt"]
+    assert texts["in.txt"] == "z.txt"

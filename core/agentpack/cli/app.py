@@ -338,10 +338,13 @@ def query(
     request = QueryRequest(question=question, top_k=top_k, mode=mode, filters=filter_map, options=option_map)
     from agentpack.io import console
 
-    log = console.logger(__name__)
-    log.info("query %s (format %s): top %d, mode %s, filters %s", path, pack.format, top_k, mode, filter_map)
+    console.info(
+        __name__, "query %s (format %s): top %d, mode %s, filters %s", path, pack.format, top_k, mode, filter_map
+    )
     response = h.query(pack, request)
-    log.info("query %s: %d citation(s), %d finding(s)", path, len(response.citations), len(response.findings))
+    console.info(
+        __name__, "query %s: %d citation(s), %d finding(s)", path, len(response.citations), len(response.findings)
+    )
     if output == "json":
         emit_json(
             "query",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from agentpack.io.envelope import SCHEMA_VERSION, dumps, envelope
+from agentpack.io.envelope import SCHEMA_VERSION, envelope, write_chunks
 from agentpack.kernel.registry import Recording
 
 if TYPE_CHECKING:
@@ -270,8 +270,11 @@ def record_options() -> Callable[[F], F]:
 
 # -- output ----------------------------------------------------------------------------------
 def print_json(value: Any) -> None:
-    """Print a JSON value on stdout (indented, UTF-8, unknown types as strings)."""
-    click.echo(dumps(value))
+    """Print a JSON value on stdout (indented, UTF-8, unknown types as strings), written as it is encoded in
+    chunks of about 64 KiB: a large value's text is never held whole (``envelope.Streamed`` arrays are made
+    as they are written)."""
+    write_chunks(value, lambda chunk: click.echo(chunk, nl=False))
+    click.echo("")
 
 
 def emit_json(command: str, ok: bool, **fields: Any) -> None:

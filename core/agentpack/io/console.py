@@ -288,6 +288,12 @@ def verbosity(count: int, *, add: bool = False) -> None:
     logging.getLogger().setLevel(logging.WARNING - 10 * min(VERBOSE, 2))
 
 
+def info(name: str, message: str, *args: Any) -> None:
+    """A ``-v`` line of logger ``name``; without ``-v`` it costs one comparison (no logging import)."""
+    if VERBOSE:
+        logger(name).info(message, *args)
+
+
 def debug(name: str, message: str, *args: Any) -> None:
     """A ``-vv`` line of logger ``name``; without ``-vv`` it costs one comparison (no logging import)."""
     if VERBOSE > 1:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentpack.io.errors import AgentpackError
 
@@ -77,8 +77,11 @@ def _temporary(path: Path) -> tuple[int, str]:
             continue
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+@contextmanager
+def atomic_file(path: str | Path, *, mode: int | None = None, durable: bool = True) -> Iterator[BinaryIO]:
+    """A binary file whose content replaces ``path`` when the block ends without an error, through a
+    temporary file in the same folder and ``os.replace`` (a large output is written as it is made); on an
+    error the temporary file is removed and ``path`` is untouched.
 
     Readers see the old file or the new one, never a part. ``durable`` also fsyncs the file and
     its folder so the new content survives a power cut; derived reports may skip that.
@@ -88,7 +91,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
     fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -103,6 +106,12 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (see ``atomic_file``)."""
+    with atomic_file(path, mode=mode, durable=durable) as handle:
+        handle.write(data)
 
 
 SHARED = 0o644

@@ -336,7 +336,7 @@ def resolve(
     """
     from agentpack.io import console
 
-    from .report import build_report, render_text, split_report
+    from .report import build_report, render_text, split_report, writable
 
     # without -v no INFO line shows: skip the logger, and the ~2.5 ms import of logging with it
     log = console.logger(__name__) if console.VERBOSE else None
@@ -348,8 +348,11 @@ def resolve(
             options["optional"],
         )
     resolution = _resolve(options, output == "json")
-    full = build_report(resolution)
-    report, extensions = split_report(full)
+    json_file = report_file is not None and report_file.suffix.lower() == ".json"
+    needs_run = (report_file is not None and not json_file) or recording.enabled
+    # a report that is only written (printed, or a .json file) is streamed: each candidate's entry is made as it
+    # is written, never all held; a run keeps the whole report for the run store
+    full = build_report(resolution, stream=not needs_run)
     if log is not None:
         log.info(
             "dci resolve: %s, %d candidate(s), selected %s",
@@ -358,19 +361,24 @@ def resolve(
             full.get("selected_candidates"),
         )
     run = None
-    if (report_file is not None and report_file.suffix.lower() != ".json") or recording.enabled:
+    if needs_run:
         from .runlog import build
 
         run = build(full, resolution.ok, Path(options["workspace"]))
-    if report_file is not None and report_file.suffix.lower() == ".json":
-        from agentpack.io.fsutil import SHARED, atomic_write_json
+    if report_file is not None and json_file:
+        from agentpack.io.envelope import write_chunks
+        from agentpack.io.fsutil import SHARED, atomic_file
 
-        atomic_write_json(report_file, full if report_extensions else report, mode=SHARED)
+        value = writable(full) if report_extensions else split_report(full)[0]
+        with atomic_file(report_file, mode=SHARED) as handle:  # the text of atomic_write_json, as it is made
+            write_chunks(value, lambda chunk: handle.write(chunk.encode("utf-8")), sort_keys=True)
+            handle.write(b"\n")
     elif report_file is not None and run is not None:
         from agentpack.cli.reportfile import write_run_report
 
         write_run_report(run, report_file)
     if output == "json":
+        report, extensions = split_report(full)  # a streamed report's halves are written once: made here
         emit_json("dci resolve", resolution.ok, report=report, extensions=extensions)
     else:
         click.echo(render_text(full), nl=False)

@@ -11,15 +11,14 @@ changed files.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any, ClassVar, NamedTuple
 
 from agentpack.io.errors import AgentpackError
-from agentpack.io.hashing import sha256_json, sha256_text
+from agentpack.io.hashing import canonical_json_bytes
 from agentpack.io.userfiles import read_text
 from agentpack.kernel.records import Record, constant
 from agentpack.skills.skillmd import validate_skill_dir
@@ -38,35 +37,89 @@ class Root(NamedTuple):
     label: str
 
 
-@dataclass
 class SkillRecord:
-    """One included candidate with the token statistics every query reuses."""
+    """One included candidate: what scoring, the report and a probe read, nothing more.
 
-    id: str
-    name: str
-    path: str
-    source: str
-    directory: Path
-    description: str
-    compatibility: str | None
-    contract_text: str | None
-    contract: Contract | None
-    contract_error: ContractParseError | None
-    desc_tf: Counter
-    desc_length: int
-    namepath_tokens: frozenset[str]
-    provisional: frozenset[str]
-    runtime_tokens: tuple[str, ...]
-    meta: dict = field(default_factory=dict, repr=False)
-    """The frontmatter as read (strings only)."""
-    _metadata_hash: str | None = field(default=None, repr=False, compare=False)
+    A scan holds one per skill (100,000 in a large workspace), so a record keeps no parsed frontmatter, no
+    description and no name apart from the id; it keeps the description's tokens in order (``terms``, the
+    name's first: their count is ``name_terms``), from which the index takes term counts and the provisional
+    capabilities are derived when needed, and the SHA-256 of what was read (``metadata_hash``, the
+    match-cache key). Slots, and strings shared with the stem memo, keep it to a few hundred bytes.
+    """
+
+    __slots__ = (
+        "id",
+        "source",
+        "_directory",
+        "compatibility",
+        "contract",
+        "contract_error",
+        "terms",
+        "name_terms",
+        "path_terms",
+        "runtime_tokens",
+        "metadata_hash",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        source: str,
+        directory: str | Path,
+        compatibility: str | None,
+        contract: Contract | None,
+        contract_error: ContractParseError | None,
+        terms: tuple[str, ...],
+        name_terms: int,
+        path_terms: tuple[str, ...],
+        runtime_tokens: tuple[str, ...],
+        metadata_hash: bytes,
+    ) -> None:
+        self.id = id
+        """``skill-name::skill-path``: a skill's name holds only letters, digits and hyphens (the core rejects
+        any other), so the first ``::`` ends it."""
+        self.source = source
+        self._directory = str(directory)
+        self.compatibility = compatibility
+        self.contract = contract
+        self.contract_error = contract_error
+        self.terms = terms
+        """The tokens of "name description", in order, duplicates kept (BM25's term counts and length)."""
+        self.name_terms = name_terms
+        """How many of ``terms`` are the name's."""
+        self.path_terms = path_terms
+        """The tokens of the skill's folder path relative to its root beyond the name's (usually none)."""
+        self.runtime_tokens = runtime_tokens
+        self.metadata_hash = metadata_hash
+
+    def __repr__(self) -> str:
+        return f"SkillRecord({self.id!r})"
 
     @property
-    def metadata_hash(self) -> str:
-        """SHA-256 of the canonical JSON of the frontmatter (a match-cache key), computed when first needed."""
-        if self._metadata_hash is None:
-            self._metadata_hash = sha256_json(self.meta)
-        return self._metadata_hash
+    def name(self) -> str:
+        return self.id[: self.id.index("::")]
+
+    @property
+    def path(self) -> str:
+        """The ``skill-path`` half of the id."""
+        return self.id[self.id.index("::") + 2 :]
+
+    @property
+    def directory(self) -> Path:
+        return Path(self._directory)
+
+    @property
+    def namepath_tokens(self) -> tuple[str, ...]:
+        """The distinct tokens of the name and the folder path, in order."""
+        return tuple(dict.fromkeys((*self.terms[: self.name_terms], *self.path_terms)))
+
+    @property
+    def provisional(self) -> frozenset[str]:
+        """Provisional capabilities (only a skill without a parsed contract has them): the description's
+        tokens and the name's tokens joined with '-' (the name as ``joined_stem`` gives it)."""
+        if self.contract is not None:
+            return frozenset()
+        return frozenset(self.terms) | {"-".join(self.terms[: self.name_terms])} - {""}
 
 
 class Rejection(NamedTuple):
@@ -97,15 +150,16 @@ class Discovery(Record):
 class _Parsed(NamedTuple):
     record: SkillRecord | None
     reason: str | None
-    name: str | None = None
 
 
 class SkillCache(Record):
-    """Parsed skills keyed by (real path of SKILL.md, mtime_ns, size) and display path."""
+    """Parsed skills keyed by (real path of SKILL.md, mtime_ns, size) and display path: the record, or
+    the reason it was rejected. Each scan keeps only the entries it met, so a long-lived resolver holds one
+    per skill however often files change."""
 
     __slots__ = ("entries",)
     DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {"entries": dict}
-    entries: dict[tuple, _Parsed]
+    entries: dict[tuple, SkillRecord | str]
 
 
 def skill_files(root: Path) -> list[Path]:
@@ -175,7 +229,13 @@ def _parse(directory: Path, rel: str, source: str, path: str, text: str | None) 
     errors = [f for f in findings if f.severity == "error"] if findings else findings
     if skill is None or errors:
         return _rejected(errors)
-    return _record(skill.meta, directory, rel, source, path)
+    # the metadata hash is taken of the text that holds the frontmatter: it changes whenever the frontmatter does
+    digest = sha256(text.encode("utf-8")).digest() if text is not None else _json_digest(skill.meta)
+    return _record(skill.meta, directory, rel, source, path, digest)
+
+
+def _json_digest(value: Any) -> bytes:
+    return sha256(canonical_json_bytes(value)).digest()
 
 
 def _rejected(errors: list[Any]) -> _Parsed:
@@ -190,7 +250,7 @@ def remote_candidate(location: str, folder: str, frontmatter: dict[str, Any]) ->
     ``location`` is the origin-tagged ``mcp:LABEL:URI``, ``folder`` the last segment of the skill's path; the
     frontmatter's scalars are read as strings, as
     SKILL.md frontmatter is on disk, and checked by the same core rules (the name against the URI's last
-    segment, as a folder's name on disk).
+    segment, as a folder's name on disk). Its metadata hash is that of the canonical JSON of those strings.
     """
     from agentpack.skills.skillmd import validate_frontmatter
 
@@ -198,7 +258,7 @@ def remote_candidate(location: str, folder: str, frontmatter: dict[str, Any]) ->
     errors = [f for f in validate_frontmatter(meta, Path(folder)) if f.severity == "error"]
     if errors:
         return _rejected(errors)
-    return _record(meta, Path(location), folder, EXTERNAL, location)
+    return _record(meta, Path(location), folder, EXTERNAL, location, _json_digest(meta))
 
 
 def _strings(value: Any) -> Any:
@@ -211,7 +271,7 @@ def _strings(value: Any) -> Any:
     return value if isinstance(value, str) else str(value)
 
 
-def _record(meta: dict[str, Any], directory: Path, rel: str, source: str, path: str) -> _Parsed:
+def _record(meta: dict[str, Any], directory: Path, rel: str, source: str, path: str, digest: bytes) -> _Parsed:
     name = meta["name"].strip()
     contract = error = None
     metadata = meta.get("metadata")
@@ -224,34 +284,24 @@ def _record(meta: dict[str, Any], directory: Path, rel: str, source: str, path: 
                 error = exc
         else:
             error = ContractParseError("metadata.contract must be a string", 1)
-            contract_text = None
-    description = meta["description"].strip()
     # tokens of "name description" and of "name rel": the name's are the same in both (a space splits)
     name_tokens = tokenize(name)
-    desc_tokens = name_tokens + tokenize(description)
     compat = meta.get("compatibility") if isinstance(meta.get("compatibility"), str) else None
     runtime_tokens = tuple(t.strip().lower() for t in compat.split(",")) if compat else ()
-    # provisional capabilities only matter for a skill without a parsed contract; the name as joined_stem gives it
-    provisional = frozenset(desc_tokens) | {"-".join(name_tokens)} - {""} if contract is None else frozenset()
     record = SkillRecord(
         id=f"{name}::{path}",
-        name=name,
-        path=path,
         source=source,
         directory=directory,
-        description=description,
         compatibility=compat,
-        meta=meta,
-        contract_text=contract_text,
         contract=contract,
         contract_error=error,
-        desc_tf=Counter(desc_tokens),
-        desc_length=len(desc_tokens),
-        namepath_tokens=frozenset(name_tokens if rel in (".", name) else name_tokens + tokenize(rel)),
-        provisional=provisional,
+        terms=(*name_tokens, *tokenize(meta["description"].strip())),
+        name_terms=len(name_tokens),
+        path_terms=() if rel in (".", name) else tuple(tokenize(rel)),
         runtime_tokens=tuple(t for t in runtime_tokens if t),
+        metadata_hash=digest,
     )
-    return _Parsed(record, None, name)
+    return _Parsed(record, None)
 
 
 def discover(
@@ -280,15 +330,18 @@ def discover(
     discovered = 0
     ws_real = os.path.realpath(workspace)
     entries = cache.entries
-    included: list[tuple] = []
+    kept: dict[tuple, SkillRecord | str] = {}  # the entries of this scan: an edited or removed skill's old one goes
+    # a record is re-parsed exactly when its cache key changes, so the keys of the included ones say
+    # whether the candidate set or any candidate's metadata may have changed: hashed as they come
+    included = sha256()
     disabled = config.disabled
 
-    def admit(parsed: _Parsed, path: str, source: str) -> bool:
-        record = parsed.record
-        if record is None:
-            rejections.append(Rejection(path, parsed.reason or "rejected", source))
+    def admit(parsed: SkillRecord | str, path: str, source: str) -> bool:
+        if isinstance(parsed, str):
+            rejections.append(Rejection(path, parsed, source))
             return False
-        if record.name in disabled or record.id in disabled:
+        record = parsed
+        if disabled and (record.name in disabled or record.id in disabled):
             rejections.append(Rejection(record.id, "disabled by .dci/config.v1.json", source))
             return False
         if record.id in seen:
@@ -329,9 +382,12 @@ def discover(
             if parsed is None:
                 # only a regular file is read here (a FIFO named SKILL.md would block); the core handles the rest
                 text = _read(os.path.join(directory, "SKILL.md")) if S_ISREG(stat.st_mode) else None
-                parsed = entries[key] = _parse(Path(directory), rel, root.source, path, text)
+                made = _parse(Path(directory), rel, root.source, path, text)
+                parsed = made.record or made.reason or "rejected"
+            kept[key] = parsed
             if admit(parsed, path, root.source):
-                included.append(key)
+                included.update(f"{key!r}\n".encode())
+    cache.entries = kept
     remote = list(remote)
     if remote:
         root_log.append({"source": EXTERNAL, "root": "mcp", "exists": True, "skills": len(remote)})
@@ -339,12 +395,10 @@ def discover(
             scanned.append(EXTERNAL)
     for location, folder, frontmatter in remote:
         discovered += 1
-        if admit(remote_candidate(location, folder, frontmatter), location, EXTERNAL):
-            included.append((location, sha256_json(frontmatter)))
-    # a record is re-parsed exactly when its cache key changes, so the keys of the included ones say
-    # whether the candidate set or any candidate's metadata may have changed
-    fingerprint = sha256_text("\n".join(repr(key) for key in included))
-    return Discovery(records, rejections, root_log, scanned, discovered, fingerprint)
+        record, reason = remote_candidate(location, folder, frontmatter)
+        if admit(record or reason or "rejected", location, EXTERNAL) and record is not None:
+            included.update(f"{location!r} {record.metadata_hash.hex()}\n".encode())
+    return Discovery(records, rejections, root_log, scanned, discovered, included.hexdigest())
 
 
 def _under(workspace: Path, path: str | Path) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from sys import intern
 from typing import NamedTuple
 
 from agentpack.io.errors import AgentpackError
@@ -293,7 +294,7 @@ def _parse_plain(text: str) -> Contract | None:
         for item in items:
             if not item or _problem(item) is not None:
                 return None
-            values.append(Capability(item, None, column))
+            values.append(Capability(intern(item), None, column))  # one string per token in a corpus
             column += len(item) + 1
         caps[name] = tuple(values)
     mode = head.group(2)

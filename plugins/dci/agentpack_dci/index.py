@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .aliases import AliasResolver
@@ -58,23 +58,8 @@ def similarity(a: str, b: str) -> float:
 
 
 def forget_similarities() -> None:
-    """Empty the Jaro-Winkler and character-count memos (a cold start, for benchmarks)."""
+    """Empty the Jaro-Winkler memo (a cold start, for benchmarks)."""
     _JW.clear()
-    _CHARS.clear()
-
-
-_CHARS: dict[str, dict[str, int]] = {}
-
-
-def _char_counts(token: str) -> dict[str, int]:
-    """Memoised character counts of one token (a vocabulary token meets every query capability)."""
-    found = _CHARS.get(token)
-    if found is None:
-        found = dict(Counter(token))
-        if len(_CHARS) > 100_000:
-            _CHARS.clear()
-        _CHARS[token] = found
-    return found
 
 
 def may_reach_threshold(a: str, b: str) -> bool:
@@ -87,7 +72,7 @@ def reach_filter(a: str) -> Callable[[str], bool]:
     """``may_reach_threshold(a, b)`` as a function of ``b``, with what depends on ``a`` computed once (a
     query capability meets every token of a vocabulary)."""
     la = len(a)
-    counts = tuple(_char_counts(a).items())
+    counts = tuple(Counter(a).items())
     first, head = a[:1], a[:MAX_PREFIX]
 
     def may_reach(b: str) -> bool:
@@ -97,7 +82,7 @@ def reach_filter(a: str) -> Callable[[str], bool]:
         if (la / lb if la < lb else lb / la) < (0.5 if b[0] == first else 0.7):  # the shorter over the longer
             return False
         common = 0  # matches can only pair equal characters: at most the smaller count of each character
-        other = (_CHARS.get(b) or _char_counts(b)).get  # the memo read inline: a call per token costs
+        other = b.count  # counted in C, not memoised: a vocabulary holds a token per skill name
         for char, count in counts:
             found = other(char)
             if found:
@@ -113,13 +98,23 @@ def reach_filter(a: str) -> Callable[[str], bool]:
     return may_reach
 
 
-def _inverted(rows: list) -> dict[str, list[int]]:
+def _inverted(rows: list) -> dict[str, Sequence[int]]:
     """Term -> the rows that hold it, in ascending order."""
     index: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
         for term in row:
             index[term].append(i)
-    return dict(index)
+    return _tuples(index)
+
+
+def _tuples(index: dict[str, list[int]]) -> dict[str, Sequence[int]]:
+    """``index`` (a plain dict) with its lists made tuples, one at a time: a grown list keeps spare room, and
+    most terms of a large corpus are rare (a one-row tuple takes half the memory of a one-row list)."""
+    out: dict[str, Sequence[int]] = dict(index)
+    index.clear()
+    for key, rows in out.items():
+        out[key] = tuple(rows)
+    return out
 
 
 def _median(values: list[int]) -> float:
@@ -148,17 +143,20 @@ class Corpus:
         self.size = n
         ptokens: dict[str, list[int]] = defaultdict(list)
         provisional: dict[str, list[int]] = defaultdict(list)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
+        postings: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
         self.p_count, self.invalid_count, self.unknown_count = [0] * n, [0] * n, [0] * n
         self.has_contract = [False] * n
         self.hinted: list[int] = []
+        doc_length = self.doc_length = [0] * n
         for i, r in enumerate(records):
-            for term, tf in r.desc_tf.items():
+            terms = r.terms
+            doc_length[i] = len(terms)
+            for term, tf in Counter(terms).items():
                 entry = postings.get(term)
                 if entry is None:
                     entry = postings[term] = ([], [])
-                entry[0].append(i)
-                entry[1].append(tf)
+                entry[0].append(i)  # type: ignore[attr-defined]  # lists while building, tuples after
+                entry[1].append(tf)  # type: ignore[attr-defined]
             c = r.contract
             if c is not None:
                 self.has_contract[i] = True
@@ -176,16 +174,18 @@ class Corpus:
             else:
                 for token in r.provisional:
                     provisional[token].append(i)
-        self.postings = postings
-        """Description term -> its candidates (ascending) and its count in each (two lists: a third of the
+        for term, (docs, counts) in postings.items():  # in place: tuples take no spare room
+            postings[term] = (tuple(docs), tuple(counts))
+        self.postings: dict[str, tuple[Sequence[int], Sequence[int]]] = postings
+        """Description term -> its candidates (ascending) and its count in each (two tuples: a third of the
         memory of one pair per entry)."""
-        self.name_postings = _inverted([r.namepath_tokens for r in records])
-        self.doc_length = [r.desc_length for r in records]
-        self.namepath_size = [len(r.namepath_tokens) for r in records]
+        namepath = [r.namepath_tokens for r in records]
+        self.name_postings = _inverted(namepath)
+        self.namepath_size = [len(tokens) for tokens in namepath]
         self.contract_rows = [i for i, has in enumerate(self.has_contract) if has]
         self.has_error = [r.contract_error is not None for r in records]
-        self.ptokens = dict(ptokens)
-        self.provisional = dict(provisional)
+        self.ptokens = _tuples(ptokens)
+        self.provisional = _tuples(provisional)
         self.avgdl = sum(self.doc_length) / n if n else 0.0  # integer lengths: the sum is exact
         avgdl = self.avgdl or 1.0  # every length is 0 when the average is: bm25 scores nothing then
         self.length_norm = [K1 * (1.0 - B + B * dl / avgdl) for dl in self.doc_length]
@@ -216,7 +216,7 @@ class Corpus:
                 scores[i] = get(i, 0.0) + value
         return scores
 
-    def _term_scores(self, term: str, docs: list[int], counts: list[int]) -> list[float]:
+    def _term_scores(self, term: str, docs: Sequence[int], counts: Sequence[int]) -> list[float]:
         """One term's BM25 contribution to each candidate that holds it, memoised (a corpus constant)."""
         idf = math.log(1.0 + (self.size - len(docs) + 0.5) / (len(docs) + 0.5))
         norm = self.length_norm
@@ -245,7 +245,7 @@ class Corpus:
             self._canon[aliases.version_key] = index = dict(index)
         return index
 
-    def _fuzzy_vocab(self, query: str, vocab: dict[str, list[int]], kind: str) -> dict[str, float]:
+    def _fuzzy_vocab(self, query: str, vocab: dict[str, Sequence[int]], kind: str) -> dict[str, float]:
         """The vocabulary's tokens within Jaro-Winkler 0.90 of ``query``, with their similarity (memoised)."""
         key = (kind, query)
         hits = self._vocab_hits.get(key)

@@ -11,6 +11,7 @@ puts them back (``explain --from-report``).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .grammar import PARSER_VERSION
@@ -178,9 +179,32 @@ def _candidate(res: Resolution, i: int) -> dict[str, Any]:
     return entry
 
 
-def build_report(res: Resolution) -> dict[str, Any]:
+class Listing:
+    """The listed candidates' report entries, made each time they are read and never held: what a streamed
+    report (``build_report(..., stream=True)``) carries as ``candidates``. Iterable any number of times,
+    sized, and sliced (a list of the entries in the slice)."""
+
+    __slots__ = ("res", "listed")
+
+    def __init__(self, res: Resolution, listed: list[int]) -> None:
+        self.res, self.listed = res, listed
+
+    def __len__(self) -> int:
+        return len(self.listed)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (_candidate(self.res, i) for i in self.listed)
+
+    def __getitem__(self, part: slice) -> list[dict[str, Any]]:
+        return [_candidate(self.res, i) for i in self.listed[part]]
+
+
+def build_report(res: Resolution, *, stream: bool = False) -> dict[str, Any]:
     """The run artifact in full: the origin's fields and agentpack's extensions (valid against agentpack's
-    ``capability-resolution-report.v1.schema.json``; ``split_report`` gives the origin's form)."""
+    ``capability-resolution-report.v1.schema.json``; ``split_report`` gives the origin's form).
+
+    ``stream``: ``candidates`` is a ``Listing`` (its entries made when read), for a report written once as
+    it is produced (``split_report`` then gives ``envelope.Streamed`` halves); else a list."""
     q, sel, out, d = res.query, res.selection, res.outcome, res.discovery
     store = res.history
     aliases = res.aliases
@@ -217,7 +241,7 @@ def build_report(res: Resolution) -> dict[str, Any]:
             else 1,
             "selected_count": len(res.selected),
         },
-        "candidates": [_candidate(res, i) for i in listed],
+        "candidates": Listing(res, listed) if stream else [_candidate(res, i) for i in listed],
         "selected_candidates": [res.corpus.records[i].id for i in res.selected],
         "unresolved_required_capabilities": list(sel.unresolved),
         "on_missing_required_action": action,
@@ -256,16 +280,40 @@ def build_report(res: Resolution) -> dict[str, Any]:
 
 def split_report(full: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The origin's report (valid against its schema) and agentpack's extensions apart: the top-level
-    extension fields, and under ``candidates`` each listed candidate's, with its ``id``, in report order."""
+    extension fields, and under ``candidates`` each listed candidate's, with its ``id``, in report order.
+    A streamed report's ``Listing`` gives two ``envelope.Streamed`` arrays, each making the entries anew."""
     report = {key: value for key, value in full.items() if key not in EXTENSION_KEYS}
     extensions = {key: full[key] for key in EXTENSION_KEYS if key in full}
-    report["candidates"] = [
-        {key: value for key, value in c.items() if key not in CANDIDATE_EXTENSION_KEYS} for c in full["candidates"]
-    ]
-    extensions["candidates"] = [
-        {"id": c["id"], **{key: c[key] for key in CANDIDATE_EXTENSION_KEYS if key in c}} for c in full["candidates"]
-    ]
+    candidates = full["candidates"]
+    report["candidates"] = _each(candidates, _origin_part)
+    extensions["candidates"] = _each(candidates, _extension_part)
     return report, extensions
+
+
+def _each(candidates: Any, part: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    if isinstance(candidates, Listing):
+        from agentpack.io.envelope import Streamed
+
+        return Streamed(map(part, candidates))
+    return [part(c) for c in candidates]
+
+
+def _origin_part(candidate: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in candidate.items() if key not in CANDIDATE_EXTENSION_KEYS}
+
+
+def _extension_part(candidate: dict[str, Any]) -> dict[str, Any]:
+    return {"id": candidate["id"], **{key: candidate[key] for key in CANDIDATE_EXTENSION_KEYS if key in candidate}}
+
+
+def writable(full: dict[str, Any]) -> dict[str, Any]:
+    """``full`` as ``envelope.write`` takes it: a streamed report's ``Listing`` as an ``envelope.Streamed`` array."""
+    candidates = full["candidates"]
+    if isinstance(candidates, Listing):
+        from agentpack.io.envelope import Streamed
+
+        return {**full, "candidates": Streamed(candidates)}
+    return full
 
 
 def join_report(report: dict[str, Any], extensions: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import Any
 from agentpack.cli.clikit import envelope
 from agentpack.io.clock import SYSTEM_CLOCK
 
-from .evals import run_suites
 from .lifecycle.refresh import refresh
 from .lifecycle.status import pack_status
 from .pack.manifest import load_pack
@@ -35,6 +34,8 @@ def status_payload(root: str | Path, *, check_sources: bool = True) -> dict[str,
 def eval_payload(root: str | Path, suite_ids: list[str] | None = None) -> dict[str, Any]:
     """The pack's suites (or ``suite_ids``) as the report ``agentpack eval --json`` prints."""
     from agentpack.kernel.models import Report  # pydantic: only for the report, not for importing this module
+
+    from .evals import run_suites
 
     started = SYSTEM_CLOCK.now()
     report = run_suites(load_pack(root), suite_ids=suite_ids)

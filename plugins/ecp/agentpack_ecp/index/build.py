@@ -397,13 +397,14 @@ def _build_locked(
         given = {k: v for k, v in (snapshots or {}).items() if k not in (revisions or {})}
         if max_bytes != DEFAULT_MAX_FILE_BYTES:
             given = {}
-        stat_cache = StatCache.for_pack(pack.root)
+        stat_cache = None  # read only for a source the caller did not snapshot (a refresh did them all)
         snaps = []
         for s in pack.sources:
             bar.update(description=f"scanning source {s.source_id}")
-            snaps.append(
-                given.get(s.source_id)
-                or snapshot_source(
+            snap = given.get(s.source_id)
+            if snap is None:
+                stat_cache = stat_cache or StatCache.for_pack(pack.root)
+                snap = snapshot_source(
                     pack,
                     s,
                     clock=clock,
@@ -411,12 +412,13 @@ def _build_locked(
                     revision=(revisions or {}).get(s.source_id),
                     stat_cache=stat_cache,
                 )
-            )
+            snaps.append(snap)
             log.info(
                 "source %s: %d files in scope, %d text", s.source_id, len(snaps[-1].manifest), len(snaps[-1].texts)
             )
             bar.advance()
-        stat_cache.save()
+        if stat_cache is not None:
+            stat_cache.save()
         for snap, source in zip(snaps, pack.sources, strict=False):
             result.revisions[snap.source_id] = snap.revision
             if not snap.texts:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from agentpack.io.errors import AgentpackError
 from agentpack.io.paths import resolve_under
 
 from ..pack.files import check_uri_safe, connect_readonly, open_regular
+from . import ftstopk
 from .chunkstore import Chunk, TextsFile
 
 FORMAT = "sqlite-fts-index-v1"
@@ -116,12 +119,38 @@ def has_text_column(db: Path, table: str = TABLE) -> bool:
         con.close()
 
 
-def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:
-    """Update a copy of the database in place: delete the rows of removed chunks, insert ``added``
-    (whose term counts are ``matrix``); return the rowids given to ``added``."""
+def add_bounds(db: Path, blocks, lens, table: str = TABLE) -> None:
+    """Add the per-term bounds of exact top-k queries (``ftstopk.write_blocks``: postings by term in
+    blocks, each row's length) to a database ``Writer`` made."""
     con = _connect(db)
     try:
         with con:
+            ftstopk.write_blocks(con, table, blocks, lens)
+    finally:
+        con.close()
+
+
+def write(out: Path, chunks: list[Chunk], matrix, table: str = TABLE) -> list[int]:
+    """The database of ``chunks`` (whose term counts are ``matrix``) in one go, without the top-k bounds
+    (``add_bounds``); return the rowid of every chunk. (A build streams batches through ``Writer``.)"""
+    writer = Writer(out, table=table)
+    writer.add(chunks, matrix)
+    writer.close()
+    return list(range(1, len(chunks) + 1))
+
+
+def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:
+    """Update a copy of the database in place: delete the rows of removed chunks, insert ``added``
+    (whose term counts are ``matrix``), keep the top-k bounds in step; return the rowids given to ``added``."""
+    con = _connect(db)
+    try:
+        with con:
+            side = ftstopk.has_tables(con)
+            removed: dict[int, set[str]] = {}
+            for lo in range(0, len(removed_rowids), 500) if side else ():
+                batch = removed_rowids[lo : lo + 500]
+                sql = f"SELECT rowid, tokens FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})"
+                removed.update((r, set(str(tokens or "").split())) for r, tokens in con.execute(sql, batch))
             for lo in range(0, len(removed_rowids), 500):
                 batch = removed_rowids[lo : lo + 500]
                 con.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch)
@@ -131,6 +160,8 @@ def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table
                 "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
                 ((start + i, *row) for i, row in enumerate(_rows(added, matrix))),
             )
+            if side:
+                ftstopk.patch(con, table, removed, matrix, list(range(start, start + len(added))))
     finally:
         con.close()
     return list(range(start, start + len(added)))
@@ -184,8 +215,16 @@ def check_database(db: Path, table: str = TABLE) -> str | None:
     return None
 
 
-def _escape_like(prefix: str) -> str:
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def informative(terms: list[str], df: dict[str, int], rows: int) -> list[str]:
+    """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
+
+    FTS5 clamps the idf of a term found in more than half the rows to a negligible value, yet
+    decoding its long doclist dominates the query time; when every term is that common the
+    rarest one is kept so the query still matches.
+    """
+    present = [t for t in terms if t in df]
+    keep = [t for t in present if df[t] * 2 <= rows]
+    return keep or sorted(present, key=lambda t: df[t])[:1]
 
 
 class FtsIndex:
@@ -216,7 +255,8 @@ class FtsIndex:
             columns = {row[1] for row in self._con.execute(f"PRAGMA table_info({self.table})")}
             self.has_text = "text" in columns
             self.texts = None if self.has_text else TextsFile.open(index_dir)
-            self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+            self._postings = ftstopk.Postings(self._con, self.table)
+            self._vocab = False  # the fts5vocab table of ``_df``, made on first use
             recorded = (head.get("stats") or {}).get("chunks") if head.get("format") == FORMAT else None
             # our builds record the row count; counting an FTS5 table reads all of its content rows
             self.rows = (
@@ -227,18 +267,26 @@ class FtsIndex:
         except sqlite3.Error as exc:
             raise AgentpackError(f"{rel} cannot be read: {exc}", hint="run agentpack ecp build") from None
 
-    def _informative(self, terms: list[str]) -> list[str]:
-        """The terms that can move FTS5's bm25: those in at most half the chunks (others get idf ~ 0).
+    def _kept(self, source_ids: set[str], prefixes: tuple[str, ...], rowids: Sequence[int]) -> set[int]:
+        """The ``rowids`` whose source is one of ``source_ids`` and whose path starts with one of
+        ``prefixes`` (case-sensitive, as for the other formats; an empty filter lets all through)."""
+        kept: set[int] = set()
+        for lo in range(0, len(rowids), 500):
+            batch = list(rowids[lo : lo + 500])
+            sql = f"SELECT rowid, source_id, path FROM {self.table} WHERE rowid IN ({','.join('?' * len(batch))})"
+            kept.update(
+                r
+                for r, source_id, path in self._con.execute(sql, batch)
+                if (not source_ids or source_id in source_ids) and (not prefixes or str(path).startswith(prefixes))
+            )
+        return kept
 
-        FTS5 clamps the idf of a term found in more than half the rows to a negligible value, yet
-        decoding its long doclist dominates the query time; when every term is that common the
-        rarest one is kept so the query still matches.
-        """
+    def _df(self, terms: list[str]) -> dict[str, int]:
+        if not self._vocab:
+            self._con.execute(f"CREATE VIRTUAL TABLE temp.ecp_vocab USING fts5vocab(main, {self.table}, row)")
+            self._vocab = True
         marks = ",".join("?" * len(terms))
-        df = dict(self._con.execute(f"SELECT term, doc FROM temp.ecp_vocab WHERE term IN ({marks})", terms))
-        present = [t for t in terms if t in df]
-        keep = [t for t in present if df[t] * 2 <= self.rows]
-        return keep or sorted(present, key=lambda t: df[t])[:1]
+        return dict(self._con.execute(f"SELECT term, doc FROM temp.ecp_vocab WHERE term IN ({marks})", terms))
 
     def search(
         self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
@@ -257,27 +305,15 @@ class FtsIndex:
     ) -> list[tuple[dict[str, Any], float]]:
         if not terms:
             return []
+        k = min(int(k), 1 << 62)  # SQLite integers are 64-bit
+        keep = partial(self._kept, set(source_ids or ()), tuple(prefixes or ())) if source_ids or prefixes else None
         with self._lock:
-            terms = self._informative(terms)
-        if not terms:
-            return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        where, params = [f"{self.table} MATCH ?"], [match]
-        if source_ids:
-            where.append(f"source_id IN ({','.join('?' * len(source_ids))})")
-            params += list(source_ids)
-        if prefixes:
-            where.append("(" + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in prefixes) + ")")
-            params += [_escape_like(p) for p in prefixes]
-        text_column = "text" if self.has_text else "NULL"
-        ranked = (
-            f"SELECT rowid, bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
-            "ORDER BY score, rowid LIMIT ?"
-        )
-        with self._lock:
-            top = self._con.execute(ranked, [*params, min(int(k), 1 << 62)]).fetchall()  # SQLite integers are 64-bit
+            top = self._postings.top_k(terms, k, informative, keep)
+            if top is None:
+                top = self._ranked(terms, k, source_ids, prefixes)
             if not top:
                 return []
+            text_column = "text" if self.has_text else "NULL"
             rows = {
                 r[0]: r[1:]
                 for r in self._con.execute(
@@ -300,10 +336,32 @@ class FtsIndex:
                         "chunk_hash": r[5],
                         "text": text,
                     },
-                    -float(score),
+                    float(score),
                 )
             )
         return hits
+
+    def _ranked(
+        self, terms: list[str], k: int, source_ids: list[str] | None, prefixes: list[str] | None
+    ) -> list[tuple[int, float]]:
+        """FTS5's own ranking (databases without top-k bounds): every matching row scored by bm25."""
+        terms = informative(terms, self._df(terms), self.rows)
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where, params = [f"{self.table} MATCH ?"], [match]
+        if source_ids:
+            where.append(f"source_id IN ({','.join('?' * len(source_ids))})")
+            params += source_ids
+        if prefixes:
+            where.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in prefixes) + ")")
+            for prefix in prefixes:
+                params += [str(len(prefix)), prefix]  # SQLite's substr takes a text length too
+        ranked = (
+            f"SELECT rowid, -bm25({self.table}) AS score FROM {self.table} WHERE {' AND '.join(where)} "
+            "ORDER BY score DESC, rowid LIMIT ?"
+        )
+        return self._con.execute(ranked, [*params, k]).fetchall()
 
     def text(self, chunk_id: str) -> str | None:
         """The indexed text of a chunk from ``texts.jsonl`` (databases without a ``text`` column)."""

@@ -9,7 +9,8 @@ batch is tokenised once (``TermMatrix.from_texts``) and handed to each index's w
 * keyword-index-v2: the ``documents`` of ``index_data.json`` appended, and the batch's postings spilled as
   one sorted run (doc ids, term frequencies, and the postings already serialised as JSON); at the end a
   k-way merge of the runs writes the ``terms`` of ``index_data.json`` term by term;
-* sqlite-fts-index-v1: the batch's rows inserted, all batches in one transaction;
+* sqlite-fts-index-v1: the batch's rows inserted, all batches in one transaction, and its postings spilled
+  as a run; at the end their merge writes the top-k side tables (``ftstopk``);
 * vector-index-v1: the batch's vectors appended to the payload.
 
 What stays in memory is one batch (its texts, term matrix and serialised lines), a read buffer per merged
@@ -203,7 +204,6 @@ class KeywordWriter:
         self.docs = 0
 
     def add(self, chunks: list[Chunk], matrix: TermMatrix) -> None:
-        import numpy as np
 
         if not chunks:
             return
@@ -212,22 +212,13 @@ class KeywordWriter:
         self.doc_len.extend(matrix.doc_len)
         plain = keyword.PLAIN
         prefix = ["[" + plain(c.chunk_id) + "," for c in chunks]
-        bounds = matrix.indptr.tolist()
         doc_list, tf_list = matrix.doc.tolist(), matrix.tf.tolist()
-        docs = (np.asarray(matrix.doc, dtype="<i4") + np.int32(self.docs)).tobytes()
-        tfs = np.asarray(matrix.tf, dtype="<i4").tobytes()
-        records = (
-            (
-                term.encode("utf-8"),
-                docs[4 * lo : 4 * hi],
-                tfs[4 * lo : 4 * hi],
-                ("],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi]))) + "]").encode(
-                    "utf-8"
-                ),
-            )
-            for term, lo, hi in zip(matrix.terms, bounds, bounds[1:], strict=False)
-        )
-        self.runs.append(write_run(self.spill / f"postings-{len(self.runs)}.run", records))
+
+        def body(lo: int, hi: int) -> bytes:
+            members = "],".join(map(add, map(prefix.__getitem__, doc_list[lo:hi]), map(str, tf_list[lo:hi])))
+            return (members + "]").encode("utf-8")
+
+        self.runs.append(spill_postings(self.spill / f"postings-{len(self.runs)}.run", matrix, self.docs, body))
         self.docs += len(chunks)
 
     def finish(self) -> tuple[dict[str, Any], dict[str, Any], int]:
@@ -291,18 +282,76 @@ class KeywordWriter:
         self.doc_len.close()
 
 
+def spill_postings(path: Path, matrix: TermMatrix, base: int, body=None) -> Path:
+    """A run of the postings of ``matrix`` (doc ids offset by ``base``); ``body(lo, hi)``: the serialised
+    postings ``lo:hi`` (empty without it)."""
+    import numpy as np
+
+    bounds = matrix.indptr.tolist()
+    docs = (np.asarray(matrix.doc, dtype="<i4") + np.int32(base)).tobytes()
+    tfs = np.asarray(matrix.tf, dtype="<i4").tobytes()
+    records = (
+        (term.encode("utf-8"), docs[4 * lo : 4 * hi], tfs[4 * lo : 4 * hi], body(lo, hi) if body else b"")
+        for term, lo, hi in zip(matrix.terms, bounds, bounds[1:], strict=False)
+    )
+    return write_run(path, records)
+
+
 class FtsWriter:
-    def __init__(self, out: Path) -> None:
+    """sqlite-fts-index-v1: each batch's rows inserted; its postings spilled for the top-k bounds
+    (``ftstopk``), which are written from their merge once the table is complete."""
+
+    def __init__(self, out: Path, spill: Path) -> None:
+        self.db_path = out / fts.DB_NAME
         self.db = fts.Writer(out)
+        self.spill = spill
+        self.runs: list[Path] = []
+        self.lens = Column(spill / "lens", "<i8")
+        self.lens.extend([0])
+        self.docs = 0
 
     def add(self, chunks: list[Chunk], matrix: TermMatrix) -> None:
         self.db.add(chunks, matrix)
+        if not chunks:
+            return
+        self.runs.append(spill_postings(self.spill / f"postings-{len(self.runs)}.run", matrix, self.docs))
+        self.lens.extend(matrix.doc_len)
+        self.docs += len(chunks)
 
     def finish(self) -> None:
+        import numpy as np
+
         self.db.close()
+        self.lens.close()
+        lens = np.fromfile(self.lens.path, dtype="<i8")  # 8 bytes a chunk: what the side tables record
+        fts.add_bounds(self.db_path, self._blocks(), lens)
+
+    def _blocks(self):
+        """The merged postings in blocks of about ``BLOCK`` bytes of doc ids, as ``ftstopk.write_blocks``
+        takes them."""
+        import numpy as np
+
+        terms: list[str] = []
+        dfs: list[int] = [0]
+        docs: list[bytes] = []
+        tfs: list[bytes] = []
+        held = 0
+        for term, parts in merge_runs(self.runs, self.spill):
+            _, d, t, _ = parts[0] if len(parts) == 1 else joined(term, parts)
+            terms.append(term.decode("utf-8"))
+            dfs.append(len(d) >> 2)
+            docs.append(d)
+            tfs.append(t)
+            held += len(d)
+            if held >= BLOCK:
+                yield terms, np.cumsum(dfs), np.frombuffer(b"".join(docs), "<i4"), np.frombuffer(b"".join(tfs), "<i4")
+                terms, dfs, docs, tfs, held = [], [0], [], [], 0
+        if terms:
+            yield terms, np.cumsum(dfs), np.frombuffer(b"".join(docs), "<i4"), np.frombuffer(b"".join(tfs), "<i4")
 
     def close(self) -> None:
         self.db.con.close()
+        self.lens.close()
 
 
 class VectorWriter:
@@ -378,7 +427,8 @@ def build_group(
                 (spill / f"kw-{n}").mkdir()
                 writers.append(KeywordWriter(target["out"], head, spill / f"kw-{n}"))
             elif entry.format == "sqlite-fts-index-v1":
-                writers.append(FtsWriter(target["out"]))
+                (spill / f"fts-{n}").mkdir()
+                writers.append(FtsWriter(target["out"], spill / f"fts-{n}"))
             else:
                 writers.append(VectorWriter(target["out"], config, head, spill, str(n)))
             target["head"] = head

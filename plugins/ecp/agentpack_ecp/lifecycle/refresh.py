@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io import jsonio
 from agentpack.io.clock import SYSTEM_CLOCK, Clock
@@ -33,7 +33,6 @@ from agentpack.io.console import NO_PROGRESS, logger, progress
 from agentpack.io.errors import AgentpackError
 from agentpack.io.fsutil import atomic_write_json, file_lock
 
-from ..evals import Outcome, evaluate
 from ..index.build import build_pack
 from ..pack import journal, layout, leftovers
 from ..pack.crashpoints import crashpoint
@@ -47,6 +46,9 @@ from . import publish, state
 from .changes import SourceChanges, changed_paths, detect, git_targets, snapshots
 from .policy import Budget, BudgetExceeded, Plan, Policy, plan_refresh
 from .staging import staged_pack
+
+if TYPE_CHECKING:
+    from ..evals import Outcome
 
 
 def new_run_id(clock: Clock) -> str:
@@ -89,6 +91,7 @@ def eval_summary(report: Outcome) -> dict[str, Any]:
 
 def _run_evals(pack: ExpertPack, policy: Policy, staging_rel: str, budget: Budget, clock: Clock) -> Outcome:
     """The policy's suites against the staged build, with an index cache of its own (dropped after)."""
+    from ..evals import evaluate  # the query path comes with it: a refresh without evals does without
 
     def charge(usage: dict[str, Any]) -> None:
         budget.charge(*usage_cost(usage))

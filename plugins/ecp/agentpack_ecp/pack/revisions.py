@@ -12,6 +12,7 @@ must equal the intended data, or nothing is written.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ from agentpack.io.errors import AgentpackError
 from agentpack.io.fsutil import atomic_write_text
 
 from .layout import MANIFEST_PATH
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when PyYAML has it: the values are the same, read several times faster (the edits
+need the pure-Python composer's character offsets, so ``yaml.compose`` keeps ``SafeLoader``)."""
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_LOADER)  # a safe loader (C or Python)
 
 
 def _scalar(value: Any) -> str:
@@ -39,7 +48,7 @@ def _styled(value: Any, style: str | None) -> str:
             return f"'{value}'"
         if style is None and ": " not in value and " #" not in value and not value.startswith(("'", '"')):
             try:
-                if yaml.safe_load(value) == value:
+                if _load(value) == value:
                     return value
             except yaml.YAMLError:
                 pass
@@ -103,7 +112,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
     if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value:
         current: Any = {}
         if isinstance(node, yaml.MappingNode):
-            current = yaml.safe_load(text[node.start_mark.index : node.end_mark.index]) or {}
+            current = _load(text[node.start_mark.index : node.end_mark.index]) or {}
         merged = {**current, **revision} if isinstance(current, dict) else dict(revision)
         edits.replace(node.start_mark.index, node.end_mark.index, _flow(merged))
         return
@@ -114,7 +123,7 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
         if pair is None:
             missing.append(key)
         elif isinstance(pair[1], yaml.ScalarNode):
-            if yaml.safe_load(text[pair[1].start_mark.index : pair[1].end_mark.index] or "null") != value:
+            if _load(text[pair[1].start_mark.index : pair[1].end_mark.index] or "null") != value:
                 edits.replace(pair[1].start_mark.index, pair[1].end_mark.index, _styled(value, pair[1].style))
         else:
             edits.replace(pair[1].start_mark.index, pair[1].end_mark.index, _scalar(value))
@@ -125,9 +134,16 @@ def _edit_source(text: str, source: yaml.MappingNode, revision: dict[str, Any], 
 
 def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = MANIFEST_PATH) -> str:
     """``text`` with ``sources[source_id].revision`` updated from ``revisions`` (keys set, none removed)."""
+    return _updated(text, json.dumps(revisions, sort_keys=True), file)
+
+
+@functools.lru_cache(maxsize=2)
+def _updated(text: str, revisions_json: str, file: str) -> str:
+    """``update_text``, remembered: a publish checks the edit before writing its journal, then makes it."""
+    revisions: dict[str, dict[str, Any]] = json.loads(revisions_json)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)  # pure-Python marks: character offsets
-        data = yaml.safe_load(text)
+        data = _load(text)
     except yaml.YAMLError as exc:
         raise AgentpackError(f"cannot parse EXPERT.yaml to update revisions: {exc}", file=file) from None
     sources = _key_node(root, "sources") if isinstance(root, yaml.MappingNode) else None
@@ -155,7 +171,7 @@ def update_text(text: str, revisions: dict[str, dict[str, Any]], *, file: str = 
     if unknown:
         raise AgentpackError(f"no source with source_id {', '.join(sorted(unknown))} in EXPERT.yaml", file=file)
     result = edits.apply(text)
-    if yaml.safe_load(result) != expected:
+    if _load(result) != expected:
         raise AgentpackError(
             "could not update the revisions in EXPERT.yaml without changing its meaning; nothing was written",
             file=file,

@@ -23,12 +23,8 @@ from agentpack.io.hashing import sha256_text
 from agentpack.io.paths import resolve_under
 
 from ..index.chunking import chunk_id, line_windows, split_lines
-from ..index.embed import get_embedder
 from ..index.fields import field_bonuses
-from ..index.fts import FtsIndex
-from ..index.keyword import KeywordIndex
 from ..index.tokenize import term_counts
-from ..index.vector import VectorIndex, coerce_query_vector
 from ..pack import journal, layout
 from ..pack.files import file_kind, load_json_payload, open_regular, read_json_doc, read_regular
 from ..pack.layout import MANIFEST_PATH
@@ -149,10 +145,17 @@ def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
     fmt = next((f for f in ("keyword-index-v2", "sqlite-fts-index-v1", "vector-index-v1") if f'"{f}"' in head), None)
     if fmt is None:
         raise AgentpackError(f"{entry.path}/{data_rel}: unknown index payload format")
+    # each format's module is imported for its own indexes only (a cold query pays for what it opens)
     if fmt == "keyword-index-v2":
+        from ..index.keyword import KeywordIndex
+
         return fmt, KeywordIndex.load(index_dir, data_path)
     if fmt == "sqlite-fts-index-v1":
+        from ..index.fts import FtsIndex
+
         return fmt, FtsIndex(index_dir, as_dict(load_json_payload(data_path, f"{entry.path}/{data_rel}")))
+    from ..index.vector import VectorIndex
+
     return fmt, VectorIndex.load(index_dir, data_path)
 
 
@@ -247,8 +250,12 @@ def search(
                 f"query_embedding {given.get('model')}/{given.get('dimensions')} does not match the "
                 f"index embedding {index.embedding.get('model')}/{index.dimensions}"
             )
+        from ..index.vector import coerce_query_vector
+
         query = coerce_query_vector(request["query_vector"], index.dimensions)
     else:
+        from ..index.embed import get_embedder
+
         embedder = get_embedder(index.embedding, for_query=True)
         if embedder is None:
             return [], (

@@ -74,6 +74,15 @@ def _internal_dirs(pack: ExpertPack) -> set[str]:
     return dirs
 
 
+def _identity(path: str | os.DirEntry) -> tuple[int, int] | None:
+    """A directory's (device, inode), which names it whatever path leads to it (``None``: unreadable)."""
+    try:
+        st = path.stat() if isinstance(path, os.DirEntry) else os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def scan_directory(
     root: Path, scope: Scope, max_bytes: int, skip_dirs: Set[str] = frozenset(), stat_cache: StatCache | None = None
 ) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
@@ -88,26 +97,34 @@ def scan_directory(
     text_paths: list[str] = []
     scan = stat_cache.scanner(os.path.realpath(root)) if stat_cache is not None else None
     root_real = os.path.realpath(root)
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        base = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if os.path.realpath(os.path.join(dirpath, d)) not in skip_dirs
-            and not d.startswith(".staging")
-            and d != ".backup"
-            and not scope.excludes_dir(base + d)
-        )
-        for name in sorted(filenames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+    skip = {_identity(d) for d in skip_dirs} - {None}
+    # os.walk's order (a directory's files, then its subdirectories, each sorted by name; symlinked
+    # directories not entered) from os.scandir's entries: a symlink test costs no system call, a stat one
+    stack = [(str(root), "")]
+    while stack:
+        dirpath, base = stack.pop()
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirs: list[os.DirEntry[str]] = []
+        files: list[os.DirEntry[str]] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry)
+        for entry in sorted(files, key=lambda e: e.name):
+            rel = base + entry.name
             if not scope.matches(rel):
                 continue
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) and not is_within(root_real, full):
+            full = entry.path
+            if entry.is_symlink() and not is_within(root_real, full):
                 continue
             try:
-                st = os.stat(full)
+                st = entry.stat()
             except OSError:
                 continue
             size = st.st_size
@@ -133,6 +150,16 @@ def scan_directory(
                     texts[rel] = text
             if scan is not None and size <= max_bytes:
                 scan.record(rel, key, record)
+        entered = [
+            entry
+            for entry in sorted(dirs, key=lambda e: e.name)
+            if not entry.is_symlink()
+            and not entry.name.startswith(".staging")
+            and entry.name != ".backup"
+            and not scope.excludes_dir(base + entry.name)
+            and _identity(entry) not in skip
+        ]
+        stack.extend((entry.path, f"{base}{entry.name}/") for entry in reversed(entered))
     if scan is None:
         return manifest, texts
     scan.finish()
