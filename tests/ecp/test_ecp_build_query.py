@@ -215,15 +215,21 @@ def test_missing_index_is_reported_not_dropped(example_pack: Path) -> None:
 def test_interrupted_build_keeps_the_previous_index(example_pack: Path, tmp_path: Path) -> None:
     target = example_pack / INDEXES / "corpus-keyword" / "index_data.json"
     before = target.read_bytes()
-    code = (
-        "import sys, agentpack_ecp.index.keyword as k\n"
+    code = (  # stopped when every batch is spilled, before the merge: the spill files go with the staging folder
+        "import sys, agentpack_ecp.index.stream as s\n"
         "def boom(*a, **kw): raise SystemExit(9)\n"
-        "k.write = boom\n"
+        "s.merge_runs = boom\n"
         "from agentpack_ecp.index.build import build_pack\n"
         f"build_pack({str(example_pack)!r}, rebuild=True)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "AGENTPACK_ECP_BUILD_BATCH_CHARS": "500"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=False, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 9
+    assert not (example_pack / "expert" / "context" / ".staging").exists() or not list(
+        (example_pack / "expert" / "context" / ".staging").iterdir()
+    )
     assert target.read_bytes() == before
     assert not [p for p in (example_pack / INDEXES).iterdir() if p.name.startswith(".staging")]
     assert query_pack(load_pack(example_pack), {"question": "cache", "mode": "keyword"})["chunks"]
@@ -338,7 +344,7 @@ def test_fts_snippets_come_from_texts_jsonl(example_pack: Path) -> None:
 
 def test_documents_template_writes_what_the_json_encoder_writes() -> None:
     from agentpack_ecp.index.chunkstore import COMPACT, Chunk
-    from agentpack_ecp.index.keyword import _documents
+    from agentpack_ecp.index.keyword import documents
 
     chunks = [
         Chunk('src:a "quoted"\\path#1', "src", 'a "quoted"\\path', 1, 9, None, "c" * 64, "f" * 64),
@@ -356,4 +362,4 @@ def test_documents_template_writes_what_the_json_encoder_writes() -> None:
         }
         for c, n in zip(chunks, [7, 0], strict=True)
     }
-    assert _documents(chunks, [7, 0]) == COMPACT(expected)[1:-1]
+    assert documents(chunks, [7, 0]) == COMPACT(expected)[1:-1]

@@ -97,7 +97,7 @@ def test_top_k_equals_fts5_ranking_after_build_and_patch(tmp_path: Path, seed: i
     rng = random.Random(seed)
     chunks, matrix = _matrix(_chunks(rng, rng.choice([30, 150, 400])))
     fts.write(tmp_path, chunks, matrix)
-    fts.add_bounds(tmp_path / fts.DB_NAME, matrix)
+    fts.add_bounds(tmp_path / fts.DB_NAME, *ftstopk.one_block(matrix))
     index = _index(tmp_path, len(chunks))
     try:
         assert _check_questions(index, tmp_path / fts.DB_NAME, rng) > 10
@@ -122,7 +122,7 @@ def test_side_tables_agree_with_a_full_build_after_patch(tmp_path: Path) -> None
     rng = random.Random(99)
     chunks, matrix = _matrix(_chunks(rng, 120))
     fts.write(tmp_path, chunks, matrix)
-    fts.add_bounds(tmp_path / fts.DB_NAME, matrix)
+    fts.add_bounds(tmp_path / fts.DB_NAME, *ftstopk.one_block(matrix))
     added, added_matrix = _matrix(_chunks(rng, 10, start=500))
     fts.patch(tmp_path / fts.DB_NAME, [2, 5, 7], added, added_matrix)
     con = sqlite3.connect(tmp_path / fts.DB_NAME)
@@ -159,7 +159,7 @@ def test_stale_or_missing_side_tables_fall_back_to_fts5(tmp_path: Path) -> None:
         assert index.search(["w1"], 5, None, None)
     finally:
         index.close()
-    fts.add_bounds(tmp_path / fts.DB_NAME, matrix)
+    fts.add_bounds(tmp_path / fts.DB_NAME, *ftstopk.one_block(matrix))
     con = sqlite3.connect(tmp_path / fts.DB_NAME)
     with con:
         con.execute(

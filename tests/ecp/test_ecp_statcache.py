@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentpack_ecp.index.chunkstore import TextsFile, write_jsonl
+from agentpack_ecp.index.chunkstore import Chunk, TextsFile, text_line
 from agentpack_ecp.sources import statcache
 from agentpack_ecp.sources.scope import Scope
 from agentpack_ecp.sources.snapshot import scan_directory
@@ -108,7 +108,8 @@ def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
 def test_texts_file_finds_every_chunk_by_id(tmp_path_factory, ids: list[str], missing: str) -> None:
     folder = tmp_path_factory.mktemp("texts")
     ids = sorted(ids)
-    write_jsonl(folder / "texts.jsonl", ({"chunk_id": i, "file_sha256": "0", "text": f"text of {i}\n"} for i in ids))
+    lines = [text_line(Chunk(i, "s", "p", 1, 1, f"text of {i}\n", "0", "0")) for i in ids]  # as a build writes them
+    (folder / "texts.jsonl").write_bytes(b"".join(lines))
     texts = TextsFile.open(folder)
     if not ids:
         assert texts is None

@@ -58,6 +58,7 @@ def _env(**extra: str) -> dict[str, str]:
 SCENARIOS = {
     # name: (prepare the pack after its first build, the command that publishes, the version it publishes)
     "build": (_change, ["ecp", "build"], NEW),
+    "rebuild": (_change, ["ecp", "build", "--rebuild"], NEW),  # the streaming full build (build.batch)
     "refresh": (_change, ["ecp", "refresh"], NEW),
     "rollback": (lambda pack: (_change(pack), refresh(pack)), ["ecp", "rollback"], OLD),
 }

@@ -12,10 +12,12 @@ clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
 * ``out_dir``: write each index to ``out_dir / <entry path>`` instead, publish
   nothing and leave EXPERT.yaml alone (the caller publishes, e.g. after evals);
 * without ``rebuild`` an index whose recorded source revisions and build
-  configuration equal the current ones is left as is, and the chunks of files
-  whose content hash did not change are copied from the previous index rather
-  than re-chunked; ``changed`` (``{source_id: paths}``) forces those files to be
-  re-chunked;
+  configuration equal the current ones is left as is, and one whose previous build
+  has the same configuration is patched (``incremental.py``): only files whose
+  content hash changed are re-chunked; ``changed`` (``{source_id: paths}``) forces
+  those files to be re-chunked;
+* any other index is built in full in bounded memory (``stream.py``): one streaming
+  pass per group of indexes with the same chunking and sources;
 * ``snapshots`` (``{source_id: SourceSnapshot}``): sources already read (by change detection)
   at the default ``max_file_bytes``, not read again;
 * ``revisions`` (``{source_id: revision}``) overrides what a source is read at
@@ -29,7 +31,6 @@ clock=SYSTEM_CLOCK, lock=True, revisions=None) -> BuildResult``
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 from collections.abc import Iterable, Mapping
@@ -43,10 +44,8 @@ from agentpack.io.clock import SYSTEM_CLOCK, Clock
 from agentpack.io.console import logger, progress
 from agentpack.io.errors import AgentpackError
 from agentpack.io.fsutil import file_lock
-from agentpack.io.hashing import sha256_file, sha256_text
 from agentpack.io.paths import resolve_under
 
-from .. import __version__
 from ..pack import journal, layout, leftovers
 from ..pack.crashpoints import crashpoint
 from ..pack.files import read_regular
@@ -58,8 +57,7 @@ from ..sources.recipes import DEFAULT_MAX_FILE_BYTES
 from ..sources.snapshot import SourceSnapshot, snapshot_source
 from ..sources.statcache import StatCache
 from . import fts, keyword, vector
-from .chunking import chunk_id, line_windows, split_lines
-from .chunkstore import CHUNKS_NAME, TEXTS_NAME, Chunk, doc_arrays, read_jsonl, save_cache, write_common, write_json
+from .chunkstore import Chunk, doc_arrays, write_common, write_json
 from .embed import get_embedder
 from .fileops import copy_file, link_tree
 from .incremental import (
@@ -69,9 +67,9 @@ from .incremental import (
     merged_order,
     previous_vectors,
     reusable_runs,
-    save_state,
     state_arrays,
 )
+from .stream import build_group, file_chunks, seal
 from .termmatrix import TermMatrix
 from .tokenize import TOKENIZER_ID
 
@@ -178,65 +176,13 @@ def _up_to_date(target: Path, config: dict[str, Any], snaps: list[SourceSnapshot
     )
 
 
-def _previous_chunks(target: Path, chunking: dict[str, Any]) -> dict[tuple[str, str, str], list[Chunk]]:
-    """Chunks of the previous build by (source_id, path, file sha256), when its chunking was the same."""
-    try:
-        info = jsonio.loads(read_regular(target / "build_info.json"))
-        if (info.get("config") or {}).get("chunking") != chunking:
-            return {}
-        records = read_jsonl(target / CHUNKS_NAME)
-        texts = read_jsonl(target / TEXTS_NAME)
-    except (OSError, ValueError):
-        return {}
-    found: dict[tuple[str, str, str], list[Chunk]] = {}
-    for record, text in zip(records, texts, strict=False):
-        if record.get("chunk_id") != text.get("chunk_id") or not text.get("file_sha256"):
-            return {}
-        loc = record["loc"]
-        found.setdefault((record["source_id"], record["artifact_path"], text["file_sha256"]), []).append(
-            Chunk(
-                record["chunk_id"],
-                record["source_id"],
-                record["artifact_path"],
-                loc["start_line"],
-                loc["end_line"],
-                text["text"],
-                record["chunk_hash"],
-                text["file_sha256"],
-            )
-        )
-    return found
-
-
-def make_chunks(
-    snaps: list[SourceSnapshot], chunking: dict[str, Any], previous=None, changed=None, progress=None
-) -> list[Chunk]:
-    """Line-window chunks of every text of ``snaps``, sorted by chunk id."""
-    previous = previous or {}
+def make_chunks(snaps: list[SourceSnapshot], chunking: dict[str, Any]) -> list[Chunk]:
+    """Line-window chunks of every text of ``snaps``, sorted by chunk id (all in memory: for the few files an
+    incremental build chunks again; a full build streams, ``stream.py``)."""
     chunks: list[Chunk] = []
     for snap in snaps:
-        forced = set((changed or {}).get(snap.source_id) or ())
         for path, text in snap.texts.items():
-            file_sha = snap.manifest[path]["sha256"]
-            reused = previous.get((snap.source_id, path, file_sha)) if path not in forced else None
-            if reused is not None:
-                chunks.extend(reused)
-            else:
-                for w in line_windows(split_lines(text), chunking["max_chars"], chunking["overlap_chars"]):
-                    chunks.append(
-                        Chunk(
-                            chunk_id(snap.source_id, path, w.start_line, w.end_line),
-                            snap.source_id,
-                            path,
-                            w.start_line,
-                            w.end_line,
-                            w.text,
-                            sha256_text(w.text),
-                            file_sha,
-                        )
-                    )
-            if progress is not None:
-                progress.advance()
+            chunks += file_chunks(snap.source_id, path, text, snap.manifest[path]["sha256"], chunking)
     chunks.sort(key=lambda c: c.chunk_id)
     return chunks
 
@@ -268,11 +214,11 @@ def _write_index(
     snaps: list[SourceSnapshot],
     created_at: str,
     built_at: str,
-    inc: Increment | None = None,
+    inc: Increment,
 ) -> dict[str, Any]:
-    """Write one index into ``out``: from ``chunks``/``matrix`` (a full build), or by patching the
-    previous build (``inc``; ``chunks`` then mixes reused chunks, ``Chunk.old``, and added ones;
-    ``matrix`` is the merged term matrix for keyword indexes, unused otherwise)."""
+    """Write one index into ``out`` by patching the previous build (``inc``; ``chunks`` mixes reused
+    chunks, ``Chunk.old``, and added ones; ``matrix`` is the merged term matrix for keyword indexes, unused
+    otherwise). A full build streams instead (``stream.build_group``)."""
     import numpy as np
 
     sources = [s.meta() for s in snaps]
@@ -286,58 +232,46 @@ def _write_index(
         "config": config,
     }
     chunk_offsets, text_offsets = write_common(
-        out, chunks, sources, inc.prev.texts() if inc else None, inc.prev.provenance_lines(sources) if inc else None
+        out, chunks, sources, inc.prev.texts(), inc.prev.provenance_lines(sources)
     )
     arrays = {}
-    extra_prov: dict[str, str] = {}
     state: dict[str, Any] = {}
     if fmt == "keyword-index-v2":
-        previous = None
-        if inc is not None:
-            matrix, new_to_old, changed = matrix
-            previous = (
-                inc.prev.dir / "index_data.json",
-                inc.prev.state["term_starts"],
-                new_to_old,
-                reusable_runs(new_to_old, changed),
-            )
+        matrix, new_to_old, changed = matrix
+        previous = (
+            inc.prev.dir / "index_data.json",
+            inc.prev.state["term_starts"],
+            new_to_old,
+            reusable_runs(new_to_old, changed),
+        )
         arrays = keyword.write(out, head, chunks, matrix, previous)
         state["term_starts"] = arrays.pop("term_starts")
     elif fmt == "sqlite-fts-index-v1":
-        if inc is None:
-            rowids = fts.write(out, chunks, matrix)
-            fts.add_bounds(out / fts.DB_NAME, matrix)
-        else:
-            copy_file(inc.prev.dir / fts.DB_NAME, out / fts.DB_NAME)
-            old_rowids = inc.prev.state["rowids"]
-            given = fts.patch(out / fts.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix)
-            new_rowid = {id(c): r for c, r in zip(inc.added, given, strict=False)}
-            rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
+        copy_file(inc.prev.dir / fts.DB_NAME, out / fts.DB_NAME)
+        old_rowids = inc.prev.state["rowids"]
+        given = fts.patch(out / fts.DB_NAME, old_rowids[inc.removed].tolist(), inc.added, inc.added_matrix)
+        new_rowid = {id(c): r for c, r in zip(inc.added, given, strict=False)}
+        rowids = [int(old_rowids[c.old]) if c.old >= 0 else new_rowid[id(c)] for c in chunks]
         state["rowids"] = np.array(rowids, dtype=np.int64)
         head["sqlite"] = {"path": fts.DB_NAME, "table": fts.TABLE, "fts5": True}
         head["stats"] = {"chunks": len(chunks), "files": sum(len(s.texts) for s in snaps)}
         write_json(out / "index_data.json", head)
-        extra_prov["sqlite_path"] = fts.DB_NAME
     else:
         embedder = get_embedder(config["embedding"])
-        source_matrix = inc.added_matrix if inc else matrix
-        source_chunks = inc.added if inc else chunks
-
         if hasattr(embedder, "embed_matrix"):
-            vectors = embedder.embed_matrix(source_matrix)
+            vectors = embedder.embed_matrix(inc.added_matrix)
         else:
-            vectors = embedder.embed_texts([c.text for c in source_chunks])
-        if inc is not None:
-            old = previous_vectors(inc.prev, config["vector"], int(config["embedding"]["dimensions"]))
-            full = np.zeros((len(chunks), vectors.shape[1] if len(vectors) else old.shape[1]), dtype=np.float32)
-            new_row = {id(c): j for j, c in enumerate(inc.added)}
-            olds = np.array([c.old for c in chunks], dtype=np.int64)
-            reused = olds >= 0
-            full[reused] = old[olds[reused]]
-            fresh = np.flatnonzero(~reused)
-            if len(fresh):
-                full[fresh] = vectors[[new_row[id(chunks[i])] for i in fresh.tolist()]]
-            vectors = full
+            vectors = embedder.embed_texts([c.text for c in inc.added])
+        old = previous_vectors(inc.prev, config["vector"], int(config["embedding"]["dimensions"]))
+        full = np.zeros((len(chunks), vectors.shape[1] if len(vectors) else old.shape[1]), dtype=np.float32)
+        new_row = {id(c): j for j, c in enumerate(inc.added)}
+        olds = np.array([c.old for c in chunks], dtype=np.int64)
+        reused = olds >= 0
+        full[reused] = old[olds[reused]]
+        fresh = np.flatnonzero(~reused)
+        if len(fresh):
+            full[fresh] = vectors[[new_row[id(chunks[i])] for i in fresh.tolist()]]
+        vectors = full
         vector.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
         if config["vector"]["vectors_path"].endswith(".jsonl"):
             state["vectors"] = np.asarray(vectors, dtype=np.float32)
@@ -355,71 +289,17 @@ def _write_index(
         write_json(out / "index_data.json", head, compact=True)
         head.pop("documents")
         arrays["chunk_ids"] = np.frombuffer("\n".join(c.chunk_id for c in chunks).encode("utf-8"), dtype=np.uint8)
-        extra_prov["vectors_path"] = config["vector"]["vectors_path"]
-    descriptor = {
-        "index_id": entry.id,
-        "type": entry.type,
-        "created_at": created_at,
-        "built_at": built_at,
-        "chunking": config["chunking"],
-        "retrieval_defaults": {"top_k": 8, "filters_supported": ["source_id", "path_prefix"]},
-        "provenance": {
-            "index_data_path": "index_data.json",
-            "chunks_path": CHUNKS_NAME,
-            "build_info_path": "build_info.json",
-            "file_manifest_path": "file_manifest.json",
-            **extra_prov,
-        },
-    }
-    if "embedding" in config:
-        descriptor["embedding"] = config["embedding"]
-    write_json(out / "index.json", descriptor)
-    write_json(
-        out / "file_manifest.json",
-        {"format": "ecp-file-manifest-v2", "built_at": built_at, "sources": {s.source_id: s.manifest for s in snaps}},
-        compact=True,
-    )
     arrays.update(doc_arrays(chunks, sources, chunk_offsets, text_offsets))
-    arrays["head"] = np.frombuffer(json.dumps(head).encode("utf-8"), dtype=np.uint8)
-    depends = ["index_data.json", CHUNKS_NAME, TEXTS_NAME] + (
-        [config["vector"]["vectors_path"]] if fmt == "vector-index-v1" else []
-    )
-    save_cache(out, arrays, depends)
-    save_state(
-        out,
-        state_arrays(chunks, text_offsets, **state),
-        depends + (["fts.sqlite"] if fmt == "sqlite-fts-index-v1" else []),
-    )
-    artifacts = {name: sha256_file(out / name) for name in sorted(os.listdir(out)) if (out / name).is_file()}
-    stats: dict[str, Any] = {
-        "chunks": len(chunks),
-        "files": sum(len(s.texts) for s in snaps),
-        "skipped_files": sum(1 for s in snaps for r in s.manifest.values() if r["skipped"]),
-    }
+    extra: dict[str, Any] = {}
     if fmt == "keyword-index-v2":
-        stats["terms"] = int(len(arrays["indptr"]) - 1)
-    if inc is not None:
-        stats["incremental"] = {
-            "reused_chunks": int(len(chunks) - len(inc.added)),
-            "added_chunks": len(inc.added),
-            "removed_chunks": int(inc.removed.sum()),
-        }
-    write_json(
-        out / "build_info.json",
-        {
-            "index_id": entry.id,
-            "type": entry.type,
-            "format": fmt,
-            "created_at": created_at,
-            "built_at": built_at,
-            "tool": {"name": "agentpack-ecp", "version": __version__},
-            "sources": sources,
-            "config": config,
-            "stats": stats,
-            "artifacts": artifacts,
-        },
-    )
-    return stats
+        extra["terms"] = int(len(arrays["indptr"]) - 1)
+    extra["incremental"] = {
+        "reused_chunks": int(len(chunks) - len(inc.added)),
+        "added_chunks": len(inc.added),
+        "removed_chunks": int(inc.removed.sum()),
+    }
+    state = state_arrays(chunks, text_offsets, **state)
+    return seal(out, entry, config, snaps, head, arrays, state, len(chunks), extra)
 
 
 def _increment(
@@ -553,8 +433,10 @@ def _build_locked(
                     hint="check the source's uri and scope.include/exclude",
                 )
         built_at = clock.iso()
-        chunk_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
         inc_memo: dict[str, tuple[list[Chunk], TermMatrix]] = {}
+        rows: list[dict[str, Any]] = []
+        groups: dict[str, list[dict[str, Any]]] = {}
+        """Indexes to build in full, by chunking and sources: each group is written in one streaming pass."""
         for entry in entries:
             t0 = clock.monotonic()
             chunking = chunking_params(entry)
@@ -562,11 +444,11 @@ def _build_locked(
             wanted = entry.raw.get("source_ids")
             entry_snaps = [s for s in snaps if not isinstance(wanted, list) or s.source_id in wanted]
             target = resolve_under(pack.root, entry.path)
+            row: dict[str, Any] = {"index_id": entry.id, "format": entry.format, "path": entry.path}
+            rows.append(row)
             if result.out_dir is None and not rebuild and not changed and _up_to_date(target, config, entry_snaps):
                 log.info("index %s: up to date", entry.id)
-                result.indexes.append(
-                    {"index_id": entry.id, "format": entry.format, "path": entry.path, "status": "up-to-date"}
-                )
+                row["status"] = "up-to-date"
                 continue
             staged_link = (
                 result.out_dir is not None
@@ -580,15 +462,6 @@ def _build_locked(
                 found = _increment(target, entry, config, entry_snaps, chunking, changed, inc_memo)
                 if found is not None:
                     chunks, matrix, inc = found
-            if inc is None and not staged_link:
-                key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
-                if key not in chunk_memo:
-                    previous = {} if rebuild else _previous_chunks(target, chunking)
-                    bar.phase(f"chunking for {entry.id}", total=sum(len(s.texts) for s in entry_snaps))
-                    made = make_chunks(entry_snaps, chunking, previous, changed, bar)
-                    bar.phase(f"counting the terms of {len(made)} chunks for {entry.id}")
-                    chunk_memo[key] = chunk_counts(made)
-                chunks, matrix = chunk_memo[key]
             created_at = _created_at(target) or built_at
             staged = stage / entry.path
             if staged.exists():
@@ -597,23 +470,40 @@ def _build_locked(
             if staged_link:
                 log.info("index %s: unchanged, linked into the staged build", entry.id)
                 link_tree(target, staged)
-                stats = {"linked": True}
-            else:
-                how = "patching" if inc is not None else "writing"
-                bar.phase(f"{how} {entry.id} ({entry.format}): {len(chunks)} chunks")
-                log.info("index %s: %s %s with %d chunks", entry.id, how, entry.format, len(chunks))
+                row.update(status="unchanged", linked=True)
+            elif inc is not None:
+                bar.phase(f"patching {entry.id} ({entry.format}): {len(chunks)} chunks")
+                log.info("index %s: patching %s with %d chunks", entry.id, entry.format, len(chunks))
                 stats = _write_index(staged, entry, config, chunks, matrix, entry_snaps, created_at, built_at, inc)
                 built.append(entry)
-            result.indexes.append(
-                {
-                    "index_id": entry.id,
-                    "format": entry.format,
-                    "path": entry.path,
-                    "status": "unchanged" if staged_link else "built",
-                    **stats,
-                    "duration_s": round(clock.monotonic() - t0, 3),
-                }
-            )
+                row.update(status="built", **stats)
+            else:
+                key = json.dumps([chunking, [s.source_id for s in entry_snaps]])
+                groups.setdefault(key, []).append(
+                    {
+                        "out": staged,
+                        "entry": entry,
+                        "config": config,
+                        "created_at": created_at,
+                        "row": row,
+                        "snaps": entry_snaps,
+                    }
+                )
+                continue
+            row["duration_s"] = round(clock.monotonic() - t0, 3)
+        for targets in groups.values():
+            t0 = clock.monotonic()
+            lead = targets[0]
+            group_snaps = lead["snaps"]
+            ids = ", ".join(t["entry"].id for t in targets)
+            bar.phase(f"writing {ids}", total=sum(len(s.texts) for s in group_snaps))
+            log.info("indexes %s: writing in one pass", ids)
+            all_stats = build_group(targets, group_snaps, lead["config"]["chunking"], stage, built_at, bar)
+            for member, stats in zip(targets, all_stats, strict=True):
+                member["row"].update(status="built", **stats, duration_s=round(clock.monotonic() - t0, 3))
+                built.append(member["entry"])
+        result.indexes.extend(rows)
+        built.sort(key=entries.index)
     except BaseException:
         if result.out_dir is None:
             shutil.rmtree(stage, ignore_errors=True)

@@ -17,7 +17,6 @@ import hashlib
 import json
 import mmap
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from agentpack.io.errors import AgentpackError
 from ..pack.files import open_regular
 from .fileops import copy_range
 from .npz import BYTES, INTEGERS, Layout, read_npz
+from .spill import write_npz
 
 CACHE_NAME = "agentpack-cache.npz"
 CACHE_LAYOUT: Layout = {
@@ -74,17 +74,6 @@ COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
 
 
-def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> list[int]:
-    """Write JSON Lines; return the byte offset of every line (plus the end offset)."""
-    offsets = [0]
-    with open(path, "wb") as handle:
-        for record in records:
-            line = (COMPACT(record) + "\n").encode("utf-8")
-            handle.write(line)
-            offsets.append(offsets[-1] + len(line))
-    return offsets
-
-
 def write_json(path: Path, value: Any, compact: bool = False) -> None:
     """Indented JSON; ``compact`` (one line) for large payloads: only then does ``json`` use its C
     encoder, several times faster."""
@@ -109,6 +98,18 @@ def provenance_record(chunk: Chunk, source: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def provenance_line(chunk: Chunk, source: dict[str, Any]) -> bytes:
+    """The ``chunks.jsonl`` line of ``chunk``."""
+    return (COMPACT(provenance_record(chunk, source)) + "\n").encode("utf-8")
+
+
+def text_line(chunk: Chunk) -> bytes:
+    """The ``texts.jsonl`` line of ``chunk``."""
+    return (COMPACT({"chunk_id": chunk.chunk_id, "file_sha256": chunk.file_sha256, "text": chunk.text}) + "\n").encode(
+        "utf-8"
+    )
+
+
 def revision_bytes(source: dict[str, Any]) -> bytes:
     """The bytes of the revision every ``chunks.jsonl`` record of ``source`` carries
     (``provenance_record``'s encoding), which an incremental build substitutes in reused lines."""
@@ -130,20 +131,17 @@ def write_common(
     (``incremental.Previous.provenance_lines``), likewise.
     """
     by_id = {s["source_id"]: s for s in sources}
-    if previous_lines is None:
-        chunk_offsets = write_jsonl(out / CHUNKS_NAME, (provenance_record(c, by_id[c.source_id]) for c in chunks))
-    else:
-        chunk_offsets = [0]
-        lines = []
-        for c in chunks:
-            if c.old >= 0:
-                line = previous_lines[c.old] + b"\n"
-            else:
-                line = (COMPACT(provenance_record(c, by_id[c.source_id])) + "\n").encode("utf-8")
-            lines.append(line)
-            chunk_offsets.append(chunk_offsets[-1] + len(line))
-        with open(out / CHUNKS_NAME, "wb") as handle:
-            handle.write(b"".join(lines))
+    chunk_offsets = [0]
+    lines = []
+    for c in chunks:
+        if previous_lines is not None and c.old >= 0:
+            line = previous_lines[c.old] + b"\n"
+        else:
+            line = provenance_line(c, by_id[c.source_id])
+        lines.append(line)
+        chunk_offsets.append(chunk_offsets[-1] + len(line))
+    with open(out / CHUNKS_NAME, "wb") as handle:
+        handle.write(b"".join(lines))
     text_offsets = [0]
     old_path, old_offsets = previous_texts or (None, None)
     old_starts: list[int] = old_offsets.tolist() if old_offsets is not None else []
@@ -162,9 +160,7 @@ def write_common(
             if run_hi > run_lo:
                 copy_range(old, handle, run_lo, run_hi)
                 run_lo = run_hi = -1
-            line = (COMPACT({"chunk_id": c.chunk_id, "file_sha256": c.file_sha256, "text": c.text}) + "\n").encode(
-                "utf-8"
-            )
+            line = text_line(c)
             handle.write(line)
             text_offsets.append(text_offsets[-1] + len(line))
         if run_hi > run_lo:
@@ -190,12 +186,12 @@ def doc_arrays(
 
 
 def save_cache(out: Path, arrays: dict[str, Any], depends_on: list[str], name: str = CACHE_NAME) -> None:
+    """The arrays (numpy arrays or ``spill.Column``s) and the fingerprints of ``depends_on`` as an ``.npz``."""
     import numpy as np
 
     prints = {name: fingerprint(out / name) for name in depends_on}
     arrays = dict(arrays, fingerprints=np.frombuffer(json.dumps(prints).encode("utf-8"), dtype=np.uint8))
-    with open(out / name, "wb") as handle:
-        np.savez(handle, **arrays)
+    write_npz(out / name, arrays)
 
 
 def load_cache(index_dir: Path, name: str = CACHE_NAME, layout: Layout = CACHE_LAYOUT) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ DEFAULT_DIMENSIONS = 256
 TRIGRAM_WEIGHT = 0.25
 
 
-@lru_cache(maxsize=524288)
+@lru_cache(maxsize=65536)
 def _slot(feature: str, dims: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
     value = int.from_bytes(digest, "little")
@@ -81,12 +81,13 @@ class HashEmbedder:
         norm = float(np.linalg.norm(vec))
         return vec / norm if norm > 0 else vec
 
-    def embed_matrix(self, matrix, batch: int = 200_000):
+    def embed_matrix(self, matrix, batch: int = 50_000):
         """Every chunk of a ``TermMatrix`` at once (the same sums as ``embed_counts``, vectorised).
 
         Postings are summed chunk by chunk (terms ascending, batches end on chunk boundaries), so a
         chunk's vector depends on its own term counts only: an incremental build embedding just the
-        new chunks gets exactly the vectors a full build gives them.
+        new chunks gets exactly the vectors a full build gives them. ``batch`` postings at a time: the
+        temporaries hold every feature of each (about ten), so 50,000 keeps them near 20 MB.
         """
         import numpy as np
 

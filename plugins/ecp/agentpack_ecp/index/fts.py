@@ -75,25 +75,40 @@ def _connect(path: Path) -> sqlite3.Connection:
     return con
 
 
-def write(out: Path, chunks: list[Chunk], matrix, db_name: str = DB_NAME, table: str = TABLE) -> list[int]:
-    """Create the database; return the rowid of every chunk (``chunks`` order)."""
-    con = _connect(out / db_name)
-    try:
-        con.execute(
+_INSERT = (
+    "INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, file_sha256, chunk_sha256, tokens) "
+    "VALUES (?,?,?,?,?,?,?,?,?)"
+)
+
+
+class Writer:
+    """A new database filled batch by batch in one transaction (rowids 1, 2, ... in chunk order), optimised
+    and committed by ``close``."""
+
+    def __init__(self, out: Path, db_name: str = DB_NAME, table: str = TABLE) -> None:
+        self.con = _connect(out / db_name)
+        self.table, self.rows = table, 0
+        self.con.execute(
             f"CREATE VIRTUAL TABLE {table} USING fts5(chunk_id UNINDEXED, source_id UNINDEXED, path UNINDEXED, "
             "start_line UNINDEXED, end_line UNINDEXED, file_sha256 UNINDEXED, chunk_sha256 UNINDEXED, tokens, "
             "tokenize=\"unicode61 tokenchars '_'\")"
         )
-        with con:
-            con.executemany(
-                f"INSERT INTO {table}(rowid, chunk_id, source_id, path, start_line, end_line, "
-                "file_sha256, chunk_sha256, tokens) VALUES (?,?,?,?,?,?,?,?,?)",
-                ((i, *row) for i, row in enumerate(_rows(chunks, matrix), 1)),
-            )
-            con.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    finally:
-        con.close()
-    return list(range(1, len(chunks) + 1))
+        self.con.execute("BEGIN")
+
+    def add(self, chunks: list[Chunk], matrix) -> None:
+        """Rows for ``chunks`` (whose term counts are ``matrix``), after those added before."""
+        first = self.rows + 1
+        self.con.executemany(
+            _INSERT.format(table=self.table), ((i, *row) for i, row in enumerate(_rows(chunks, matrix), first))
+        )
+        self.rows += len(chunks)
+
+    def close(self) -> None:
+        try:
+            self.con.execute(f"INSERT INTO {self.table}({self.table}) VALUES ('optimize')")
+            self.con.commit()
+        finally:
+            self.con.close()
 
 
 def has_text_column(db: Path, table: str = TABLE) -> bool:
@@ -104,14 +119,24 @@ def has_text_column(db: Path, table: str = TABLE) -> bool:
         con.close()
 
 
-def add_bounds(db: Path, matrix, table: str = TABLE) -> None:
-    """Add the per-term bounds of exact top-k queries (``ftstopk``) to a database ``write`` made."""
+def add_bounds(db: Path, blocks, lens, table: str = TABLE) -> None:
+    """Add the per-term bounds of exact top-k queries (``ftstopk.write_blocks``: postings by term in
+    blocks, each row's length) to a database ``Writer`` made."""
     con = _connect(db)
     try:
         with con:
-            ftstopk.write(con, table, matrix)
+            ftstopk.write_blocks(con, table, blocks, lens)
     finally:
         con.close()
+
+
+def write(out: Path, chunks: list[Chunk], matrix, table: str = TABLE) -> list[int]:
+    """The database of ``chunks`` (whose term counts are ``matrix``) in one go, without the top-k bounds
+    (``add_bounds``); return the rowid of every chunk. (A build streams batches through ``Writer``.)"""
+    writer = Writer(out, table=table)
+    writer.add(chunks, matrix)
+    writer.close()
+    return list(range(1, len(chunks) + 1))
 
 
 def patch(db: Path, removed_rowids: list[int], added: list[Chunk], matrix, table: str = TABLE) -> list[int]:

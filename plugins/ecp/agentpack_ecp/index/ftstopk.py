@@ -99,27 +99,37 @@ def _array(blob: bytes) -> array:
     return out
 
 
-def write(con: sqlite3.Connection, table: str, matrix: Any) -> None:
-    """Create the side tables for a freshly written FTS5 table holding the docs of ``matrix`` as rowids
-    1, 2, ... (each row's ``tokens``: its terms, each repeated tf times)."""
+def one_block(matrix: Any) -> tuple[list[tuple[Any, Any, Any, Any]], Any]:
+    """``write_blocks``'s arguments for the docs of one term matrix, rowids 1, 2, ..."""
+    import numpy as np
+
+    lens = np.zeros(len(matrix.doc_len) + 1, dtype=np.int64)
+    lens[1:] = matrix.doc_len
+    return [(matrix.terms, matrix.indptr, matrix.doc, matrix.tf)], lens
+
+
+def write_blocks(con: sqlite3.Connection, table: str, blocks: Any, lens: Any) -> None:
+    """Create the side tables for a freshly written FTS5 table (each row's ``tokens``: its terms, each
+    repeated tf times). ``blocks``: the postings by term, ascending, in blocks of consecutive terms
+    ``(terms, indptr, doc ids from 0, tfs)`` (a streaming build never holds them all); ``lens``: every
+    row's length, indexed by rowid (0 unused)."""
     import numpy as np
 
     nrow, ntok = averages(con, table)
     avgdl = (ntok / nrow if nrow else 1.0) * SLACK
-    indptr = np.asarray(matrix.indptr, dtype=np.int64)
-    rows = np.asarray(matrix.doc, dtype=np.int64) + 1
-    tf = np.asarray(matrix.tf, dtype=np.int64)
-    lens = np.zeros(len(matrix.doc_len) + 1, dtype=np.int64)
-    lens[1:] = matrix.doc_len
     _create(con)
-    df = np.diff(indptr)
-    stored = np.flatnonzero(df > RARE_DF)
-    picked = np.repeat(df > RARE_DF, df)
-    starts = np.zeros(len(stored) + 1, dtype=np.int64)
-    np.cumsum(df[stored], out=starts[1:])
-    terms = [matrix.terms[t] for t in stored.tolist()]
-    entries = _entries(terms, starts, rows[picked], tf[picked], lens, avgdl)
-    con.executemany(f"INSERT INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", entries)
+    for block_terms, block_indptr, doc, block_tf in blocks:
+        indptr = np.asarray(block_indptr, dtype=np.int64)
+        rows = np.asarray(doc, dtype=np.int64) + 1
+        tf = np.asarray(block_tf, dtype=np.int64)
+        df = np.diff(indptr)
+        stored = np.flatnonzero(df > RARE_DF)
+        picked = np.repeat(df > RARE_DF, df)
+        starts = np.zeros(len(stored) + 1, dtype=np.int64)
+        np.cumsum(df[stored], out=starts[1:])
+        terms = [block_terms[t] for t in stored.tolist()]
+        entries = _entries(terms, starts, rows[picked], tf[picked], lens, avgdl)
+        con.executemany(f"INSERT INTO {POSTINGS} VALUES (?,?,?,?,?,?,?)", entries)
     con.executemany(
         f"INSERT INTO {META} VALUES (?,?)",
         [("avgdl", avgdl), ("rows", nrow), ("tokens", ntok), ("lengths", _u32(lens))],

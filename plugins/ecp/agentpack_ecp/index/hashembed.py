@@ -78,7 +78,7 @@ def terms(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=262144)
+@lru_cache(maxsize=65536)
 def _slot(salt: str, feature: str, dims: int) -> tuple[int, float]:
     digest = hashlib.sha256(f"{salt}:{feature}".encode()).digest()
     return int.from_bytes(digest[:4], "little") % dims, -1.0 if digest[4] & 1 else 1.0

@@ -29,13 +29,13 @@ FORMAT = "keyword-index-v2"
 BM25 = {"k1": 1.2, "b": 0.75}
 
 
-_PLAIN = json.JSONEncoder(ensure_ascii=False).encode
+PLAIN = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _documents(chunks: list[Chunk], lengths: list[int]) -> str:
+def documents(chunks: list[Chunk], lengths: list[int]) -> str:
     """The members of the ``documents`` object: what ``COMPACT`` writes for them, one template per chunk
     (three times faster than encoding a dict of dicts; strings still go through the JSON encoder)."""
-    plain = _PLAIN
+    plain = PLAIN
     return ",".join(
         [
             f'{plain(c.chunk_id)}:{{"source_id":{plain(c.source_id)},"path":{plain(c.path)},'
@@ -57,7 +57,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
     import numpy as np
 
     dumps = json.dumps
-    prefix = ["[" + _PLAIN(c.chunk_id) + "," for c in chunks]
+    prefix = ["[" + PLAIN(c.chunk_id) + "," for c in chunks]
     # a full write converts every posting at once; a patch only those of the terms it serialises
     doc_list, tf_list = (matrix.doc.tolist(), matrix.tf.tolist()) if previous is None else (matrix.doc, matrix.tf)
     bounds = matrix.indptr.tolist()
@@ -79,7 +79,7 @@ def write(out: Path, head: dict[str, Any], chunks: list[Chunk], matrix, previous
             (
                 dumps(head, ensure_ascii=False)[:-1]
                 + ',"documents":{'
-                + _documents(chunks, matrix.doc_len.tolist())
+                + documents(chunks, matrix.doc_len.tolist())
                 + '},"terms":{'
             ).encode("utf-8")
         )

@@ -1,8 +1,8 @@
-"""The term-by-chunk matrix of a build, computed once and shared by every index format.
+"""The term-by-chunk matrix of a batch of chunks, computed once and shared by every index format.
 
 ``TermMatrix`` holds COO postings sorted by (term, chunk) with true term
-frequencies, built from the chunk texts of a whole corpus at once (``from_texts``),
-plus each chunk's length in terms.
+frequencies, built from the chunk texts of one batch of a streaming build (``from_texts``;
+``stream.py``) or of the chunks an incremental build adds, plus each chunk's length in terms.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .tokenize import WORD_CHARS, raw_variants, tokenize
 
@@ -21,10 +22,10 @@ _SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
 @dataclass
 class TermMatrix:
     terms: list[str]
-    indptr: object
-    doc: object
-    tf: object
-    doc_len: object
+    indptr: Any
+    doc: Any
+    tf: Any
+    doc_len: Any
 
     @classmethod
     def from_texts(cls, docs: Iterable[tuple[str, str]]) -> tuple[list[int], TermMatrix]:
@@ -35,7 +36,7 @@ class TermMatrix:
         Per doc, Python only splits and counts the raw tokens and looks up their ids (C calls: the
         text's bytes with every byte outside ``[A-Za-z0-9_]`` made a space, split, ``Counter``: the
         tokens of ``TOKEN_RE``, faster); which terms each raw token stands for, the sums and the sorting
-        are done once for the whole corpus, with numpy.
+        are done once for all the docs, with numpy.
         """
         import numpy as np
 
@@ -89,10 +90,13 @@ class TermMatrix:
         tf = np.add.reduceat(tfs, first).astype(np.int32) if len(first) else np.zeros(0, dtype=np.int32)
         term_of, doc = np.divmod(key[first], ndocs)
         del key, tfs, first
-        indptr = np.zeros(len(unsorted) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_of, minlength=len(unsorted)), out=indptr[1:])
+        # a term only in the path of a chunk left out (no term in its text) has no posting: not in the vocabulary
+        per_term = np.bincount(term_of, minlength=len(unsorted))
+        present = np.flatnonzero(per_term).tolist()
+        indptr = np.zeros(len(present) + 1, dtype=np.int64)
+        np.cumsum(per_term[present], out=indptr[1:])
         doc_len = np.bincount(doc, weights=tf, minlength=len(kept)).astype(np.int64)
-        matrix = cls([unsorted[i] for i in order], indptr, doc.astype(np.int32), tf, doc_len)
+        matrix = cls([unsorted[order[r]] for r in present], indptr, doc.astype(np.int32), tf, doc_len)
         return kept.tolist(), matrix
 
     def by_doc(self):

@@ -62,27 +62,59 @@ def _dtype(cfg: dict[str, Any]):
     )
 
 
+class PayloadWriter:
+    """The payload written row block by row block (``.npy``: its header rewritten with the final shape at the
+    end; numpy pads it so the length does not change), bytes equal to writing the whole matrix at once."""
+
+    def __init__(self, out: Path, cfg: dict[str, Any], dims: int) -> None:
+        self.target = out / cfg["vectors_path"]
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        self.fmt, self.dtype, self.dims, self.rows = cfg["vector_format"], _dtype(cfg), dims, 0
+        self.handle = open(self.target, "wb")  # noqa: SIM115 (closed by close())
+        if self.fmt == "dense-npy-v1":
+            self._header()
+
+    def _header(self) -> int:
+        import numpy as np
+
+        fmt = np.lib.format
+        header = {"descr": fmt.dtype_to_descr(self.dtype), "fortran_order": False, "shape": (self.rows, self.dims)}
+        fmt.write_array_header_1_0(self.handle, header)
+        return self.handle.tell()
+
+    def add(self, chunk_ids: list[str], matrix) -> None:
+        """Rows for ``chunk_ids`` (lexicographic order, after the rows added before)."""
+        import numpy as np
+
+        self.rows += len(matrix)
+        if self.fmt in ("dense-npy-v1", "dense-bin-v1"):
+            self.handle.write(np.ascontiguousarray(matrix, dtype=self.dtype).tobytes())
+            return
+        lines = []
+        for cid, row in zip(chunk_ids, matrix, strict=False):
+            vector: list[Any]
+            if self.fmt == "sparse-jsonl-v1":
+                nz = np.flatnonzero(row)
+                vector = [[int(i), round(float(row[i]), 7)] for i in nz]
+            else:
+                vector = [round(float(v), 7) for v in row]
+            lines.append(json.dumps({"chunk_id": cid, "vector": vector}, separators=(",", ":")) + "\n")
+        self.handle.write("".join(lines).encode("utf-8"))
+
+    def close(self) -> None:
+        if self.fmt == "dense-npy-v1":
+            end = self.handle.tell()
+            self.handle.seek(0)
+            self._header()
+            self.handle.seek(end)
+        self.handle.close()
+
+
 def write(out: Path, cfg: dict[str, Any], chunk_ids: list[str], matrix) -> None:
     """Write the payload; ``chunk_ids`` are in lexicographic order, rows of ``matrix`` match them."""
-    import numpy as np
-
-    target = out / cfg["vectors_path"]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fmt = cfg["vector_format"]
-    if fmt == "dense-npy-v1":
-        np.save(target, matrix.astype(_dtype(cfg)), allow_pickle=False)
-    elif fmt == "dense-bin-v1":
-        matrix.astype(_dtype(cfg)).tofile(target)
-    else:
-        with open(target, "w", encoding="utf-8") as handle:
-            for cid, row in zip(chunk_ids, matrix, strict=False):
-                vector: list[Any]
-                if fmt == "sparse-jsonl-v1":
-                    nz = np.flatnonzero(row)
-                    vector = [[int(i), round(float(row[i]), 7)] for i in nz]
-                else:
-                    vector = [round(float(v), 7) for v in row]
-                handle.write(json.dumps({"chunk_id": cid, "vector": vector}, separators=(",", ":")) + "\n")
+    writer = PayloadWriter(out, cfg, matrix.shape[1])
+    writer.add(chunk_ids, matrix)
+    writer.close()
 
 
 def check_dimensions(dims: Any, where: str = "embedding.dimensions") -> int:

@@ -88,8 +88,9 @@ def scan_directory(
 ) -> tuple[dict[str, dict[str, Any]], Mapping[str, str]]:
     """The manifest and texts of the in-scope files under ``root`` (symlinks out of ``root`` skipped).
 
-    With ``stat_cache`` a file whose stat did not change since it was hashed is not read: its text
-    is read when first asked for (``statcache.LazyTexts``).
+    With ``stat_cache`` a file whose stat did not change since it was hashed is not read, and no text is
+    kept: each is read when asked for (``statcache.LazyTexts``), so a build holds one batch of texts, never
+    the whole source.
     """
     manifest: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
@@ -144,8 +145,9 @@ def scan_directory(
             record, text = file_record(data, size, max_bytes)
             manifest[rel] = record
             if text is not None:
-                texts[rel] = text
                 text_paths.append(rel)
+                if scan is None:
+                    texts[rel] = text
             if scan is not None and size <= max_bytes:
                 scan.record(rel, key, record)
         entered = [
@@ -161,7 +163,7 @@ def scan_directory(
     if scan is None:
         return manifest, texts
     scan.finish()
-    return manifest, LazyTexts(text_paths, texts, loader(str(root), manifest))
+    return manifest, LazyTexts(text_paths, loader(str(root), manifest))
 
 
 def _directory_snapshot(

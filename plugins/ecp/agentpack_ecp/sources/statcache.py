@@ -6,8 +6,8 @@ directory source root, ``{path: [size, mtime_ns, ctime_ns, inode, sha256, skippe
 whose four stat fields are unchanged is taken to have its recorded hash; anything else is read.
 Like git's index it guards against "racy" entries: a file modified less than ``RACY_NS`` before it
 was scanned is not recorded, since a second write within the timestamp granularity could keep its
-size and times. Texts of cached files are read only when something asks for them
-(``LazyTexts``), and checked against the recorded hash then.
+size and times. Texts are read only when something asks for them (``LazyTexts``), and checked
+against the recorded hash then.
 """
 
 from __future__ import annotations
@@ -97,12 +97,11 @@ class Scan:
 
 
 class LazyTexts(Mapping):
-    """The texts of a directory snapshot: those read during the scan, the others read on first use."""
+    """The texts of a directory snapshot, each read (and checked against its hash) when asked for, never kept."""
 
-    def __init__(self, paths: list[str], loaded: dict[str, str], load: Callable[[str], str]) -> None:
+    def __init__(self, paths: list[str], load: Callable[[str], str]) -> None:
         self._paths = paths
         self._known = frozenset(paths)
-        self._loaded = loaded
         self._load = load
 
     def __len__(self) -> int:
@@ -115,12 +114,9 @@ class LazyTexts(Mapping):
         return path in self._known
 
     def __getitem__(self, path: str) -> str:
-        text = self._loaded.get(path)
-        if text is None:
-            if path not in self._known:
-                raise KeyError(path)
-            text = self._loaded[path] = self._load(path)
-        return text
+        if path not in self._known:
+            raise KeyError(path)
+        return self._load(path)
 
 
 class ChangedWhileReading(AgentpackError):

@@ -1,0 +1,155 @@
+"""On-disk pieces of a streaming build: append-only columns, sorted postings runs and their k-way merge,
+and ``.npz`` members written from either.
+
+A full build never holds a whole-corpus array: each per-chunk or per-posting array is a ``Column``
+(raw items appended batch by batch to a file of the build's spill folder), the postings of each batch
+are one sorted run file (``write_run``), and ``merge_runs`` streams them out term by term. ``write_npz`` writes what
+``numpy.savez`` writes, taking a ``Column``'s items from its file in blocks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import shutil
+import struct
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+BLOCK = 1 << 20
+"""Bytes copied at a time from a spill file."""
+FAN_IN = 64
+"""Runs merged at once; more are first merged into bigger runs, so open files stay bounded."""
+_RECORD = struct.Struct("<III")
+"""A run record's head: term bytes, postings (df), serialised-postings bytes."""
+
+
+class Column:
+    """An append-only 1-D (or ``width``-column 2-D) array of ``dtype`` in a file."""
+
+    def __init__(self, path: Path, dtype: str, width: int = 0) -> None:
+        import numpy as np
+
+        self.path, self.dtype, self.width = path, np.dtype(dtype), width
+        self.rows = 0
+        self._handle = open(path, "wb")  # noqa: SIM115 (closed by close(), after the last batch)
+
+    def extend(self, values: Any) -> None:
+        import numpy as np
+
+        data = np.ascontiguousarray(values, dtype=self.dtype)
+        self._handle.write(data.tobytes())
+        self.rows += len(data)
+
+    def extend_bytes(self, data: bytes) -> None:
+        """Items already encoded as this column's dtype."""
+        self._handle.write(data)
+        self.rows += len(data) // self.dtype.itemsize
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.rows, self.width) if self.width else (self.rows,)
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class Joined(Column):
+    """Strings joined by newlines, as the ``uint8`` array the caches hold (``"\\n".join(...)`` encoded)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "u1")
+        self.items = 0
+
+    def add(self, values: list[str]) -> None:
+        if not values:
+            return
+        data = (("\n" if self.items else "") + "\n".join(values)).encode("utf-8")
+        self._handle.write(data)
+        self.rows += len(data)
+        self.items += len(values)
+
+    def add_bytes(self, values: list[bytes]) -> None:
+        """``add`` for values already encoded."""
+        if not values:
+            return
+        data = (b"\n" if self.items else b"") + b"\n".join(values)
+        self._handle.write(data)
+        self.rows += len(data)
+        self.items += len(values)
+
+
+def write_npz(path: Path, members: Mapping[str, Any]) -> None:
+    """What ``numpy.savez(path, **members)`` writes; a ``Column`` member is copied from its file."""
+    import zipfile
+
+    import numpy as np
+
+    fmt = np.lib.format
+    with zipfile.ZipFile(path, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zipf:
+        for name, value in members.items():
+            with zipf.open(name + ".npy", "w", force_zip64=True) as member:
+                if not isinstance(value, Column):
+                    fmt.write_array(member, np.asanyarray(value), allow_pickle=False)
+                    continue
+                value.close()
+                header = {"descr": fmt.dtype_to_descr(value.dtype), "fortran_order": False, "shape": value.shape}
+                fmt.write_array_header_1_0(member, header)
+                with open(value.path, "rb") as source:
+                    shutil.copyfileobj(source, member, BLOCK)
+
+
+Record = tuple[bytes, bytes, bytes, bytes]
+"""One term of a run: the term, its postings' int32 doc ids and term frequencies, their JSON members."""
+
+
+def write_run(path: Path, records: Iterable[Record]) -> Path:
+    """A run file holding ``records`` (ascending terms), written as they come."""
+    pack = _RECORD.pack
+    with open(path, "wb", buffering=BLOCK) as handle:
+        write = handle.write
+        for term, docs, tfs, body in records:
+            write(pack(len(term), len(docs) // 4, len(body)) + term + docs + tfs + body)
+    return path
+
+
+def _records(path: Path, rank: int) -> Iterator[tuple[bytes, int, Record]]:
+    """The records of a run file, each as ``(term, rank, record)`` (``rank`` orders a term's runs)."""
+    size = _RECORD.size
+    with open(path, "rb", buffering=BLOCK // 4) as handle:
+        read = handle.read
+        while head := read(size):
+            term_len, df, body_len = _RECORD.unpack(head)
+            data = read(term_len + 8 * df + body_len)
+            a, b, c = term_len, term_len + 4 * df, term_len + 8 * df
+            term = data[:a]
+            yield term, rank, (term, data[a:b], data[b:c], data[c:])
+
+
+def merge_runs(runs: list[Path], folder: Path) -> Iterator[tuple[bytes, list[Record]]]:
+    """Each term of ``runs`` once, ascending, with the records of every run holding it in run order (runs
+    hold ascending doc ids, so concatenating their postings keeps them sorted). Beyond ``FAN_IN`` runs,
+    groups are merged into intermediate runs in ``folder`` first."""
+    level = 0
+    while len(runs) > FAN_IN:
+        merged = []
+        for lo in range(0, len(runs), FAN_IN):
+            records = (joined(term, parts) for term, parts in merge_runs(runs[lo : lo + FAN_IN], folder))
+            merged.append(write_run(folder / f"merge-{level}-{lo}.run", records))
+            for done in runs[lo : lo + FAN_IN]:
+                done.unlink()
+        runs, level = merged, level + 1
+    streams: list[Iterable[tuple[bytes, int, Record]]] = [_records(path, rank) for rank, path in enumerate(runs)]
+    if len(streams) == 1:
+        for term, _, record in streams[0]:
+            yield term, [record]
+        return
+    for term, group in groupby(heapq.merge(*streams), key=itemgetter(0)):
+        yield term, [item[2] for item in group]
+
+
+def joined(term: bytes, parts: list[Record]) -> Record:
+    """The records of one term from several runs as one."""
+    return term, b"".join(p[1] for p in parts), b"".join(p[2] for p in parts), b",".join(p[3] for p in parts)
