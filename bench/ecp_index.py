@@ -379,7 +379,7 @@ def bench_reference_refresh(venv: Path, work: Path, corpus: Path, quick: bool) -
 
 
 def bench_mcp(pack: Path, agentpack: str) -> dict[str, dict]:
-    """expert.query over a real stdio ``agentpack mcp serve``: first call (loads the index) and warm calls."""
+    """expert_query over a real stdio ``agentpack mcp serve``: first call (loads the index) and warm calls."""
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -392,12 +392,12 @@ def bench_mcp(pack: Path, agentpack: str) -> dict[str, dict]:
         async with Client(params, read_timeout_seconds=300) as client:
             for short, _, _ in FORMATS:
                 t = time.perf_counter()
-                await client.call_tool("expert.query", {"question": QUERIES[0][0], "mode": short})
+                await client.call_tool("expert_query", {"question": QUERIES[0][0], "mode": short})
                 first = time.perf_counter() - t
                 times = []
                 for question, _ in QUERIES:
                     t = time.perf_counter()
-                    result = await client.call_tool("expert.query", {"question": question, "mode": short})
+                    result = await client.call_tool("expert_query", {"question": question, "mode": short})
                     times.append(time.perf_counter() - t)
                     if result.is_error:
                         raise RuntimeError(result.content[0].text)
@@ -459,7 +459,7 @@ def lifecycle_main(quick: bool, reference: bool) -> None:
         pack = make_pack(work / "mcp-pack", corpus, FORMATS, quick)
         run_measured([python, "-c", f"from agentpack_ecp.index.build import build_pack; build_pack({str(pack)!r})"])
         latency = bench_mcp(pack, agentpack)
-        print(f"\nMCP expert.query over stdio ({len(QUERIES)} questions, index resident after the first call)")
+        print(f"\nMCP expert_query over stdio ({len(QUERIES)} questions, index resident after the first call)")
         print(f"{'mode':10} {'first call ms':>14} {'median ms':>10} {'p95 ms':>8}")
         for mode, row in latency.items():
             print(f"{mode:10} {row['first_ms']:14.1f} {row['median_ms']:10.2f} {row['p95_ms']:8.2f}")
