@@ -275,17 +275,7 @@ def _write_index(
         vector.write(out, config["vector"], [c.chunk_id for c in chunks], vectors)
         if config["vector"]["vectors_path"].endswith(".jsonl"):
             state["vectors"] = np.asarray(vectors, dtype=np.float32)
-        head["documents"] = {
-            c.chunk_id: {
-                "source_id": c.source_id,
-                "path": c.path,
-                "start_line": c.start_line,
-                "end_line": c.end_line,
-                "file_sha256": c.file_sha256,
-                "chunk_sha256": c.chunk_sha256,
-            }
-            for c in chunks
-        }
+        head["documents"] = {c.chunk_id: c.document() for c in chunks}
         write_json(out / "index_data.json", head, compact=True)
         head.pop("documents")
         arrays["chunk_ids"] = np.frombuffer("\n".join(c.chunk_id for c in chunks).encode("utf-8"), dtype=np.uint8)

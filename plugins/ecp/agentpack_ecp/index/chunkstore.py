@@ -57,6 +57,17 @@ class Chunk:
     """The chunk's position in the previous build when an incremental build reuses it (its text is then
     not loaded: its ``texts.jsonl`` line is copied)."""
 
+    def document(self) -> dict[str, Any]:
+        """The chunk's entry in ``index_data.json``'s ``documents`` (spec 6.1.1), keyed by its id."""
+        return {
+            "source_id": self.source_id,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "file_sha256": self.file_sha256,
+            "chunk_sha256": self.chunk_sha256,
+        }
+
 
 def fingerprint(path: Path) -> str:
     """Size plus a hash of the first and last 64 KiB: cheap, and changes when the file is replaced."""

@@ -375,17 +375,7 @@ class VectorWriter:
         self.payload.add([c.chunk_id for c in chunks], vectors)
         if self.vectors is not None and len(chunks):
             self.vectors.extend(vectors)
-        documents = {
-            c.chunk_id: {
-                "source_id": c.source_id,
-                "path": c.path,
-                "start_line": c.start_line,
-                "end_line": c.end_line,
-                "file_sha256": c.file_sha256,
-                "chunk_sha256": c.chunk_sha256,
-            }
-            for c in chunks
-        }
+        documents = {c.chunk_id: c.document() for c in chunks}
         if documents:
             self.data.write((("," if self.docs else "") + COMPACT(documents)[1:-1]).encode("utf-8"))
         self.docs += len(chunks)
