@@ -338,28 +338,26 @@ def resolve(
 
     from .report import build_report, render_text, split_report, writable
 
-    # without -v no INFO line shows: skip the logger, and the ~2.5 ms import of logging with it
-    log = console.logger(__name__) if console.VERBOSE else None
-    if log is not None:
-        log.info(
-            "dci resolve in %s: required %s, optional %s",
-            options["workspace"],
-            options["required"],
-            options["optional"],
-        )
+    console.info(  # without -v: one comparison, no logging import
+        __name__,
+        "dci resolve in %s: required %s, optional %s",
+        options["workspace"],
+        options["required"],
+        options["optional"],
+    )
     resolution = _resolve(options, output == "json")
     json_file = report_file is not None and report_file.suffix.lower() == ".json"
     page = report_file is not None and not json_file  # the run page as a file (.html, .md): every candidate
     # the report is streamed unless a page lists it whole: each candidate's entry is made as it is written, never
     # all held; a run recorded without a page keeps the best candidates only (runlog.recorded)
     full = build_report(resolution, stream=not page)
-    if log is not None:
-        log.info(
-            "dci resolve: %s, %d candidate(s), selected %s",
-            full.get("status"),
-            len(full.get("candidates") or []),
-            full.get("selected_candidates"),
-        )
+    console.info(
+        __name__,
+        "dci resolve: %s, %d candidate(s), selected %s",
+        full.get("status"),
+        len(full.get("candidates") or []),
+        full.get("selected_candidates"),
+    )
     run = None
     if page or recording.enabled:
         from .runlog import build, recorded

@@ -49,7 +49,7 @@ def recorded(report: dict[str, Any]) -> dict[str, Any]:
     """``report`` with its best ``RECORDED_CANDIDATES`` candidates, every selected one, and ``candidates_total``
     when some were left out. ``candidates`` may be a streamed ``Listing``: only the kept entries are made."""
     listing = report.get("candidates") or []
-    kept = list(listing[:RECORDED_CANDIDATES])
+    kept = listing[:RECORDED_CANDIDATES]  # a list: a Listing's slice makes only these entries
     total = len(listing)
     if total <= RECORDED_CANDIDATES:
         return {**report, "candidates": kept}
