@@ -289,3 +289,59 @@ def test_merged_runs_equal_the_runs_concatenated_by_term(
         spill.FAN_IN = old
     assert [m[0] for m in merged] == sorted(expected)
     assert {m[0]: (m[1], m[2], m[3]) for m in merged} == {t: (d, f, b",".join(b)) for t, (d, f, b) in expected.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.text("abcxyz_09", min_size=1, max_size=4), st.integers(1, 4), max_size=14), max_size=9),
+    st.integers(2, 4),
+    st.integers(1, 5),
+    st.integers(1, 6),
+)
+def test_merged_pages_equal_the_runs_concatenated_by_term(
+    tmp_path_factory: pytest.TempPathFactory,
+    runs: list[dict[str, int]],
+    fan_in: int,
+    page_terms: int,
+    page_postings: int,
+) -> None:
+    """The FTS5 spill's numpy pages (``write_pages``: each run's doc ids offset by its base), any page size,
+    any fan-in: blocks of ascending terms, every term once, with its postings from every run in run order."""
+    from agentpack_ecp.index import spill
+
+    patched = {"FAN_IN": fan_in, "PAGE_TERMS": page_terms, "PAGE_POSTINGS": page_postings}
+    old = {name: getattr(spill, name) for name in patched}
+    for name, value in patched.items():
+        setattr(spill, name, value)
+    try:
+        expected, found, order = _merge_pages(spill, tmp_path_factory.mktemp("pages"), runs)
+    finally:
+        for name, value in old.items():
+            setattr(spill, name, value)
+    assert order == sorted(expected)
+    assert found == expected
+
+
+def _merge_pages(spill, folder: Path, runs: list[dict[str, int]]):
+    """(expected postings by term, merged postings by term, merged terms in order) of ``runs``, each
+    run's docs ``base, base + 1, ...`` (bases 10 apart) with tf = its rank + 1."""
+    import numpy as np
+
+    paths, expected, base = [], {}, 0
+    for r, run in enumerate(runs):
+        terms = sorted(run)
+        indptr = np.cumsum([0] + [run[t] for t in terms])
+        doc = np.concatenate([np.arange(run[t]) for t in terms]) if terms else np.zeros(0, int)
+        tf = np.concatenate([np.full(run[t], r + 1) for t in terms]) if terms else np.zeros(0, int)
+        for t in terms:
+            old_docs, old_tfs = expected.get(t, ([], []))
+            expected[t] = (old_docs + [base + d for d in range(run[t])], old_tfs + [r + 1] * run[t])
+        paths.append(spill.write_pages(folder / f"{r}.run", [(terms, indptr, doc, tf)], base))
+        base += 10
+    found: dict[str, tuple[list[int], list[int]]] = {}
+    order: list[str] = []
+    for terms, indptr, doc, tf in spill.merge_pages(paths, folder):
+        for t, term in enumerate(terms):
+            order.append(term)
+            found[term] = (doc[indptr[t] : indptr[t + 1]].tolist(), tf[indptr[t] : indptr[t + 1]].tolist())
+    return expected, found, order

@@ -3,8 +3,10 @@ and ``.npz`` members written from either.
 
 A full build never holds a whole-corpus array: each per-chunk or per-posting array is a ``Column``
 (raw items appended batch by batch to a file of the build's spill folder), the postings of each batch
-are one sorted run file (``write_run``), and ``merge_runs`` streams them out term by term. ``write_npz`` writes what
-``numpy.savez`` writes, taking a ``Column``'s items from its file in blocks.
+are one sorted run file (``write_run``), and ``merge_runs`` streams them out term by term (the keyword
+index's runs, which carry each term's serialised postings). The FTS5 index's runs hold arrays only: they are
+written in pages (``write_pages``) that ``merge_pages`` merges with numpy, a block of terms at a time.
+``write_npz`` writes what ``numpy.savez`` writes, taking a ``Column``'s items from its file in blocks.
 """
 
 from __future__ import annotations
@@ -153,3 +155,107 @@ def merge_runs(runs: list[Path], folder: Path) -> Iterator[tuple[bytes, list[Rec
 def joined(term: bytes, parts: list[Record]) -> Record:
     """The records of one term from several runs as one."""
     return term, b"".join(p[1] for p in parts), b"".join(p[2] for p in parts), b",".join(p[3] for p in parts)
+
+
+PAGE_TERMS = 4096
+"""Most terms in one page of a postings file (``write_pages``)."""
+PAGE_POSTINGS = 65_536
+"""Postings after which a page ends (a page holds at least one term, whatever its postings)."""
+_PAGE = struct.Struct("<III")
+"""A page's head: terms, bytes of their newline-joined names, postings."""
+
+
+def write_pages(path: Path, blocks: Iterable[tuple[list[str], Any, Any, Any]], base: int = 0) -> Path:
+    """A postings file of ``blocks`` ``(terms, indptr, doc ids, tfs)`` of ascending terms (no newline in
+    any; term ``t``'s postings: ``doc[indptr[t]:indptr[t + 1]] + base`` and their tfs), in pages of arrays
+    that ``merge_pages`` reads with numpy: no Python per term or posting."""
+    import numpy as np
+
+    with open(path, "wb", buffering=BLOCK) as handle:
+        for terms, indptr, doc, tf in blocks:
+            bounds = np.asarray(indptr, dtype=np.int64)
+            docs = np.asarray(doc, dtype="<i4") + np.int32(base)
+            tfs = np.asarray(tf, dtype="<i4")
+            dfs = np.diff(bounds).astype("<i4")
+            lo = 0
+            while lo < len(terms):
+                cap = int(np.searchsorted(bounds, bounds[lo] + PAGE_POSTINGS, side="right")) - 1
+                hi = min(len(terms), lo + PAGE_TERMS, max(cap, lo + 1))
+                names = "\n".join(terms[lo:hi]).encode("utf-8")
+                a, b = int(bounds[lo]), int(bounds[hi])
+                handle.write(_PAGE.pack(hi - lo, len(names), b - a) + names)
+                handle.write(dfs[lo:hi].tobytes() + docs[a:b].tobytes() + tfs[a:b].tobytes())
+                lo = hi
+    return path
+
+
+class _Pages:
+    """The pages of a postings file, read one at a time; ``pos``: the first term of the page not yet taken."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = open(path, "rb", buffering=BLOCK // 4)  # noqa: SIM115 (closed at its end)
+        self.terms: Any = None
+        self.next_page()
+
+    def next_page(self) -> None:
+        import numpy as np
+
+        head = self.handle.read(_PAGE.size)
+        if not head:
+            self.handle.close()
+            self.terms = None
+            return
+        count, name_bytes, postings = _PAGE.unpack(head)
+        data = self.handle.read(name_bytes + 4 * count + 8 * postings)
+        self.terms = np.array(data[:name_bytes].split(b"\n"), dtype=bytes)
+        self.df = np.frombuffer(data, "<i4", count, name_bytes)
+        self.ptr = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(self.df, out=self.ptr[1:])
+        self.docs = np.frombuffer(data, "<i4", postings, name_bytes + 4 * count)
+        self.tfs = np.frombuffer(data, "<i4", postings, name_bytes + 4 * count + 4 * postings)
+        self.pos = 0
+
+    def take(self, cutoff: bytes) -> tuple[Any, Any, Any, Any]:
+        """The terms up to ``cutoff`` not taken yet: (terms, dfs, docs, tfs)."""
+        import numpy as np
+
+        lo = self.pos
+        hi = int(np.searchsorted(self.terms, cutoff, side="right"))
+        a, b = int(self.ptr[lo]), int(self.ptr[hi])
+        out = (self.terms[lo:hi], self.df[lo:hi], self.docs[a:b], self.tfs[a:b])
+        self.pos = hi
+        if hi == len(self.terms):
+            self.next_page()
+        return out
+
+
+def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any, Any, Any]]:
+    """The postings of the ``write_pages`` files ``runs`` merged, as blocks ``(terms, indptr, doc ids, tfs)``
+    of consecutive ascending terms, each term's postings from every run in run order (runs hold
+    ascending doc ids, so they stay sorted). Each block is the terms up to the smallest last term of
+    the runs' current pages, merged with numpy (a sort of the block's terms, a stable sort of its
+    postings by term). Beyond ``FAN_IN`` runs, groups are merged into intermediate files in ``folder``
+    first, so open files and pages held stay bounded."""
+    import numpy as np
+
+    level = 0
+    while len(runs) > FAN_IN:
+        merged = []
+        for lo in range(0, len(runs), FAN_IN):
+            merged.append(write_pages(folder / f"pages-{level}-{lo}.run", merge_pages(runs[lo : lo + FAN_IN], folder)))
+            for done in runs[lo : lo + FAN_IN]:
+                done.unlink()
+        runs, level = merged, level + 1
+    cursors = [_Pages(path) for path in runs]
+    while live := [c for c in cursors if c.terms is not None]:
+        cutoff = min(c.terms[-1] for c in live)
+        taken = [c.take(cutoff) for c in live]
+        names = np.concatenate([t[0] for t in taken])
+        dfs = np.concatenate([t[1] for t in taken])
+        unique, inverse = np.unique(names, return_inverse=True)
+        order = np.argsort(np.repeat(inverse, dfs), kind="stable")
+        indptr = np.zeros(len(unique) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(inverse, weights=dfs, minlength=len(unique)).astype(np.int64), out=indptr[1:])
+        docs = np.concatenate([t[2] for t in taken])[order]
+        tfs = np.concatenate([t[3] for t in taken])[order]
+        yield [t.decode("utf-8") for t in unique.tolist()], indptr, docs, tfs

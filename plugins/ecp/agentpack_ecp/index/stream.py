@@ -10,7 +10,8 @@ batch is tokenised once (``TermMatrix.from_texts``) and handed to each index's w
   one sorted run (doc ids, term frequencies, and the postings already serialised as JSON); at the end a
   k-way merge of the runs writes the ``terms`` of ``index_data.json`` term by term;
 * sqlite-fts-index-v1: the batch's rows inserted, all batches in one transaction, and its postings spilled
-  as a run; at the end their merge writes the top-k side tables (``ftstopk``);
+  as a run of numpy pages (``spill.write_pages``); at the end their merge (``spill.merge_pages``: numpy
+  per block of terms, no Python per term) writes the top-k side tables (``ftstopk``);
 * vector-index-v1: the batch's vectors appended to the payload.
 
 What stays in memory is one batch (its texts, term matrix and serialised lines), a read buffer per merged
@@ -43,7 +44,7 @@ from .chunking import chunk_id, line_windows, split_lines
 from .chunkstore import CHUNKS_NAME, COMPACT, TEXTS_NAME, Chunk, provenance_line, save_cache, text_line, write_json
 from .embed import get_embedder
 from .incremental import save_state
-from .spill import BLOCK, Column, Joined, joined, merge_runs, write_run
+from .spill import BLOCK, Column, Joined, joined, merge_pages, merge_runs, write_pages, write_run
 from .termmatrix import TermMatrix
 
 BATCH_ENV = "AGENTPACK_ECP_BUILD_BATCH_CHARS"
@@ -282,16 +283,16 @@ class KeywordWriter:
         self.doc_len.close()
 
 
-def spill_postings(path: Path, matrix: TermMatrix, base: int, body=None) -> Path:
+def spill_postings(path: Path, matrix: TermMatrix, base: int, body) -> Path:
     """A run of the postings of ``matrix`` (doc ids offset by ``base``); ``body(lo, hi)``: the serialised
-    postings ``lo:hi`` (empty without it)."""
+    postings ``lo:hi``."""
     import numpy as np
 
     bounds = matrix.indptr.tolist()
     docs = (np.asarray(matrix.doc, dtype="<i4") + np.int32(base)).tobytes()
     tfs = np.asarray(matrix.tf, dtype="<i4").tobytes()
     records = (
-        (term.encode("utf-8"), docs[4 * lo : 4 * hi], tfs[4 * lo : 4 * hi], body(lo, hi) if body else b"")
+        (term.encode("utf-8"), docs[4 * lo : 4 * hi], tfs[4 * lo : 4 * hi], body(lo, hi))
         for term, lo, hi in zip(matrix.terms, bounds, bounds[1:], strict=False)
     )
     return write_run(path, records)
@@ -314,7 +315,8 @@ class FtsWriter:
         self.db.add(chunks, matrix)
         if not chunks:
             return
-        self.runs.append(spill_postings(self.spill / f"postings-{len(self.runs)}.run", matrix, self.docs))
+        block = (matrix.terms, matrix.indptr, matrix.doc, matrix.tf)
+        self.runs.append(write_pages(self.spill / f"postings-{len(self.runs)}.run", [block], self.docs))
         self.lens.extend(matrix.doc_len)
         self.docs += len(chunks)
 
@@ -324,30 +326,7 @@ class FtsWriter:
         self.db.close()
         self.lens.close()
         lens = np.fromfile(self.lens.path, dtype="<i8")  # 8 bytes a chunk: what the side tables record
-        fts.add_bounds(self.db_path, self._blocks(), lens)
-
-    def _blocks(self):
-        """The merged postings in blocks of about ``BLOCK`` bytes of doc ids, as ``ftstopk.write_blocks``
-        takes them."""
-        import numpy as np
-
-        terms: list[str] = []
-        dfs: list[int] = [0]
-        docs: list[bytes] = []
-        tfs: list[bytes] = []
-        held = 0
-        for term, parts in merge_runs(self.runs, self.spill):
-            _, d, t, _ = parts[0] if len(parts) == 1 else joined(term, parts)
-            terms.append(term.decode("utf-8"))
-            dfs.append(len(d) >> 2)
-            docs.append(d)
-            tfs.append(t)
-            held += len(d)
-            if held >= BLOCK:
-                yield terms, np.cumsum(dfs), np.frombuffer(b"".join(docs), "<i4"), np.frombuffer(b"".join(tfs), "<i4")
-                terms, dfs, docs, tfs, held = [], [0], [], [], 0
-        if terms:
-            yield terms, np.cumsum(dfs), np.frombuffer(b"".join(docs), "<i4"), np.frombuffer(b"".join(tfs), "<i4")
+        fts.add_bounds(self.db_path, merge_pages(self.runs, self.spill), lens)
 
     def close(self) -> None:
         self.db.con.close()

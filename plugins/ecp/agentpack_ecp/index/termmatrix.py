@@ -17,6 +17,9 @@ from .tokenize import WORD_CHARS, raw_variants, tokenize
 
 _SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
 """A byte table keeping the bytes of ``TOKEN_RE``'s class and making every other byte a space."""
+VARIANTS_CAP = 16_384
+"""Raw tokens whose variants ``from_texts`` keeps between batches (the first met: the commonest, mostly)."""
+_VARIANTS: dict[bytes, tuple[str, ...]] = {}
 
 
 @dataclass
@@ -44,12 +47,18 @@ class TermMatrix:
         raw_terms: list[tuple[str, ...]] = []
         path_ids: dict[str, int] = {}
         path_terms: list[tuple[str, ...]] = []
+        memo = _VARIANTS
         ids, counts, doc_path, sizes = array("i"), array("i"), array("i"), array("i")
         for text, path in docs:
             raw = Counter(text.encode("utf-8", "surrogatepass").translate(_SPACES).split())
             for token in [t for t in raw if t not in raw_ids]:
                 raw_ids[token] = len(raw_terms)
-                raw_terms.append(raw_variants(token.decode("ascii")))
+                variants = memo.get(token)
+                if variants is None:
+                    variants = raw_variants(token.decode("ascii"))
+                    if len(memo) < VARIANTS_CAP:
+                        memo[token] = variants
+                raw_terms.append(variants)
             ids.extend(map(raw_ids.__getitem__, raw))
             counts.extend(raw.values())
             sizes.append(len(raw))
