@@ -42,26 +42,24 @@ def _sqlite(target: str | Path, **kwargs: Any) -> sqlite3.Connection:
     return sqlite3.connect(target, **kwargs)
 
 
+ROWS_AT_ONCE = 256
+"""Chunks whose ``tokens`` strings are made at a time (the words of a whole batch would be a string per posting)."""
+
+
 def _rows(chunks: list[Chunk], matrix):
     """The table row of each chunk; ``tokens``: its terms ascending, each repeated tf times (one string
     multiplication per term and chunk)."""
     indptr, term_ids, tfs = matrix.by_doc()
     spaced = [term + " " for term in matrix.terms]
-    words = list(map(mul, map(spaced.__getitem__, term_ids.tolist()), tfs.tolist()))
     bounds = indptr.tolist()
-    return (
-        (
-            c.chunk_id,
-            c.source_id,
-            c.path,
-            c.start_line,
-            c.end_line,
-            c.file_sha256,
-            c.chunk_sha256,
-            "".join(words[bounds[i] : bounds[i + 1]])[:-1],
-        )
-        for i, c in enumerate(chunks)
-    )
+    for lo in range(0, len(chunks), ROWS_AT_ONCE):
+        hi = min(lo + ROWS_AT_ONCE, len(chunks))
+        first, last = bounds[lo], bounds[hi]
+        words = list(map(mul, map(spaced.__getitem__, term_ids[first:last].tolist()), tfs[first:last].tolist()))
+        for i in range(lo, hi):
+            c = chunks[i]
+            tokens = "".join(words[bounds[i] - first : bounds[i + 1] - first])[:-1]
+            yield c.chunk_id, c.source_id, c.path, c.start_line, c.end_line, c.file_sha256, c.chunk_sha256, tokens
 
 
 def _connect(path: Path) -> sqlite3.Connection:

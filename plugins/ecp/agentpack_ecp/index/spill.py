@@ -11,6 +11,7 @@ written in pages (``write_pages``) that ``merge_pages`` merges with numpy, a blo
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import shutil
 import struct
@@ -207,7 +208,7 @@ class _Pages:
             return
         count, name_bytes, postings = _PAGE.unpack(head)
         data = self.handle.read(name_bytes + 4 * count + 8 * postings)
-        self.terms = np.array(data[:name_bytes].split(b"\n"), dtype=bytes)
+        self.terms = data[:name_bytes].split(b"\n")  # not a numpy "S" array: one long term would widen them all
         self.df = np.frombuffer(data, "<i4", count, name_bytes)
         self.ptr = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(self.df, out=self.ptr[1:])
@@ -217,10 +218,8 @@ class _Pages:
 
     def take(self, cutoff: bytes) -> tuple[Any, Any, Any, Any]:
         """The terms up to ``cutoff`` not taken yet: (terms, dfs, docs, tfs)."""
-        import numpy as np
-
         lo = self.pos
-        hi = int(np.searchsorted(self.terms, cutoff, side="right"))
+        hi = bisect.bisect_right(self.terms, cutoff, lo)
         a, b = int(self.ptr[lo]), int(self.ptr[hi])
         out = (self.terms[lo:hi], self.df[lo:hi], self.docs[a:b], self.tfs[a:b])
         self.pos = hi
@@ -233,7 +232,7 @@ def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any
     """The postings of the ``write_pages`` files ``runs`` merged, as blocks ``(terms, indptr, doc ids, tfs)``
     of consecutive ascending terms, each term's postings from every run in run order (runs hold
     ascending doc ids, so they stay sorted). Each block is the terms up to the smallest last term of
-    the runs' current pages, merged with numpy (a sort of the block's terms, a stable sort of its
+    the runs' current pages, merged with numpy (the block's distinct terms sorted, a stable sort of its
     postings by term). Beyond ``FAN_IN`` runs, groups are merged into intermediate files in ``folder``
     first, so open files and pages held stay bounded."""
     import numpy as np
@@ -250,12 +249,14 @@ def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any
     while live := [c for c in cursors if c.terms is not None]:
         cutoff = min(c.terms[-1] for c in live)
         taken = [c.take(cutoff) for c in live]
-        names = np.concatenate([t[0] for t in taken])
+        names = [name for t in taken for name in t[0]]
         dfs = np.concatenate([t[1] for t in taken])
-        unique, inverse = np.unique(names, return_inverse=True)
+        unique = sorted(set(names))
+        rank = {name: i for i, name in enumerate(unique)}
+        inverse = np.fromiter(map(rank.__getitem__, names), dtype=np.int64, count=len(names))
         order = np.argsort(np.repeat(inverse, dfs), kind="stable")
         indptr = np.zeros(len(unique) + 1, dtype=np.int64)
         np.cumsum(np.bincount(inverse, weights=dfs, minlength=len(unique)).astype(np.int64), out=indptr[1:])
         docs = np.concatenate([t[2] for t in taken])[order]
         tfs = np.concatenate([t[3] for t in taken])[order]
-        yield [t.decode("utf-8") for t in unique.tolist()], indptr, docs, tfs
+        yield [name.decode("utf-8") for name in unique], indptr, docs, tfs

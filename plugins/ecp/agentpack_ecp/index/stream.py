@@ -407,6 +407,7 @@ def build_group(
             del batch
             for writer in writers:
                 writer.add(chunks, matrix)
+            del chunks, matrix  # not held while the next batch is read and chunked
             crashpoint("build.batch")
         common.close()
         return [_finish(target, writer, common, snaps) for target, writer in zip(targets, writers[1:], strict=True)]

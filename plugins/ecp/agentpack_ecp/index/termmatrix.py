@@ -13,13 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .tokenize import WORD_CHARS, raw_variants, tokenize
+from .tokenize import TOKEN_RE, WORD_CHARS, raw_variants
 
 _SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
 """A byte table keeping the bytes of ``TOKEN_RE``'s class and making every other byte a space."""
-VARIANTS_CAP = 16_384
-"""Raw tokens whose variants ``from_texts`` keeps between batches (the first met: the commonest, mostly)."""
-_VARIANTS: dict[bytes, tuple[str, ...]] = {}
 
 
 @dataclass
@@ -47,25 +44,19 @@ class TermMatrix:
         raw_terms: list[tuple[str, ...]] = []
         path_ids: dict[str, int] = {}
         path_terms: list[tuple[str, ...]] = []
-        memo = _VARIANTS
         ids, counts, doc_path, sizes = array("i"), array("i"), array("i"), array("i")
         for text, path in docs:
             raw = Counter(text.encode("utf-8", "surrogatepass").translate(_SPACES).split())
             for token in [t for t in raw if t not in raw_ids]:
                 raw_ids[token] = len(raw_terms)
-                variants = memo.get(token)
-                if variants is None:
-                    variants = raw_variants(token.decode("ascii"))
-                    if len(memo) < VARIANTS_CAP:
-                        memo[token] = variants
-                raw_terms.append(variants)
+                raw_terms.append(raw_variants(token.decode("ascii")))
             ids.extend(map(raw_ids.__getitem__, raw))
             counts.extend(raw.values())
             sizes.append(len(raw))
             pid = path_ids.get(path)
             if pid is None:
                 pid = path_ids[path] = len(path_terms)
-                path_terms.append(tuple(tokenize(path)))
+                path_terms.append(_path_terms(path))
             doc_path.append(pid)
         del raw_ids
         term_ids: dict[str, int] = {}
@@ -117,6 +108,11 @@ class TermMatrix:
         indptr = np.zeros(len(self.doc_len) + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.doc, minlength=len(self.doc_len)), out=indptr[1:])
         return indptr, term_of[perm], self.tf[perm]
+
+
+def _path_terms(path: str) -> tuple[str, ...]:
+    """``tokenize(path)`` without its memo (a build would fill it with every path's tokens)."""
+    return tuple(dict.fromkeys(term for raw in TOKEN_RE.findall(path) for term in raw_variants(raw)))
 
 
 def _flatten(groups: list[tuple[str, ...]], term_ids: dict[str, int]):
