@@ -50,8 +50,8 @@ class TermMatrix:
             for token in [t for t in raw if t not in raw_ids]:
                 raw_ids[token] = len(raw_terms)
                 raw_terms.append(raw_variants(token.decode("ascii")))
-            ids.extend(map(raw_ids.__getitem__, raw))
-            counts.extend(raw.values())
+            ids.fromlist(list(map(raw_ids.__getitem__, raw)))  # faster than extend() from an iterator
+            counts.fromlist(list(raw.values()))
             sizes.append(len(raw))
             pid = path_ids.get(path)
             if pid is None:
