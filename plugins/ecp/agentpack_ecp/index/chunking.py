@@ -10,7 +10,9 @@ first new line, so every window adds at least one line the previous one lacked.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 from agentpack.io.errors import AgentpackError
 
@@ -49,21 +51,17 @@ def line_windows(lines: list[str], max_chars: int, overlap_chars: int) -> list[W
         raise AgentpackError(f"chunking max_chars must be at least 1 (got {max_chars})")
     if overlap_chars < 0 or overlap_chars >= max_chars:
         raise AgentpackError(f"chunking overlap_chars must be in 0..max_chars-1 (got {overlap_chars})")
+    ends = list(accumulate(map(len, lines), initial=0))  # ends[k]: characters of lines 0..k-1 (bisected)
     windows: list[Window] = []
     n = len(lines)
     i = 0
     while i < n:
-        size = len(lines[i])
-        j = i + 1
-        while j < n and size + len(lines[j]) <= max_chars:
-            size += len(lines[j])
-            j += 1
+        # the longest run of whole lines from i within max_chars (at least line i)
+        j = max(i + 1, bisect_right(ends, ends[i] + max_chars, i + 1) - 1)
         windows.append(Window(i + 1, j, "".join(lines[i:j])))
         if j >= n:
             break
-        k, tail, fresh = j, 0, len(lines[j])
-        while k - 1 > i and tail + len(lines[k - 1]) <= min(overlap_chars, max_chars - fresh):
-            k -= 1
-            tail += len(lines[k])
-        i = k
+        # the earliest k > i whose tail lines k..j-1 fit the overlap, leaving room for line j
+        limit = min(overlap_chars, max_chars - len(lines[j]))
+        i = bisect_left(ends, ends[j] - limit, i + 1, j)
     return windows
