@@ -70,7 +70,8 @@ class TermMatrix:
         raw_of = np.frombuffer(ids, dtype=np.int32)
         per_doc = np.frombuffer(sizes, dtype=np.int32)
         doc_of = np.repeat(np.arange(len(per_doc), dtype=np.int32), per_doc)
-        has_terms = np.bincount(doc_of, weights=np.diff(raw_ptr)[raw_of] > 0, minlength=len(per_doc)) > 0
+        has_terms = np.zeros(len(per_doc), dtype=bool)
+        has_terms[doc_of[(np.diff(raw_ptr) > 0)[raw_of]]] = True
         kept = np.flatnonzero(has_terms)
         new_doc = (np.cumsum(has_terms) - 1).astype(np.int64)
         ndocs = max(len(kept), 1)
@@ -88,15 +89,17 @@ class TermMatrix:
         del perm
         first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, dtype=np.int64)
         tf = np.add.reduceat(tfs, first).astype(np.int32) if len(first) else np.zeros(0, dtype=np.int32)
-        term_of, doc = np.divmod(key[first], ndocs)
+        term_of = key[first]
         del key, tfs, first
+        doc = (term_of % ndocs).astype(np.int32)
+        term_of //= ndocs
         # a term only in the path of a chunk left out (no term in its text) has no posting: not in the vocabulary
         per_term = np.bincount(term_of, minlength=len(unsorted))
         present = np.flatnonzero(per_term).tolist()
         indptr = np.zeros(len(present) + 1, dtype=np.int64)
         np.cumsum(per_term[present], out=indptr[1:])
         doc_len = np.bincount(doc, weights=tf, minlength=len(kept)).astype(np.int64)
-        matrix = cls([unsorted[order[r]] for r in present], indptr, doc.astype(np.int32), tf, doc_len)
+        matrix = cls([unsorted[order[r]] for r in present], indptr, doc, tf, doc_len)
         return kept.tolist(), matrix
 
     def by_doc(self):
