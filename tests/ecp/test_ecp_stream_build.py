@@ -217,6 +217,20 @@ def test_small_batches_spill_and_merge_to_the_same_bytes(tmp_path: Path, monkeyp
     assert not list((tmp_path / "small").glob(".spill-*"))
 
 
+def test_the_fts5_merges_held_off_during_a_build_are_back_at_their_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build fills the table with FTS5's merges held off (``fts.BULK``); the database it leaves merges as
+    FTS5 does by default when a refresh patches it."""
+    built = build_all(make_pack(tmp_path / "pack"), tmp_path / "out", "2000", monkeypatch)
+    con = sqlite3.connect(built["docs-fts"] / "fts.sqlite")
+    try:
+        config = dict(con.execute("SELECT k, v FROM chunks_config WHERE k IN ('automerge', 'crisismerge')"))
+    finally:
+        con.close()
+    assert config == {"automerge": 4, "crisismerge": 16}
+
+
 def test_a_bad_batch_setting_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentpack.io.errors import AgentpackError
 
