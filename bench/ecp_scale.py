@@ -18,7 +18,11 @@ Targets (issue 28): build, refresh and cold query at most 1/2 of ecpctl's CPU at
 query flat in corpus size and peak build memory flat (the largest corpus's at most 1.5x the
 smallest's). Each prints "met" or "not met". Prints figures only; asserts nothing.
 
-Usage: python bench/ecp_scale.py [--quick] [--sizes 4,16,64] [--no-reference]
+Ours runs as a user installs it, from wheels of this tree (``bench/wheel_venv.py``: the development
+venv's editable installs add a path finder per plugin to every process start); ``--editable`` (and
+``--quick``) time the development venv instead.
+
+Usage: python bench/ecp_scale.py [--quick] [--sizes 4,16,64] [--no-reference] [--editable]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ecp_index import CPU_SECONDS, FORMATS, QUERIES, find_reference, make_pack, run_measured
+from wheel_venv import wheel_venv
 
 FTS = [FORMATS[1]]
 TEXT_SUFFIXES = {".py", ".pm", ".pl", ".pod", ".txt", ".md", ".rst", ".html", ".c", ".h", ".sh", ".cfg", ".ini"}
@@ -220,14 +225,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="One 0.5 MB corpus, one repetition each (CI).")
     parser.add_argument("--sizes", default="4,16,64", help="Corpus sizes in MB, comma-separated.")
     parser.add_argument("--no-reference", action="store_true", help="Skip ecp-reference even when installed.")
+    parser.add_argument("--editable", action="store_true", help="Time the development venv, not a wheel install.")
     args = parser.parse_args()
     # installed code has its bytecode: a PYTHONDONTWRITEBYTECODE environment would make every measured
     # process compile both tools again (0.04-0.1 s each), which no user pays
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sizes = [0.5] if args.quick else [float(s) for s in args.sizes.split(",")]
     reps = 1 if args.quick else 3
-    python = sys.executable
+    python = sys.executable if args.quick or args.editable else str(wheel_venv("ecp") / "bin" / "python")
     agentpack = str(Path(python).with_name("agentpack"))
+    print(f"ours: {agentpack}")
     venv = None if args.no_reference else find_reference()
     load = os.getloadavg()
     print(
