@@ -184,11 +184,26 @@ def reference(venv: Path, pack: Path, corpus: Path, reps: int) -> dict[str, floa
     return {"build": build_cpu, "mb": build_mb, "refresh": statistics.median(refresh), "cold": cold, "warm": warm}
 
 
+FLOORS = {
+    "cold query": "import click, pluggy, yaml, sqlite3, json",
+    "one-file refresh": "import click, pluggy, yaml, sqlite3, json, numpy",
+}
+"""What every such process imports before it reads a pack: the CLI (click), the plugin host (pluggy),
+EXPERT.yaml's parser, the index's database, and for a refresh the arrays its postings are patched with."""
+
+
+def floors(python: str, reps: int) -> dict[str, float]:
+    """CPU seconds of a fresh interpreter importing only ``FLOORS``' modules (median of ``reps + 2``)."""
+    return {
+        name: statistics.median(cpu([python, "-c", code])[0] for _ in range(reps + 2)) for name, code in FLOORS.items()
+    }
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT MET"
 
 
-def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]]) -> None:
+def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]], floor: dict[str, float]) -> None:
     header = (
         f"{'corpus MB':>9} {'tool':9} {'build CPU s':>11} {'peak MB':>8} {'refresh CPU s':>13} "
         f"{'cold CPU s':>10} {'warm ms':>8} {'search ms':>9} {'(FTS5 ranks)':>12}"
@@ -210,6 +225,10 @@ def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]]) 
         for key, name in (("build", "build"), ("refresh", "one-file refresh"), ("cold", "cold query")):
             ratio = mine[key] / theirs[key] if theirs[key] else float("inf")
             print(f"  {size:5.1f} MB {name:17} {ratio:5.2f}x ecpctl's CPU (target <= 0.5): {verdict(ratio <= 0.5)}")
+    for (name, value), key in zip(floor.items(), ("cold", "refresh"), strict=True):
+        best = min((theirs[key] for _, _, theirs in rows if theirs is not None), default=None)
+        against = f" = {value / best:.2f}x ecpctl's smallest {name}" if best else ""
+        print(f"  start-up floor of a {name} (interpreter and imports only): {value:.3f} s{against}")
     first, last = rows[0][1], rows[-1][1]
     if len(rows) > 1:
         for key, name in (("warm", "warm query"), ("topk", "FTS5 search"), ("mb", "peak build memory")):
@@ -256,7 +275,7 @@ def main() -> None:
             if venv:
                 theirs = reference(venv, scale_pack(work / f"ref-{i}", corpus, True), corpus, reps)
             rows.append((total / 1e6, mine, theirs))
-        report(rows)
+        report(rows, floors(python, reps))
         load = os.getloadavg()
         print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     finally:
