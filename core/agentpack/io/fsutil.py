@@ -6,7 +6,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -153,6 +152,8 @@ def replace_directory(staged: Path, target: Path, *, backup: Path | None = None)
         raise
     fsync_dir(parent)
     if backup is None:
+        import shutil  # only a directory swap needs it; readers of this module do not
+
         shutil.rmtree(old, ignore_errors=True)
 
 

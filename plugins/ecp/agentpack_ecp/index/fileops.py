@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 
@@ -43,6 +42,8 @@ def copy_file(src: Path, dst: Path) -> None:
         fin.seek(0)
         fout.seek(0)
         fout.truncate()
+        import shutil  # only where the kernel copy is refused; a query imports this module and never copies
+
         shutil.copyfileobj(fin, fout, 1 << 20)
 
 
@@ -60,4 +61,6 @@ def link_tree(src: Path, dst: Path) -> None:
             try:
                 os.link(Path(dirpath) / name, dst / rel / name)
             except OSError:
+                import shutil
+
                 shutil.copy2(Path(dirpath) / name, dst / rel / name)

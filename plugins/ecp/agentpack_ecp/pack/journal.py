@@ -21,14 +21,12 @@ lifecycle state to write, or ``None``), ``clear_pending`` and ``cleanup`` (a fol
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-import shutil
 import time
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError
 from agentpack.io.fsutil import LockedError, atomic_write_json, file_lock, fsync_dir
@@ -38,6 +36,9 @@ from .crashpoints import crashpoint
 from .files import read_json_state
 from .revisions import update_manifest, update_text
 
+if TYPE_CHECKING:  # ctypes and shutil are imported where a publish swaps or deletes folders: a query only settles
+    import ctypes
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 SETTLE_TIMEOUT = 30.0
@@ -46,6 +47,8 @@ SETTLE_TIMEOUT = 30.0
 
 @cache
 def _libc() -> ctypes.CDLL | None:
+    import ctypes
+
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -58,6 +61,8 @@ def exchange(a: Path, b: Path) -> bool:
     fn = getattr(libc, "renameat2", None) if libc is not None else None
     if fn is None:
         return False
+    import ctypes
+
     if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
@@ -98,6 +103,8 @@ def _complete_step(root: Path, step: dict[str, Any]) -> None:
         if outgoing is not None:
             _move(incoming, outgoing)
         else:
+            import shutil
+
             shutil.rmtree(incoming)
     else:
         if outgoing is None:
@@ -134,6 +141,8 @@ def run(root: Path, journal: dict[str, Any]) -> None:
     layout.journal_path(root).unlink(missing_ok=True)
     fsync_dir(layout.lifecycle_dir(root))
     if journal.get("cleanup"):
+        import shutil
+
         shutil.rmtree(root / journal["cleanup"], ignore_errors=True)
 
 

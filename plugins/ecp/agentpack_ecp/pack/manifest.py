@@ -21,15 +21,17 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentpack.io.errors import AgentpackError, PackError
 from agentpack.io.paths import check_inside, resolve_under
 from agentpack.io.yamlio import YamlDocument
-from agentpack.skills.skillmd import Skill, read_skill
 
 from .files import read_json_doc, read_yaml_doc
 from .layout import MANIFEST_PATH, find_pack_root, has_manifest
+
+if TYPE_CHECKING:
+    from agentpack.skills.skillmd import Skill
 
 
 def as_str(value: Any, default: str = "") -> str:
@@ -228,6 +230,8 @@ class ExpertPack:
     @cached_property
     def skill(self) -> Skill | None:
         """The parsed SKILL.md (``None`` when it cannot be read: the core's SKL checks report why)."""
+        from agentpack.skills.skillmd import read_skill  # a query never reads SKILL.md
+
         try:
             return read_skill(self.root)
         except AgentpackError:

@@ -29,7 +29,6 @@ from ..index.tokenize import tokenize
 from ..pack.manifest import ExpertPack
 from ..pack.ranking import ranking_settings
 from ..pack.spec import ARTIFACT_SOURCE_ID
-from ..sources.snapshot import open_source_text
 from .extractive import MAX_EVIDENCE, extractive_answer
 from .fuse import FUSION_WEIGHTS, fuse
 from .ranking import arrange
@@ -64,6 +63,8 @@ def _snippet(pack: ExpertPack, hit: Hit, revision: dict[str, Any], notes: list[s
     try:
         if source is None:
             raise AgentpackError("source not declared in EXPERT.yaml")
+        from ..sources.snapshot import open_source_text  # source readers (git, databases): only for a hit without text
+
         lines = split_lines(open_source_text(pack, source, hit.record["artifact_path"], revision))
         text = "".join(lines[int(loc.get("start_line", 1)) - 1 : int(loc.get("end_line", 1))])
     except (AgentpackError, OSError, ValueError) as exc:

@@ -13,7 +13,6 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from agentpack.io.errors import AgentpackError
 from agentpack.io.hashing import sha256_text
 from agentpack.io.paths import resolve_under
 
-from ..index.chunking import chunk_id, line_windows, split_lines
 from ..index.fields import field_bonuses
 from ..index.tokenize import term_counts
 from ..pack import journal, layout
@@ -30,7 +28,6 @@ from ..pack.files import file_kind, load_json_payload, open_regular, read_json_d
 from ..pack.layout import MANIFEST_PATH
 from ..pack.manifest import ExpertPack, IndexEntry, as_dict
 from ..pack.spec import ARTIFACT_SOURCE_ID
-from ..sources.recipes import file_record, iso_utc, manifest_hash
 
 SUMMARY_CHUNKING = (1200, 0)
 
@@ -268,6 +265,12 @@ def search(
 def _summary_chunks(loaded: LoadedPack, pack: ExpertPack) -> list[dict[str, Any]]:
     if loaded.summaries is not None:
         return loaded.summaries
+    # what only a pack with summaries needs (hashlib, chunking, datetime): not imported by every query
+    from datetime import UTC, datetime
+
+    from ..index.chunking import chunk_id, line_windows, split_lines
+    from ..sources.recipes import file_record, iso_utc, manifest_hash
+
     chunks, manifest, stamps = [], {}, []
     for summary in pack.summaries:
         try:
