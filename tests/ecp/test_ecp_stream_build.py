@@ -359,3 +359,24 @@ def _merge_pages(spill, folder: Path, runs: list[dict[str, int]]):
             order.append(term)
             found[term] = (doc[indptr[t] : indptr[t + 1]].tolist(), tf[indptr[t] : indptr[t + 1]].tolist())
     return expected, found, order
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc (Linux)")
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1"), ("3", "3")])
+def test_numpy_gets_one_openblas_thread_unless_the_user_set_it(preset: str | None, expected: str) -> None:
+    """The index package sets ``OPENBLAS_NUM_THREADS`` before numpy is imported (OpenBLAS's idle worker
+    threads spin), so importing numpy through it starts no other thread; a value the user chose is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = (
+        "import os\n"
+        "import agentpack_ecp.index.build\n"
+        "import numpy\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
+    value, threads = proc.stdout.split()
+    assert value == expected
+    if preset is None:
+        assert threads == "1"
