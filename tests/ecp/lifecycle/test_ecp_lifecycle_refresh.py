@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,6 +91,19 @@ def test_incremental_refresh_publishes_and_keeps_manifest_formatting(built: Path
     log = (built / "expert/logs/updates").glob("*.jsonl")
     records = [json.loads(line) for f in log for line in f.read_text().splitlines()]
     assert [r["decision"] for r in records] == ["published", "up-to-date"]
+
+
+def test_a_refresh_without_evals_imports_no_query_module(built: Path) -> None:
+    """Without the eval gate nothing is queried: the query path's modules (and their index cache, which a
+    publish would otherwise have to clear) are not imported."""
+    (built / DOCS / "tokens.md").write_text("# Tokens\n\nAccess tokens expire after two hours.\n")
+    argv = [sys.executable, "-X", "importtime", "-m", "agentpack", "ecp", "refresh", str(built), "--no-evals", "--json"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["decision"] == "published"
+    modules = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "agentpack_ecp.lifecycle.refresh" in modules
+    assert not {m for m in modules if m.startswith("agentpack_ecp.query")}
 
 
 def test_all_index_formats_refresh(tmp_path: Path, kit) -> None:

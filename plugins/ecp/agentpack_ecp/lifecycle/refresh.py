@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -40,8 +41,6 @@ from ..pack.files import read_regular
 from ..pack.logs import logger_for
 from ..pack.manifest import ExpertPack, load_pack
 from ..pack.revisions import current_revisions
-from ..query.retrieve import IndexCache, forget
-from ..query.synthesis import query_synthesizer, usage_cost
 from . import publish, state
 from .changes import SourceChanges, changed_paths, detect, git_targets, snapshots
 from .policy import Budget, BudgetExceeded, Plan, Policy, plan_refresh
@@ -92,6 +91,8 @@ def eval_summary(report: Outcome) -> dict[str, Any]:
 def _run_evals(pack: ExpertPack, policy: Policy, staging_rel: str, budget: Budget, clock: Clock) -> Outcome:
     """The policy's suites against the staged build, with an index cache of its own (dropped after)."""
     from ..evals import evaluate  # the query path comes with it: a refresh without evals does without
+    from ..query.retrieve import IndexCache
+    from ..query.synthesis import query_synthesizer, usage_cost
 
     def charge(usage: dict[str, Any]) -> None:
         budget.charge(*usage_cost(usage))
@@ -207,6 +208,14 @@ def refresh(
         )
     forget(root)
     return result
+
+
+def forget(root: str | Path) -> None:
+    """Drop the pack's opened indexes from the query path's shared cache, which holds none when this
+    process never imported it (a refresh without evals does not: the import is spared)."""
+    retrieve = sys.modules.get("agentpack_ecp.query.retrieve")
+    if retrieve is not None:
+        retrieve.forget(root)
 
 
 def _last_refresh(result: dict[str, Any], now: str) -> dict[str, Any]:
