@@ -106,6 +106,20 @@ def test_a_refresh_without_evals_imports_no_query_module(built: Path) -> None:
     assert not {m for m in modules if m.startswith("agentpack_ecp.query")}
 
 
+def test_a_publish_drops_the_packs_opened_indexes_from_the_query_cache(built: Path) -> None:
+    """The query path's shared index cache registers with the publish journal when imported: a refresh,
+    publish or rollback (``journal.published``) drops the pack's opened indexes, other packs' stay."""
+    from agentpack_ecp.pack import journal
+    from agentpack_ecp.pack.manifest import load_pack
+    from agentpack_ecp.query.retrieve import SHARED
+
+    pack = load_pack(built)
+    opened = SHARED.loaded(pack)
+    assert SHARED.loaded(pack) is opened  # kept while nothing is published
+    journal.published(built / "expert" / "..")  # any spelling of the root
+    assert SHARED.loaded(pack) is not opened
+
+
 def test_all_index_formats_refresh(tmp_path: Path, kit) -> None:
     pack = kit.write_pack(tmp_path, indexes=kit.ALL_FORMATS)
     build_pack(pack)

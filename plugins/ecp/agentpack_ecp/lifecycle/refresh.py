@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -206,16 +205,8 @@ def refresh(
             },
             duration_ms=round((clock.monotonic() - started) * 1000, 3),
         )
-    forget(root)
+    journal.published(root)
     return result
-
-
-def forget(root: str | Path) -> None:
-    """Drop the pack's opened indexes from the query path's shared cache, which holds none when this
-    process never imported it (a refresh without evals does not: the import is spared)."""
-    retrieve = sys.modules.get("agentpack_ecp.query.retrieve")
-    if retrieve is not None:
-        retrieve.forget(root)
 
 
 def _last_refresh(result: dict[str, Any], now: str) -> dict[str, Any]:
@@ -427,7 +418,7 @@ def publish_pending(
             outputs={"revisions": pending["revisions"]},
             evals=pending.get("evals"),
         )
-    forget(root)
+    journal.published(root)
     return {
         "path": str(root),
         "run_id": pending["run_id"],
@@ -454,5 +445,5 @@ def rollback_pack(
             decision="rolled_back",
             outputs={"revisions": done["revisions"], "indexes": done["indexes"]},
         )
-    forget(root)
+    journal.published(root)
     return {"path": str(root), **done}

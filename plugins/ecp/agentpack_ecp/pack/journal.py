@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,22 @@ from .revisions import update_manifest, update_text
 
 if TYPE_CHECKING:  # ctypes and shutil are imported where a publish swaps or deletes folders: a query only settles
     import ctypes
+
+_PUBLISHED: list[Callable[[Path], None]] = []
+"""Called with a pack's root after a refresh, publish or rollback changed what it serves (``published``)."""
+
+
+def on_published(callback: Callable[[Path], None]) -> None:
+    """Have ``callback(root)`` called after each change of a pack's published indexes in this process
+    (the query path's index cache registers itself when imported; a process that never queried has none)."""
+    _PUBLISHED.append(callback)
+
+
+def published(root: str | Path) -> None:
+    """Tell the ``on_published`` callbacks that the pack at ``root`` serves other indexes now."""
+    for callback in _PUBLISHED:
+        callback(Path(root))
+
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100

@@ -115,12 +115,9 @@ class IndexCache:
 
 
 SHARED = IndexCache()
-"""The process-wide cache (an MCP server answers from it across requests)."""
-
-
-def forget(root: str | Path) -> None:
-    """Drop the opened indexes of the pack at ``root`` from the shared cache (after a publish)."""
-    SHARED.forget(root)
+"""The process-wide cache (an MCP server answers from it across requests); a publish drops a pack's
+opened indexes from it (``journal.on_published``)."""
+journal.on_published(SHARED.forget)
 
 
 def open_index(pack: ExpertPack, entry: IndexEntry) -> tuple[str, Any]:
