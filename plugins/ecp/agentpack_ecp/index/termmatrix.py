@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .tokenize import TOKEN_RE, WORD_CHARS, raw_variants
+from .tokenize import WORD_CHARS, raw_variants, tokenize
 
 _SPACES = bytes(c if chr(c) in WORD_CHARS else 32 for c in range(256))
 """A byte table keeping the bytes of ``TOKEN_RE``'s class and making every other byte a space."""
@@ -56,7 +56,7 @@ class TermMatrix:
             pid = path_ids.get(path)
             if pid is None:
                 pid = path_ids[path] = len(path_terms)
-                path_terms.append(_path_terms(path))
+                path_terms.append(tuple(tokenize(path, remember=False)))
             doc_path.append(pid)
         del raw_ids
         term_ids: dict[str, int] = {}
@@ -111,11 +111,6 @@ class TermMatrix:
         indptr = np.zeros(len(self.doc_len) + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.doc, minlength=len(self.doc_len)), out=indptr[1:])
         return indptr, term_of[perm], self.tf[perm]
-
-
-def _path_terms(path: str) -> tuple[str, ...]:
-    """``tokenize(path)`` without its memo (a build would fill it with every path's tokens)."""
-    return tuple(dict.fromkeys(term for raw in TOKEN_RE.findall(path) for term in raw_variants(raw)))
 
 
 def _flatten(groups: list[tuple[str, ...]], term_ids: dict[str, int]):

@@ -196,10 +196,11 @@ def term_counts(text: str) -> Counter:
     return counts
 
 
-def tokenize(text: str) -> list[str]:
-    """The distinct terms of ``text`` in first-seen order (what a query looks up)."""
+def tokenize(text: str, remember: bool = True) -> list[str]:
+    """The distinct terms of ``text`` in first-seen order (what a query looks up); ``remember=False``
+    leaves the raw tokens out of the memo (a build would fill it with every path's)."""
     seen: dict[str, None] = {}
-    memo = _MEMO
+    memo = _MEMO if remember else {}
     for raw in TOKEN_RE.findall(text):
         terms = memo.get(raw)
         if terms is None:
