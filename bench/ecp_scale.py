@@ -186,10 +186,12 @@ def reference(venv: Path, pack: Path, corpus: Path, reps: int) -> dict[str, floa
 
 FLOORS = {
     "cold query": "import click, pluggy, yaml, sqlite3, json",
-    "one-file refresh": "import click, pluggy, yaml, sqlite3, json, numpy",
+    "one-file refresh": "import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); "
+    "import click, pluggy, yaml, sqlite3, json, numpy",
 }
 """What every such process imports before it reads a pack: the CLI (click), the plugin host (pluggy),
-EXPERT.yaml's parser, the index's database, and for a refresh the arrays its postings are patched with."""
+EXPERT.yaml's parser, the index's database, and for a refresh the arrays its postings are patched with
+(with the one OpenBLAS thread the index package asks for)."""
 
 
 def floors(python: str, reps: int) -> dict[str, float]:
