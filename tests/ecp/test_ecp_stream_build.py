@@ -311,6 +311,7 @@ def test_merged_runs_equal_the_runs_concatenated_by_term(
     st.integers(2, 4),
     st.integers(1, 5),
     st.integers(1, 6),
+    st.integers(1, 12),
 )
 def test_merged_pages_equal_the_runs_concatenated_by_term(
     tmp_path_factory: pytest.TempPathFactory,
@@ -318,12 +319,19 @@ def test_merged_pages_equal_the_runs_concatenated_by_term(
     fan_in: int,
     page_terms: int,
     page_postings: int,
+    merge_postings: int,
 ) -> None:
     """The FTS5 spill's numpy pages (``write_pages``: each run's doc ids offset by its base), any page size,
-    any fan-in: blocks of ascending terms, every term once, with its postings from every run in run order."""
+    any fan-in, any block size: blocks of ascending terms, every term once, with its postings from every
+    run in run order."""
     from agentpack_ecp.index import spill
 
-    patched = {"FAN_IN": fan_in, "PAGE_TERMS": page_terms, "PAGE_POSTINGS": page_postings}
+    patched = {
+        "FAN_IN": fan_in,
+        "PAGE_TERMS": page_terms,
+        "PAGE_POSTINGS": page_postings,
+        "MERGE_POSTINGS": merge_postings,
+    }
     old = {name: getattr(spill, name) for name in patched}
     for name, value in patched.items():
         setattr(spill, name, value)

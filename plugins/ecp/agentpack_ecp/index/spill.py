@@ -160,8 +160,12 @@ def joined(term: bytes, parts: list[Record]) -> Record:
 
 PAGE_TERMS = 4096
 """Most terms in one page of a postings file (``write_pages``)."""
-PAGE_POSTINGS = 65_536
-"""Postings after which a page ends (a page holds at least one term, whatever its postings)."""
+PAGE_POSTINGS = 16_384
+"""Postings after which a page ends (a page holds at least one term, whatever its postings): a merge holds
+one page of each of up to ``FAN_IN`` runs (about 0.15 MB each)."""
+MERGE_POSTINGS = 262_144
+"""About the most postings one merged block takes from all the runs together (a block holds at least one
+term): the merge's working arrays stay the same size however many runs there are."""
 _PAGE = struct.Struct("<III")
 """A page's head: terms, bytes of their newline-joined names, postings."""
 
@@ -216,6 +220,13 @@ class _Pages:
         self.tfs = np.frombuffer(data, "<i4", postings, name_bytes + 4 * count + 4 * postings)
         self.pos = 0
 
+    def cutoff(self, postings: int) -> bytes:
+        """The term at which this page's next ``postings`` postings end (its last term when it has fewer)."""
+        import numpy as np
+
+        end = int(np.searchsorted(self.ptr, self.ptr[self.pos] + postings, side="left"))
+        return self.terms[min(max(end - 1, self.pos), len(self.terms) - 1)]
+
     def take(self, cutoff: bytes) -> tuple[Any, Any, Any, Any]:
         """The terms up to ``cutoff`` not taken yet: (terms, dfs, docs, tfs)."""
         lo = self.pos
@@ -231,10 +242,12 @@ class _Pages:
 def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any, Any, Any]]:
     """The postings of the ``write_pages`` files ``runs`` merged, as blocks ``(terms, indptr, doc ids, tfs)``
     of consecutive ascending terms, each term's postings from every run in run order (runs hold
-    ascending doc ids, so they stay sorted). Each block is the terms up to the smallest last term of
-    the runs' current pages, merged with numpy (the block's distinct terms sorted, a stable sort of its
-    postings by term). Beyond ``FAN_IN`` runs, groups are merged into intermediate files in ``folder``
-    first, so open files and pages held stay bounded."""
+    ascending doc ids, so they stay sorted). Each block is the terms up to a cutoff, merged with numpy
+    (the block's distinct terms sorted, a stable sort of its postings by term): the smallest of the
+    runs' last page terms and of the terms where each run's next ``MERGE_POSTINGS / runs`` postings
+    end, so a block never needs a page not yet read and stays about ``MERGE_POSTINGS`` postings.
+    Beyond ``FAN_IN`` runs, groups are merged into intermediate files in ``folder`` first, so open files
+    and pages held stay bounded."""
     import numpy as np
 
     level = 0
@@ -247,7 +260,7 @@ def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any
         runs, level = merged, level + 1
     cursors = [_Pages(path) for path in runs]
     while live := [c for c in cursors if c.terms is not None]:
-        cutoff = min(c.terms[-1] for c in live)
+        cutoff = min(c.cutoff(max(1, MERGE_POSTINGS // len(live))) for c in live)
         taken = [c.take(cutoff) for c in live]
         names = [name for t in taken for name in t[0]]
         dfs = np.concatenate([t[1] for t in taken])
