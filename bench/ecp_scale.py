@@ -185,9 +185,12 @@ def reference(venv: Path, pack: Path, corpus: Path, reps: int) -> dict[str, floa
 
 
 FLOORS = {
-    "cold query": "import click, pluggy, yaml, sqlite3, json",
-    "one-file refresh": "import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); "
-    "import click, pluggy, yaml, sqlite3, json, numpy",
+    "cold": ("cold query", "import click, pluggy, yaml, sqlite3, json"),
+    "refresh": (
+        "one-file refresh",
+        "import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); "
+        "import click, pluggy, yaml, sqlite3, json, numpy",
+    ),
 }
 """What every such process imports before it reads a pack: the CLI (click), the plugin host (pluggy),
 EXPERT.yaml's parser, the index's database, and for a refresh the arrays its postings are patched with
@@ -195,9 +198,11 @@ EXPERT.yaml's parser, the index's database, and for a refresh the arrays its pos
 
 
 def floors(python: str, reps: int) -> dict[str, float]:
-    """CPU seconds of a fresh interpreter importing only ``FLOORS``' modules (median of ``reps + 2``)."""
+    """CPU seconds of a fresh interpreter importing only ``FLOORS``' modules (median of ``reps + 2``), by the
+    key of the measurement they bound."""
     return {
-        name: statistics.median(cpu([python, "-c", code])[0] for _ in range(reps + 2)) for name, code in FLOORS.items()
+        key: statistics.median(cpu([python, "-c", code])[0] for _ in range(reps + 2))
+        for key, (_, code) in FLOORS.items()
     }
 
 
@@ -227,7 +232,8 @@ def report(rows: list[tuple[float, dict[str, float], dict[str, float] | None]], 
         for key, name in (("build", "build"), ("refresh", "one-file refresh"), ("cold", "cold query")):
             ratio = mine[key] / theirs[key] if theirs[key] else float("inf")
             print(f"  {size:5.1f} MB {name:17} {ratio:5.2f}x ecpctl's CPU (target <= 0.5): {verdict(ratio <= 0.5)}")
-    for (name, value), key in zip(floor.items(), ("cold", "refresh"), strict=True):
+    for key, value in floor.items():
+        name = FLOORS[key][0]
         best = min((theirs[key] for _, _, theirs in rows if theirs is not None), default=None)
         against = f" = {value / best:.2f}x ecpctl's smallest {name}" if best else ""
         print(f"  start-up floor of a {name} (interpreter and imports only): {value:.3f} s{against}")

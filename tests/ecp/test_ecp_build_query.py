@@ -43,6 +43,36 @@ def test_line_windows_cover_every_line_and_advance(parts: list[str], max_chars: 
     assert all(b.end_line > a.end_line and b.start_line > a.start_line for a, b in itertools.pairwise(windows))
 
 
+def _windows_by_definition(lines: list[str], max_chars: int, overlap: int) -> list[tuple[int, int]]:
+    """The windows as the chunking rule states them, one line at a time: the longest run of whole lines
+    from the start within ``max_chars`` (at least one line); the next starts at the earliest line after
+    that start whose tail lines fit ``min(overlap, max_chars - the next new line's length)``."""
+    out, i, n = [], 0, len(lines)
+    while i < n:
+        j, size = i + 1, len(lines[i])
+        while j < n and size + len(lines[j]) <= max_chars:
+            size, j = size + len(lines[j]), j + 1
+        out.append((i + 1, j))
+        if j >= n:
+            break
+        k, tail = j, 0
+        while k - 1 > i and tail + len(lines[k - 1]) <= min(overlap, max_chars - len(lines[j])):
+            k, tail = k - 1, tail + len(lines[k - 1])
+        i = k
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 9), max_size=40), st.integers(1, 24), st.integers(0, 24))
+def test_line_windows_are_the_rule_one_line_at_a_time(lengths: list[int], max_chars: int, overlap: int) -> None:
+    """The bisecting ``line_windows`` cuts exactly the windows of the rule (chunk ids depend on them),
+    lines longer than a window and overlaps as long as a window included."""
+    lines = ["x" * (n - 1) + "\n" for n in lengths]
+    overlap = min(overlap, max_chars - 1)
+    windows = line_windows(lines, max_chars, overlap)
+    assert [(w.start_line, w.end_line) for w in windows] == _windows_by_definition(lines, max_chars, overlap)
+
+
 @given(
     st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
     st.from_regex(r"[a-z0-9/._-]{1,20}", fullmatch=True),

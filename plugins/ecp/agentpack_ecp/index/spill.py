@@ -202,13 +202,16 @@ class _Pages:
         self.terms: Any = None
         self.next_page()
 
+    def close(self) -> None:
+        self.handle.close()
+        self.terms = None
+
     def next_page(self) -> None:
         import numpy as np
 
         head = self.handle.read(_PAGE.size)
         if not head:
-            self.handle.close()
-            self.terms = None
+            self.close()
             return
         count, name_bytes, postings = _PAGE.unpack(head)
         data = self.handle.read(name_bytes + 4 * count + 8 * postings)
@@ -259,17 +262,22 @@ def merge_pages(runs: list[Path], folder: Path) -> Iterator[tuple[list[str], Any
                 done.unlink()
         runs, level = merged, level + 1
     cursors = [_Pages(path) for path in runs]
-    while live := [c for c in cursors if c.terms is not None]:
-        cutoff = min(c.cutoff(max(1, MERGE_POSTINGS // len(live))) for c in live)
-        taken = [c.take(cutoff) for c in live]
-        names = [name for t in taken for name in t[0]]
-        dfs = np.concatenate([t[1] for t in taken])
-        unique = sorted(set(names))
-        rank = {name: i for i, name in enumerate(unique)}
-        inverse = np.fromiter(map(rank.__getitem__, names), dtype=np.int64, count=len(names))
-        order = np.argsort(np.repeat(inverse, dfs), kind="stable")
-        indptr = np.zeros(len(unique) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(inverse, weights=dfs, minlength=len(unique)).astype(np.int64), out=indptr[1:])
-        docs = np.concatenate([t[2] for t in taken])[order]
-        tfs = np.concatenate([t[3] for t in taken])[order]
-        yield [name.decode("utf-8") for name in unique], indptr, docs, tfs
+    try:
+        while live := [c for c in cursors if c.terms is not None]:
+            cutoff = min(c.cutoff(max(1, MERGE_POSTINGS // len(live))) for c in live)
+            taken = [c.take(cutoff) for c in live]
+            names = [name for t in taken for name in t[0]]
+            dfs = np.concatenate([t[1] for t in taken])
+            unique = sorted(set(names))
+            rank = {name: i for i, name in enumerate(unique)}
+            inverse = np.fromiter(map(rank.__getitem__, names), dtype=np.int64, count=len(names))
+            order = np.argsort(np.repeat(inverse, dfs), kind="stable")
+            indptr = np.zeros(len(unique) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(inverse, weights=dfs, minlength=len(unique)).astype(np.int64), out=indptr[1:])
+            docs = np.concatenate([t[2] for t in taken])[order]
+            tfs = np.concatenate([t[3] for t in taken])[order]
+            yield [name.decode("utf-8") for name in unique], indptr, docs, tfs
+    finally:  # a build stopped mid-merge (an error writing the side tables) leaves no file open
+        for cursor in cursors:
+            if cursor.terms is not None:
+                cursor.close()
